@@ -1,0 +1,53 @@
+"""The one crash-safe way to replace a small file: write a temporary file, fsync it, rename it
+over the target, fsync the directory. Every checkpoint and metadata file goes through here."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TMP_SUFFIX = ".tmp"
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename, create or unlink inside `path` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_all(fd: int, data) -> None:
+    """os.write may write less than asked (signals, huge buffers); loop until all is written."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Replace `path` with `data` so that after a crash it holds either the old or the new
+    content, never a mix (tmp, fsync, rename, fsync dir)."""
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode()
+    tmp = path.with_name(path.name + TMP_SUFFIX)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def remove_durably(path: Path) -> bool:
+    """Unlink `path` and fsync its directory; False when it did not exist."""
+    path = Path(path)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    fsync_dir(path.parent)
+    return True

@@ -1,0 +1,396 @@
+"""A partition's log: ordered segments, append as leader (offsets, epoch, LogAppendTime assigned in
+place) or follower, reads of whole-batch byte ranges, truncation, retention, flush and recovery."""
+from __future__ import annotations
+
+import shutil
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+
+from clients.record.batch_header import set_base_offset_and_epoch
+from kraft.fs import fsync_dir
+from kraft.log import file_names
+from kraft.log.checkpoint import CheckpointError, read_partition_metadata, write_partition_metadata
+from kraft.log.leader_epoch_cache import LeaderEpochCache
+from kraft.log.log_config import LogConfig
+from kraft.log.log_validator import (  # noqa: F401  (the errors are part of this module's API)
+    CorruptRecords, OffsetOutOfRange, RecordTooLarge, stamp_log_append_time, validate_records)
+from kraft.log.recovery import load_segments
+from kraft.log.segment import INT_MAX, BatchInfo, LogSegment
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    log_append_time: int      # -1 unless the topic uses LogAppendTime
+    num_batches: int
+    num_records: int
+    valid_bytes: int
+
+
+@dataclass(frozen=True)
+class FetchData:
+    records: bytes            # whole batches only
+    log_start_offset: int
+    log_end_offset: int
+
+
+class Log:
+    def __init__(self, dir: Path, config: LogConfig, segments: list[LogSegment],
+                 epoch_cache: LeaderEpochCache, now_ms: int) -> None:
+        self.dir = dir
+        parsed = file_names.parse_topic_partition(dir.name)
+        self.topic, self.partition = parsed if parsed else (dir.name, -1)
+        self.config = config
+        self._segments = segments
+        self._bases = [seg.base_offset for seg in segments]
+        self.leader_epoch_cache = epoch_cache
+        self.log_end_offset = segments[-1].next_offset
+        self.log_start_offset = segments[0].base_offset
+        self.recovery_point = self.log_end_offset
+        self._high_watermark = self.log_start_offset
+        self.recovered_segments = 0      # segments CRC-scanned at open (0 after a clean shutdown)
+        self.topic_id: str | None = None
+        self._last_flush_ms = now_ms
+        self._roll_flush_offset = 0      # rolled segments below this still await their fsync
+        self._dir_dirty = False          # a segment file was created or deleted since the last fsync
+
+    @classmethod
+    def open(cls, dir: Path, config: LogConfig, *, recovery_point: int = 0,
+             log_start_offset: int = 0, now_ms: int, clean_shutdown: bool = False) -> Log:
+        """Open (creating if missing) the log in `dir`; see recovery.load_segments for what is
+        checked. `clean_shutdown` skips the CRC scan (LogManager passes it)."""
+        dir = Path(dir)
+        dir.mkdir(parents=True, exist_ok=True)
+        epoch_path = dir / file_names.LEADER_EPOCH_CHECKPOINT
+        try:
+            cache, trust_epochs = LeaderEpochCache.load(epoch_path), True
+        except CheckpointError:
+            cache, trust_epochs = LeaderEpochCache(epoch_path), False  # rebuilt by a full scan
+        segments, scanned = load_segments(
+            dir, config, recovery_point=recovery_point, clean_shutdown=clean_shutdown,
+            trust_epochs=trust_epochs, epoch_cache=cache, now_ms=now_ms)
+        if not segments:
+            segments = [LogSegment.create(dir, log_start_offset, config.index_interval_bytes,
+                                          config.segment_index_bytes)]
+        log = cls(dir, config, segments, cache, now_ms)
+        log.recovered_segments = scanned
+        log.recovery_point = log.log_end_offset if clean_shutdown else \
+            min(recovery_point, log.log_end_offset)
+        cache.truncate_from_end(log.log_end_offset)
+        if log_start_offset > log.log_end_offset:
+            log.truncate_fully_and_start_at(log_start_offset)
+        elif log_start_offset > log.log_start_offset:
+            log.log_start_offset = log_start_offset
+        cache.truncate_from_start(log.log_start_offset)
+        log._high_watermark = log.log_start_offset
+        log.topic_id = read_partition_metadata(dir / file_names.PARTITION_METADATA)
+        return log
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        # Kafka's clamp: the HW never leaves [log_start_offset, log_end_offset].
+        self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        return tuple(self._segments)
+
+    def size_in_bytes(self) -> int:
+        return sum(seg.size for seg in self._segments)
+
+    def assign_topic_id(self, topic_id: str) -> None:
+        """Write partition.metadata (once; the id of a partition never changes)."""
+        if topic_id and topic_id != self.topic_id:
+            write_partition_metadata(self.dir / file_names.PARTITION_METADATA, topic_id)
+            self.topic_id = topic_id
+
+    def update_config(self, config: LogConfig) -> None:
+        self.config = config
+        self._segments[-1].index_interval_bytes = config.index_interval_bytes
+
+    def _name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    # -- appends -----------------------------------------------------------------------------
+    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
+        buf = bytearray(records)
+        headers = validate_records(buf, self.config, self._name(), leader=True)
+        first_offset = next_offset = self.log_end_offset
+        if not headers:
+            return AppendInfo(first_offset, first_offset - 1, -1, -1, 0, 0, 0)
+        log_append = self.config.log_append_time
+        infos, max_timestamp, num_records = [], -1, 0
+        for pos, header in headers:
+            set_base_offset_and_epoch(buf, pos, next_offset, leader_epoch)
+            batch_max = header.max_timestamp
+            if log_append:
+                stamp_log_append_time(buf, pos, header, now_ms)
+                batch_max = now_ms
+            last = next_offset + header.last_offset_delta
+            infos.append(BatchInfo(pos, header.size, next_offset, last, batch_max))
+            max_timestamp = max(max_timestamp, batch_max)
+            num_records += header.records_count
+            next_offset = last + 1
+        if leader_epoch > self.leader_epoch_cache.latest_epoch:
+            self.leader_epoch_cache.assign(leader_epoch, first_offset)
+        self._write(buf, infos, now_ms)
+        self._maybe_flush_after_append(now_ms)
+        return AppendInfo(first_offset, next_offset - 1, max_timestamp,
+                          now_ms if log_append else -1, len(infos), num_records, len(buf))
+
+    def append_as_follower(self, records: bytes, *, now_ms: int | None = None) -> AppendInfo:
+        """Offsets and epochs come from the leader. Base offsets must continue from the log end
+        offset (compacted topics may skip forward); `now_ms` enables segment.ms rolls."""
+        headers = validate_records(records, self.config, self._name(), leader=False)
+        expected = first_offset = self.log_end_offset
+        if not headers:
+            return AppendInfo(first_offset, first_offset - 1, -1, -1, 0, 0, 0)
+        gaps_ok = self.config.compact
+        infos, max_timestamp, num_records = [], -1, 0
+        for pos, header in headers:
+            if header.base_offset != expected and not (gaps_ok and header.base_offset > expected):
+                raise CorruptRecords(
+                    f"batch at offset {header.base_offset} for {self._name()} does not continue the "
+                    f"log at {expected}; truncate or fetch from {expected}; nothing was appended")
+            infos.append(BatchInfo(pos, header.size, header.base_offset, header.last_offset,
+                                   header.max_timestamp))
+            max_timestamp = max(max_timestamp, header.max_timestamp)
+            num_records += header.records_count
+            expected = header.next_offset
+        cache = self.leader_epoch_cache
+        for _, header in headers:
+            if header.partition_leader_epoch > cache.latest_epoch:
+                cache.assign(header.partition_leader_epoch, header.base_offset)
+        self._write(records, infos, now_ms)
+        self._maybe_flush_after_append(now_ms)
+        return AppendInfo(headers[0][1].base_offset, expected - 1, max_timestamp, -1,
+                          len(infos), num_records, len(records))
+
+    def _write(self, buf, infos: list[BatchInfo], now_ms: int | None) -> None:
+        """Pack consecutive batches into the active segment, rolling when the next would not fit;
+        one write per segment touched."""
+        seg_bytes, i, n = self.config.segment_bytes, 0, len(infos)
+        while i < n:
+            first = infos[i]
+            seg = self._segments[-1]
+            if self._should_roll(seg, first, now_ms):
+                seg = self._roll(max(self.log_end_offset, first.base_offset))
+            size, j = seg.size + first.size, i + 1
+            room = min(seg.offset_index.max_entries - len(seg.offset_index),
+                       seg.time_index.max_entries - len(seg.time_index)) - 1
+            while (j < n and j - i < room and size + infos[j].size <= seg_bytes
+                   and infos[j].last_offset - seg.base_offset <= INT_MAX):
+                size += infos[j].size
+                j += 1
+            last = infos[j - 1]
+            seg.append(buf, first.position, last.position + last.size, infos[i:j], now_ms)
+            self.log_end_offset = seg.next_offset
+            i = j
+
+    def _should_roll(self, seg: LogSegment, first: BatchInfo, now_ms: int | None) -> bool:
+        if first.last_offset - seg.base_offset > INT_MAX:
+            return True   # relative offsets must fit the index's 4 bytes
+        if seg.size == 0:
+            return False
+        return (seg.size + first.size > self.config.segment_bytes
+                or (now_ms is not None and seg.roll_base_ms is not None
+                    and now_ms - seg.roll_base_ms > self.config.segment_ms)
+                or seg.offset_index.is_full or seg.time_index.is_full)
+
+    def _roll(self, base_offset: int) -> LogSegment:
+        active = self._segments[-1]
+        if active.size == 0:
+            if active.base_offset == base_offset:
+                return active
+            active.delete()
+            self._segments.pop()
+            self._bases.pop()
+        else:
+            active.seal()
+            # Kafka fsyncs a rolled segment in the background; flush_due does it here.
+            self._roll_flush_offset = base_offset
+        seg = LogSegment.create(self.dir, base_offset, self.config.index_interval_bytes,
+                                self.config.segment_index_bytes)
+        self._segments.append(seg)
+        self._bases.append(base_offset)
+        self._dir_dirty = True
+        return seg
+
+    def maybe_roll(self, now_ms: int) -> None:
+        """Roll an old or full active segment even without an append (segment.ms)."""
+        seg = self._segments[-1]
+        if seg.size and ((seg.roll_base_ms is not None
+                          and now_ms - seg.roll_base_ms > self.config.segment_ms)
+                         or seg.size >= self.config.segment_bytes):
+            self._roll(self.log_end_offset)
+
+    # -- reads -------------------------------------------------------------------------------
+    def read(self, start_offset: int, max_bytes: int, *, max_offset: int | None = None,
+             min_one_batch: bool = True) -> FetchData:
+        start, end = self.log_start_offset, self.log_end_offset
+        if start_offset < start or start_offset > end:
+            raise OffsetOutOfRange(
+                f"offset {start_offset} is out of range for {self._name()}: the log holds offsets "
+                f"{start} to {end - 1}; fetch from {start} (earliest) or {end} (latest)")
+        if start_offset == end or (max_offset is not None and start_offset >= max_offset):
+            return FetchData(b"", start, end)
+        i = bisect_right(self._bases, start_offset) - 1
+        for seg in self._segments[max(i, 0):]:
+            data = seg.read(start_offset, max_bytes, max_offset, min_one_batch)
+            if data is not None:
+                return FetchData(data, start, end)
+        return FetchData(b"", start, end)
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        for seg in self._segments:
+            if seg.max_timestamp >= timestamp:
+                found = seg.find_by_timestamp(timestamp, self.log_start_offset)
+                if found is not None:
+                    return found
+        return None
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        return self.leader_epoch_cache.end_offset_for(epoch, self.log_end_offset)
+
+    # -- truncation and retention ---------------------------------------------------------------
+    def truncate_to(self, offset: int) -> None:
+        """Drop every batch at or after `offset` (a batch containing it goes whole)."""
+        if offset >= self.log_end_offset:
+            return
+        if offset <= self._bases[0]:
+            self.truncate_fully_and_start_at(offset)
+            return
+        while self._bases[-1] >= offset:
+            self._segments.pop().delete()
+            self._bases.pop()
+            self._dir_dirty = True
+        self._segments[-1].truncate_to(offset)
+        self._after_truncation()
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        for seg in self._segments:
+            seg.delete()
+        self._segments = [LogSegment.create(self.dir, offset, self.config.index_interval_bytes,
+                                            self.config.segment_index_bytes)]
+        self._bases = [offset]
+        self._dir_dirty = True
+        self.log_start_offset = offset
+        self.leader_epoch_cache.clear()
+        self._after_truncation()
+        self._high_watermark = offset
+
+    def _after_truncation(self) -> None:
+        self.log_end_offset = self._segments[-1].next_offset
+        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self._roll_flush_offset = min(self._roll_flush_offset, self.log_end_offset)
+        self._high_watermark = min(self._high_watermark, self.log_end_offset)
+
+    def maybe_increment_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: move the log start up to `offset` (at most the HW); whole segments below
+        it go at the next delete_old_segments."""
+        if offset > self._high_watermark:
+            raise OffsetOutOfRange(f"cannot move the log start of {self._name()} to {offset}: "
+                                   f"beyond the high watermark {self._high_watermark}")
+        if offset > self.log_start_offset:
+            self.log_start_offset = offset
+            self.leader_epoch_cache.truncate_from_start(offset)
+
+    def delete_old_segments(self, now_ms: int) -> int:
+        """Retention (if cleanup.policy has 'delete') plus segments below the log start offset.
+        Only segments wholly below the HW and never the active one."""
+        deleted = 0
+        if self.config.delete:
+            if self.config.retention_ms >= 0:
+                limit = now_ms - self.config.retention_ms
+                deleted += self._delete_oldest_while(lambda seg: _largest_timestamp(seg) < limit)
+            if self.config.retention_bytes >= 0:
+                excess = [self.size_in_bytes() - self.config.retention_bytes]
+
+                def over(seg: LogSegment) -> bool:
+                    if excess[0] - seg.size >= 0:
+                        excess[0] -= seg.size
+                        return True
+                    return False
+                deleted += self._delete_oldest_while(over)
+        start = self.log_start_offset
+        deleted += self._delete_oldest_while(lambda seg: True, upper_bound=start)
+        return deleted
+
+    def _delete_oldest_while(self, predicate, upper_bound: int | None = None) -> int:
+        limit = self._high_watermark if upper_bound is None else min(upper_bound, self._high_watermark)
+        count = 0
+        while len(self._segments) > 1 and self._bases[1] <= limit and predicate(self._segments[0]):
+            self._segments.pop(0).delete()
+            self._bases.pop(0)
+            count += 1
+        if count:
+            self._dir_dirty = True
+            if self._bases[0] > self.log_start_offset:
+                self.log_start_offset = self._bases[0]
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+            self.recovery_point = max(self.recovery_point, self.log_start_offset)
+        return count
+
+    # -- durability --------------------------------------------------------------------------
+    def flush(self, offset: int | None = None) -> None:
+        """fsync every segment holding offsets in [recovery_point, offset) and advance the
+        recovery point to `offset` (default: the log end offset)."""
+        offset = self.log_end_offset if offset is None else min(offset, self.log_end_offset)
+        if offset > self.recovery_point:
+            n = len(self._segments)
+            for i, seg in enumerate(self._segments):
+                upper = self._bases[i + 1] if i + 1 < n else None
+                if (upper is None or upper > self.recovery_point) and seg.base_offset < offset:
+                    seg.flush()
+        if self._dir_dirty:
+            fsync_dir(self.dir)
+            self._dir_dirty = False
+        self.recovery_point = max(self.recovery_point, offset)
+
+    def _maybe_flush_after_append(self, now_ms: int | None) -> None:
+        if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
+            self.flush()
+        elif now_ms is not None:
+            self._flush_if_time(now_ms)
+
+    def _flush_if_time(self, now_ms: int) -> bool:
+        if self.log_end_offset > self.recovery_point and \
+                now_ms - self._last_flush_ms >= self.config.flush_ms:
+            self.flush()
+            self._last_flush_ms = now_ms
+            return True
+        return False
+
+    def maybe_flush(self, now_ms: int) -> None:
+        """flush.ms, and the fsync of segments rolled since the last call (kept off the append
+        path: Kafka does it on a background thread)."""
+        if not self._flush_if_time(now_ms) and self._roll_flush_offset > self.recovery_point:
+            self.flush(self._roll_flush_offset)
+
+    def close(self) -> None:
+        self._segments[-1].seal()
+        for seg in self._segments:
+            seg.close()
+
+    def delete(self) -> None:
+        """Close and remove the partition directory."""
+        self.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _largest_timestamp(seg: LogSegment) -> int:
+    # Kafka falls back to the file's mtime when no batch carries a timestamp.
+    return seg.max_timestamp if seg.max_timestamp >= 0 else seg.last_modified_ms()

@@ -1,0 +1,101 @@
+"""A segment's sparse offset index (`.index`): 8-byte entries of relative offset and file position,
+big-endian, kept in memory as arrays for bisect and appended to the file as written."""
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from bisect import bisect_right
+from pathlib import Path
+
+from kraft.fs import write_all
+
+ENTRY = struct.Struct(">ii")
+ENTRY_SIZE = ENTRY.size
+
+
+class IndexCorrupt(ValueError):
+    """The index file fails its sanity check and must be rebuilt from the log."""
+
+
+class OffsetIndex:
+    """Entries map a batch's last offset to the file position where that batch starts; offsets
+    strictly increase, so a lookup is one bisect."""
+
+    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self.max_entries = max_entries
+        self.offsets = array("q")     # absolute offsets
+        self.positions = array("q")
+        self._fd: int | None = None   # opened for appends only while the segment is active
+
+    @classmethod
+    def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int) -> OffsetIndex:
+        """Read and sanity-check an existing file; raises IndexCorrupt or FileNotFoundError."""
+        index = cls(path, base_offset, max_entries)
+        data = path.read_bytes()
+        if len(data) % ENTRY_SIZE:
+            raise IndexCorrupt(f"{path}: size {len(data)} is not a multiple of {ENTRY_SIZE}")
+        last_offset, last_position = base_offset - 1, -1
+        for relative, position in ENTRY.iter_unpack(data):
+            offset = base_offset + relative
+            if offset <= last_offset or position <= last_position or position >= log_size:
+                raise IndexCorrupt(f"{path}: entry ({offset}, {position}) out of order or past "
+                                   f"the log end {log_size}")
+            index.offsets.append(offset)
+            index.positions.append(position)
+            last_offset, last_position = offset, position
+        return index
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @property
+    def is_full(self) -> bool:
+        return len(self.offsets) >= self.max_entries
+
+    def lookup(self, target_offset: int) -> tuple[int, int]:
+        """(offset, position) of the largest entry with offset <= target, else (base, 0)."""
+        i = bisect_right(self.offsets, target_offset)
+        if i == 0:
+            return self.base_offset, 0
+        return self.offsets[i - 1], self.positions[i - 1]
+
+    def append(self, entries: list[tuple[int, int]]) -> None:
+        """Add (offset, position) entries, in order, with one write."""
+        if not entries:
+            return
+        self.offsets.extend(offset for offset, _ in entries)
+        self.positions.extend(position for _, position in entries)
+        base = self.base_offset
+        write_all(self._open(), b"".join(ENTRY.pack(o - base, p) for o, p in entries))
+
+    def truncate_to_position(self, log_size: int) -> None:
+        """Drop entries pointing at or past `log_size` (the log was cut there)."""
+        keep = bisect_right(self.positions, log_size - 1)
+        self._truncate(keep)
+
+    def reset(self) -> None:
+        self._truncate(0)
+
+    def _truncate(self, keep: int) -> None:
+        if keep >= len(self.offsets) and self.path.exists():
+            return
+        del self.offsets[keep:]
+        del self.positions[keep:]
+        os.truncate(self._open(), keep * ENTRY_SIZE)
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        return self._fd
+
+    def flush(self) -> None:
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

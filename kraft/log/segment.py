@@ -1,0 +1,293 @@
+"""One segment: a `.log` file of whole v2 batches plus its offset and time indexes. Appends,
+reads of whole-batch byte ranges, truncation, and the CRC-checking recovery scan."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+from clients.record.batch_header import (
+    HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, CorruptBatchError, validate_batch)
+from kraft.fs import write_all
+from kraft.log import file_names
+from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE, IndexCorrupt, OffsetIndex
+from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE, TimeIndex
+
+INT_MAX = 2**31 - 1
+SCAN_CHUNK = 16384              # header scans read this much per pread
+RECOVERY_CHUNK = 8 * 1024 * 1024
+_MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
+
+
+class SegmentCorrupt(ValueError):
+    """A header scan of a segment did not end on a batch boundary: it needs recovery."""
+
+
+class BatchInfo(NamedTuple):
+    """What the segment needs of a batch being appended; `position` is within the caller's buffer."""
+    position: int
+    size: int
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+
+
+class LogSegment:
+    def __init__(self, dir: Path, base_offset: int, index_interval_bytes: int,
+                 max_index_bytes: int) -> None:
+        self.dir = dir
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.log_path = file_names.log_file(dir, base_offset)
+        self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self.fd).st_size
+        self.offset_index = OffsetIndex(file_names.index_file(dir, base_offset), base_offset,
+                                        max_index_bytes // OFFSET_ENTRY_SIZE)
+        self.time_index = TimeIndex(file_names.time_index_file(dir, base_offset), base_offset,
+                                    max_index_bytes // TIME_ENTRY_SIZE)
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = base_offset
+        self.bytes_since_last_index_entry = 0
+        self.roll_base_ms: int | None = None   # when the first batch arrived; drives segment.ms
+
+    @classmethod
+    def create(cls, dir: Path, base_offset: int, index_interval_bytes: int,
+               max_index_bytes: int) -> LogSegment:
+        """A new empty segment (any leftover files with this base offset are emptied)."""
+        seg = cls(dir, base_offset, index_interval_bytes, max_index_bytes)
+        if seg.size:
+            os.ftruncate(seg.fd, 0)
+            seg.size = 0
+        seg.offset_index.reset()
+        seg.time_index.reset()
+        return seg
+
+    def load_indexes(self) -> bool:
+        """Load both index files; False if either is missing or fails its sanity check."""
+        try:
+            self.offset_index = OffsetIndex.load(self.offset_index.path, self.base_offset,
+                                                 self.offset_index.max_entries, self.size)
+            self.time_index = TimeIndex.load(self.time_index.path, self.base_offset,
+                                             self.time_index.max_entries)
+        except (FileNotFoundError, IndexCorrupt):
+            return False
+        return True
+
+    # -- scanning ---------------------------------------------------------------------------
+    def headers(self, pos: int = 0):
+        """Yield (position, BatchHeader) from `pos` to the end, reading headers only. Stops before
+        a batch whose header is incomplete; the caller compares the end with `size`."""
+        end = self.size
+        chunk, chunk_pos = b"", pos
+        while pos + HEADER_SIZE <= end:
+            rel = pos - chunk_pos
+            if rel < 0 or rel + HEADER_SIZE > len(chunk):
+                chunk, chunk_pos, rel = os.pread(self.fd, SCAN_CHUNK, pos), pos, 0
+                if len(chunk) < HEADER_SIZE:
+                    return
+            header = BatchHeader._make(HEADER.unpack_from(chunk, rel))
+            if header.batch_length < _MIN_BATCH_LENGTH:
+                raise SegmentCorrupt(f"{self.log_path}: batch length {header.batch_length} at {pos}")
+            yield pos, header
+            pos += LOG_OVERHEAD + header.batch_length
+
+    def load_tail(self, now_ms: int) -> None:
+        """Set next offset, max timestamp and index state from the indexes plus a header scan of
+        the bytes after the last index entry. Raises SegmentCorrupt on a torn tail."""
+        last_ts = self.time_index.last_entry
+        if last_ts is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = last_ts
+        start = self.offset_index.positions[-1] if len(self.offset_index) else 0
+        pos, next_offset = start, self.base_offset
+        if start:
+            next_offset = self.offset_index.offsets[-1] + 1
+        for pos, header in self.headers(start):
+            next_offset = header.next_offset
+            if header.max_timestamp > self.max_timestamp:
+                self.max_timestamp, self.offset_of_max_timestamp = header.max_timestamp, header.last_offset
+            pos += header.size
+        if pos != self.size:
+            raise SegmentCorrupt(f"{self.log_path}: header scan ended at {pos}, file size {self.size}")
+        self.next_offset = next_offset
+        self.bytes_since_last_index_entry = self.size - start
+        self.roll_base_ms = None
+        if self.size:
+            first = next(self.headers(0))[1]
+            self.roll_base_ms = first.max_timestamp if first.max_timestamp >= 0 else now_ms
+
+    def recover(self, min_offset: int, now_ms: int) -> tuple[list[tuple[int, int]], int]:
+        """Check every batch (length, magic, CRC, offsets increasing from `min_offset`), rebuild both
+        indexes, and cut the file at the first bad byte. Returns ([(epoch, base_offset)] of the
+        valid batches, bytes truncated)."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.next_offset, self.max_timestamp = self.base_offset, -1
+        self.offset_of_max_timestamp, self.bytes_since_last_index_entry = self.base_offset, 0
+        self.roll_base_ms = None
+        expected = max(min_offset, self.base_offset)
+        size, pos, chunk, chunk_pos = self.size, 0, b"", 0
+        epochs, index_entries, time_entries = [], [], []
+        while size - pos >= HEADER_SIZE:
+            rel = pos - chunk_pos
+            if rel + LOG_OVERHEAD > len(chunk):
+                chunk, chunk_pos, rel = os.pread(self.fd, min(RECOVERY_CHUNK, size - pos), pos), pos, 0
+            total = LOG_OVERHEAD + int.from_bytes(chunk[rel + 8:rel + 12], "big", signed=True)
+            if total < HEADER_SIZE or pos + total > size:
+                break
+            if rel + total > len(chunk):
+                chunk = os.pread(self.fd, min(max(RECOVERY_CHUNK, total), size - pos), pos)
+                chunk_pos, rel = pos, 0
+            try:
+                header = validate_batch(chunk, rel)
+            except CorruptBatchError:
+                break
+            if header.base_offset < expected or header.last_offset - self.base_offset > INT_MAX:
+                break
+            if self.roll_base_ms is None:
+                self.roll_base_ms = header.max_timestamp if header.max_timestamp >= 0 else now_ms
+            self._track(pos, total, header.last_offset, header.max_timestamp,
+                        index_entries, time_entries)
+            if header.partition_leader_epoch >= 0:
+                epochs.append((header.partition_leader_epoch, header.base_offset))
+            expected = self.next_offset = header.next_offset
+            pos += total
+        truncated = size - pos
+        if truncated:
+            os.ftruncate(self.fd, pos)
+            self.size = pos
+        self.offset_index.append(index_entries)
+        self.time_index.append(time_entries)
+        return epochs, truncated
+
+    # -- writing ----------------------------------------------------------------------------
+    def _track(self, position: int, size: int, last_offset: int, max_timestamp: int,
+               index_entries: list, time_entries: list) -> None:
+        """Kafka's indexing rule: an entry every index.interval.bytes, keyed by the batch's last
+        offset and pointing at its start; a time entry when the max timestamp has grown."""
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = max_timestamp, last_offset
+        if self.bytes_since_last_index_entry > self.index_interval_bytes:
+            index_entries.append((last_offset, position))
+            last = time_entries[-1][0] if time_entries else \
+                (self.time_index.timestamps[-1] if len(self.time_index) else -1)
+            if self.max_timestamp > last:
+                time_entries.append((self.max_timestamp, self.offset_of_max_timestamp))
+            self.bytes_since_last_index_entry = 0
+        self.bytes_since_last_index_entry += size
+
+    def append(self, buf, start: int, end: int, batches: list[BatchInfo], now_ms: int | None) -> None:
+        """Write buf[start:end] (whole batches, described by `batches`) with one write."""
+        file_pos = self.size
+        try:
+            write_all(self.fd, memoryview(buf)[start:end])
+        except OSError:
+            os.ftruncate(self.fd, file_pos)  # never leave half a batch behind
+            raise
+        if self.roll_base_ms is None:
+            first_ts = batches[0].max_timestamp
+            self.roll_base_ms = now_ms if now_ms is not None else max(first_ts, 0)
+        index_entries, time_entries = [], []
+        shift = file_pos - start
+        for batch in batches:
+            self._track(batch.position + shift, batch.size, batch.last_offset, batch.max_timestamp,
+                        index_entries, time_entries)
+        self.offset_index.append(index_entries)
+        self.time_index.append(time_entries)
+        self.size = file_pos + end - start
+        self.next_offset = batches[-1].last_offset + 1
+
+    def seal(self) -> None:
+        """The segment stops being active: record its final max timestamp (so retention and
+        reopen find it in the time index) and close the index append handles."""
+        last = self.time_index.last_entry
+        if self.max_timestamp >= 0 and (last is None or self.max_timestamp > last[0]):
+            self.time_index.append([(self.max_timestamp, self.offset_of_max_timestamp)])
+            self.time_index.flush()
+        self.offset_index.close()
+        self.time_index.close()
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop every batch whose last offset is >= `offset`; returns bytes removed."""
+        found = self.translate_offset(offset)
+        if found is None:
+            return 0
+        pos, header = found
+        removed = self.size - pos
+        self.offset_index.truncate_to_position(pos)
+        self.time_index.truncate_to_offset(header.base_offset)
+        os.ftruncate(self.fd, pos)
+        self.size = pos
+        self.max_timestamp, self.offset_of_max_timestamp = -1, self.base_offset
+        roll_base_ms = self.roll_base_ms
+        self.load_tail(0)
+        self.roll_base_ms = roll_base_ms if self.size else None
+        return removed
+
+    # -- reading ----------------------------------------------------------------------------
+    def translate_offset(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """(position, header) of the first batch whose last offset is >= `offset`."""
+        _, start = self.offset_index.lookup(offset)
+        for pos, header in self.headers(start):
+            if header.last_offset >= offset:
+                return pos, header
+        return None
+
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None,
+             min_one_batch: bool) -> bytes | None:
+        """Whole batches from the one containing `start_offset`; None if this segment holds no
+        batch at or after it. One pread, plus one more only for an oversized first batch."""
+        found = self.translate_offset(start_offset)
+        if found is None:
+            return None
+        pos, first = found
+        if max_offset is not None and first.last_offset >= max_offset:
+            return b""
+        want = min(max(max_bytes, 0), self.size - pos)
+        data = os.pread(self.fd, want, pos) if want >= HEADER_SIZE else b""
+        end, n = 0, len(data)
+        while end + HEADER_SIZE <= n:
+            size = LOG_OVERHEAD + int.from_bytes(data[end + 8:end + 12], "big")
+            if end + size > n:
+                break
+            if max_offset is not None:
+                base = int.from_bytes(data[end:end + 8], "big", signed=True)
+                if base + int.from_bytes(data[end + 23:end + 27], "big") >= max_offset:
+                    break
+            end += size
+        if end == 0:
+            return os.pread(self.fd, first.size, pos) if min_one_batch else b""
+        return data if end == n else data[:end]
+
+    def find_by_timestamp(self, timestamp: int, min_offset: int) -> tuple[int, int] | None:
+        """(offset, max timestamp) of the first batch at/after `min_offset` whose max timestamp
+        is >= `timestamp` (batch granularity: records are never decoded)."""
+        _, offset = self.time_index.lookup(timestamp)
+        _, start = self.offset_index.lookup(max(offset, min_offset))
+        for _, header in self.headers(start):
+            if header.last_offset >= min_offset and header.max_timestamp >= timestamp:
+                return max(header.base_offset, min_offset), header.max_timestamp
+        return None
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def last_modified_ms(self) -> int:
+        return int(os.fstat(self.fd).st_mtime * 1000)
+
+    def flush(self) -> None:
+        os.fsync(self.fd)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def close(self) -> None:
+        self.offset_index.close()
+        self.time_index.close()
+        os.close(self.fd)
+
+    def delete(self) -> None:
+        """Close and unlink; the .log goes first so a crash leaves only orphan indexes."""
+        self.close()
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
