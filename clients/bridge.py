@@ -75,16 +75,22 @@ def serve_async_servicer(servicer: Any, add_to_server: Callable[[Any, grpc.Serve
     add_to_server(shim(), server)
 
 
-def start_server(address: str, max_workers: int = 64) -> tuple[grpc.Server, int]:
-    """A grpcio server listening on `address` ("host:port", port 0 picks one). Every in-flight RPC,
-    long-poll fetches included, holds a worker thread, hence the generous pool."""
+def start_server(address: str, register: Callable[[grpc.Server], None],
+                 max_workers: int = 64) -> tuple[grpc.Server, int]:
+    """A started grpcio server on `address` ("host:port", port 0 picks one) with the servicers
+    `register` adds (grpcio wants them before start). Every in-flight RPC, long-poll fetches
+    included, holds a worker thread, hence the generous pool."""
     from concurrent.futures import ThreadPoolExecutor
 
     server = grpc.server(ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
                          options=CHANNEL_OPTIONS)
-    port = server.add_insecure_port(address)
+    register(server)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:
+        port = 0
     if port == 0:
-        raise OSError(f"cannot listen on {address}: the address is in use or not local")
+        raise OSError(f"cannot listen on {address}: the port is in use or the address is not local")
     server.start()
     return server, port
 
