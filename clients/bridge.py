@@ -82,8 +82,9 @@ def start_server(address: str, register: Callable[[grpc.Server], None],
     included, holds a worker thread, hence the generous pool."""
     from concurrent.futures import ThreadPoolExecutor
 
+    # grpcio turns SO_REUSEPORT on by default: a second node would share the port silently.
     server = grpc.server(ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
-                         options=CHANNEL_OPTIONS)
+                         options=[*CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)])
     register(server)
     try:
         port = server.add_insecure_port(address)

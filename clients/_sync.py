@@ -1,0 +1,96 @@
+"""The blocking facades' engine: one background thread runs `trio.run` with a long-lived nursery;
+user threads call into it with `run(async_fn, *args)` and start services in that nursery."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Awaitable, Callable
+
+import trio
+
+from clients.errors import ErrorCode, KraftError
+
+
+class SyncRunner:
+    def __init__(self, name: str = "kraft-client") -> None:
+        self._ready = threading.Event()
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._nursery: trio.Nursery | None = None
+        self._stop: trio.Event | None = None
+        self._error: BaseException | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+
+    def _main(self) -> None:
+        try:
+            trio.run(self._serve)
+        except BaseException as exc:  # surfaced to the next caller instead of vanishing
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        self._stop = trio.Event()
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            self._ready.set()
+            await self._stop.wait()
+            nursery.cancel_scope.cancel()
+
+    @property
+    def token(self) -> trio.lowlevel.TrioToken:
+        return self._token
+
+    def run(self, async_fn: Callable[..., Awaitable[Any]], *args: Any,
+            timeout: float | None = None) -> Any:
+        """Run `async_fn(*args)` in the trio thread and block until it returns (or raise
+        KraftError(REQUEST_TIMED_OUT) after `timeout` seconds, cancelling it)."""
+        self._check()
+        if timeout is None:
+            return trio.from_thread.run(async_fn, *args, trio_token=self._token)
+
+        async def bounded() -> Any:
+            with trio.move_on_after(timeout) as scope:
+                return await async_fn(*args)
+            if scope.cancelled_caught:
+                raise KraftError(ErrorCode.REQUEST_TIMED_OUT, f"gave up after {timeout} s")
+
+        return trio.from_thread.run(bounded, trio_token=self._token)
+
+    def run_sync_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Schedule a plain function in the trio thread without waiting (the cheap wake-up)."""
+        self._token.run_sync_soon(fn, *args)
+
+    def start_service(self, async_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """`nursery.start(async_fn, *args)` in the long-lived nursery: returns once the service
+        called task_status.started(value), then it keeps running until close()."""
+        self._check()
+
+        async def start() -> Any:
+            return await self._nursery.start(async_fn, *args)
+
+        return trio.from_thread.run(start, trio_token=self._token)
+
+    def close(self, timeout: float | None = 10) -> None:
+        """Cancel whatever still runs in the nursery and join the thread."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._error is None and self._thread.is_alive():
+            try:
+                self._token.run_sync_soon(self._stop.set)
+            except trio.RunFinishedError:
+                pass
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    def _check(self) -> None:
+        if self._error is not None:
+            raise KraftError(ErrorCode.UNKNOWN_SERVER_ERROR,
+                             f"the client's background thread died: {self._error!r}")
+        if self._closed:
+            raise KraftError(ErrorCode.NETWORK_EXCEPTION, "client is closed")

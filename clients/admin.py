@@ -1,0 +1,242 @@
+"""The admin client: topics, partitions, configs, cluster and offsets. AsyncAdmin (trio) sends
+Controller requests to a bootstrap node; Admin is its blocking facade."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from clients import bridge
+from clients._sync import SyncRunner
+from clients.cluster import Cluster
+from clients.errors import ErrorCode, KraftError
+from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from clients.wire import broker_pb2, controller_pb2
+
+
+@dataclass
+class NewTopic:
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PartitionInfo:
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+
+
+@dataclass
+class TopicDescription:
+    name: str
+    partitions: list[PartitionInfo]
+    is_internal: bool = False
+
+
+@dataclass
+class ConfigEntry:
+    name: str
+    value: str
+    is_default: bool
+    read_only: bool
+    source: str
+
+
+def _raise_first(results, what: str) -> None:
+    for r in results:
+        if r.error_code:
+            name = getattr(r, "name", "") or getattr(r, "resource_name", "")
+            message = r.error_message or ""
+            if name and name not in message:
+                message = f"{what} '{name}': {message}" if message else f"{what} '{name}'"
+            raise KraftError(r.error_code, message)
+
+
+class AsyncAdmin:
+    def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *,
+                 request_timeout_ms: int = 30000) -> None:
+        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
+        self._timeout_ms = request_timeout_ms
+
+    async def _controller(self, method: str, request):
+        return await self._cluster.call_any(method, request, controller=True)
+
+    async def create_topics(self, topics: list[NewTopic], validate_only: bool = False) -> None:
+        req = controller_pb2.CreateTopicsRequest(
+            topics=[controller_pb2.CreatableTopic(
+                name=t.name, num_partitions=t.num_partitions,
+                replication_factor=t.replication_factor, configs=dict(t.configs or {}))
+                for t in topics],
+            timeout_ms=self._timeout_ms, validate_only=validate_only)
+        resp = await self._controller("CreateTopics", req)
+        _raise_first(resp.topics, "topic")
+
+    async def delete_topics(self, names: list[str]) -> None:
+        req = controller_pb2.DeleteTopicsRequest(names=list(names), timeout_ms=self._timeout_ms)
+        resp = await self._controller("DeleteTopics", req)
+        _raise_first(resp.topics, "topic")
+
+    async def create_partitions(self, new_totals: dict[str, int],
+                                validate_only: bool = False) -> None:
+        req = controller_pb2.CreatePartitionsRequest(
+            topics=[controller_pb2.CreatePartitionsTopic(name=n, count=c)
+                    for n, c in new_totals.items()],
+            timeout_ms=self._timeout_ms, validate_only=validate_only)
+        resp = await self._controller("CreatePartitions", req)
+        _raise_first(resp.results, "topic")
+
+    async def describe_configs(self, topic: str) -> dict[str, ConfigEntry]:
+        req = controller_pb2.DescribeConfigsRequest(resources=[controller_pb2.ConfigResource(
+            resource_type=controller_pb2.TOPIC, resource_name=topic)])
+        resp = await self._controller("DescribeConfigs", req)
+        _raise_first(resp.results, "topic")
+        out: dict[str, ConfigEntry] = {}
+        for r in resp.results:
+            for c in r.configs:
+                out[c.name] = ConfigEntry(c.name, c.value, c.is_default, c.read_only, c.source)
+        return out
+
+    async def alter_configs(self, topic: str, set: dict[str, str] | None = None,
+                            delete: list[str] | None = None) -> None:
+        ops = [controller_pb2.AlterableConfig(name=k, op=controller_pb2.SET, value=str(v))
+               for k, v in (set or {}).items()]
+        ops += [controller_pb2.AlterableConfig(name=k, op=controller_pb2.DELETE)
+                for k in (delete or [])]
+        req = controller_pb2.AlterConfigsRequest(resources=[controller_pb2.AlterConfigsResource(
+            resource_type=controller_pb2.TOPIC, resource_name=topic, configs=ops)])
+        resp = await self._controller("AlterConfigs", req)
+        _raise_first(resp.results, "topic")
+
+    async def _metadata(self, names: list[str] | None) -> broker_pb2.MetadataResponse:
+        return await self._cluster.refresh(names)
+
+    async def list_topics(self, include_internal: bool = False) -> list[str]:
+        resp = await self._metadata(None)
+        return sorted(t.name for t in resp.topics
+                      if t.error_code == 0 and (include_internal or not t.is_internal))
+
+    async def describe_topics(self, names: list[str] | None = None) -> list[TopicDescription]:
+        resp = await self._metadata(list(names) if names else None)
+        out = []
+        for t in resp.topics:
+            if t.error_code:
+                message = t.error_message or ""
+                if t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    message = f"topic '{t.name}' does not exist"
+                raise KraftError(t.error_code, message)
+            out.append(TopicDescription(t.name, [
+                PartitionInfo(p.partition, p.leader, p.leader_epoch, list(p.replicas), list(p.isr))
+                for p in sorted(t.partitions, key=lambda p: p.partition)], t.is_internal))
+        if names:
+            order = {n: i for i, n in enumerate(names)}
+            out.sort(key=lambda d: order.get(d.name, len(order)))
+        else:
+            out.sort(key=lambda d: d.name)
+        return out
+
+    async def describe_cluster(self) -> dict:
+        resp = await self._cluster.call_any("Metadata", broker_pb2.MetadataRequest())
+        return {"cluster_id": resp.cluster_id, "controller_id": resp.controller_id,
+                "brokers": [{"id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack or None}
+                            for b in sorted(resp.brokers, key=lambda b: b.node_id)]}
+
+    async def list_offsets(self, specs: dict) -> dict[TopicPartition, int]:
+        """{tp: "earliest" | "latest" | timestamp_ms} -> {tp: offset} (-1: no such record)."""
+        wanted = {}
+        for tp, spec in specs.items():
+            if spec == "earliest":
+                ts = EARLIEST_TIMESTAMP
+            elif spec == "latest":
+                ts = LATEST_TIMESTAMP
+            elif isinstance(spec, int):
+                ts = spec
+            else:
+                raise ValueError(f"offset spec must be 'earliest', 'latest' or a timestamp in ms, "
+                                 f"not {spec!r}")
+            wanted[TopicPartition(*tp)] = ts
+        md = self._cluster.metadata
+        await self._cluster.refresh(sorted({tp.topic for tp in wanted}))
+        by_node: dict[int, dict] = {}
+        for tp, ts in wanted.items():
+            node = md.leaders.get(tp)
+            if node is None:
+                raise KraftError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                 f"{tp.topic}-{tp.partition} does not exist or has no leader")
+            by_node.setdefault(node, {}).setdefault(tp.topic, []).append(
+                broker_pb2.ListOffsetsPartition(partition=tp.partition, current_leader_epoch=-1,
+                                                timestamp=ts))
+        out = {}
+        for node, topics in by_node.items():
+            req = broker_pb2.ListOffsetsRequest(replica_id=-1, topics=[
+                broker_pb2.ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()])
+            resp = await bridge.call(self._cluster.broker_stub(node).ListOffsets, req,
+                                     self._cluster.timeout)
+            for t in resp.topics:
+                for p in t.partitions:
+                    if p.error_code:
+                        raise KraftError(p.error_code, f"{t.name}-{p.partition}: {p.error_message}")
+                    out[TopicPartition(t.name, p.partition)] = p.offset
+        return out
+
+    async def aclose(self) -> None:
+        self._cluster.close()
+
+    async def __aenter__(self) -> "AsyncAdmin":
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        await self.aclose()
+
+
+class Admin:
+    """Blocking facade over AsyncAdmin: same methods, each run in the background trio thread."""
+
+    def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *,
+                 request_timeout_ms: int = 30000) -> None:
+        self._async = AsyncAdmin(bootstrap_servers, request_timeout_ms=request_timeout_ms)
+        self._runner = SyncRunner("kraft-admin")
+
+    def _run(self, name: str, *args, **kwargs):
+        method = getattr(self._async, name)
+        return self._runner.run(lambda: method(*args, **kwargs))
+
+    def create_topics(self, topics: list[NewTopic], validate_only: bool = False) -> None:
+        return self._run("create_topics", topics, validate_only)
+
+    def delete_topics(self, names: list[str]) -> None:
+        return self._run("delete_topics", names)
+
+    def create_partitions(self, new_totals: dict[str, int], validate_only: bool = False) -> None:
+        return self._run("create_partitions", new_totals, validate_only)
+
+    def describe_configs(self, topic: str) -> dict[str, ConfigEntry]:
+        return self._run("describe_configs", topic)
+
+    def alter_configs(self, topic: str, set: dict[str, str] | None = None,
+                      delete: list[str] | None = None) -> None:
+        return self._run("alter_configs", topic, set, delete)
+
+    def list_topics(self, include_internal: bool = False) -> list[str]:
+        return self._run("list_topics", include_internal)
+
+    def describe_topics(self, names: list[str] | None = None) -> list[TopicDescription]:
+        return self._run("describe_topics", names)
+
+    def describe_cluster(self) -> dict:
+        return self._run("describe_cluster")
+
+    def list_offsets(self, specs: dict) -> dict[TopicPartition, int]:
+        return self._run("list_offsets", specs)
+
+    def close(self) -> None:
+        self._async._cluster.close()
+        self._runner.close()
+
+    def __enter__(self) -> "Admin":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

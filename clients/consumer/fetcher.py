@@ -1,0 +1,411 @@
+"""The consumer's I/O side: positions per assigned partition, one prefetching Fetch loop per
+leader node, lazy offset resets by ListOffsets, and the decoded record buffer `poll` reads."""
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from typing import NamedTuple
+
+import trio
+
+from clients import bridge
+from clients.cluster import Cluster
+from clients.errors import ErrorCode, KraftError
+from clients.record.codec import decode_records, iter_batches
+from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from clients.wire import broker_pb2
+
+log = logging.getLogger(__name__)
+
+_REFRESH_ON = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                         ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.FENCED_LEADER_EPOCH,
+                         ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
+                         ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.NETWORK_EXCEPTION})
+# Chunks (one fetch answer per partition) buffered before a partition stops being fetched:
+# one the user is reading plus one that arrived meanwhile keeps a fetch always in flight.
+MAX_BUFFERED_CHUNKS = 2
+RETRY_BACKOFF_S = 0.1
+_new = tuple.__new__
+
+
+class ConsumerRecord(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple
+
+
+class Fetcher:
+    """State shared by the user's thread (poll, seek) and the trio tasks, under one Condition."""
+
+    def __init__(self, cluster: Cluster, *, fetch_min_bytes: int, fetch_max_wait_ms: int,
+                 fetch_max_bytes: int, max_partition_fetch_bytes: int, auto_offset_reset: str,
+                 check_crcs: bool, request_timeout_ms: int) -> None:
+        if auto_offset_reset not in ("earliest", "latest", "none"):
+            raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none', "
+                             f"not {auto_offset_reset!r}")
+        self.cluster = cluster
+        self.min_bytes = fetch_min_bytes
+        self.max_wait_ms = fetch_max_wait_ms
+        self.max_bytes = fetch_max_bytes
+        self.partition_max_bytes = max_partition_fetch_bytes
+        self.reset_policy = auto_offset_reset
+        self.check_crcs = check_crcs
+        self.timeout = (request_timeout_ms + fetch_max_wait_ms) / 1000
+        self.cond = threading.Condition(threading.Lock())
+        self.assigned: list[TopicPartition] = []
+        self.positions: dict[tuple, int] = {}       # next offset poll returns
+        self.fetch_offsets: dict[tuple, int] = {}   # next offset to fetch (ahead of positions)
+        self.resets: dict[tuple, int] = {}          # tp -> ListOffsets timestamp, resolved lazily
+        self.gens: dict[tuple, int] = {}            # bumped by every seek: stale answers dropped
+        self.chunks: dict[tuple, int] = {}
+        self.buffer: deque = deque()                # [tp, records, index, next_offset]
+        self.error: KraftError | None = None
+        self.wake_requested = False
+        self.refetch = False
+        self._fetch_scopes: dict[int, trio.CancelScope] = {}
+        self._changed = trio.Event()
+        self._data = trio.Event()
+        self._metadata_wanted = True
+        self._nodes: set[int] = set()
+        self._nursery: trio.Nursery | None = None
+        self.wake = self._wake  # the blocking facade swaps in a thread-safe version
+
+    def _wake(self) -> None:
+        """Trio thread only: fetch loops and the manager look at the state again. After a
+        seek or assign, long-polling fetches are cancelled so the new positions go out now."""
+        self.wake_requested = False
+        if self.refetch:
+            self.refetch = False
+            for scope in self._fetch_scopes.values():
+                scope.cancel()
+        ev, self._changed = self._changed, trio.Event()
+        ev.set()
+
+    # --- the user's side (called with self.cond held) ---------------------------------------
+
+    def assign_locked(self, partitions) -> None:
+        self.refetch = True
+        new = [TopicPartition(*tp) for tp in dict.fromkeys(partitions)]
+        keep = set(new)
+        for tp in self.assigned:
+            if tp not in keep:
+                self._forget_locked(tp)
+        for tp in new:
+            if tp not in self.positions and tp not in self.resets:
+                self._reset_locked(tp, self._policy_timestamp(tp))
+        self.assigned = new
+
+    def _policy_timestamp(self, tp) -> int | None:
+        if self.reset_policy == "earliest":
+            return EARLIEST_TIMESTAMP
+        if self.reset_policy == "latest":
+            return LATEST_TIMESTAMP
+        return None
+
+    def _forget_locked(self, tp) -> None:
+        self._drop_chunks_locked(tp)
+        for d in (self.positions, self.fetch_offsets, self.resets, self.chunks):
+            d.pop(tp, None)
+        self.gens[tp] = self.gens.get(tp, 0) + 1
+
+    def _drop_chunks_locked(self, tp) -> None:
+        if self.chunks.get(tp):
+            self.buffer = deque(c for c in self.buffer if c[0] != tp)
+            self.chunks[tp] = 0
+
+    def seek_locked(self, tp, offset: int) -> None:
+        self.refetch = True
+        self._check_assigned(tp)
+        self._drop_chunks_locked(tp)
+        self.resets.pop(tp, None)
+        self.positions[tp] = self.fetch_offsets[tp] = offset
+        self.gens[tp] = self.gens.get(tp, 0) + 1
+
+    def _reset_locked(self, tp, timestamp: int | None) -> None:
+        self._drop_chunks_locked(tp)
+        self.positions.pop(tp, None)
+        self.fetch_offsets.pop(tp, None)
+        self.gens[tp] = self.gens.get(tp, 0) + 1
+        if timestamp is None:
+            self.resets.pop(tp, None)
+        else:
+            self.resets[tp] = timestamp
+
+    def reset_locked(self, tp, timestamp: int) -> None:
+        self.refetch = True
+        self._check_assigned(tp)
+        self._reset_locked(tp, timestamp)
+
+    def _check_assigned(self, tp) -> None:
+        if tp not in self.assigned:
+            raise KraftError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                             f"{tp[0]}-{tp[1]} is not assigned to this consumer; assign() it first")
+
+    def take_locked(self, max_records: int) -> tuple[list, bool]:
+        """Up to max_records buffered records, advancing positions; returns (records, wake):
+        wake when a chunk was used up so its partition can be fetched again."""
+        if self.error is not None:
+            err, self.error = self.error, None
+            raise err
+        buffer = self.buffer
+        if not buffer and self.reset_policy == "none":
+            for tp in self.assigned:
+                if tp not in self.positions and tp not in self.resets:
+                    raise KraftError(ErrorCode.OFFSET_OUT_OF_RANGE,
+                                     f"{tp[0]}-{tp[1]} has no position and auto_offset_reset="
+                                     f"'none'; seek() or seek_to_beginning() first")
+        out: list = []
+        wake = False
+        while buffer and len(out) < max_records:
+            chunk = buffer[0]
+            tp, records, i, next_offset = chunk
+            need = max_records - len(out)
+            if i == 0 and len(records) <= need:
+                out += records
+                i = len(records)
+            else:
+                part = records[i:i + need]
+                out += part
+                i += len(part)
+            if i >= len(records):
+                buffer.popleft()
+                self.chunks[tp] -= 1
+                self.positions[tp] = next_offset
+                wake = True
+            else:
+                chunk[2] = i
+                self.positions[tp] = records[i - 1][2] + 1
+        return out, wake
+
+    def has_data_locked(self) -> bool:
+        return bool(self.buffer) or self.error is not None
+
+    # --- trio side --------------------------------------------------------------------------
+
+    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            while True:
+                changed = self._changed
+                retry = await self._manage()
+                if retry:
+                    with trio.move_on_after(RETRY_BACKOFF_S):
+                        await changed.wait()
+                else:
+                    await changed.wait()
+
+    async def wait_for_data(self, timeout_s: float) -> None:
+        with trio.move_on_after(timeout_s):
+            await self._data.wait()
+
+    def _notify_data(self) -> None:
+        """Called with cond held after buffering: wake blocking pollers and async pollers."""
+        self.cond.notify_all()
+        ev, self._data = self._data, trio.Event()
+        ev.set()
+
+    async def _manage(self) -> bool:
+        """Refresh metadata, resolve resets, start node loops; True if something must be
+        retried after a backoff."""
+        with self.cond:
+            assigned = list(self.assigned)
+            resets = dict(self.resets)
+        leaders = self.cluster.metadata.leaders
+        retry = False
+        if assigned and (self._metadata_wanted or any(tp not in leaders for tp in assigned)):
+            try:
+                await self.cluster.refresh(sorted({tp[0] for tp in assigned}))
+                self._metadata_wanted = False
+                self.wake()  # node loops waiting for a leader look again
+            except KraftError as exc:
+                log.debug("consumer metadata refresh failed: %s", exc)
+                return True
+            if any(tp not in leaders for tp in assigned):
+                retry = True
+        if resets:
+            try:
+                await self.resolve(resets)
+            except KraftError as exc:
+                if not exc.retriable:
+                    with self.cond:
+                        self.error = exc
+                        self._notify_data()
+                retry = True
+        for tp in assigned:
+            node = leaders.get(tp)
+            if node is not None and node not in self._nodes:
+                self._nodes.add(node)
+                self._nursery.start_soon(self._node_loop, node)
+        return retry
+
+    async def list_offsets(self, wanted: dict) -> dict:
+        """{tp: timestamp} -> {tp: (offset, timestamp)} asking each partition's leader."""
+        md = self.cluster.metadata
+        if any(tp not in md.leaders for tp in wanted):
+            await self.cluster.refresh(sorted({tp[0] for tp in wanted}))
+        by_node: dict[int, dict] = {}
+        for tp, ts in wanted.items():
+            node = md.leaders.get(tp)
+            if node is None:
+                state = md.topics.get(tp[0])
+                code = state.error_code if state and state.error_code else (
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if state is None or tp[1] not in
+                    state.partitions else ErrorCode.LEADER_NOT_AVAILABLE)
+                raise KraftError(code, f"no leader for {tp[0]}-{tp[1]}")
+            by_node.setdefault(node, {}).setdefault(tp[0], []).append(
+                broker_pb2.ListOffsetsPartition(partition=tp[1], current_leader_epoch=-1,
+                                                timestamp=ts))
+        out = {}
+        for node, topics in by_node.items():
+            req = broker_pb2.ListOffsetsRequest(replica_id=-1, topics=[
+                broker_pb2.ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()])
+            resp = await bridge.call(self.cluster.broker_stub(node).ListOffsets, req,
+                                     self.cluster.timeout)
+            for t in resp.topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition)
+                    if p.error_code:
+                        if p.error_code in _REFRESH_ON:
+                            md.invalidate_leader(tp)
+                        raise KraftError(p.error_code, f"{t.name}-{p.partition}: {p.error_message}")
+                    out[tp] = (p.offset, p.timestamp)
+        return out
+
+    async def resolve(self, resets: dict) -> None:
+        """Turn pending resets into positions, unless a seek overtook them meanwhile."""
+        with self.cond:
+            gens = {tp: self.gens.get(tp, 0) for tp in resets}
+        answers = await self.list_offsets(resets)
+        with self.cond:
+            for tp, (offset, _ts) in answers.items():
+                if self.gens.get(tp, 0) != gens[tp] or tp not in self.resets:
+                    continue
+                if offset < 0:  # no record at or after that timestamp: the end of the log
+                    continue
+                del self.resets[tp]
+                self.positions[tp] = self.fetch_offsets[tp] = offset
+            missing = [tp for tp, (o, _) in answers.items() if o < 0 and tp in self.resets]
+        if missing:
+            ends = await self.list_offsets({tp: LATEST_TIMESTAMP for tp in missing})
+            with self.cond:
+                for tp, (offset, _ts) in ends.items():
+                    if self.gens.get(tp, 0) == gens[tp] and tp in self.resets:
+                        del self.resets[tp]
+                        self.positions[tp] = self.fetch_offsets[tp] = offset
+        self.wake()
+
+    def _fetchable_locked(self, node: int) -> list:
+        leaders = self.cluster.metadata.leaders
+        chunks = self.chunks
+        return [(tp, self.fetch_offsets[tp], self.gens.get(tp, 0)) for tp in self.assigned
+                if tp in self.fetch_offsets and leaders.get(tp) == node
+                and chunks.get(tp, 0) < MAX_BUFFERED_CHUNKS]
+
+    async def _node_loop(self, node: int) -> None:
+        """Keep one Fetch in flight to `node` for its fetchable partitions."""
+        while True:
+            changed = self._changed
+            with self.cond:
+                wanted = self._fetchable_locked(node)
+            if not wanted:
+                await changed.wait()
+                continue
+            topics: dict[str, list] = {}
+            for tp, offset, _gen in wanted:
+                topics.setdefault(tp[0], []).append(broker_pb2.FetchPartition(
+                    partition=tp[1], current_leader_epoch=-1, fetch_offset=offset,
+                    last_fetched_epoch=-1, log_start_offset=-1,
+                    partition_max_bytes=self.partition_max_bytes))
+            req = broker_pb2.FetchRequest(
+                replica_id=-1, max_wait_ms=self.max_wait_ms, min_bytes=self.min_bytes,
+                max_bytes=self.max_bytes, isolation_level=0,
+                topics=[broker_pb2.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()])
+            try:
+                with trio.CancelScope() as scope:
+                    self._fetch_scopes[node] = scope
+                    resp = await bridge.call(self.cluster.broker_stub(node).Fetch, req,
+                                             self.timeout)
+                del self._fetch_scopes[node]
+                if scope.cancelled_caught:
+                    continue  # positions changed: nothing was buffered, ask again
+                if resp.error_code:
+                    raise KraftError(resp.error_code, resp.error_message)
+            except KraftError as exc:
+                log.debug("fetch from node %s failed: %s", node, exc)
+                for tp, _o, _g in wanted:
+                    self.cluster.metadata.invalidate_leader(tp)
+                self._metadata_wanted = True
+                self.wake()
+                await trio.sleep(RETRY_BACKOFF_S)
+                continue
+            self._handle_fetch(wanted, resp)
+
+    def _handle_fetch(self, wanted: list, resp) -> None:
+        asked = {tp: (offset, gen) for tp, offset, gen in wanted}
+        decoded = []
+        refresh = False
+        for t in resp.topics:
+            topic = t.topic
+            for p in t.partitions:
+                tp = TopicPartition(topic, p.partition)
+                if tp not in asked:
+                    continue
+                offset, gen = asked[tp]
+                if p.error_code:
+                    decoded.append((tp, gen, p.error_code, p.error_message, None, 0))
+                    refresh = refresh or p.error_code in _REFRESH_ON
+                    continue
+                data = p.records
+                if not data:
+                    continue
+                next_offset = offset
+                for _pos, header in iter_batches(data):
+                    next_offset = header.base_offset + header.last_offset_delta + 1
+                if next_offset <= offset:
+                    continue  # only a partial batch: a bigger partition_max_bytes is needed
+                try:
+                    recs = decode_records(data, verify_crc=self.check_crcs, skip_control=True)
+                except ValueError as exc:
+                    decoded.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0))
+                    continue
+                part = p.partition
+                if recs and recs[0][0] < offset:  # a batch may start before the fetch offset
+                    records = [_new(ConsumerRecord, (topic, part) + r) for r in recs
+                               if r[0] >= offset]
+                else:
+                    records = [_new(ConsumerRecord, (topic, part) + r) for r in recs]
+                decoded.append((tp, gen, 0, "", records, next_offset))
+        if refresh:
+            self._metadata_wanted = True
+        wake = refresh
+        with self.cond:
+            got = False
+            for tp, gen, code, message, records, next_offset in decoded:
+                if self.gens.get(tp, 0) != gen:
+                    continue  # a seek or reset happened while the fetch was out
+                if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
+                    self._reset_locked(tp, self._policy_timestamp(tp))
+                    wake = True
+                elif code in _REFRESH_ON:
+                    self.cluster.metadata.invalidate_leader(tp)
+                elif code:
+                    self.error = KraftError(code, f"{tp[0]}-{tp[1]}: {message}")
+                    got = True
+                else:
+                    self.fetch_offsets[tp] = next_offset
+                    if records:
+                        self.buffer.append([tp, records, 0, next_offset])
+                        self.chunks[tp] = self.chunks.get(tp, 0) + 1
+                        got = True
+                    elif tp in self.positions and not self.chunks.get(tp):
+                        self.positions[tp] = next_offset  # only control records: skip them
+            if got:
+                self._notify_data()
+        if wake:
+            self.wake()

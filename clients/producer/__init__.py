@@ -1,0 +1,6 @@
+"""The kraft producer: AsyncProducer for trio code, Producer for blocking scripts; both return a
+RecordFuture per record that resolves to RecordMetadata(topic, partition, offset, timestamp)."""
+from clients.producer.future import RecordFuture, RecordMetadata
+from clients.producer.producer import AsyncProducer, Producer
+
+__all__ = ["AsyncProducer", "Producer", "RecordFuture", "RecordMetadata"]

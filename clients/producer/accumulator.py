@@ -1,0 +1,318 @@
+"""The producer's pure core: records go into per-partition batches; `drain` says which batches
+each leader node should get now. No trio, grpc, clock or threads here: `now_ms` comes in.
+
+Rules, in Kafka's words (RecordAccumulator):
+- a partition's last batch is open; a record that would push it past batch_size opens a new one
+  (a record bigger than batch_size gets a batch of its own);
+- a batch is ready when it is full (not the last), its linger has passed, a flush is pending, or
+  it is a retry whose backoff has passed;
+- a drain takes, per partition led by a node, ready batches from the head in order while the
+  request stays under max_request_size, and only while that partition has fewer than
+  max_in_flight requests out (1 keeps strict order under retries);
+- a retried batch goes back to the head of its partition, before newer batches;
+- a batch not in flight expires after delivery_timeout_ms; records waiting for metadata too.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable, NamedTuple
+
+# Bytes a record adds beyond its key and value (varints, attributes, deltas): an estimate used
+# only to decide when a batch is full, as Kafka's estimateSizeInBytesUpperBound does.
+RECORD_OVERHEAD = 16
+BATCH_OVERHEAD = 61
+
+
+class ProducerBatch:
+    __slots__ = ("topic", "partition", "records", "size", "created_ms", "result", "attempts",
+                 "retry_at_ms", "closed", "seq", "encoded")
+
+    def __init__(self, topic: str, partition: int, result: Any, created_ms: int, seq: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.records: list = []
+        self.size = BATCH_OVERHEAD
+        self.created_ms = created_ms
+        self.result = result
+        self.attempts = 0
+        self.retry_at_ms = 0
+        self.closed = False
+        self.seq = seq  # creation order, to put retries back in order
+        self.encoded: bytes | None = None  # kept for retries: the same bytes go out again
+
+    def __repr__(self) -> str:
+        return (f"ProducerBatch({self.topic}-{self.partition}, {len(self.records)} records, "
+                f"{self.size} B, attempts={self.attempts})")
+
+
+class Drained(NamedTuple):
+    requests: dict          # node id -> list[ProducerBatch] for one ProduceRequest
+    expired: list           # batches past delivery_timeout_ms (not in flight): fail them
+    unknown: set            # topics whose partition leaders are unknown: refresh metadata
+    next_ms: int | None     # when the next batch becomes ready (None: nothing waits)
+
+
+def record_size(key: bytes | None, value: bytes | None, headers) -> int:
+    size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
+    if headers:
+        for k, v in headers:
+            size += len(k) + (len(v) if v else 0) + 4
+    return size
+
+
+class RecordAccumulator:
+    def __init__(self, *, batch_size: int, linger_ms: int, max_request_size: int,
+                 delivery_timeout_ms: int, retry_backoff_ms: int, max_in_flight: int,
+                 partitioner: Any, key_partitioner: Callable[[bytes, int], int],
+                 new_result: Callable[[str, int], Any],
+                 make_future: Callable[[Any, int, int], Any]) -> None:
+        self.batch_size = batch_size
+        self.linger_ms = linger_ms
+        self.max_request_size = max_request_size
+        self.delivery_timeout_ms = delivery_timeout_ms
+        self.retry_backoff_ms = retry_backoff_ms
+        self.max_in_flight = max(1, max_in_flight)
+        self._partitioner = partitioner
+        self._key_partitioner = key_partitioner
+        self._new_result = new_result
+        self._make_future = make_future
+        self._num_partitions: dict[str, int] = {}
+        self._sticky: dict[str, int] = {}
+        self._batches: dict[tuple, deque] = {}
+        self._in_flight: dict[tuple, int] = {}
+        # topic -> [(key, value, headers, ts, partition, future, created_ms)] awaiting metadata
+        self._pending: dict[str, list] = {}
+        self._incomplete: set = set()
+        self._seq = 0
+        self._flushing = 0
+        self.buffered_bytes = 0
+
+    # --- the user's side -------------------------------------------------------------------
+
+    def append(self, topic: str, partition: int | None, key: bytes | None, value: bytes | None,
+               headers, timestamp_ms: int, now_ms: int, future: Any = None) -> tuple[Any, bool]:
+        """Add one record; returns (future, wake): wake says the sender must look again (a batch
+        was opened or filled). The future comes from `make_future(result, index, ts)`; future is
+        None when `partition` does not exist (the caller fails the record)."""
+        n = self._num_partitions.get(topic)
+        if n is None:
+            if future is None:
+                future = self._make_future(None, 0, timestamp_ms)
+            self._pending.setdefault(topic, []).append(
+                (key, value, headers, timestamp_ms, partition, future, now_ms))
+            self.buffered_bytes += record_size(key, value, headers)
+            return future, len(self._pending[topic]) == 1
+        sticky = False
+        if partition is None:
+            if key is None:
+                sticky = True
+                partition = self._sticky.get(topic)
+                if partition is None:
+                    partition = self._sticky[topic] = self._partitioner.partition(topic, n)
+            else:
+                partition = self._key_partitioner(key, n)
+        elif not 0 <= partition < n:
+            return None, False  # the caller fails the record: no such partition
+        size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
+        if headers:
+            size = record_size(key, value, headers)
+        self.buffered_bytes += size
+        tp = (topic, partition)
+        dq = self._batches.get(tp)
+        if dq:
+            batch = dq[-1]
+            if not batch.closed and batch.size + size <= self.batch_size:
+                return self._add(batch, key, value, headers, timestamp_ms, size, future), False
+            batch.closed = True
+        if sticky:
+            # KIP-480: when the sticky partition needs a new batch, move on to another one.
+            self._partitioner.on_new_batch(topic, n, partition)
+            partition = self._sticky[topic] = self._partitioner.partition(topic, n)
+            tp = (topic, partition)
+            dq = self._batches.get(tp)
+            if dq and not dq[-1].closed and dq[-1].size + size <= self.batch_size:
+                return self._add(dq[-1], key, value, headers, timestamp_ms, size, future), True
+        return self._add(self._new_batch(tp, now_ms), key, value, headers, timestamp_ms, size,
+                         future), True
+
+    def _add(self, batch, key, value, headers, ts, size, future):
+        records = batch.records
+        records.append((key, value, headers, ts))
+        batch.size += size
+        if future is None:
+            return self._make_future(batch.result, len(records) - 1, ts)
+        future._place(batch.result, len(records) - 1)
+        return future
+
+    def _new_batch(self, tp: tuple, now_ms: int) -> ProducerBatch:
+        self._seq += 1
+        batch = ProducerBatch(tp[0], tp[1], self._new_result(tp[0], tp[1]), now_ms, self._seq)
+        dq = self._batches.get(tp)
+        if dq is None:
+            dq = self._batches[tp] = deque()
+        dq.append(batch)
+        self._incomplete.add(batch)
+        return batch
+
+    # --- metadata -----------------------------------------------------------------------------
+
+    def known_topics(self) -> set[str]:
+        return set(self._num_partitions) | set(self._pending)
+
+    def pending_topics(self) -> set[str]:
+        return set(self._pending)
+
+    def num_partitions(self, topic: str) -> int | None:
+        return self._num_partitions.get(topic)
+
+    def set_num_partitions(self, topic: str, n: int) -> list:
+        """Metadata arrived for `topic`: place the records that waited for it. Returns the
+        futures of those that named a partition that does not exist, for the caller to fail."""
+        self._num_partitions[topic] = n
+        if self._sticky.get(topic, 0) >= n:
+            del self._sticky[topic]
+        waiting = self._pending.pop(topic, ())
+        bad = []
+        for key, value, headers, ts, partition, future, created_ms in waiting:
+            self.buffered_bytes -= record_size(key, value, headers)
+            placed, _ = self.append(topic, partition, key, value, headers, ts, created_ms, future)
+            if placed is None:
+                bad.append(future)
+        return bad
+
+    def fail_pending(self, topic: str, now_ms: int | None = None) -> list:
+        """Drop the records waiting for `topic` (all of them, or with now_ms only those past
+        delivery_timeout_ms); returns their futures for the caller to fail."""
+        waiting = self._pending.get(topic, [])
+        if now_ms is None:
+            keep, drop = [], waiting
+        else:
+            limit = now_ms - self.delivery_timeout_ms
+            keep = [w for w in waiting if w[6] > limit]
+            drop = [w for w in waiting if w[6] <= limit]
+        if keep:
+            self._pending[topic] = keep
+        else:
+            self._pending.pop(topic, None)
+        for key, value, headers, *_ in drop:
+            self.buffered_bytes -= record_size(key, value, headers)
+        return [w[5] for w in drop]
+
+    # --- the sender's side --------------------------------------------------------------------
+
+    def drain(self, now_ms: int, leader_of: Callable[[tuple], int | None],
+              can_send: Callable[[int], bool]) -> Drained:
+        """Take every sendable batch, grouped per leader node, one ProduceRequest each."""
+        requests: dict[int, list] = {}
+        sizes: dict[int, int] = {}
+        expired: list = []
+        unknown: set = set()
+        next_ms = None
+        linger = self.linger_ms
+        flushing = self._flushing > 0
+        expire_before = now_ms - self.delivery_timeout_ms
+        for tp, dq in self._batches.items():
+            if not dq:
+                continue
+            while dq and dq[0].created_ms <= expire_before:
+                expired.append(dq.popleft())
+            if not dq:
+                continue
+            head = dq[0]
+            ready_at = head.retry_at_ms if head.attempts else (
+                now_ms if (len(dq) > 1 or head.closed or flushing) else head.created_ms + linger)
+            deadline = min(ready_at, head.created_ms + self.delivery_timeout_ms)
+            if ready_at > now_ms:
+                next_ms = deadline if next_ms is None else min(next_ms, deadline)
+                continue
+            if self._in_flight.get(tp, 0) >= self.max_in_flight:
+                continue
+            node = leader_of(tp)
+            if node is None:
+                unknown.add(tp[0])
+                next_ms = deadline if next_ms is None else min(next_ms, deadline)
+                continue
+            if not can_send(node):
+                continue
+            used = sizes.get(node, 0)
+            took = False
+            while dq:
+                batch = dq[0]
+                if batch.attempts and batch.retry_at_ms > now_ms:
+                    break
+                if len(dq) == 1 and not (batch.closed or flushing or batch.attempts
+                                         or batch.created_ms + linger <= now_ms):
+                    next_ms = batch.created_ms + linger if next_ms is None else min(
+                        next_ms, batch.created_ms + linger)
+                    break
+                if used and used + batch.size > self.max_request_size:
+                    next_ms = now_ms  # more is ready: send it in the next request
+                    break
+                dq.popleft()
+                batch.closed = True
+                used += batch.size
+                requests.setdefault(node, []).append(batch)
+                took = True
+            if took:
+                sizes[node] = used
+                self._in_flight[tp] = self._in_flight.get(tp, 0) + 1
+        return Drained(requests, expired, unknown, next_ms)
+
+    def request_done(self, batches: list) -> None:
+        """A ProduceRequest carrying `batches` got its answer (or failed): free its slots."""
+        for tp in {(b.topic, b.partition) for b in batches}:
+            left = self._in_flight.get(tp, 0) - 1
+            if left > 0:
+                self._in_flight[tp] = left
+            else:
+                self._in_flight.pop(tp, None)
+
+    def reenqueue(self, batch: ProducerBatch, now_ms: int) -> None:
+        """Put a batch whose attempt failed with a retriable error back at its partition's
+        head, in creation order, to be sent again after retry_backoff_ms."""
+        batch.attempts += 1
+        batch.retry_at_ms = now_ms + self.retry_backoff_ms
+        tp = (batch.topic, batch.partition)
+        dq = self._batches.setdefault(tp, deque())
+        i = 0
+        while i < len(dq) and dq[i].attempts and dq[i].seq < batch.seq:
+            i += 1
+        dq.insert(i, batch)
+
+    def expired(self, batch: ProducerBatch, now_ms: int) -> bool:
+        return now_ms - batch.created_ms >= self.delivery_timeout_ms
+
+    def finished(self, batch: ProducerBatch) -> None:
+        """The batch succeeded or failed for good: give its memory back."""
+        if batch in self._incomplete:
+            self._incomplete.discard(batch)
+            self.buffered_bytes -= batch.size - BATCH_OVERHEAD
+
+    # --- flush ----------------------------------------------------------------------------------
+
+    def begin_flush(self) -> tuple[list, list]:
+        """Make everything ready now; returns (results of incomplete batches, futures of
+        records still waiting for metadata) for the caller to wait on."""
+        self._flushing += 1
+        futures = [w[5] for waiting in self._pending.values() for w in waiting]
+        return [b.result for b in self._incomplete], futures
+
+    def end_flush(self) -> None:
+        self._flushing -= 1
+
+    def abort_all(self) -> tuple[list, list]:
+        """Closing without delivering: every incomplete batch and every record waiting for
+        metadata, for the caller to fail."""
+        batches = list(self._incomplete)
+        futures = [w[5] for waiting in self._pending.values() for w in waiting]
+        self._incomplete.clear()
+        self._batches.clear()
+        self._pending.clear()
+        self.buffered_bytes = 0
+        return batches, futures
+
+    def has_undrained(self) -> bool:
+        return any(self._batches.values()) or bool(self._pending)
+
+    def incomplete_count(self) -> int:
+        return len(self._incomplete)

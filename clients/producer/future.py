@@ -1,0 +1,150 @@
+"""What `send` hands back: one tiny RecordFuture per record pointing at its batch's shared
+BatchResult (a record's offset is the batch's base offset plus its index)."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable, NamedTuple
+
+from clients.errors import ErrorCode, KraftError
+
+log = logging.getLogger(__name__)
+# Guards only records that wait for metadata (no batch yet): a rare path, so one lock for all.
+_pending_lock = threading.Lock()
+# Orders callback registration against completion; held for a few instructions per batch.
+_callback_lock = threading.Lock()
+
+
+def _run_callback(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except Exception:  # a user's callback must not kill the sender
+        log.exception("producer callback raised")
+
+
+class RecordMetadata(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+
+
+class BatchResult:
+    """Completion state shared by every record of one batch. Completed once, from the sender;
+    waited on from any thread (threading.Event) or from trio (callbacks set a trio.Event)."""
+
+    __slots__ = ("topic", "partition", "base_offset", "log_append_time", "error", "_event",
+                 "_callbacks")
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.base_offset = -1
+        self.log_append_time = -1
+        self.error: KraftError | None = None
+        self._event = threading.Event()
+        self._callbacks: list | None = None
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def complete(self, base_offset: int, log_append_time: int = -1,
+                 error: KraftError | None = None) -> None:
+        with _callback_lock:
+            if self._event.is_set():
+                return
+            self.base_offset = base_offset
+            self.log_append_time = log_append_time
+            self.error = error
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, None
+        for fn in callbacks or ():
+            _run_callback(fn)
+
+    def on_done(self, fn: Callable[[], None]) -> None:
+        """Run `fn()` once done: on the completing thread, or here when already done."""
+        with _callback_lock:
+            if not self._event.is_set():
+                if self._callbacks is None:
+                    self._callbacks = []
+                self._callbacks.append(fn)
+                return
+        _run_callback(fn)
+
+    def wait(self, timeout: float | None) -> bool:
+        return self._event.wait(timeout)
+
+
+class RecordFuture:
+    """The outcome of one `send`: done(), result(timeout), exception(), add_done_callback(fn)."""
+
+    __slots__ = ("_batch", "_index", "_timestamp", "_callbacks")
+
+    def __init__(self, batch: BatchResult | None, index: int, timestamp: int) -> None:
+        self._batch = batch      # None while the record waits for its topic's metadata
+        self._index = index
+        self._timestamp = timestamp
+        self._callbacks = None
+
+    def _place(self, batch: BatchResult, index: int) -> None:
+        """The sender put a record that waited for metadata into a batch (or failed it)."""
+        with _pending_lock:
+            self._index = index
+            self._batch = batch
+            callbacks, self._callbacks = self._callbacks, None
+        for fn in callbacks or ():
+            batch.on_done(lambda fn=fn: fn(self))
+
+    def done(self) -> bool:
+        return self._batch is not None and self._batch.done()
+
+    def _metadata(self) -> RecordMetadata:
+        b = self._batch
+        if b.error is not None:
+            raise b.error
+        offset = b.base_offset + self._index if b.base_offset >= 0 else -1
+        ts = b.log_append_time if b.log_append_time >= 0 else self._timestamp
+        return RecordMetadata(b.topic, b.partition, offset, ts)
+
+    def result(self, timeout: float | None = None) -> RecordMetadata:
+        """Block the calling thread until the record is acknowledged; raises its KraftError.
+        Never call it from the trio thread that runs the producer (use send_and_wait there)."""
+        if not self._wait(timeout):
+            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
+                             f"record not acknowledged within {timeout} s")
+        return self._metadata()
+
+    def exception(self, timeout: float | None = None) -> KraftError | None:
+        if not self._wait(timeout):
+            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
+                             f"record not acknowledged within {timeout} s")
+        return self._batch.error
+
+    def add_done_callback(self, fn: Callable[["RecordFuture"], None]) -> None:
+        """`fn(future)` runs once the record is acknowledged or failed, on the producer's
+        thread (keep it short), or at once when already done."""
+        if self._batch is None:
+            with _pending_lock:
+                if self._batch is None:  # rare: the record still waits for its topic's metadata
+                    self._callbacks = (self._callbacks or []) + [fn]
+                    return
+        self._batch.on_done(lambda: fn(self))
+
+    def _wait(self, timeout: float | None) -> bool:
+        if self._batch is None:
+            # Waiting for metadata (rare): poll until the sender places the record.
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while self._batch is None:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.001)
+            if deadline is not None:
+                timeout = max(0.0, deadline - time.monotonic())
+        return self._batch.wait(timeout)
+
+    def __repr__(self) -> str:
+        if not self.done():
+            return "<RecordFuture pending>"
+        b = self._batch
+        return f"<RecordFuture {b.error!r}>" if b.error else f"<RecordFuture {self._metadata()}>"

@@ -1,0 +1,271 @@
+"""The producer's I/O driver: one trio task drains the accumulator, sends one ProduceRequest per
+leader node (pipelined), completes batch results, retries retriable errors, refreshes metadata."""
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+
+import trio
+
+from clients import bridge
+from clients.cluster import Cluster
+from clients.errors import ErrorCode, KraftError
+from clients.producer.accumulator import ProducerBatch, RecordAccumulator
+from clients.producer.future import BatchResult
+from clients.record.codec import encode_batch
+from clients.wire import broker_pb2
+
+log = logging.getLogger(__name__)
+
+# Errors after which the cached leader is wrong or the topic changed: look again.
+_REFRESH_ON = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                         ErrorCode.NETWORK_EXCEPTION, ErrorCode.LEADER_NOT_AVAILABLE,
+                         ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH})
+# A topic reported unknown for this long fails its waiting records (auto-create is off);
+# shorter than delivery_timeout so `kraft produce` to a typo fails fast.
+UNKNOWN_TOPIC_TIMEOUT_MS = 1000
+METADATA_MAX_AGE_MS = 300_000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Sender:
+    def __init__(self, acc: RecordAccumulator, lock: threading.Condition, cluster: Cluster, *,
+                 acks: int, compression: int, request_timeout_ms: int,
+                 max_in_flight_per_node: int, retries: int) -> None:
+        self.acc = acc
+        self.lock = lock  # a Condition: notified when buffer memory frees up
+        self.cluster = cluster
+        self.acks = acks
+        self.compression = compression
+        self.request_timeout_ms = request_timeout_ms
+        self.max_in_flight = max(1, max_in_flight_per_node)
+        self.retries = retries
+        self.wake_requested = False  # set by user threads so they schedule one wake at a time
+        self._event = trio.Event()
+        self._in_flight: dict[int, int] = {}
+        self._metadata_running = False
+        self._metadata_wanted = True
+        self._last_metadata_ms = 0
+        self._unknown_since: dict[str, int] = {}
+        self._nursery: trio.Nursery | None = None
+
+    def wake(self) -> None:
+        """Trio thread only: look at the accumulator again."""
+        self._event.set()
+
+    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            while True:
+                wait_ms = self._step()
+                if wait_ms is None or wait_ms > 0:
+                    with trio.move_on_after(math.inf if wait_ms is None else wait_ms / 1000):
+                        await self._event.wait()
+                self._event = trio.Event()
+                await trio.lowlevel.checkpoint()
+
+    def _step(self) -> int | None:
+        """One pass: start requests for what is ready; returns ms until the next deadline."""
+        now = now_ms()
+        in_flight = self._in_flight
+        limit = self.max_in_flight
+        with self.lock:
+            self.wake_requested = False
+            drained = self.acc.drain(now, self.cluster.metadata.leaders.get,
+                                     lambda node: in_flight.get(node, 0) < limit)
+            pending = self.acc.pending_topics()
+            expired_pending = []
+            for topic in pending:
+                expired_pending += self.acc.fail_pending(topic, now)
+            for batch in drained.expired:
+                self._fail_locked(batch, KraftError(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"expiring {len(batch.records)} record(s) for {batch.topic}-{batch.partition}: "
+                    f"{now - batch.created_ms} ms passed since the batch was created "
+                    f"(delivery_timeout_ms={self.acc.delivery_timeout_ms})"))
+        if expired_pending:
+            _fail_futures(expired_pending, KraftError(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"no metadata for the topic within delivery_timeout_ms={self.acc.delivery_timeout_ms}"))
+        for node, batches in drained.requests.items():
+            in_flight[node] = in_flight.get(node, 0) + 1
+            self._nursery.start_soon(self._produce, node, batches)
+        next_ms = drained.next_ms
+        if drained.unknown or pending:
+            self._metadata_wanted = True
+        if self._metadata_wanted or now - self._last_metadata_ms >= METADATA_MAX_AGE_MS:
+            backoff_until = self._last_metadata_ms + self.acc.retry_backoff_ms
+            if not self._metadata_running and now >= backoff_until:
+                self._metadata_running = True
+                self._metadata_wanted = False
+                self._nursery.start_soon(self._refresh_metadata)
+            elif not self._metadata_running:
+                next_ms = backoff_until if next_ms is None else min(next_ms, backoff_until)
+        if next_ms is None:
+            return None
+        return max(0, next_ms - now)
+
+    # --- metadata -------------------------------------------------------------------------
+
+    async def _refresh_metadata(self) -> None:
+        try:
+            with self.lock:
+                topics = sorted(self.acc.known_topics())
+            if topics:
+                resp = await self.cluster.refresh(topics, allow_auto_create=True)
+                self._apply_metadata(resp)
+        except KraftError as exc:
+            log.debug("metadata refresh failed: %s", exc)
+            self._metadata_wanted = True
+        finally:
+            self._last_metadata_ms = now_ms()
+            self._metadata_running = False
+            self.wake()
+
+    def _apply_metadata(self, resp: broker_pb2.MetadataResponse) -> None:
+        now = now_ms()
+        failed: list[tuple[list, KraftError]] = []
+        with self.lock:
+            for t in resp.topics:
+                if t.error_code == 0 and t.partitions:
+                    self._unknown_since.pop(t.name, None)
+                    n = max(p.partition for p in t.partitions) + 1
+                    bad = self.acc.set_num_partitions(t.name, n)
+                    if bad:
+                        failed.append((bad, KraftError(
+                            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                            f"topic '{t.name}' has {n} partitions (0..{n - 1}); add more with: "
+                            f"kraft topic alter {t.name} --partitions N")))
+                    continue
+                code = t.error_code or ErrorCode.LEADER_NOT_AVAILABLE
+                err = KraftError(code, t.error_message)
+                if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    since = self._unknown_since.setdefault(t.name, now)
+                    if now - since >= min(UNKNOWN_TOPIC_TIMEOUT_MS, self.acc.delivery_timeout_ms):
+                        err = KraftError(code, f"topic '{t.name}' does not exist; create it with: "
+                                               f"kraft topic create {t.name}")
+                        failed.append((self.acc.fail_pending(t.name), err))
+                        self._unknown_since.pop(t.name, None)
+                    else:
+                        self._metadata_wanted = True
+                elif not err.retriable:
+                    failed.append((self.acc.fail_pending(t.name), err))
+                else:
+                    self._metadata_wanted = True
+        for futures, err in failed:
+            _fail_futures(futures, err)
+
+    # --- produce ----------------------------------------------------------------------------
+
+    async def _produce(self, node: int, batches: list[ProducerBatch]) -> None:
+        try:
+            request = self._build_request(batches)
+            try:
+                stub = self.cluster.broker_stub(node)
+                resp = await bridge.call(stub.Produce, request, self.request_timeout_ms / 1000)
+            except KraftError as exc:
+                self._handle_failed_request(batches, exc)
+                return
+            except Exception as exc:  # noqa: BLE001 - surface anything to the futures
+                self._handle_failed_request(batches, KraftError(ErrorCode.UNKNOWN_SERVER_ERROR,
+                                                                repr(exc)))
+                return
+            self._handle_response(batches, resp)
+        finally:
+            self._in_flight[node] -= 1
+            self.wake()
+
+    def _build_request(self, batches: list[ProducerBatch]) -> broker_pb2.ProduceRequest:
+        by_tp: dict[tuple, list[bytes]] = {}
+        for b in batches:
+            if b.encoded is None:
+                b.encoded = encode_batch(b.records, compression=self.compression)
+            by_tp.setdefault((b.topic, b.partition), []).append(b.encoded)
+        topics: dict[str, list] = {}
+        for (topic, partition), chunks in by_tp.items():
+            records = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            topics.setdefault(topic, []).append(
+                broker_pb2.PartitionProduceData(partition=partition, records=records))
+        return broker_pb2.ProduceRequest(
+            acks=self.acks, timeout_ms=self.request_timeout_ms,
+            topics=[broker_pb2.TopicProduceData(name=t, partitions=ps) for t, ps in topics.items()])
+
+    def _handle_response(self, batches: list[ProducerBatch], resp) -> None:
+        answers = {}
+        for t in resp.topics:
+            for p in t.partitions:
+                answers[(t.name, p.partition)] = p
+        now = now_ms()
+        with self.lock:
+            self.acc.request_done(batches)
+            offsets: dict[tuple, int] = {}
+            for b in batches:
+                tp = (b.topic, b.partition)
+                p = answers.get(tp)
+                if self.acks == 0:
+                    self._succeed_locked(b, -1, -1)
+                elif p is None:
+                    self._fail_locked(b, KraftError(ErrorCode.UNKNOWN_SERVER_ERROR,
+                                                    f"no answer for {tp[0]}-{tp[1]} in the produce response"))
+                elif p.error_code == 0:
+                    # Several batches of one partition were appended together: offsets are dense.
+                    base = offsets.get(tp, p.base_offset)
+                    offsets[tp] = base + len(b.records)
+                    self._succeed_locked(b, base, p.log_append_time_ms)
+                else:
+                    self._retry_or_fail_locked(b, KraftError(p.error_code, p.error_message), now)
+            self.lock.notify_all()
+
+    def _handle_failed_request(self, batches: list[ProducerBatch], exc: KraftError) -> None:
+        now = now_ms()
+        with self.lock:
+            self.acc.request_done(batches)
+            for b in batches:
+                self._retry_or_fail_locked(b, exc, now)
+            self.lock.notify_all()
+
+    def _retry_or_fail_locked(self, b: ProducerBatch, exc: KraftError, now: int) -> None:
+        if exc.code in _REFRESH_ON:
+            self.cluster.metadata.invalidate_leader((b.topic, b.partition))
+            self._metadata_wanted = True
+        if exc.retriable and b.attempts < self.retries and not self.acc.expired(b, now):
+            log.debug("retrying %r after %s", b, exc)
+            self.acc.reenqueue(b, now)
+        else:
+            if not exc.message.startswith(b.topic):
+                exc = KraftError(exc.code, f"{b.topic}-{b.partition}: {exc.message}")
+            self._fail_locked(b, exc)
+
+    def _succeed_locked(self, b: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        self.acc.finished(b)
+        b.records = []
+        b.encoded = None
+        b.result.complete(base_offset, log_append_time)
+
+    def _fail_locked(self, b: ProducerBatch, exc: KraftError) -> None:
+        self.acc.finished(b)
+        b.records = []
+        b.encoded = None
+        b.result.complete(-1, -1, exc)
+
+    def abort(self, exc: KraftError) -> None:
+        """Fail everything not yet acknowledged (a close that could not flush)."""
+        with self.lock:
+            batches, futures = self.acc.abort_all()
+            for b in batches:
+                b.result.complete(-1, -1, exc)
+            self.lock.notify_all()
+        _fail_futures(futures, exc)
+
+
+def _fail_futures(futures: list, exc: KraftError) -> None:
+    for f in futures:
+        result = BatchResult("", -1)
+        result.complete(-1, -1, exc)
+        f._place(result, 0)

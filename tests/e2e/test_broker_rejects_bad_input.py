@@ -1,0 +1,134 @@
+"""A real node process over real gRPC: every kind of bad input gets its Kafka error code, nothing
+is appended, and the broker keeps serving afterwards."""
+from __future__ import annotations
+
+import struct
+import threading
+import time
+
+import pytest
+
+from clients.bridge import open_channel
+from clients.errors import ErrorCode
+from clients.record.codec import encode_batch
+from clients.wire import broker_pb2 as bpb, broker_pb2_grpc, controller_pb2 as cpb, controller_pb2_grpc
+
+pytestmark = pytest.mark.e2e
+
+
+class Raw:
+    def __init__(self, address: str) -> None:
+        channel = open_channel(address)
+        self.broker = broker_pb2_grpc.BrokerStub(channel)
+        self.controller = controller_pb2_grpc.ControllerStub(channel)
+
+    def create(self, name: str, partitions: int = 1, rf: int = -1, **configs: str):
+        req = cpb.CreateTopicsRequest(topics=[cpb.CreatableTopic(
+            name=name, num_partitions=partitions, replication_factor=rf,
+            configs={k.replace("_", "."): v for k, v in configs.items()})])
+        return self.controller.CreateTopics(req, timeout=10).topics[0]
+
+    def produce(self, topic: str, records: bytes, acks: int = 1, partition: int = 0):
+        req = bpb.ProduceRequest(acks=acks, timeout_ms=5000, topics=[bpb.TopicProduceData(
+            name=topic, partitions=[bpb.PartitionProduceData(partition=partition, records=records)])])
+        return self.broker.Produce(req, timeout=10).topics[0].partitions[0]
+
+    def fetch(self, topic: str, offset: int, max_wait_ms: int = 0, min_bytes: int = 1):
+        req = bpb.FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20,
+                               topics=[bpb.FetchTopic(topic=topic, partitions=[bpb.FetchPartition(
+                                   partition=0, current_leader_epoch=-1, fetch_offset=offset,
+                                   last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=1 << 20)])])
+        return self.broker.Fetch(req, timeout=30).topics[0].partitions[0]
+
+    def log_end(self, topic: str) -> int:
+        req = bpb.ListOffsetsRequest(replica_id=-1, topics=[bpb.ListOffsetsTopic(
+            name=topic, partitions=[bpb.ListOffsetsPartition(partition=0, current_leader_epoch=-1, timestamp=-1)])])
+        answer = self.broker.ListOffsets(req, timeout=10).topics[0].partitions[0]
+        assert answer.error_code == 0, answer.error_message
+        return answer.offset
+
+
+def batch(n: int = 3, size: int = 10) -> bytes:
+    return encode_batch([(b"k%d" % i, b"v" * size, (), 1_700_000_000_000 + i) for i in range(n)])
+
+
+def corrupt_variants() -> dict[str, bytes]:
+    good = batch()
+    flipped = bytearray(good)
+    flipped[-1] ^= 0xFF                                  # inside the CRC-covered records
+    longer = bytearray(good)
+    struct.pack_into(">i", longer, 8, len(good))         # batchLength claims more than follows
+    magic = bytearray(good)
+    magic[16] = 1                                        # magic 1 (a v1 message set)
+    return {
+        "wrong CRC": bytes(flipped),
+        "wrong length": bytes(longer),
+        "truncated body": good[:-7],
+        "unknown magic": bytes(magic),
+        "good then corrupt": good + bytes(flipped),
+        "trailing garbage": good + b"\x00\x01\x02",
+    }
+
+
+@pytest.mark.parametrize("name", list(corrupt_variants()))
+def test_corrupt_batch_is_rejected_whole(node, name):
+    raw = Raw(node.address)
+    assert raw.create("t").error_code == 0
+    assert raw.produce("t", batch()).error_code == 0
+    before = raw.log_end("t")
+
+    answer = raw.produce("t", corrupt_variants()[name])
+
+    assert answer.error_code == ErrorCode.CORRUPT_MESSAGE, answer
+    assert answer.error_message
+    assert raw.log_end("t") == before
+    assert raw.produce("t", batch()).base_offset == before      # still serving, nothing skipped
+
+
+def test_each_bad_request_gets_its_error_and_the_broker_keeps_serving(node):
+    raw = Raw(node.address)
+    assert raw.create("small", max_message_bytes="200").error_code == 0
+
+    assert raw.produce("small", batch(n=1, size=500)).error_code == ErrorCode.MESSAGE_TOO_LARGE
+    assert raw.log_end("small") == 0
+    assert raw.produce("nope", batch()).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert raw.produce("small", batch(n=1), acks=2).error_code == ErrorCode.INVALID_REQUIRED_ACKS
+    assert raw.create("bad name!").error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert raw.create("small").error_code == ErrorCode.TOPIC_ALREADY_EXISTS
+    assert raw.create("rf", rf=3).error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert raw.create("zero", partitions=0).error_code == ErrorCode.INVALID_PARTITIONS
+    assert raw.create("bad-config", retention_ms="soon").error_code == ErrorCode.INVALID_CONFIG
+    assert raw.fetch("small", 1000).error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+    meta = raw.broker.Metadata(bpb.MetadataRequest(topics=["bad name!", "missing"]), timeout=10)
+    assert [t.error_code for t in meta.topics] == [ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                                  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+
+    assert raw.produce("small", batch(n=2, size=5)).base_offset == 0
+
+
+def test_metadata_auto_creates_a_topic_when_allowed(node):
+    raw = Raw(node.address)
+    meta = raw.broker.Metadata(bpb.MetadataRequest(topics=["fresh"], allow_auto_topic_creation=True), timeout=10)
+    assert meta.topics[0].error_code == 0
+    assert len(meta.topics[0].partitions) == 1
+    assert raw.produce("fresh", batch()).error_code == 0
+
+
+def test_fetch_long_polls_until_data_arrives(node):
+    raw = Raw(node.address)
+    raw.create("poll")
+    started = time.monotonic()
+    empty = raw.fetch("poll", 0, max_wait_ms=400)
+    assert empty.error_code == 0 and empty.records == b""
+    assert time.monotonic() - started >= 0.35
+
+    result = {}
+    waiter = threading.Thread(target=lambda: result.update(answer=raw.fetch("poll", 0, max_wait_ms=20_000)))
+    started = time.monotonic()
+    waiter.start()
+    time.sleep(0.3)
+    raw.produce("poll", batch())
+    waiter.join(15)
+    assert result["answer"].records.startswith(struct.pack(">q", 0))
+    assert time.monotonic() - started < 10
