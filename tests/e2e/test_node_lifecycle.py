@@ -1,0 +1,45 @@
+"""The node process as an operator meets it: `kraft dev` stops cleanly on SIGTERM (next start skips
+recovery), `kraft node` refuses an unformatted dir and says how to format, and a busy port or a
+bad config key is one clear line and exit 1."""
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def test_sigterm_stops_cleanly_and_leaves_the_clean_shutdown_marker(node):
+    assert node.stop() == 0
+    assert (node.data_dir / ".kafka_cleanshutdown").exists()
+    assert (node.data_dir / "recovery-point-offset-checkpoint").read_text().startswith("0\n")
+    node.start()                                  # and it comes back on the same data
+    assert not (node.data_dir / ".kafka_cleanshutdown").exists()
+
+
+def test_node_refuses_an_unformatted_dir_and_says_how_to_format(tmp_path, kraft):
+    config = tmp_path / "server.properties"
+    config.write_text(f"node.id=2\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={tmp_path / 'data'}\n")
+
+    refused = kraft("node", "--config", str(config))
+    assert refused.returncode == 1
+    assert "not formatted; run: kraft format" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+    formatted = kraft("format", "--config", str(config), "--cluster-id", "c1")
+    assert formatted.returncode == 0, formatted.stderr
+    assert "cluster.id=c1" in (tmp_path / "data" / "meta.properties").read_text()
+    again = kraft("format", "--config", str(config))
+    assert again.returncode == 1 and "already formatted" in again.stderr
+
+
+def test_a_busy_port_is_one_clear_line(node, tmp_path, kraft):
+    busy = kraft("dev", "--data", str(tmp_path / "other"), "--port", str(node.port), timeout=30)
+    assert busy.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{node.port}" in busy.stderr
+    assert "Traceback" not in busy.stderr
+
+
+def test_a_bad_config_value_names_the_key(tmp_path, kraft):
+    bad = kraft("dev", "--data", str(tmp_path / "d"), "--port", "0", "--override", "num.partitions=many")
+    assert bad.returncode == 1
+    assert "num.partitions" in bad.stderr and "Traceback" not in bad.stderr
