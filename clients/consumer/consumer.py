@@ -6,6 +6,7 @@ import time
 
 import trio
 
+from clients._service import BackgroundService
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
 from clients.consumer.fetcher import ConsumerRecord, Fetcher
@@ -13,7 +14,7 @@ from clients.errors import ErrorCode, KraftError
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 
 
-class AsyncConsumer:
+class AsyncConsumer(BackgroundService):
     def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *, fetch_min_bytes: int = 1,
                  fetch_max_wait_ms: int = 500, fetch_max_bytes: int = 52428800,
                  max_partition_fetch_bytes: int = 1048576, max_poll_records: int = 500,
@@ -27,46 +28,12 @@ class AsyncConsumer:
             fetch_max_bytes=fetch_max_bytes, max_partition_fetch_bytes=max_partition_fetch_bytes,
             auto_offset_reset=auto_offset_reset, check_crcs=check_crcs,
             request_timeout_ms=request_timeout_ms)
-        self._nursery_cm = None
-        self._close_requested: trio.Event | None = None
-        self._done: trio.Event | None = None
+        super().__init__(self._fetcher.run)
 
-    # --- lifecycle --------------------------------------------------------------------------
+    # --- lifecycle (start, aclose, async with: BackgroundService) ---------------------------
 
-    async def _serve(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        self._close_requested = trio.Event()
-        self._done = trio.Event()
-        try:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(self._fetcher.run)
-                task_status.started()
-                await self._close_requested.wait()
-                nursery.cancel_scope.cancel()
-        finally:
-            self._cluster.close()
-            self._done.set()
-
-    async def start(self) -> None:
-        """Start the background fetcher; pair with aclose() in the same task (or `async with`)."""
-        self._nursery_cm = trio.open_nursery()
-        nursery = await self._nursery_cm.__aenter__()
-        await nursery.start(self._serve)
-
-    async def aclose(self) -> None:
-        if self._close_requested is not None:
-            self._close_requested.set()
-        if self._nursery_cm is not None:
-            cm, self._nursery_cm = self._nursery_cm, None
-            await cm.__aexit__(None, None, None)
-        elif self._done is not None:
-            await self._done.wait()
-
-    async def __aenter__(self) -> "AsyncConsumer":
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info) -> None:
-        await self.aclose()
+    def _on_stopped(self) -> None:
+        self._cluster.close()
 
     # --- assignment and positions -----------------------------------------------------------
 

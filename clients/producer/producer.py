@@ -7,6 +7,7 @@ import time
 
 import trio
 
+from clients._service import BackgroundService
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
@@ -45,7 +46,7 @@ async def _wait_future(future: RecordFuture) -> None:
     await _wait_result(future._batch)
 
 
-class AsyncProducer:
+class AsyncProducer(BackgroundService):
     def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *, acks: int | str = 1,
                  batch_size: int = 16384, linger_ms: int = 5, compression_type: str = "none",
                  max_request_size: int = 1048576, request_timeout_ms: int = 30000,
@@ -71,34 +72,15 @@ class AsyncProducer:
             compression=codec_from_name(compression_type), request_timeout_ms=request_timeout_ms,
             max_in_flight_per_node=max_in_flight_requests_per_connection, retries=retries)
         self._wake = self._sender.wake
-        self._close_requested: trio.Event | None = None
-        self._done: trio.Event | None = None
-        self._nursery_cm = None
+        super().__init__(self._sender.run)
         self._closed = False
 
-    # --- lifecycle --------------------------------------------------------------------------
+    # --- lifecycle (start, _stop, async with: BackgroundService) ----------------------------
 
-    async def _serve(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """The producer's background life: the sender runs until a close is requested."""
-        self._close_requested = trio.Event()
-        self._done = trio.Event()
-        try:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(self._sender.run)
-                task_status.started()
-                await self._close_requested.wait()
-                nursery.cancel_scope.cancel()
-        finally:
-            self._sender.abort(KraftError(ErrorCode.NETWORK_EXCEPTION,
-                                          "the producer was closed before the record was sent"))
-            self._cluster.close()
-            self._done.set()
-
-    async def start(self) -> None:
-        """Start the sender; pair with aclose() in the same task (or use `async with`)."""
-        self._nursery_cm = trio.open_nursery()
-        nursery = await self._nursery_cm.__aenter__()
-        await nursery.start(self._serve)
+    def _on_stopped(self) -> None:
+        self._sender.abort(KraftError(ErrorCode.NETWORK_EXCEPTION,
+                                      "the producer was closed before the record was sent"))
+        self._cluster.close()
 
     async def aclose(self) -> None:
         """Flush everything sent so far, then stop."""
@@ -109,22 +91,6 @@ class AsyncProducer:
         finally:
             self._closed = True
             await self._stop()
-
-    async def _stop(self) -> None:
-        if self._close_requested is not None:
-            self._close_requested.set()
-        if self._nursery_cm is not None:
-            cm, self._nursery_cm = self._nursery_cm, None
-            await cm.__aexit__(None, None, None)
-        elif self._done is not None:
-            await self._done.wait()
-
-    async def __aenter__(self) -> "AsyncProducer":
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info) -> None:
-        await self.aclose()
 
     # --- sending ----------------------------------------------------------------------------
 

@@ -2,43 +2,33 @@
 big-endian, kept in memory as arrays for bisect and appended to the file as written."""
 from __future__ import annotations
 
-import os
 import struct
-from array import array
 from bisect import bisect_right
 from pathlib import Path
 
 from kraft.fs import write_all
+from kraft.log.index_file import IndexCorrupt, IndexFile
 
 ENTRY = struct.Struct(">ii")
 ENTRY_SIZE = ENTRY.size
 
 
-class IndexCorrupt(ValueError):
-    """The index file fails its sanity check and must be rebuilt from the log."""
-
-
-class OffsetIndex:
+class OffsetIndex(IndexFile):
     """Entries map a batch's last offset to the file position where that batch starts; offsets
     strictly increase, so a lookup is one bisect."""
 
+    entry = ENTRY
+
     def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
-        self.path = path
-        self.base_offset = base_offset
-        self.max_entries = max_entries
-        self.offsets = array("q")     # absolute offsets
-        self.positions = array("q")
-        self._fd: int | None = None   # opened for appends only while the segment is active
+        super().__init__(path, base_offset, max_entries)
+        self.offsets, self.positions = self._columns   # absolute offsets, file positions
 
     @classmethod
     def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int) -> OffsetIndex:
         """Read and sanity-check an existing file; raises IndexCorrupt or FileNotFoundError."""
         index = cls(path, base_offset, max_entries)
-        data = path.read_bytes()
-        if len(data) % ENTRY_SIZE:
-            raise IndexCorrupt(f"{path}: size {len(data)} is not a multiple of {ENTRY_SIZE}")
         last_offset, last_position = base_offset - 1, -1
-        for relative, position in ENTRY.iter_unpack(data):
+        for relative, position in cls._read_entries(path):
             offset = base_offset + relative
             if offset <= last_offset or position <= last_position or position >= log_size:
                 raise IndexCorrupt(f"{path}: entry ({offset}, {position}) out of order or past "
@@ -47,13 +37,6 @@ class OffsetIndex:
             index.positions.append(position)
             last_offset, last_position = offset, position
         return index
-
-    def __len__(self) -> int:
-        return len(self.offsets)
-
-    @property
-    def is_full(self) -> bool:
-        return len(self.offsets) >= self.max_entries
 
     def lookup(self, target_offset: int) -> tuple[int, int]:
         """(offset, position) of the largest entry with offset <= target, else (base, 0)."""
@@ -78,24 +61,3 @@ class OffsetIndex:
 
     def reset(self) -> None:
         self._truncate(0)
-
-    def _truncate(self, keep: int) -> None:
-        if keep >= len(self.offsets) and self.path.exists():
-            return
-        del self.offsets[keep:]
-        del self.positions[keep:]
-        os.truncate(self._open(), keep * ENTRY_SIZE)
-
-    def _open(self) -> int:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        return self._fd
-
-    def flush(self) -> None:
-        if self._fd is not None:
-            os.fsync(self._fd)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None

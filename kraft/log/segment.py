@@ -10,7 +10,8 @@ from clients.record.batch_header import (
     HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, CorruptBatchError, validate_batch)
 from kraft.fs import write_all
 from kraft.log import file_names
-from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE, IndexCorrupt, OffsetIndex
+from kraft.log.index_file import IndexCorrupt
+from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE, OffsetIndex
 from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE, TimeIndex
 
 INT_MAX = 2**31 - 1
