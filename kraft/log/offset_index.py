@@ -60,4 +60,5 @@ class OffsetIndex(IndexFile):
         self._truncate(keep)
 
     def reset(self) -> None:
-        self._truncate(0)
+        # Always cut the file: leftovers on disk may exist while nothing is loaded in memory.
+        self._cut(0)

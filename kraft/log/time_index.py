@@ -62,5 +62,5 @@ class TimeIndex(IndexFile):
         self._truncate(bisect_right(self.offsets, offset - 1))
 
     def reset(self) -> None:
-        # Unlike OffsetIndex.reset this always cuts the file, even when nothing is in memory.
+        # Always cut the file: leftovers on disk may exist while nothing is loaded in memory.
         self._cut(0)
