@@ -68,7 +68,7 @@ def cmd_node(args) -> int:
 
 def cmd_dev(args) -> int:
     data = pathlib.Path(args.data)
-    overrides = [f"node.id=1", "process.roles=broker,controller",
+    overrides = ["node.id=1", "process.roles=broker,controller",
                  f"listeners=PLAINTEXT://{args.host}:{args.port}", f"log.dirs={data}", *args.override]
     config = load_config(None, overrides)
     format_dirs(config, uuid.uuid4().hex, ignore_formatted=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from clients import bridge
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
+from clients.list_offsets import list_offsets
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2, controller_pb2
 
@@ -157,29 +157,8 @@ class AsyncAdmin:
                 raise ValueError(f"offset spec must be 'earliest', 'latest' or a timestamp in ms, "
                                  f"not {spec!r}")
             wanted[TopicPartition(*tp)] = ts
-        md = self._cluster.metadata
-        await self._cluster.refresh(sorted({tp.topic for tp in wanted}))
-        by_node: dict[int, dict] = {}
-        for tp, ts in wanted.items():
-            node = md.leaders.get(tp)
-            if node is None:
-                raise KraftError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                 f"{tp.topic}-{tp.partition} does not exist or has no leader")
-            by_node.setdefault(node, {}).setdefault(tp.topic, []).append(
-                broker_pb2.ListOffsetsPartition(partition=tp.partition, current_leader_epoch=-1,
-                                                timestamp=ts))
-        out = {}
-        for node, topics in by_node.items():
-            req = broker_pb2.ListOffsetsRequest(replica_id=-1, topics=[
-                broker_pb2.ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()])
-            resp = await bridge.call(self._cluster.broker_stub(node).ListOffsets, req,
-                                     self._cluster.timeout)
-            for t in resp.topics:
-                for p in t.partitions:
-                    if p.error_code:
-                        raise KraftError(p.error_code, f"{t.name}-{p.partition}: {p.error_message}")
-                    out[TopicPartition(t.name, p.partition)] = p.offset
-        return out
+        answers = await list_offsets(self._cluster, wanted)
+        return {tp: offset for tp, (offset, _ts) in answers.items()}
 
     async def aclose(self) -> None:
         self._cluster.close()

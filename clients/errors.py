@@ -98,6 +98,20 @@ _RETRIABLE = frozenset({
 })
 
 
+# Kafka's InvalidMetadataException family: the cached leader or topic may be wrong, so a client
+# refreshes metadata before it retries.
+INVALID_METADATA = frozenset({
+    ErrorCode.NOT_LEADER_OR_FOLLOWER,
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    ErrorCode.LEADER_NOT_AVAILABLE,
+    ErrorCode.FENCED_LEADER_EPOCH,
+    ErrorCode.UNKNOWN_LEADER_EPOCH,
+    ErrorCode.KAFKA_STORAGE_ERROR,
+    ErrorCode.REPLICA_NOT_AVAILABLE,
+    ErrorCode.NETWORK_EXCEPTION,
+})
+
+
 def error_name(code: int) -> str:
     try:
         return ErrorCode(code).name

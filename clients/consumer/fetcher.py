@@ -11,17 +11,14 @@ import trio
 
 from clients import bridge
 from clients.cluster import Cluster
-from clients.errors import ErrorCode, KraftError
+from clients.list_offsets import list_offsets
+from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.record.codec import decode_records, iter_batches
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2
 
 log = logging.getLogger(__name__)
 
-_REFRESH_ON = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                         ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.FENCED_LEADER_EPOCH,
-                         ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
-                         ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.NETWORK_EXCEPTION})
 # Chunks (one fetch answer per partition) buffered before a partition stops being fetched:
 # one the user is reading plus one that arrived meanwhile keeps a fetch always in flight.
 MAX_BUFFERED_CHUNKS = 2
@@ -246,36 +243,7 @@ class Fetcher:
 
     async def list_offsets(self, wanted: dict) -> dict:
         """{tp: timestamp} -> {tp: (offset, timestamp)} asking each partition's leader."""
-        md = self.cluster.metadata
-        if any(tp not in md.leaders for tp in wanted):
-            await self.cluster.refresh(sorted({tp[0] for tp in wanted}))
-        by_node: dict[int, dict] = {}
-        for tp, ts in wanted.items():
-            node = md.leaders.get(tp)
-            if node is None:
-                state = md.topics.get(tp[0])
-                code = state.error_code if state and state.error_code else (
-                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if state is None or tp[1] not in
-                    state.partitions else ErrorCode.LEADER_NOT_AVAILABLE)
-                raise KraftError(code, f"no leader for {tp[0]}-{tp[1]}")
-            by_node.setdefault(node, {}).setdefault(tp[0], []).append(
-                broker_pb2.ListOffsetsPartition(partition=tp[1], current_leader_epoch=-1,
-                                                timestamp=ts))
-        out = {}
-        for node, topics in by_node.items():
-            req = broker_pb2.ListOffsetsRequest(replica_id=-1, topics=[
-                broker_pb2.ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()])
-            resp = await bridge.call(self.cluster.broker_stub(node).ListOffsets, req,
-                                     self.cluster.timeout)
-            for t in resp.topics:
-                for p in t.partitions:
-                    tp = TopicPartition(t.name, p.partition)
-                    if p.error_code:
-                        if p.error_code in _REFRESH_ON:
-                            md.invalidate_leader(tp)
-                        raise KraftError(p.error_code, f"{t.name}-{p.partition}: {p.error_message}")
-                    out[tp] = (p.offset, p.timestamp)
-        return out
+        return await list_offsets(self.cluster, wanted)
 
     async def resolve(self, resets: dict) -> None:
         """Turn pending resets into positions, unless a seek overtook them meanwhile."""
@@ -359,7 +327,7 @@ class Fetcher:
                 offset, gen = asked[tp]
                 if p.error_code:
                     decoded.append((tp, gen, p.error_code, p.error_message, None, 0))
-                    refresh = refresh or p.error_code in _REFRESH_ON
+                    refresh = refresh or p.error_code in INVALID_METADATA
                     continue
                 data = p.records
                 if not data:
@@ -392,7 +360,7 @@ class Fetcher:
                 if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
                     self._reset_locked(tp, self._policy_timestamp(tp))
                     wake = True
-                elif code in _REFRESH_ON:
+                elif code in INVALID_METADATA:
                     self.cluster.metadata.invalidate_leader(tp)
                 elif code:
                     self.error = KraftError(code, f"{tp[0]}-{tp[1]}: {message}")

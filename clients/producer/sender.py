@@ -11,7 +11,7 @@ import trio
 
 from clients import bridge
 from clients.cluster import Cluster
-from clients.errors import ErrorCode, KraftError
+from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.producer.accumulator import ProducerBatch, RecordAccumulator
 from clients.producer.future import BatchResult
 from clients.record.codec import encode_batch
@@ -19,10 +19,6 @@ from clients.wire import broker_pb2
 
 log = logging.getLogger(__name__)
 
-# Errors after which the cached leader is wrong or the topic changed: look again.
-_REFRESH_ON = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                         ErrorCode.NETWORK_EXCEPTION, ErrorCode.LEADER_NOT_AVAILABLE,
-                         ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH})
 # A topic reported unknown for this long fails its waiting records (auto-create is off);
 # shorter than delivery_timeout so `kraft produce` to a typo fails fast.
 UNKNOWN_TOPIC_TIMEOUT_MS = 1000
@@ -231,7 +227,7 @@ class Sender:
             self.lock.notify_all()
 
     def _retry_or_fail_locked(self, b: ProducerBatch, exc: KraftError, now: int) -> None:
-        if exc.code in _REFRESH_ON:
+        if exc.code in INVALID_METADATA:
             self.cluster.metadata.invalidate_leader((b.topic, b.partition))
             self._metadata_wanted = True
         if exc.retriable and b.attempts < self.retries and not self.acc.expired(b, now):
