@@ -10,6 +10,8 @@ def test_error_numbers_are_kafkas():
             ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.INVALID_TOPIC_EXCEPTION, ErrorCode.NOT_ENOUGH_REPLICAS,
             ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
             ErrorCode.FENCED_LEADER_EPOCH) == (1, 2, 6, 10, 17, 19, 36, 45, 74)
+    assert (ErrorCode.INVALID_UPDATE_VERSION, ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.DUPLICATE_BROKER_REGISTRATION,
+            ErrorCode.BROKER_ID_NOT_REGISTERED, ErrorCode.INELIGIBLE_REPLICA) == (95, 100, 101, 102, 107)
 
 
 def test_retriable_flags_follow_kafka():

@@ -1,0 +1,2 @@
+"""The quorum controller's pure logic: commands turn the current metadata image and a request
+into (records, response); only replaying committed records changes state (STYLE.md habit 6)."""

@@ -1,0 +1,244 @@
+"""Requests and responses of the Controller service as frozen dataclasses (the gRPC servicer
+maps them to and from protobuf). Error codes are clients.errors.ErrorCode values."""
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+
+# -- brokers
+@dataclass(frozen=True)
+class RegisterBrokerRequest:
+    broker_id: int
+    incarnation_id: str        # new on every process start: tells a restart from a duplicate
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True)
+class RegisterBrokerResponse:
+    error_code: int = 0
+    error_message: str = ""
+    broker_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class BrokerHeartbeatRequest:
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int    # the broker's replayed metadata log offset
+    want_fence: bool = False
+    want_shutdown: bool = False
+
+
+@dataclass(frozen=True)
+class BrokerHeartbeatResponse:
+    error_code: int = 0
+    error_message: str = ""
+    is_caught_up: bool = False
+    is_fenced: bool = True
+    should_shut_down: bool = False
+
+
+# -- topics
+@dataclass(frozen=True)
+class CreatableTopic:
+    name: str
+    num_partitions: int = -1          # -1: num.partitions
+    replication_factor: int = -1      # -1: default.replication.factor
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CreateTopicsRequest:
+    topics: tuple[CreatableTopic, ...]
+    validate_only: bool = False
+
+
+@dataclass(frozen=True)
+class CreateTopicResult:
+    name: str
+    error_code: int = 0
+    error_message: str = ""
+    topic_id: str = ""
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CreateTopicsResponse:
+    topics: tuple[CreateTopicResult, ...]
+
+
+@dataclass(frozen=True)
+class DeleteTopicsRequest:
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeleteTopicResult:
+    name: str
+    error_code: int = 0
+    error_message: str = ""
+    topic_id: str = ""
+
+
+@dataclass(frozen=True)
+class DeleteTopicsResponse:
+    topics: tuple[DeleteTopicResult, ...]
+
+
+@dataclass(frozen=True)
+class CreatePartitionsTopic:
+    name: str
+    count: int                        # the new total number of partitions
+
+
+@dataclass(frozen=True)
+class CreatePartitionsRequest:
+    topics: tuple[CreatePartitionsTopic, ...]
+    validate_only: bool = False
+
+
+@dataclass(frozen=True)
+class CreatePartitionsResult:
+    name: str
+    error_code: int = 0
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class CreatePartitionsResponse:
+    topics: tuple[CreatePartitionsResult, ...]
+
+
+# -- configs
+@dataclass(frozen=True)
+class ConfigResource:
+    resource_type: str                # "topic"
+    resource_name: str
+    keys: tuple[str, ...] | None = None   # None: every key
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    name: str
+    value: str
+    is_default: bool
+    source: str                       # DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG
+
+
+@dataclass(frozen=True)
+class DescribeConfigsRequest:
+    resources: tuple[ConfigResource, ...]
+
+
+@dataclass(frozen=True)
+class DescribeConfigsResult:
+    resource_type: str
+    resource_name: str
+    error_code: int = 0
+    error_message: str = ""
+    configs: tuple[ConfigEntry, ...] = ()
+
+
+@dataclass(frozen=True)
+class DescribeConfigsResponse:
+    results: tuple[DescribeConfigsResult, ...]
+
+
+class AlterConfigOpType(enum.IntEnum):
+    # Kafka's numbering (IncrementalAlterConfigs).
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclass(frozen=True)
+class AlterConfigOp:
+    name: str
+    op: AlterConfigOpType
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class AlterConfigsResource:
+    resource_type: str
+    resource_name: str
+    ops: tuple[AlterConfigOp, ...]
+
+
+@dataclass(frozen=True)
+class IncrementalAlterConfigsRequest:
+    resources: tuple[AlterConfigsResource, ...]
+    validate_only: bool = False
+
+
+@dataclass(frozen=True)
+class AlterConfigsResult:
+    resource_type: str
+    resource_name: str
+    error_code: int = 0
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class IncrementalAlterConfigsResponse:
+    results: tuple[AlterConfigsResult, ...]
+
+
+# -- producer ids
+@dataclass(frozen=True)
+class AllocateProducerIdsRequest:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True)
+class AllocateProducerIdsResponse:
+    error_code: int = 0
+    error_message: str = ""
+    producer_id_start: int = -1
+    producer_id_len: int = 0
+
+
+# -- ISR changes from partition leaders
+@dataclass(frozen=True)
+class PartitionIsrChange:
+    topic_id: str
+    partition: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionRequest:
+    broker_id: int
+    broker_epoch: int
+    partitions: tuple[PartitionIsrChange, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionResult:
+    topic_id: str
+    partition: int
+    error_code: int = 0
+    error_message: str = ""
+    # The partition's state once the change commits (or as it is, on error).
+    leader: int = -1
+    leader_epoch: int = -1
+    isr: tuple[int, ...] = ()
+    partition_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class AlterPartitionResponse:
+    error_code: int = 0
+    error_message: str = ""
+    partitions: tuple[AlterPartitionResult, ...] = ()
