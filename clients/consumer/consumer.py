@@ -78,7 +78,7 @@ class AsyncConsumer(BackgroundService):
                 raise KraftError(ErrorCode.OFFSET_OUT_OF_RANGE,
                                  f"{tp.topic}-{tp.partition} has no position and "
                                  f"auto_offset_reset='none'; seek() first")
-            await f.resolve({tp: reset})
+            await f.resolve({tp})
 
     # --- reading ----------------------------------------------------------------------------
 

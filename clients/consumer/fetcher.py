@@ -212,7 +212,7 @@ class Fetcher:
         retried after a backoff."""
         with self.cond:
             assigned = list(self.assigned)
-            resets = dict(self.resets)
+            has_resets = bool(self.resets)
         leaders = self.cluster.metadata.leaders
         retry = False
         if assigned and (self._metadata_wanted or any(tp not in leaders for tp in assigned)):
@@ -225,9 +225,9 @@ class Fetcher:
                 return True
             if any(tp not in leaders for tp in assigned):
                 retry = True
-        if resets:
+        if has_resets:
             try:
-                await self.resolve(resets)
+                await self.resolve()
             except KraftError as exc:
                 if not exc.retriable:
                     with self.cond:
@@ -245,10 +245,15 @@ class Fetcher:
         """{tp: timestamp} -> {tp: (offset, timestamp)} asking each partition's leader."""
         return await list_offsets(self.cluster, wanted)
 
-    async def resolve(self, resets: dict) -> None:
-        """Turn pending resets into positions, unless a seek overtook them meanwhile."""
+    async def resolve(self, only=None) -> None:
+        """Turn pending resets (of the partitions in `only`, or all) into positions, unless a
+        seek overtook them meanwhile. The resets and their generations are read together: an
+        answer for an older reset must never pass for the newer one."""
         with self.cond:
+            resets = {tp: ts for tp, ts in self.resets.items() if only is None or tp in only}
             gens = {tp: self.gens.get(tp, 0) for tp in resets}
+        if not resets:
+            return
         answers = await self.list_offsets(resets)
         with self.cond:
             for tp, (offset, _ts) in answers.items():

@@ -52,10 +52,10 @@ class NodeProcess:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(10)
 
-    def stop(self, timeout: float = 20.0) -> int:
+    def stop(self, timeout: float = 20.0, signum: int = signal.SIGTERM) -> int:
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else 0
-        self.proc.send_signal(signal.SIGTERM)
+        self.proc.send_signal(signum)
         return self.proc.wait(timeout)
 
 

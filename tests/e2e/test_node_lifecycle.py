@@ -3,13 +3,16 @@ recovery), `kraft node` refuses an unformatted dir and says how to format, and a
 bad config key is one clear line and exit 1."""
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 pytestmark = pytest.mark.e2e
 
 
-def test_sigterm_stops_cleanly_and_leaves_the_clean_shutdown_marker(node):
-    assert node.stop() == 0
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stop_signal_stops_cleanly_and_leaves_the_clean_shutdown_marker(node, signum):
+    assert node.stop(signum=signum) == 0
     assert (node.data_dir / ".kafka_cleanshutdown").exists()
     assert (node.data_dir / "recovery-point-offset-checkpoint").read_text().startswith("0\n")
     node.start()                                  # and it comes back on the same data

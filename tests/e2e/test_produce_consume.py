@@ -75,3 +75,12 @@ def test_seek_to_end_and_offsets_for_times(node):
         consumer.seek(tp, 4)
         first = consumer.poll(timeout_ms=5000)[0]
         assert (first.offset, first.value, first.timestamp) == (4, b"v4", 1_004_000)
+
+
+def test_acks_0_records_arrive_without_offsets(node):
+    with Producer(node.address, acks=0, linger_ms=1) as producer:
+        futures = [producer.send("fire", b"v%d" % i) for i in range(500)]
+        producer.flush(timeout=30)
+    assert all(f.result(timeout=0).offset == -1 for f in futures)   # acks=0: no offset comes back
+    records = consume_all(node.address, [TopicPartition("fire", 0)], 500)
+    assert [r.value for r in records] == [b"v%d" % i for i in range(500)]
