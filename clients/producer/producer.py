@@ -17,6 +17,8 @@ from clients.producer.future import BatchResult, RecordFuture, RecordMetadata
 from clients.producer.sender import Sender
 from clients.record.compression import codec_from_name
 
+PARTITION_REQUESTS_IN_FLIGHT = 1
+
 
 def _parse_acks(acks: int | str) -> int:
     if acks in ("all", "-1", -1):
@@ -64,7 +66,10 @@ class AsyncProducer(BackgroundService):
         self._acc = RecordAccumulator(
             batch_size=batch_size, linger_ms=linger_ms, max_request_size=max_request_size,
             delivery_timeout_ms=delivery_timeout_ms, retry_backoff_ms=retry_backoff_ms,
-            max_in_flight=max_in_flight_requests_per_connection,
+            # One request per partition at a time: grpcio may run two calls of one channel in
+            # either order on the server, so a second request could be appended first. Several
+            # partitions (up to max_in_flight_requests_per_connection requests) still overlap.
+            max_in_flight=PARTITION_REQUESTS_IN_FLIGHT,
             partitioner=StickyPartitioner(), key_partitioner=default_partition,
             new_result=BatchResult, make_future=RecordFuture)
         self._sender = Sender(
