@@ -1,0 +1,52 @@
+"""Ready (what a driver must do, in order) and QuorumInfo (what `kraft quorum describe` prints):
+the two values the core hands out."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraft.raft.log import ElectionState, Entry, OffsetAndEpoch
+from kraft.raft.messages import Message
+
+
+@dataclass(frozen=True)
+class Ready:
+    """Do these in order, then call `advance(ready)`:
+    1. persist: write `election_state` (if set) to the ElectionStore; `log.flush()` if
+       `must_flush` (entries were already appended or truncated through the RaftLog);
+    2. send `messages`;
+    3. apply: load `snapshot_to_load` (from `log.read_snapshot`) into the state machine, then
+       apply `committed` in order, then, if `snapshot_to_take` is set, serialise the state machine
+       (now exactly at that offset) and call `log.create_snapshot(snapshot_to_take, data)`.
+    Wake the core again by `next_deadline_ms` with `tick` (None: nothing timed is pending)."""
+    election_state: ElectionState | None
+    must_flush: bool
+    messages: tuple[Message, ...]
+    snapshot_to_load: OffsetAndEpoch | None
+    committed: tuple[Entry, ...]
+    snapshot_to_take: OffsetAndEpoch | None
+    # Soft state, for the driver to route clients: not persisted.
+    role: str
+    epoch: int
+    leader_id: int | None
+    high_watermark: int
+    next_deadline_ms: int | None
+
+
+@dataclass(frozen=True)
+class ReplicaInfo:
+    replica_id: int
+    log_end_offset: int
+    last_fetch_ms: int | None
+
+
+@dataclass(frozen=True)
+class QuorumInfo:
+    """DescribeQuorum as this node sees it; replica lists are filled in only on the leader."""
+    node_id: int
+    role: str
+    leader_id: int | None
+    leader_epoch: int
+    high_watermark: int
+    log_end_offset: int
+    voters: tuple[ReplicaInfo, ...]
+    observers: tuple[ReplicaInfo, ...]
