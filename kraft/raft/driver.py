@@ -1,0 +1,218 @@
+"""RaftDriver: the one trio loop around a RaftCore (STYLE.md habit 2). It wakes at the core's next
+deadline or when a message or proposal arrives, steps or ticks the core, then works through
+`ready()` in order: persist (quorum-state, log flush), then send, then apply, then `advance`.
+Outbound requests go to peers' Quorum services through clients.bridge, one task per send; an
+answer is stepped into the core, a failure or timeout is dropped (the core resends on its own
+timers). Inbound requests (from the servicer) are queued for the loop and wait for the answer the
+core produces, matched by request type, requester and request id."""
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterable, Sequence
+
+import trio
+
+from clients import bridge
+from clients.errors import ErrorCode, KraftError
+from clients.wire import quorum_pb2_grpc
+from kraft.raft import codec
+from kraft.raft.core import RaftCore
+from kraft.raft.log import ElectionStore, Entry, OffsetAndEpoch, RaftLog
+from kraft.raft.messages import Message
+from kraft.raft.ready import QuorumInfo
+
+_REQUEST_OF = {resp: req for req, resp in codec.RESPONSE_OF.items()}
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+class _Slot:
+    """Where the loop leaves the core's answer to one inbound request."""
+    __slots__ = ("done", "answer")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.answer: Message | None = None
+
+
+class RaftDriver:
+    def __init__(self, core: RaftCore, log: RaftLog, election_store: ElectionStore,
+                 peers: dict[int, str], clock: Callable[[], int] = monotonic_ms,
+                 on_commit: Callable[[Sequence[Entry]], None] | None = None,
+                 on_snapshot_load: Callable[[OffsetAndEpoch, bytes], None] | None = None,
+                 take_snapshot: Callable[[], bytes] | None = None) -> None:
+        """`peers`: node id -> "host:port" of its Quorum service. `on_commit` gets every committed
+        entry once, in order (control entries included: state machines skip them);
+        `on_snapshot_load` replaces the state machine; `take_snapshot` serialises it."""
+        self.core = core
+        self._log = log
+        self._store = election_store
+        self._peers = dict(peers)
+        self._clock = clock
+        self._on_commit = on_commit
+        self._on_snapshot_load = on_snapshot_load
+        self._take_snapshot = take_snapshot
+        self._inbox: list[Message] = []
+        self._wake = trio.Event()
+        self._waiters: dict[tuple, list[_Slot]] = {}
+        self._channels: dict[int, object] = {}
+        self._stubs: dict[int, quorum_pb2_grpc.QuorumStub] = {}
+        self._proposed_epochs: dict[int, int] = {}
+        self._commit_changed = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        # End (exclusive) of what the state machine has been given.
+        self.committed_end = log.log_start_offset
+
+    # -- the loop ---------------------------------------------------------------------------------
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started()
+                while True:
+                    self._process_ready()
+                    await self._wait_for_work()
+                    now = self._clock()
+                    inbox, self._inbox = self._inbox, []
+                    for message in inbox:
+                        self.core.step(message, now)
+                    deadline = self.core.next_deadline_ms
+                    if deadline is not None and now >= deadline:
+                        self.core.tick(now)
+        finally:
+            self._nursery = None
+            for channel in self._channels.values():
+                channel.close()
+            self._channels.clear()
+            self._stubs.clear()
+
+    async def _wait_for_work(self) -> None:
+        if not self._inbox:
+            deadline = self.core.next_deadline_ms
+            timeout = float("inf") if deadline is None \
+                else max(0.0, (deadline - self._clock()) / 1000)
+            with trio.move_on_after(timeout):
+                await self._wake.wait()
+        self._wake = trio.Event()
+
+    def _process_ready(self) -> None:
+        core = self.core
+        while core.has_ready():
+            ready = core.ready()
+            # 1. persist
+            if ready.election_state is not None:
+                self._store.write(ready.election_state)
+            if ready.must_flush:
+                self._log.flush()
+            # 2. send
+            for message in ready.messages:
+                self._send(message)
+            # 3. apply
+            if ready.snapshot_to_load is not None:
+                data = self._log.read_snapshot(ready.snapshot_to_load)
+                if self._on_snapshot_load is not None:
+                    self._on_snapshot_load(ready.snapshot_to_load, data)
+                self.committed_end = max(self.committed_end, ready.snapshot_to_load.offset)
+            if ready.committed:
+                if self._on_commit is not None:
+                    self._on_commit(ready.committed)
+                self.committed_end = ready.committed[-1].offset + 1
+            if ready.snapshot_to_take is not None and self._take_snapshot is not None:
+                self._log.create_snapshot(ready.snapshot_to_take, self._take_snapshot())
+            core.advance(ready)
+            if ready.committed or ready.snapshot_to_load is not None:
+                self._commit_changed.set()
+                self._commit_changed = trio.Event()
+
+    def _enqueue(self, message: Message) -> None:
+        self._inbox.append(message)
+        self._wake.set()
+
+    # -- outbound ---------------------------------------------------------------------------------
+    def _send(self, message: Message) -> None:
+        if type(message) in _REQUEST_OF:
+            key = _key(message)
+            waiting = self._waiters.get(key)
+            if waiting:  # first come, first answered: the core answers in the order it steps
+                slot = waiting.pop(0)
+                if not waiting:
+                    del self._waiters[key]
+                slot.answer = message
+                slot.done.set()
+            return
+        if self._nursery is not None and message.dst in self._peers:
+            self._nursery.start_soon(self._call, message)
+
+    async def _call(self, message: Message) -> None:
+        stub = self._stubs.get(message.dst)
+        if stub is None:
+            channel = self._channels[message.dst] = bridge.open_channel(self._peers[message.dst])
+            stub = self._stubs[message.dst] = quorum_pb2_grpc.QuorumStub(channel)
+        timeout = (self.core.config.request_timeout_ms + getattr(message, "max_wait_ms", 0)) / 1000
+        method = getattr(stub, codec.RPC_OF[type(message)])
+        try:
+            answer = await bridge.call(method, codec.to_proto(message), timeout)
+        except KraftError:
+            return  # unreachable or timed out: the core resends on its timers
+        self._enqueue(codec.from_proto(answer))
+
+    # -- inbound (from the Quorum servicer) -------------------------------------------------------
+    async def handle_request(self, request: Message) -> Message:
+        """Step an inbound request into the core and return the core's answer. A parked Fetch
+        waits up to its max_wait_ms; raises KraftError(REQUEST_TIMED_OUT) if no answer comes."""
+        slot = _Slot()
+        key = _key(request)
+        self._waiters.setdefault(key, []).append(slot)
+        self._enqueue(request)
+        timeout = (self.core.config.request_timeout_ms + getattr(request, "max_wait_ms", 0)) / 1000
+        try:
+            with trio.move_on_after(timeout):
+                await slot.done.wait()
+        finally:
+            waiting = self._waiters.get(key)
+            if waiting and slot in waiting:
+                waiting.remove(slot)
+                if not waiting:
+                    del self._waiters[key]
+        if slot.answer is None:
+            raise KraftError(ErrorCode.REQUEST_TIMED_OUT, "the quorum core did not answer")
+        return slot.answer
+
+    def describe(self) -> QuorumInfo:
+        return self.core.describe()
+
+    # -- clients of the state machine -------------------------------------------------------------
+    async def propose(self, payloads: Iterable[bytes]) -> int:
+        """Append as leader; returns the offset of the last entry. Raises
+        KraftError(NOT_LEADER_OR_FOLLOWER) elsewhere."""
+        result = self.core.propose(list(payloads), self._clock())
+        if isinstance(result, ErrorCode):
+            raise KraftError(result, f"node {self.core.node_id} is not the leader "
+                                     f"(leader: {self.core.leader_id})")
+        self._proposed_epochs[result.offset] = result.epoch
+        self._wake.set()
+        return result.offset
+
+    async def wait_committed(self, offset: int) -> None:
+        """Return once the entry at `offset` is committed and applied here. If it was this node's
+        proposal and another leader's entry committed there instead, raise
+        KraftError(NOT_LEADER_OR_FOLLOWER): the proposal is lost."""
+        while self.committed_end <= offset:
+            await self._commit_changed.wait()
+        epoch = self._proposed_epochs.pop(offset, None)
+        if epoch is not None and offset >= self._log.log_start_offset \
+                and self._log.epoch_at(offset) != epoch:
+            raise KraftError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                             f"offset {offset} committed in another epoch: the proposal was lost")
+
+
+def _key(message: Message) -> tuple:
+    """Pairs a request with its answer: (request type, requester, request id or pre-vote flag)."""
+    if type(message) in _REQUEST_OF:
+        return (_REQUEST_OF[type(message)], message.dst,
+                getattr(message, "request_id", getattr(message, "pre_vote", None)))
+    return (type(message), message.src,
+            getattr(message, "request_id", getattr(message, "pre_vote", None)))
