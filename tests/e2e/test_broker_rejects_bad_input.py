@@ -132,3 +132,15 @@ def test_fetch_long_polls_until_data_arrives(node):
     waiter.join(15)
     assert result["answer"].records.startswith(struct.pack(">q", 0))
     assert time.monotonic() - started < 10
+
+
+def test_acks_all_is_refused_when_the_isr_is_below_min_insync_replicas(node):
+    raw = Raw(node.address)
+    assert raw.create("strict", min_insync_replicas="2").error_code == 0
+
+    refused = raw.produce("strict", batch(), acks=-1)
+
+    assert refused.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert "min.insync.replicas is 2" in refused.error_message
+    assert raw.log_end("strict") == 0
+    assert raw.produce("strict", batch(), acks=1).error_code == 0      # acks=1 does not wait for the ISR
