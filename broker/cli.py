@@ -48,7 +48,23 @@ def format_dirs(config, cluster_id: str, ignore_formatted: bool) -> list[str]:
             raise NodeStartError(f"log dir {d} is already formatted; pass --ignore-formatted to skip it")
         _write_meta(d, cluster_id, config.node_id)
         formatted.append(str(d))
+    if config.runs_quorum:
+        _format_quorum_state(config, ignore_formatted)
     return formatted
+
+
+def _format_quorum_state(config, ignore_formatted: bool) -> None:
+    """A voter starts at epoch 0 with the configured voter set, in the first log dir (Kafka's
+    metadata.log.dir default)."""
+    from kraft.raft.disk import quorum_state_path, write_initial
+
+    path = quorum_state_path(pathlib.Path(config.log_dirs[0]))
+    if path.exists() and ignore_formatted:
+        return
+    try:
+        write_initial(path, sorted(config.quorum_voters))
+    except FileExistsError as exc:
+        raise NodeStartError(f"{exc}; or pass --ignore-formatted to skip it") from None
 
 
 def cmd_format(args) -> int:

@@ -43,11 +43,54 @@ def parse_listener(key: str, text: str) -> tuple[str, int]:
     return host or "0.0.0.0", _int(key, port)
 
 
+def parse_listeners(key: str, text: str) -> dict[str, tuple[str, int]]:
+    """`PLAINTEXT://h:p,CONTROLLER://h:p` -> {"PLAINTEXT": (h, p), "CONTROLLER": (h, p)}, in order;
+    a listener without a name (plain `host:port`) is PLAINTEXT."""
+    out: dict[str, tuple[str, int]] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, sep, _ = part.partition("://")
+        name = name.strip().upper() if sep else "PLAINTEXT"
+        if name in out:
+            raise ServerConfigError(f"{key}: listener name {name} appears twice in {text!r}")
+        out[name] = parse_listener(key, part)
+    if not out:
+        raise ServerConfigError(f"{key}: no listener given (e.g. PLAINTEXT://127.0.0.1:9092)")
+    return out
+
+
+def parse_voters(key: str, text: str) -> dict[int, str]:
+    """Kafka's `1@host:port,2@host:port,3@host:port` -> {1: "host:port", ...}; empty -> {}."""
+    voters: dict[int, str] = {}
+    example = "e.g. 1@127.0.0.1:9093,2@127.0.0.1:9094,3@127.0.0.1:9095"
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        node, sep, address = part.partition("@")
+        host, colon, port = address.rpartition(":")
+        if not sep or not colon or not host or not node.strip().isdigit() or not port.isdigit():
+            raise ServerConfigError(f"{key}: {part!r} is not id@host:port ({example})")
+        node_id = int(node)
+        if node_id in voters:
+            raise ServerConfigError(f"{key}: voter {node_id} appears twice in {text!r}")
+        voters[node_id] = f"{host}:{int(port)}"
+    return voters
+
+
+def _names(key: str, text: str) -> tuple[str, ...]:
+    names = tuple(n.strip().upper() for n in text.split(",") if n.strip())
+    if not names:
+        raise ServerConfigError(f"{key}: no listener name given (e.g. CONTROLLER)")
+    return names
+
+
 # server.properties key -> (attribute, parser, default text). Kafka's defaults unless noted.
 _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "node.id": ("node_id", _int, "1"),
     "process.roles": ("process_roles", _roles, "broker,controller"),
-    "listeners": ("listener", parse_listener, "PLAINTEXT://127.0.0.1:9092"),
+    "listeners": ("listeners", parse_listeners, "PLAINTEXT://127.0.0.1:9092"),
+    "controller.listener.names": ("controller_listener_names", _names, "CONTROLLER"),
     "log.dirs": ("log_dirs", lambda k, v: tuple(p.strip() for p in v.split(",") if p.strip()), "./kraft-data"),
     "num.partitions": ("num_partitions", _int, "1"),
     "default.replication.factor": ("default_replication_factor", _int, "1"),
@@ -61,7 +104,11 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", _int, "2000"),
     "broker.session.timeout.ms": ("broker_session_timeout_ms", _int, "9000"),
     "controller.quorum.fetch.timeout.ms": ("quorum_fetch_timeout_ms", _int, "2000"),
-    "controller.quorum.voters": ("quorum_voters", lambda k, v: v.strip(), ""),
+    "controller.quorum.voters": ("quorum_voters", parse_voters, ""),
+    "controller.quorum.election.timeout.ms": ("quorum_election_timeout_ms", _int, "1000"),
+    "controller.quorum.election.backoff.max.ms": ("quorum_election_backoff_max_ms", _int, "1000"),
+    "controller.quorum.request.timeout.ms": ("quorum_request_timeout_ms", _int, "2000"),
+    "controller.quorum.retry.backoff.ms": ("quorum_retry_backoff_ms", _int, "20"),
 }
 
 # Broker-wide defaults for topic configs: server key -> topic key (Kafka's naming).
@@ -92,7 +139,8 @@ _SCALED = {"log.retention.hours": ("log.retention.ms", 3_600_000),
 class ServerConfig:
     node_id: int
     process_roles: tuple[str, ...]
-    listener: tuple[str, int]
+    listeners: Mapping[str, tuple[str, int]]      # listener name -> (host, port), in order
+    controller_listener_names: tuple[str, ...]
     log_dirs: tuple[str, ...]
     num_partitions: int
     default_replication_factor: int
@@ -106,9 +154,33 @@ class ServerConfig:
     broker_heartbeat_interval_ms: int
     broker_session_timeout_ms: int
     quorum_fetch_timeout_ms: int
-    quorum_voters: str
+    quorum_voters: Mapping[int, str]              # voter node id -> "host:port"
+    quorum_election_timeout_ms: int
+    quorum_election_backoff_max_ms: int
+    quorum_request_timeout_ms: int
+    quorum_retry_backoff_ms: int
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
+
+    @property
+    def listener(self) -> tuple[str, int]:
+        """The broker listener: the first one not named in controller.listener.names (a node
+        without one, i.e. a controller-only node, gets its first listener)."""
+        brokers = [a for n, a in self.listeners.items() if n not in self.controller_listener_names]
+        return brokers[0] if brokers else next(iter(self.listeners.values()))
+
+    @property
+    def controller_listener(self) -> tuple[str, int] | None:
+        """Where this node serves the Quorum service, if it has a controller listener."""
+        for name in self.controller_listener_names:
+            if name in self.listeners:
+                return self.listeners[name]
+        return None
+
+    @property
+    def runs_quorum(self) -> bool:
+        """A controller with configured voters takes part in the Raft quorum."""
+        return "controller" in self.process_roles and bool(self.quorum_voters)
 
     @property
     def host(self) -> str:
@@ -157,7 +229,26 @@ def build_config(props: Mapping[str, str]) -> ServerConfig:
     topic_defaults = {topic_key: props[key] for key, topic_key in BROKER_TO_TOPIC_KEYS.items() if key in props}
     known = set(_SERVER_KEYS) | set(BROKER_TO_TOPIC_KEYS) | set(_SCALED) | {"log.dir"}
     unknown = tuple(sorted(k for k in props if k not in known))
-    return ServerConfig(**values, topic_defaults=topic_defaults, unknown_keys=unknown)
+    config = ServerConfig(**values, topic_defaults=topic_defaults, unknown_keys=unknown)
+    _check_quorum(config)
+    return config
+
+
+def _check_quorum(config: ServerConfig) -> None:
+    if not config.runs_quorum:
+        return
+    voters = ",".join(f"{i}@{a}" for i, a in config.quorum_voters.items())
+    if config.node_id not in config.quorum_voters:
+        raise ServerConfigError(f"controller.quorum.voters: node.id {config.node_id} is a controller "
+                                f"but not one of the voters ({voters}); add it or fix node.id")
+    if config.controller_listener is None:
+        names = ",".join(config.controller_listener_names)
+        raise ServerConfigError(
+            f"listeners: a controller needs a listener named in controller.listener.names ({names}), "
+            f"e.g. listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://{config.quorum_voters[config.node_id]}")
+    if "broker" in config.process_roles and len(config.listeners) < 2:
+        raise ServerConfigError("listeners: a broker,controller node needs a broker listener too, "
+                                "e.g. PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093")
 
 
 def load_config(path: str | None, overrides: list[str]) -> ServerConfig:

@@ -19,6 +19,8 @@ RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 META_PROPERTIES = "meta.properties"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+# The KRaft metadata partition (`__cluster_metadata-0`): kept by kraft.raft, not by LogManager.
+METADATA_TOPIC = "__cluster_metadata"
 
 
 def offset_prefix(offset: int) -> str:

@@ -64,7 +64,7 @@ class LogManager:
                 shutil.rmtree(entry.path, ignore_errors=True)   # a delete interrupted by a crash
                 continue
             tp = fn.parse_topic_partition(entry.name)
-            if tp is None:
+            if tp is None or tp[0] == fn.METADATA_TOPIC:   # the Raft metadata log is kraft.raft's
                 continue
             if tp in self._logs:
                 raise RuntimeError(f"partition {tp[0]}-{tp[1]} exists in both {self._dir_of[tp]} "

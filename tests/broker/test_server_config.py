@@ -39,3 +39,43 @@ def test_malformed_lines_and_overrides_are_errors(tmp_path):
         load_config(None, ["novalue"])
     with pytest.raises(ServerConfigError, match="does not exist"):
         load_config(str(tmp_path / "missing.properties"), [])
+
+
+def test_quorum_voters_parse_to_ids_and_addresses():
+    c = build_config({"controller.quorum.voters": "1@127.0.0.1:9093, 2@h2:9094,3@h3:9095",
+                      "listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"})
+    assert c.quorum_voters == {1: "127.0.0.1:9093", 2: "h2:9094", 3: "h3:9095"}
+    assert c.runs_quorum
+    assert build_config({}).quorum_voters == {} and not build_config({}).runs_quorum
+
+
+@pytest.mark.parametrize("voters", ["1@h:9093,nohost", "x@h:9093", "1@h:port", "1@:9093",
+                                    "1@h:9093,1@h:9094"])
+def test_bad_quorum_voters_name_their_key(voters):
+    with pytest.raises(ServerConfigError, match="controller.quorum.voters"):
+        build_config({"controller.quorum.voters": voters, "process.roles": "broker"})
+
+
+def test_listeners_give_the_broker_and_the_controller_address():
+    c = build_config({"listeners": "CONTROLLER://127.0.0.1:9093,PLAINTEXT://0.0.0.0:9092"})
+    assert (c.host, c.port) == ("0.0.0.0", 9092)               # host/port stay the broker's
+    assert c.controller_listener == ("127.0.0.1", 9093)
+    assert c.controller_listener_names == ("CONTROLLER",)
+    named = build_config({"listeners": "BROKER://h:1,RAFT://h:2", "controller.listener.names": "RAFT"})
+    assert (named.listener, named.controller_listener) == (("h", 1), ("h", 2))
+    only = build_config({"listeners": "CONTROLLER://127.0.0.1:9093", "process.roles": "controller"})
+    assert only.controller_listener == ("127.0.0.1", 9093) and only.listener == ("127.0.0.1", 9093)
+    assert build_config({}).controller_listener is None
+
+
+@pytest.mark.parametrize("props, key", [
+    ({"process.roles": "controller", "controller.quorum.voters": "2@h:9093",
+      "listeners": "CONTROLLER://h:9093"}, "controller.quorum.voters"),    # node 1 is no voter
+    ({"process.roles": "controller", "controller.quorum.voters": "1@h:9093",
+      "listeners": "PLAINTEXT://h:9092"}, "listeners"),                    # no controller listener
+    ({"controller.quorum.voters": "1@h:9093", "listeners": "CONTROLLER://h:9093"}, "listeners"),
+    ({"listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2"}, "listeners"),
+])
+def test_an_unusable_quorum_setup_names_its_key(props, key):
+    with pytest.raises(ServerConfigError, match=key):
+        build_config(props)
