@@ -1,0 +1,18 @@
+"""DESIGN.md's import direction is one-way: clients <- kraft <- broker. A lower layer naming a
+higher one (even inside a function) fails here, with the file and line."""
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FORBIDDEN = {"clients": ("kraft", "broker", "chaos"), "kraft": ("broker", "chaos")}
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_lower_layers_never_import_higher_ones(package):
+    pattern = re.compile(r"^\s*(from|import)\s+(%s)\b" % "|".join(FORBIDDEN[package]))
+    offenders = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+                 for path in sorted((ROOT / package).rglob("*.py"))
+                 for n, line in enumerate(path.read_text().splitlines(), 1) if pattern.match(line)]
+    assert offenders == []
