@@ -7,6 +7,7 @@ import grpc
 import trio
 
 from clients.bridge import serve_async_servicer
+from clients.quorum_info import quorum_info_to_proto
 from clients.wire import quorum_pb2 as pb
 from clients.wire import quorum_pb2_grpc
 from kraft.raft import codec
@@ -40,7 +41,7 @@ class QuorumServicer:
         return await self._relay(request)
 
     async def DescribeQuorum(self, request: pb.DescribeQuorumRequest) -> pb.DescribeQuorumResponse:
-        return codec.quorum_info_to_proto(self.driver.describe())
+        return quorum_info_to_proto(self.driver.describe())
 
     def register(self, server: grpc.Server, token: trio.lowlevel.TrioToken) -> None:
         serve_async_servicer(self, quorum_pb2_grpc.add_QuorumServicer_to_server, server, token,

@@ -3,13 +3,14 @@ watermark, each voter's log end offset and lag), asked of the controllers' Quoru
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import trio
 
 from clients.cli.common import CliError, add_leaf
 from clients.cli.output import format_summary, print_json, print_table
 from clients.errors import KraftError
+from clients.quorum_info import QuorumInfo, quorum_info_from_proto
 
 DEFAULT_CONTROLLER = "127.0.0.1:9093"
 
@@ -32,43 +33,14 @@ def register(subparsers: argparse._SubParsersAction,
                    help="per-controller request timeout (default 3)")
 
 
-class ReplicaView(NamedTuple):
-    replica_id: int
-    log_end_offset: int
-    last_fetch_ms: int | None
-
-
-class QuorumView(NamedTuple):
-    """A DescribeQuorum answer, read at the wire edge (clients must not import kraft)."""
-    node_id: int
-    role: str
-    leader_id: int | None
-    leader_epoch: int
-    high_watermark: int
-    log_end_offset: int
-    voters: tuple[ReplicaView, ...]
-    observers: tuple[ReplicaView, ...]
-
-
-def quorum_view(proto: Any) -> QuorumView:
-    def replica(r: Any) -> ReplicaView:
-        return ReplicaView(r.replica_id, r.log_end_offset,
-                           r.last_fetch_ms if r.HasField("last_fetch_ms") else None)
-
-    return QuorumView(proto.node_id, proto.role,
-                      proto.leader_id if proto.HasField("leader_id") else None,
-                      proto.leader_epoch, proto.high_watermark, proto.log_end_offset,
-                      tuple(map(replica, proto.voters)), tuple(map(replica, proto.observers)))
-
-
-async def _ask(address: str, timeout: float) -> QuorumView:
+async def _ask(address: str, timeout: float) -> QuorumInfo:
     from clients.bridge import call, open_channel
     from clients.wire import quorum_pb2, quorum_pb2_grpc
 
     channel = open_channel(address)
     try:
         stub = quorum_pb2_grpc.QuorumStub(channel)
-        return quorum_view(await call(stub.DescribeQuorum, quorum_pb2.DescribeQuorumRequest(), timeout))
+        return quorum_info_from_proto(await call(stub.DescribeQuorum, quorum_pb2.DescribeQuorumRequest(), timeout))
     finally:
         channel.close()
 

@@ -5,8 +5,7 @@ from kraft.raft.core import RaftCore
 from kraft.raft.log import (ElectionState, ElectionStore, Entry, EpochEndOffset, OffsetAndEpoch,
                             RaftLog)
 from kraft.raft.memory import MemoryElectionStore, MemoryRaftLog
-from kraft.raft.ready import QuorumInfo, Ready, ReplicaInfo
+from kraft.raft.ready import Ready
 
 __all__ = ["RaftConfig", "RaftCore", "ElectionState", "ElectionStore", "Entry", "EpochEndOffset",
-           "OffsetAndEpoch", "RaftLog", "MemoryElectionStore", "MemoryRaftLog", "QuorumInfo",
-           "Ready", "ReplicaInfo"]
+           "OffsetAndEpoch", "RaftLog", "MemoryElectionStore", "MemoryRaftLog", "Ready"]

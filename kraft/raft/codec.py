@@ -1,5 +1,6 @@
-"""The Quorum service's wire edge: every Raft message dataclass (messages.py) and QuorumInfo to its
-protobuf twin in clients/wire/quorum_pb2 and back. Pure; field names match on both sides except
+"""The Quorum service's wire edge: every Raft message dataclass (messages.py) to its protobuf twin
+in clients/wire/quorum_pb2 and back (DescribeQuorum's QuorumInfo converts in clients/quorum_info.py).
+Pure; field names match on both sides except
 `error` (proto `error_code`). `leader_id` None is an unset proto3 `optional`; `diverging_epoch` and
 `snapshot_id` None are unset sub-messages."""
 from __future__ import annotations
@@ -11,7 +12,6 @@ from clients.errors import ErrorCode
 from clients.wire import quorum_pb2 as pb
 from kraft.raft import messages as m
 from kraft.raft.log import Entry, EpochEndOffset, OffsetAndEpoch
-from kraft.raft.ready import QuorumInfo, ReplicaInfo
 
 # Dataclass -> (protobuf class, gRPC method name of the RPC that carries it).
 PROTO_OF: dict[type, type] = {
@@ -91,30 +91,3 @@ def from_proto(proto: Any) -> m.Message:
 
 def _fields(sub: Any) -> tuple:
     return tuple(getattr(sub, d.name) for d in sub.DESCRIPTOR.fields)
-
-
-def quorum_info_to_proto(info: QuorumInfo) -> pb.DescribeQuorumResponse:
-    def replica(r: ReplicaInfo) -> pb.ReplicaInfo:
-        out = pb.ReplicaInfo(replica_id=r.replica_id, log_end_offset=r.log_end_offset)
-        if r.last_fetch_ms is not None:
-            out.last_fetch_ms = r.last_fetch_ms
-        return out
-
-    out = pb.DescribeQuorumResponse(
-        node_id=info.node_id, role=info.role, leader_epoch=info.leader_epoch,
-        high_watermark=info.high_watermark, log_end_offset=info.log_end_offset,
-        voters=[replica(r) for r in info.voters], observers=[replica(r) for r in info.observers])
-    if info.leader_id is not None:
-        out.leader_id = info.leader_id
-    return out
-
-
-def quorum_info_from_proto(proto: pb.DescribeQuorumResponse) -> QuorumInfo:
-    def replica(r: pb.ReplicaInfo) -> ReplicaInfo:
-        return ReplicaInfo(r.replica_id, r.log_end_offset,
-                           r.last_fetch_ms if r.HasField("last_fetch_ms") else None)
-
-    return QuorumInfo(proto.node_id, proto.role,
-                      proto.leader_id if proto.HasField("leader_id") else None,
-                      proto.leader_epoch, proto.high_watermark, proto.log_end_offset,
-                      tuple(map(replica, proto.voters)), tuple(map(replica, proto.observers)))

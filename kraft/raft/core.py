@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import msgpack
 
 from clients.errors import ErrorCode
+from clients.quorum_info import QuorumInfo, ReplicaInfo
 from kraft.raft.config import RaftConfig
 from kraft.raft.election import ElectionHandlers
 from kraft.raft.leader_state import LeaderState
@@ -16,7 +17,7 @@ from kraft.raft.messages import (BeginQuorumEpochRequest, BeginQuorumEpochRespon
                                  FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
                                  Message, VoteRequest, VoteResponse)
 from kraft.raft.quorum import VoteTally
-from kraft.raft.ready import QuorumInfo, Ready, ReplicaInfo
+from kraft.raft.ready import Ready
 from kraft.raft.replication import ReplicationHandlers
 from kraft.raft.state import (CandidateState, FollowerState, ProspectiveState, ResignedState,
                               UnattachedState, VotedState)

@@ -14,12 +14,12 @@ import trio
 
 from clients import bridge
 from clients.errors import ErrorCode, KraftError
+from clients.quorum_info import QuorumInfo
 from clients.wire import quorum_pb2_grpc
 from kraft.raft import codec
 from kraft.raft.core import RaftCore
 from kraft.raft.log import ElectionStore, Entry, OffsetAndEpoch, RaftLog
 from kraft.raft.messages import Message
-from kraft.raft.ready import QuorumInfo
 
 _REQUEST_OF = {resp: req for req, resp in codec.RESPONSE_OF.items()}
 

@@ -30,23 +30,3 @@ class Ready:
     leader_id: int | None
     high_watermark: int
     next_deadline_ms: int | None
-
-
-@dataclass(frozen=True)
-class ReplicaInfo:
-    replica_id: int
-    log_end_offset: int
-    last_fetch_ms: int | None
-
-
-@dataclass(frozen=True)
-class QuorumInfo:
-    """DescribeQuorum as this node sees it; replica lists are filled in only on the leader."""
-    node_id: int
-    role: str
-    leader_id: int | None
-    leader_epoch: int
-    high_watermark: int
-    log_end_offset: int
-    voters: tuple[ReplicaInfo, ...]
-    observers: tuple[ReplicaInfo, ...]

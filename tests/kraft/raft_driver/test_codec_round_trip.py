@@ -3,13 +3,13 @@ optional fields both set and unset."""
 import pytest
 
 from clients.errors import ErrorCode
+from clients.quorum_info import QuorumInfo, ReplicaInfo, quorum_info_from_proto, quorum_info_to_proto
 from kraft.raft import codec
 from kraft.raft.log import Entry, EpochEndOffset, OffsetAndEpoch
 from kraft.raft.messages import (BeginQuorumEpochRequest, BeginQuorumEpochResponse,
                                  EndQuorumEpochRequest, EndQuorumEpochResponse, FetchRequest,
                                  FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
                                  VoteRequest, VoteResponse)
-from kraft.raft.ready import QuorumInfo, ReplicaInfo
 
 MESSAGES = [
     VoteRequest(1, 2, 7, 6, 1234567890123, pre_vote=True),
@@ -66,6 +66,6 @@ def test_unset_optional_fields_stay_unset_on_the_wire():
     QuorumInfo(2, "Unattached", None, 0, 0, 0, (), ()),
 ])
 def test_describe_quorum_round_trips(info):
-    proto = codec.quorum_info_to_proto(info)
+    proto = quorum_info_to_proto(info)
     wire = type(proto).FromString(proto.SerializeToString())
-    assert codec.quorum_info_from_proto(wire) == info
+    assert quorum_info_from_proto(wire) == info

@@ -13,7 +13,7 @@ from clients.bridge import call, open_channel, start_server, stop_server
 from clients.errors import KraftError
 from clients.wire import quorum_pb2, quorum_pb2_grpc
 from kraft.raft import RaftConfig, RaftCore
-from kraft.raft.codec import quorum_info_from_proto
+from clients.quorum_info import quorum_info_from_proto
 from kraft.raft.disk import (FileElectionStore, FileRaftLog, metadata_log_dir, quorum_state_path,
                              write_initial)
 from kraft.raft.driver import RaftDriver, monotonic_ms

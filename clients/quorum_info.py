@@ -1,0 +1,54 @@
+"""DescribeQuorum's answer as a value (as Kafka keeps DescribeQuorumResponseData in its clients):
+the Raft core produces it, the Quorum service and `kraft quorum describe` carry and read it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clients.wire import quorum_pb2 as pb
+
+
+@dataclass(frozen=True)
+class ReplicaInfo:
+    replica_id: int
+    log_end_offset: int
+    last_fetch_ms: int | None
+
+
+@dataclass(frozen=True)
+class QuorumInfo:
+    """DescribeQuorum as this node sees it; replica lists are filled in only on the leader."""
+    node_id: int
+    role: str
+    leader_id: int | None
+    leader_epoch: int
+    high_watermark: int
+    log_end_offset: int
+    voters: tuple[ReplicaInfo, ...]
+    observers: tuple[ReplicaInfo, ...]
+
+
+def quorum_info_to_proto(info: QuorumInfo) -> pb.DescribeQuorumResponse:
+    def replica(r: ReplicaInfo) -> pb.ReplicaInfo:
+        out = pb.ReplicaInfo(replica_id=r.replica_id, log_end_offset=r.log_end_offset)
+        if r.last_fetch_ms is not None:
+            out.last_fetch_ms = r.last_fetch_ms
+        return out
+
+    out = pb.DescribeQuorumResponse(
+        node_id=info.node_id, role=info.role, leader_epoch=info.leader_epoch,
+        high_watermark=info.high_watermark, log_end_offset=info.log_end_offset,
+        voters=[replica(r) for r in info.voters], observers=[replica(r) for r in info.observers])
+    if info.leader_id is not None:
+        out.leader_id = info.leader_id
+    return out
+
+
+def quorum_info_from_proto(proto: pb.DescribeQuorumResponse) -> QuorumInfo:
+    def replica(r: pb.ReplicaInfo) -> ReplicaInfo:
+        return ReplicaInfo(r.replica_id, r.log_end_offset,
+                           r.last_fetch_ms if r.HasField("last_fetch_ms") else None)
+
+    return QuorumInfo(proto.node_id, proto.role,
+                      proto.leader_id if proto.HasField("leader_id") else None,
+                      proto.leader_epoch, proto.high_watermark, proto.log_end_offset,
+                      tuple(map(replica, proto.voters)), tuple(map(replica, proto.observers)))
