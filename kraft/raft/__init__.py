@@ -5,7 +5,8 @@ from kraft.raft.core import RaftCore
 from kraft.raft.log import (ElectionState, ElectionStore, Entry, EpochEndOffset, OffsetAndEpoch,
                             RaftLog)
 from kraft.raft.memory import MemoryElectionStore, MemoryRaftLog
-from kraft.raft.ready import Ready
+from kraft.raft.ready import LeaderAndEpoch, Ready
 
 __all__ = ["RaftConfig", "RaftCore", "ElectionState", "ElectionStore", "Entry", "EpochEndOffset",
-           "OffsetAndEpoch", "RaftLog", "MemoryElectionStore", "MemoryRaftLog", "Ready"]
+           "LeaderAndEpoch", "OffsetAndEpoch", "RaftLog", "MemoryElectionStore", "MemoryRaftLog",
+           "Ready"]

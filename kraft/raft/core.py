@@ -17,7 +17,7 @@ from kraft.raft.messages import (BeginQuorumEpochRequest, BeginQuorumEpochRespon
                                  FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
                                  Message, VoteRequest, VoteResponse)
 from kraft.raft.quorum import VoteTally
-from kraft.raft.ready import Ready
+from kraft.raft.ready import LeaderAndEpoch, Ready
 from kraft.raft.replication import ReplicationHandlers
 from kraft.raft.state import (CandidateState, FollowerState, ProspectiveState, ResignedState,
                               UnattachedState, VotedState)
@@ -71,6 +71,7 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         self._fetch_inflight: tuple[int, int, int] | None = None  # (request id, dst, deadline)
         self._next_fetch_ms: int | None = None
         self._role = self._initial_role()
+        self._maybe_elect_alone()
 
     def _initial_role(self):
         if self.leader_id == self.node_id and not self.is_observer:
@@ -83,6 +84,12 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
             return VotedState(self._random_election_deadline())
         return self._unattached_role()
 
+    def _maybe_elect_alone(self) -> None:
+        """A sole voter needs nobody's vote: it elects itself at once instead of waiting out an
+        election timeout (Kafka does the same), whatever it was before the restart."""
+        if not self.is_observer and self.voters == {self.node_id} and not self.is_leader:
+            self._become_candidate()
+
     # -- public API -------------------------------------------------------------------------------
     @property
     def role(self) -> str:
@@ -91,6 +98,18 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
     @property
     def is_leader(self) -> bool:
         return isinstance(self._role, LeaderState)
+
+    @property
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        """The leader this node would send clients to (None while unknown) and its epoch."""
+        return LeaderAndEpoch(self._known_leader(), self.epoch)
+
+    @property
+    def leader_epoch_start_offset(self) -> int | None:
+        """As leader, the offset of this epoch's LeaderChange entry: every entry below it is
+        from an older epoch, so a state machine that has applied up to it has seen all of them
+        (Kafka's active controller waits for that before it serves). None when not leader."""
+        return self._role.epoch_start_offset if self.is_leader else None
 
     def step(self, message: Message, now_ms: int) -> None:
         self._now = max(self._now, now_ms)
@@ -249,7 +268,7 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         self._transition(LeaderState(self.node_id, self.voters, start, self._now,
                                      self.config.check_quorum_timeout_ms))
         change = msgpack.packb({"type": "LeaderChange", "version": 0, "leader_id": self.node_id,
-                                "voters": sorted(self.voters)})
+                                "leader_epoch": self.epoch, "voters": sorted(self.voters)})
         self._log.append([Entry(start, self.epoch, change, control=True)])
         self._send_begin_quorum_epoch(self._role.silent_voters())
 

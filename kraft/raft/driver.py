@@ -1,10 +1,11 @@
 """RaftDriver: the one trio loop around a RaftCore (STYLE.md habit 2). It wakes at the core's next
 deadline or when a message or proposal arrives, steps or ticks the core, then works through
-`ready()` in order: persist (quorum-state, log flush), then send, then apply, then `advance`.
-Outbound requests go to peers' Quorum services through clients.bridge, one task per send; an
-answer is stepped into the core, a failure or timeout is dropped (the core resends on its own
-timers). Inbound requests (from the servicer) are queued for the loop and wait for the answer the
-core produces, matched by request type, requester and request id."""
+`ready()` in order: persist (quorum-state, log flush, in a worker thread), then send, then apply,
+then `advance`. Outbound requests go to peers' Quorum services through clients.bridge, one task
+per send; an answer is stepped into the core, a failure or timeout is dropped (the core resends on
+its own timers). Inbound requests (from the servicer) are queued for the loop and wait for the
+answer the core produces, matched by request type, requester and request id. Who leads is
+published to the user (on_leader_change, wait_leader_change) once the change is durable."""
 from __future__ import annotations
 
 import time
@@ -19,7 +20,8 @@ from clients.wire import quorum_pb2_grpc
 from kraft.raft import codec
 from kraft.raft.core import RaftCore
 from kraft.raft.log import ElectionStore, Entry, OffsetAndEpoch, RaftLog
-from kraft.raft.messages import Message
+from kraft.raft.messages import Message, error_response
+from kraft.raft.ready import LeaderAndEpoch, Ready
 
 _REQUEST_OF = {resp: req for req, resp in codec.RESPONSE_OF.items()}
 
@@ -42,10 +44,14 @@ class RaftDriver:
                  peers: dict[int, str], clock: Callable[[], int] = monotonic_ms,
                  on_commit: Callable[[Sequence[Entry]], None] | None = None,
                  on_snapshot_load: Callable[[OffsetAndEpoch, bytes], None] | None = None,
-                 take_snapshot: Callable[[], bytes] | None = None) -> None:
+                 take_snapshot: Callable[[], bytes] | None = None,
+                 on_leader_change: Callable[[int | None, int], None] | None = None) -> None:
         """`peers`: node id -> "host:port" of its Quorum service. `on_commit` gets every committed
         entry once, in order (control entries included: state machines skip them);
-        `on_snapshot_load` replaces the state machine; `take_snapshot` serialises it."""
+        `on_snapshot_load` replaces the state machine; `take_snapshot` serialises it;
+        `on_leader_change(leader_id, epoch)` is called once the loop runs and then whenever the
+        leader this node knows of or its epoch changes (leader_id None: unknown, electing). All
+        callbacks run in the loop, between two steps of the core."""
         self.core = core
         self._log = log
         self._store = election_store
@@ -54,13 +60,23 @@ class RaftDriver:
         self._on_commit = on_commit
         self._on_snapshot_load = on_snapshot_load
         self._take_snapshot = take_snapshot
+        self._on_leader_change = on_leader_change
         self._inbox: list[Message] = []
         self._wake = trio.Event()
         self._waiters: dict[tuple, list[_Slot]] = {}
         self._channels: dict[int, object] = {}
         self._stubs: dict[int, quorum_pb2_grpc.QuorumStub] = {}
         self._proposed_epochs: dict[int, int] = {}
+        # Offsets of this node's proposals that committed with another leader's entry.
+        self._lost_proposals: set[int] = set()
         self._commit_changed = trio.Event()
+        # Held while a Ready is being worked through: its persist runs in a worker thread, and
+        # neither the core nor the log may change under it (propose waits for it).
+        self._core_lock = trio.Lock()
+        # The leader and epoch last published: only after the Ready that made them is persisted.
+        self._view = LeaderAndEpoch(None, core.epoch)
+        self._view_published = False
+        self._view_changed = trio.Event()
         self._nursery: trio.Nursery | None = None
         # End (exclusive) of what the state machine has been given.
         self.committed_end = log.log_start_offset
@@ -73,7 +89,8 @@ class RaftDriver:
                 self._nursery = nursery
                 task_status.started()
                 while True:
-                    self._process_ready()
+                    await self._process_ready()
+                    self._publish_view()
                     await self._wait_for_work()
                     now = self._clock()
                     inbox, self._inbox = self._inbox, []
@@ -98,34 +115,64 @@ class RaftDriver:
                 await self._wake.wait()
         self._wake = trio.Event()
 
-    def _process_ready(self) -> None:
+    async def _process_ready(self) -> None:
         core = self.core
-        while core.has_ready():
-            ready = core.ready()
-            # 1. persist
-            if ready.election_state is not None:
-                self._store.write(ready.election_state)
-            if ready.must_flush:
-                self._log.flush()
-            # 2. send
-            for message in ready.messages:
-                self._send(message)
-            # 3. apply
-            if ready.snapshot_to_load is not None:
-                data = self._log.read_snapshot(ready.snapshot_to_load)
-                if self._on_snapshot_load is not None:
-                    self._on_snapshot_load(ready.snapshot_to_load, data)
-                self.committed_end = max(self.committed_end, ready.snapshot_to_load.offset)
-            if ready.committed:
-                if self._on_commit is not None:
-                    self._on_commit(ready.committed)
-                self.committed_end = ready.committed[-1].offset + 1
-            if ready.snapshot_to_take is not None and self._take_snapshot is not None:
-                self._log.create_snapshot(ready.snapshot_to_take, self._take_snapshot())
-            core.advance(ready)
-            if ready.committed or ready.snapshot_to_load is not None:
-                self._commit_changed.set()
-                self._commit_changed = trio.Event()
+        async with self._core_lock:
+            while core.has_ready():
+                ready = core.ready()
+                # 1. persist. fsync can take milliseconds: off the trio thread, so other tasks of
+                # the node run meanwhile, but awaited, so nothing is sent or applied before it.
+                if ready.election_state is not None or ready.must_flush:
+                    await trio.to_thread.run_sync(self._persist, ready)
+                # 2. send
+                for message in ready.messages:
+                    self._send(message)
+                # 3. apply
+                await self._apply(ready)
+                core.advance(ready)
+                if ready.committed or ready.snapshot_to_load is not None:
+                    self._commit_changed.set()
+                    self._commit_changed = trio.Event()
+
+    def _persist(self, ready: Ready) -> None:
+        """Runs in a worker thread while the loop waits for it."""
+        if ready.election_state is not None:
+            self._store.write(ready.election_state)
+        if ready.must_flush:
+            self._log.flush()
+
+    async def _apply(self, ready: Ready) -> None:
+        loaded = ready.snapshot_to_load
+        if loaded is not None:
+            data = await trio.to_thread.run_sync(self._log.read_snapshot, loaded)
+            if self._on_snapshot_load is not None:
+                self._on_snapshot_load(loaded, data)
+            self.committed_end = max(self.committed_end, loaded.offset)
+            # Proposals the snapshot covers cannot be checked entry by entry: count them done.
+            for offset in [o for o in self._proposed_epochs if o < loaded.offset]:
+                del self._proposed_epochs[offset]
+        if ready.committed:
+            if self._on_commit is not None:
+                self._on_commit(ready.committed)
+            self.committed_end = ready.committed[-1].offset + 1
+            if self._proposed_epochs:
+                for e in ready.committed:
+                    epoch = self._proposed_epochs.pop(e.offset, None)
+                    if epoch is not None and epoch != e.epoch:
+                        self._lost_proposals.add(e.offset)
+        if ready.snapshot_to_take is not None and self._take_snapshot is not None:
+            data = self._take_snapshot()  # in the loop: the state machine belongs to it
+            await trio.to_thread.run_sync(self._log.create_snapshot, ready.snapshot_to_take, data)
+
+    def _publish_view(self) -> None:
+        view = self.core.leader_and_epoch
+        if view == self._view and self._view_published:
+            return
+        self._view, self._view_published = view, True
+        self._view_changed.set()
+        self._view_changed = trio.Event()
+        if self._on_leader_change is not None:
+            self._on_leader_change(view.leader_id, view.epoch)
 
     def _enqueue(self, message: Message) -> None:
         self._inbox.append(message)
@@ -162,12 +209,17 @@ class RaftDriver:
     # -- inbound (from the Quorum servicer) -------------------------------------------------------
     async def handle_request(self, request: Message) -> Message:
         """Step an inbound request into the core and return the core's answer. A parked Fetch
-        waits up to its max_wait_ms; raises KraftError(REQUEST_TIMED_OUT) if no answer comes."""
+        waits up to its max_wait_ms. If the loop does not answer in time (stalled, or not
+        running), the answer is the response type with error REQUEST_TIMED_OUT and this node's
+        epoch and leader, which the requester's core handles like any error answer."""
         slot = _Slot()
         key = _key(request)
         self._waiters.setdefault(key, []).append(slot)
         self._enqueue(request)
-        timeout = (self.core.config.request_timeout_ms + getattr(request, "max_wait_ms", 0)) / 1000
+        # Answer before the requester's core gives up and resends (request_timeout_ms after its
+        # send, on top of a fetch's long poll), so the error reaches a request still waiting.
+        wait_ms = getattr(request, "max_wait_ms", 0)
+        timeout = (wait_ms + max(0, self.core.config.request_timeout_ms - wait_ms) // 2) / 1000
         try:
             with trio.move_on_after(timeout):
                 await slot.done.wait()
@@ -178,21 +230,62 @@ class RaftDriver:
                 if not waiting:
                     del self._waiters[key]
         if slot.answer is None:
-            raise KraftError(ErrorCode.REQUEST_TIMED_OUT, "the quorum core did not answer")
+            # Not stepped yet: drop it, so the core never acts on a request already answered.
+            for i, queued in enumerate(self._inbox):
+                if queued is request:
+                    del self._inbox[i]
+                    break
+            leader_id, epoch = self.core.leader_and_epoch
+            return error_response(request, self.core.node_id, epoch, leader_id,
+                                  ErrorCode.REQUEST_TIMED_OUT)
         return slot.answer
 
     def describe(self) -> QuorumInfo:
         return self.core.describe()
 
+    # -- leadership, as published by the loop (after the Ready that changed it is persisted) -------
+    @property
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        return self._view
+
+    @property
+    def leader_id(self) -> int | None:
+        return self._view.leader_id
+
+    @property
+    def epoch(self) -> int:
+        return self._view.epoch
+
+    @property
+    def is_leader(self) -> bool:
+        return self._view.leader_id == self.core.node_id
+
+    async def wait_leader_change(self) -> LeaderAndEpoch:
+        """Return the new (leader_id, epoch) once it differs from the one published at the call;
+        an active controller waits on this to notice it lost leadership."""
+        await self._view_changed.wait()
+        return self._view
+
+    def leader_epoch_start_offset(self) -> int | None:
+        """As leader, the offset of this epoch's LeaderChange entry (None otherwise). Every entry
+        before it comes from older epochs; the state machine has replayed them all once
+        `committed_end` passes it (`await wait_committed(offset)`), and only then should an active
+        controller serve: Kafka's controller waits for the same."""
+        if not self.is_leader:
+            return None
+        return self.core.leader_epoch_start_offset
+
     # -- clients of the state machine -------------------------------------------------------------
     async def propose(self, payloads: Iterable[bytes]) -> int:
         """Append as leader; returns the offset of the last entry. Raises
         KraftError(NOT_LEADER_OR_FOLLOWER) elsewhere."""
-        result = self.core.propose(list(payloads), self._clock())
+        async with self._core_lock:  # not while a Ready's flush runs in a worker thread
+            result = self.core.propose(list(payloads), self._clock())
+            if not isinstance(result, ErrorCode):
+                self._proposed_epochs[result.offset] = result.epoch
         if isinstance(result, ErrorCode):
             raise KraftError(result, f"node {self.core.node_id} is not the leader "
                                      f"(leader: {self.core.leader_id})")
-        self._proposed_epochs[result.offset] = result.epoch
         self._wake.set()
         return result.offset
 
@@ -202,9 +295,9 @@ class RaftDriver:
         KraftError(NOT_LEADER_OR_FOLLOWER): the proposal is lost."""
         while self.committed_end <= offset:
             await self._commit_changed.wait()
-        epoch = self._proposed_epochs.pop(offset, None)
-        if epoch is not None and offset >= self._log.log_start_offset \
-                and self._log.epoch_at(offset) != epoch:
+        # Settled when applied (_apply), which needs no read of a log a worker thread may change.
+        if offset in self._lost_proposals:
+            self._lost_proposals.discard(offset)
             raise KraftError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
                              f"offset {offset} committed in another epoch: the proposal was lost")
 

@@ -151,3 +151,22 @@ class FetchSnapshotResponse:
 Message = Union[VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
                 EndQuorumEpochRequest, EndQuorumEpochResponse, FetchRequest, FetchResponse,
                 FetchSnapshotRequest, FetchSnapshotResponse]
+
+
+def error_response(request: Message, responder: int, epoch: int, leader_id: int | None,
+                   error: ErrorCode) -> Message:
+    """The answer to `request` that carries only `error` and the responder's epoch and leader: what
+    a node sends when it could not handle the request (its loop did not answer in time). Every
+    requester already treats such an answer like a lost one (retry after a backoff)."""
+    head = (responder, request.src, epoch, leader_id)
+    if isinstance(request, VoteRequest):
+        return VoteResponse(*head, vote_granted=False, pre_vote=request.pre_vote, error=error)
+    if isinstance(request, BeginQuorumEpochRequest):
+        return BeginQuorumEpochResponse(*head, error=error)
+    if isinstance(request, EndQuorumEpochRequest):
+        return EndQuorumEpochResponse(*head, error=error)
+    if isinstance(request, FetchRequest):
+        return FetchResponse(*head, request.request_id, error=error)
+    if isinstance(request, FetchSnapshotRequest):
+        return FetchSnapshotResponse(*head, request.request_id, request.snapshot_id, error=error)
+    raise TypeError(f"{type(request).__name__} is not a request")

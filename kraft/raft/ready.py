@@ -1,11 +1,18 @@
-"""Ready (what a driver must do, in order) and QuorumInfo (what `kraft quorum describe` prints):
-the two values the core hands out."""
+"""Ready (what a driver must do, in order) and LeaderAndEpoch (who leads): the values the core
+hands out besides QuorumInfo (clients/quorum_info.py, what `kraft quorum describe` prints)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kraft.raft.log import ElectionState, Entry, OffsetAndEpoch
 from kraft.raft.messages import Message
+
+
+class LeaderAndEpoch(NamedTuple):
+    """Who leads (None: unknown, an election may be running) in which epoch (Kafka's name)."""
+    leader_id: int | None
+    epoch: int
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The randomised run every simulation seed does: faults of every kind (drops, duplicates, delays,
-cuts one-way and both, splits, crashes, graceful resignations) under client load, then healing."""
+cuts one-way and both, splits, crashes, graceful resignations, requests answered "timed out")
+under client load, then healing."""
 from __future__ import annotations
 
 import random
@@ -16,7 +17,9 @@ def run_chaos(seed: int) -> Simulation:
     plan = random.Random(seed * 7919 + 1)
     sim = Simulation(seed, voters=plan.choice((3, 3, 5)), observers=plan.choice((1, 2)),
                      drop=plan.choice((0.0, 0.02, 0.1)), duplicate=plan.choice((0.0, 0.05)),
-                     max_delay_ms=plan.choice((3, 8, 20)))
+                     max_delay_ms=plan.choice((3, 8, 20)),
+                     # Its own Random, so adding it left every other choice of the plan as it was.
+                     timed_out=random.Random(seed * 31 + 7).choice((0.0, 0.0, 0.05)))
     node_ids = sorted(sim.nodes)
     voters = sorted(sim.voter_ids)
 

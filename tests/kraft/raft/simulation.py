@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 
 import msgpack
 
+from clients.errors import ErrorCode
 from kraft.raft import MemoryElectionStore, MemoryRaftLog, OffsetAndEpoch, RaftConfig, RaftCore
+from kraft.raft.messages import (BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
+                                 FetchSnapshotRequest, VoteRequest, error_response)
+
+REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
+            FetchSnapshotRequest)
 
 # Timeouts scaled down from Kafka's (network delays here are 1-8 ms) so a seed covers several
 # elections in a few thousand simulated milliseconds; the ratios between them are Kafka's.
@@ -62,7 +68,7 @@ class Simulation:
     def __init__(self, seed: int, voters: int = 3, observers: int = 1,
                  config: RaftConfig = SIM_CONFIG, drop: float = 0.0, duplicate: float = 0.0,
                  max_delay_ms: int = 8, flush_delay_ms: int = 3,
-                 record_messages: bool = False) -> None:
+                 record_messages: bool = False, timed_out: float = 0.0) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
         self.config = config
@@ -71,6 +77,8 @@ class Simulation:
         self._seq = 0
         self.drop, self.duplicate, self.max_delay_ms = drop, duplicate, max_delay_ms
         self.flush_delay_ms = flush_delay_ms
+        # Share of requests answered REQUEST_TIMED_OUT unread, as a driver with a stalled loop does.
+        self.timed_out = timed_out
         self.sent: list | None = [] if record_messages else None
         self.cut: set[tuple[int, int]] = set()  # directed links that lose every message
         self.voter_ids = frozenset(range(1, voters + 1))
@@ -207,6 +215,11 @@ class Simulation:
     def _deliver(self, m) -> None:
         node = self.nodes.get(m.dst)
         if node is None or not node.alive or (m.src, m.dst) in self.cut:
+            return
+        if self.timed_out and isinstance(m, REQUESTS) and self.rng.random() < self.timed_out:
+            leader_id, epoch = node.core.leader_and_epoch
+            self._send(error_response(m, node.node_id, epoch, leader_id,
+                                      ErrorCode.REQUEST_TIMED_OUT))
             return
         node.core.step(m, self.now)
         self.pump(node)

@@ -1,7 +1,9 @@
-"""Makes the repo root importable when pytest runs with --import-mode=importlib."""
+"""Makes the repo root and this directory's helper module (driver_cluster) importable when pytest
+runs with --import-mode=importlib."""
 import sys
 from pathlib import Path
 
-_ROOT = str(Path(__file__).resolve().parents[3])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+_HERE = Path(__file__).resolve().parent
+for _path in (str(_HERE.parents[2]), str(_HERE)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)

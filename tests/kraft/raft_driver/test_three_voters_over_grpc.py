@@ -3,99 +3,20 @@
 the other two elect a new leader that commits more, and every node applies the same entries."""
 from __future__ import annotations
 
-import random
-import socket
-
 import trio
 
-from broker.quorum_servicer import QuorumServicer
-from clients.bridge import call, open_channel, start_server, stop_server
-from clients.errors import KraftError
-from clients.wire import quorum_pb2, quorum_pb2_grpc
-from kraft.raft import RaftConfig, RaftCore
+from clients.bridge import call, open_channel, stop_server
 from clients.quorum_info import quorum_info_from_proto
-from kraft.raft.disk import (FileElectionStore, FileRaftLog, metadata_log_dir, quorum_state_path,
-                             write_initial)
-from kraft.raft.driver import RaftDriver, monotonic_ms
+from clients.wire import quorum_pb2, quorum_pb2_grpc
+from driver_cluster import Node, assert_identical, commit, free_port, wait_applied
 
-CONFIG = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=500, election_backoff_max_ms=150,
-                    request_timeout_ms=300, retry_backoff_ms=20, fetch_max_wait_ms=100)
 VOTERS = frozenset({1, 2, 3})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Node:
-    def __init__(self, node_id: int, log_dir, addresses: dict[int, str], seed: int) -> None:
-        self.node_id = node_id
-        self.address = addresses[node_id]
-        write_initial(quorum_state_path(log_dir), VOTERS)
-        self.log = FileRaftLog(metadata_log_dir(log_dir), now_ms=monotonic_ms())
-        self.store = FileElectionStore(quorum_state_path(log_dir))
-        core = RaftCore(node_id, VOTERS, self.log, self.store, random.Random(seed), CONFIG,
-                        monotonic_ms())
-        self.applied: list[tuple[int, int, bytes, bool]] = []
-        peers = {i: a for i, a in addresses.items() if i != node_id}
-        self.driver = RaftDriver(core, self.log, self.store, peers, on_commit=self._apply)
-        self.server = None
-
-    def _apply(self, entries) -> None:
-        expected = self.applied[-1][0] + 1 if self.applied else 0
-        for e in entries:
-            assert e.offset == expected, f"node {self.node_id} applied {e.offset}, not {expected}"
-            expected += 1
-            self.applied.append((e.offset, e.epoch, e.payload, e.control))
-
-    def start(self, token) -> None:
-        servicer = QuorumServicer(self.driver)
-        self.server, _ = start_server(self.address, lambda s: servicer.register(s, token))
-
-    def payloads(self) -> list[bytes]:
-        return [p for _, _, p, control in self.applied if not control]
-
-
-async def wait_for_leader(nodes: list[Node], above_epoch: int = -1) -> Node:
-    while True:
-        leaders = [n for n in nodes if n.driver.core.is_leader
-                   and n.driver.core.epoch > above_epoch]
-        if leaders:
-            return max(leaders, key=lambda n: n.driver.core.epoch)
-        await trio.sleep(0.02)
-
-
-async def commit(nodes: list[Node], payload: bytes, above_epoch: int = -1) -> Node:
-    """Propose through whichever node leads until the payload commits there."""
-    while True:
-        leader = await wait_for_leader(nodes, above_epoch)
-        try:
-            offset = await leader.driver.propose([payload])
-            with trio.move_on_after(2):
-                await leader.driver.wait_committed(offset)
-                return leader
-        except KraftError:
-            pass
-        await trio.sleep(0.02)
-
-
-async def wait_applied(nodes: list[Node], count: int) -> None:
-    while any(len(n.payloads()) < count for n in nodes):
-        await trio.sleep(0.02)
-
-
-def assert_identical(nodes: list[Node]) -> None:
-    first = nodes[0].applied
-    for n in nodes[1:]:
-        assert n.applied == first, \
-            f"node {n.node_id} applied differently from node {nodes[0].node_id}"
 
 
 async def test_elect_commit_fail_over_and_agree(tmp_path):
     addresses = {i: f"127.0.0.1:{free_port()}" for i in sorted(VOTERS)}
-    nodes = [Node(i, tmp_path / f"node-{i}", addresses, seed=i) for i in sorted(VOTERS)]
+    nodes = [Node(i, VOTERS, tmp_path / f"node-{i}", addresses, seed=i)
+             for i in sorted(VOTERS)]
     token = trio.lowlevel.current_trio_token()
     try:
         with trio.fail_after(25):
