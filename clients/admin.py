@@ -62,7 +62,10 @@ class AsyncAdmin:
         self._timeout_ms = request_timeout_ms
 
     async def _controller(self, method: str, request):
-        return await self._cluster.call_any(method, request, controller=True)
+        resp = await self._cluster.call_any(method, request, controller=True)
+        if resp.error_code:   # the whole request failed (e.g. no active controller in time)
+            raise KraftError(resp.error_code, resp.error_message)
+        return resp
 
     async def create_topics(self, topics: list[NewTopic], validate_only: bool = False) -> None:
         req = controller_pb2.CreateTopicsRequest(

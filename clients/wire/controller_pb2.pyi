@@ -17,11 +17,15 @@ class AlterConfigOp(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SET: _ClassVar[AlterConfigOp]
     DELETE: _ClassVar[AlterConfigOp]
+    APPEND: _ClassVar[AlterConfigOp]
+    SUBTRACT: _ClassVar[AlterConfigOp]
 RESOURCE_UNKNOWN: ResourceType
 TOPIC: ResourceType
 BROKER: ResourceType
 SET: AlterConfigOp
 DELETE: AlterConfigOp
+APPEND: AlterConfigOp
+SUBTRACT: AlterConfigOp
 
 class CreatableTopic(_message.Message):
     __slots__ = ("name", "num_partitions", "replication_factor", "configs")
@@ -53,24 +57,43 @@ class CreateTopicsRequest(_message.Message):
     def __init__(self, topics: _Optional[_Iterable[_Union[CreatableTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class CreateTopicsResult(_message.Message):
-    __slots__ = ("name", "error_code", "error_message", "num_partitions", "replication_factor")
+    __slots__ = ("name", "error_code", "error_message", "num_partitions", "replication_factor", "topic_id", "configs")
+    class ConfigsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     NUM_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     REPLICATION_FACTOR_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    CONFIGS_FIELD_NUMBER: _ClassVar[int]
     name: str
     error_code: int
     error_message: str
     num_partitions: int
     replication_factor: int
-    def __init__(self, name: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., num_partitions: _Optional[int] = ..., replication_factor: _Optional[int] = ...) -> None: ...
+    topic_id: str
+    configs: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., num_partitions: _Optional[int] = ..., replication_factor: _Optional[int] = ..., topic_id: _Optional[str] = ..., configs: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class CreateTopicsResponse(_message.Message):
-    __slots__ = ("topics",)
+    __slots__ = ("topics", "error_code", "error_message", "controller_id", "metadata_offset")
     TOPICS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
     topics: _containers.RepeatedCompositeFieldContainer[CreateTopicsResult]
-    def __init__(self, topics: _Optional[_Iterable[_Union[CreateTopicsResult, _Mapping]]] = ...) -> None: ...
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, topics: _Optional[_Iterable[_Union[CreateTopicsResult, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
 
 class DeleteTopicsRequest(_message.Message):
     __slots__ = ("names", "timeout_ms")
@@ -81,20 +104,30 @@ class DeleteTopicsRequest(_message.Message):
     def __init__(self, names: _Optional[_Iterable[str]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class DeleteTopicsResult(_message.Message):
-    __slots__ = ("name", "error_code", "error_message")
+    __slots__ = ("name", "error_code", "error_message", "topic_id")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
     name: str
     error_code: int
     error_message: str
-    def __init__(self, name: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    topic_id: str
+    def __init__(self, name: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., topic_id: _Optional[str] = ...) -> None: ...
 
 class DeleteTopicsResponse(_message.Message):
-    __slots__ = ("topics",)
+    __slots__ = ("topics", "error_code", "error_message", "controller_id", "metadata_offset")
     TOPICS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
     topics: _containers.RepeatedCompositeFieldContainer[DeleteTopicsResult]
-    def __init__(self, topics: _Optional[_Iterable[_Union[DeleteTopicsResult, _Mapping]]] = ...) -> None: ...
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, topics: _Optional[_Iterable[_Union[DeleteTopicsResult, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
 
 class CreatePartitionsTopic(_message.Message):
     __slots__ = ("name", "count")
@@ -125,10 +158,18 @@ class CreatePartitionsResult(_message.Message):
     def __init__(self, name: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class CreatePartitionsResponse(_message.Message):
-    __slots__ = ("results",)
+    __slots__ = ("results", "error_code", "error_message", "controller_id", "metadata_offset")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[CreatePartitionsResult]
-    def __init__(self, results: _Optional[_Iterable[_Union[CreatePartitionsResult, _Mapping]]] = ...) -> None: ...
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, results: _Optional[_Iterable[_Union[CreatePartitionsResult, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
 
 class ConfigResource(_message.Message):
     __slots__ = ("resource_type", "resource_name", "config_names")
@@ -177,10 +218,18 @@ class DescribeConfigsResult(_message.Message):
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., resource_type: _Optional[_Union[ResourceType, str]] = ..., resource_name: _Optional[str] = ..., configs: _Optional[_Iterable[_Union[ConfigEntry, _Mapping]]] = ...) -> None: ...
 
 class DescribeConfigsResponse(_message.Message):
-    __slots__ = ("results",)
+    __slots__ = ("results", "error_code", "error_message", "controller_id", "metadata_offset")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[DescribeConfigsResult]
-    def __init__(self, results: _Optional[_Iterable[_Union[DescribeConfigsResult, _Mapping]]] = ...) -> None: ...
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, results: _Optional[_Iterable[_Union[DescribeConfigsResult, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
 
 class AlterableConfig(_message.Message):
     __slots__ = ("name", "op", "value")
@@ -223,7 +272,199 @@ class AlterConfigsResult(_message.Message):
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., resource_type: _Optional[_Union[ResourceType, str]] = ..., resource_name: _Optional[str] = ...) -> None: ...
 
 class AlterConfigsResponse(_message.Message):
-    __slots__ = ("results",)
+    __slots__ = ("results", "error_code", "error_message", "controller_id", "metadata_offset")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[AlterConfigsResult]
-    def __init__(self, results: _Optional[_Iterable[_Union[AlterConfigsResult, _Mapping]]] = ...) -> None: ...
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, results: _Optional[_Iterable[_Union[AlterConfigsResult, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
+
+class RegisterBrokerRequest(_message.Message):
+    __slots__ = ("broker_id", "incarnation_id", "host", "port", "rack")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    RACK_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    incarnation_id: str
+    host: str
+    port: int
+    rack: str
+    def __init__(self, broker_id: _Optional[int] = ..., incarnation_id: _Optional[str] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., rack: _Optional[str] = ...) -> None: ...
+
+class RegisterBrokerResponse(_message.Message):
+    __slots__ = ("broker_epoch", "error_code", "error_message", "controller_id", "metadata_offset")
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    broker_epoch: int
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, broker_epoch: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
+
+class BrokerHeartbeatRequest(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch", "current_metadata_offset", "want_fence", "want_shutdown")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    WANT_FENCE_FIELD_NUMBER: _ClassVar[int]
+    WANT_SHUTDOWN_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool
+    want_shutdown: bool
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., current_metadata_offset: _Optional[int] = ..., want_fence: _Optional[bool] = ..., want_shutdown: _Optional[bool] = ...) -> None: ...
+
+class BrokerHeartbeatResponse(_message.Message):
+    __slots__ = ("is_caught_up", "is_fenced", "should_shut_down", "error_code", "error_message", "controller_id", "metadata_offset")
+    IS_CAUGHT_UP_FIELD_NUMBER: _ClassVar[int]
+    IS_FENCED_FIELD_NUMBER: _ClassVar[int]
+    SHOULD_SHUT_DOWN_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    is_caught_up: bool
+    is_fenced: bool
+    should_shut_down: bool
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, is_caught_up: _Optional[bool] = ..., is_fenced: _Optional[bool] = ..., should_shut_down: _Optional[bool] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
+
+class PartitionIsrChange(_message.Message):
+    __slots__ = ("topic_id", "partition", "leader_epoch", "partition_epoch", "new_isr")
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    NEW_ISR_FIELD_NUMBER: _ClassVar[int]
+    topic_id: str
+    partition: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, topic_id: _Optional[str] = ..., partition: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., partition_epoch: _Optional[int] = ..., new_isr: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AlterPartitionRequest(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch", "partitions")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionIsrChange]
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., partitions: _Optional[_Iterable[_Union[PartitionIsrChange, _Mapping]]] = ...) -> None: ...
+
+class AlterPartitionResult(_message.Message):
+    __slots__ = ("topic_id", "partition", "error_code", "error_message", "leader", "leader_epoch", "isr", "partition_epoch")
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    ISR_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    topic_id: str
+    partition: int
+    error_code: int
+    error_message: str
+    leader: int
+    leader_epoch: int
+    isr: _containers.RepeatedScalarFieldContainer[int]
+    partition_epoch: int
+    def __init__(self, topic_id: _Optional[str] = ..., partition: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., isr: _Optional[_Iterable[int]] = ..., partition_epoch: _Optional[int] = ...) -> None: ...
+
+class AlterPartitionResponse(_message.Message):
+    __slots__ = ("partitions", "error_code", "error_message", "controller_id", "metadata_offset")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[AlterPartitionResult]
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, partitions: _Optional[_Iterable[_Union[AlterPartitionResult, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
+
+class AllocateProducerIdsRequest(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ...) -> None: ...
+
+class AllocateProducerIdsResponse(_message.Message):
+    __slots__ = ("producer_id_start", "producer_id_len", "error_code", "error_message", "controller_id", "metadata_offset")
+    PRODUCER_ID_START_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_LEN_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    producer_id_start: int
+    producer_id_len: int
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, producer_id_start: _Optional[int] = ..., producer_id_len: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
+
+class TopicPartitions(_message.Message):
+    __slots__ = ("topic", "partitions")
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    topic: str
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ElectLeadersRequest(_message.Message):
+    __slots__ = ("election_type", "topic_partitions")
+    ELECTION_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    election_type: int
+    topic_partitions: _containers.RepeatedCompositeFieldContainer[TopicPartitions]
+    def __init__(self, election_type: _Optional[int] = ..., topic_partitions: _Optional[_Iterable[_Union[TopicPartitions, _Mapping]]] = ...) -> None: ...
+
+class ElectLeadersResult(_message.Message):
+    __slots__ = ("topic", "partition", "error_code", "error_message")
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    topic: str
+    partition: int
+    error_code: int
+    error_message: str
+    def __init__(self, topic: _Optional[str] = ..., partition: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class ElectLeadersResponse(_message.Message):
+    __slots__ = ("results", "error_code", "error_message", "controller_id", "metadata_offset")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ElectLeadersResult]
+    error_code: int
+    error_message: str
+    controller_id: int
+    metadata_offset: int
+    def __init__(self, results: _Optional[_Iterable[_Union[ElectLeadersResult, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., controller_id: _Optional[int] = ..., metadata_offset: _Optional[int] = ...) -> None: ...

@@ -59,6 +59,31 @@ class ControllerStub:
                 request_serializer=controller__pb2.AlterConfigsRequest.SerializeToString,
                 response_deserializer=controller__pb2.AlterConfigsResponse.FromString,
                 _registered_method=True)
+        self.RegisterBroker = channel.unary_unary(
+                '/kraft.controller.v1.Controller/RegisterBroker',
+                request_serializer=controller__pb2.RegisterBrokerRequest.SerializeToString,
+                response_deserializer=controller__pb2.RegisterBrokerResponse.FromString,
+                _registered_method=True)
+        self.BrokerHeartbeat = channel.unary_unary(
+                '/kraft.controller.v1.Controller/BrokerHeartbeat',
+                request_serializer=controller__pb2.BrokerHeartbeatRequest.SerializeToString,
+                response_deserializer=controller__pb2.BrokerHeartbeatResponse.FromString,
+                _registered_method=True)
+        self.AlterPartition = channel.unary_unary(
+                '/kraft.controller.v1.Controller/AlterPartition',
+                request_serializer=controller__pb2.AlterPartitionRequest.SerializeToString,
+                response_deserializer=controller__pb2.AlterPartitionResponse.FromString,
+                _registered_method=True)
+        self.AllocateProducerIds = channel.unary_unary(
+                '/kraft.controller.v1.Controller/AllocateProducerIds',
+                request_serializer=controller__pb2.AllocateProducerIdsRequest.SerializeToString,
+                response_deserializer=controller__pb2.AllocateProducerIdsResponse.FromString,
+                _registered_method=True)
+        self.ElectLeaders = channel.unary_unary(
+                '/kraft.controller.v1.Controller/ElectLeaders',
+                request_serializer=controller__pb2.ElectLeadersRequest.SerializeToString,
+                response_deserializer=controller__pb2.ElectLeadersResponse.FromString,
+                _registered_method=True)
 
 
 class ControllerServicer:
@@ -94,6 +119,38 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterBroker(self, request, context):
+        """Brokers to the active controller (the KRaft quorum only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BrokerHeartbeat(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterPartition(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AllocateProducerIds(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ElectLeaders(self, request, context):
+        """Admin: move leadership to preferred replicas, or to any live replica if none is in sync.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -121,6 +178,31 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.AlterConfigs,
                     request_deserializer=controller__pb2.AlterConfigsRequest.FromString,
                     response_serializer=controller__pb2.AlterConfigsResponse.SerializeToString,
+            ),
+            'RegisterBroker': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterBroker,
+                    request_deserializer=controller__pb2.RegisterBrokerRequest.FromString,
+                    response_serializer=controller__pb2.RegisterBrokerResponse.SerializeToString,
+            ),
+            'BrokerHeartbeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.BrokerHeartbeat,
+                    request_deserializer=controller__pb2.BrokerHeartbeatRequest.FromString,
+                    response_serializer=controller__pb2.BrokerHeartbeatResponse.SerializeToString,
+            ),
+            'AlterPartition': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterPartition,
+                    request_deserializer=controller__pb2.AlterPartitionRequest.FromString,
+                    response_serializer=controller__pb2.AlterPartitionResponse.SerializeToString,
+            ),
+            'AllocateProducerIds': grpc.unary_unary_rpc_method_handler(
+                    servicer.AllocateProducerIds,
+                    request_deserializer=controller__pb2.AllocateProducerIdsRequest.FromString,
+                    response_serializer=controller__pb2.AllocateProducerIdsResponse.SerializeToString,
+            ),
+            'ElectLeaders': grpc.unary_unary_rpc_method_handler(
+                    servicer.ElectLeaders,
+                    request_deserializer=controller__pb2.ElectLeadersRequest.FromString,
+                    response_serializer=controller__pb2.ElectLeadersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -258,6 +340,141 @@ class Controller:
             '/kraft.controller.v1.Controller/AlterConfigs',
             controller__pb2.AlterConfigsRequest.SerializeToString,
             controller__pb2.AlterConfigsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterBroker(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/RegisterBroker',
+            controller__pb2.RegisterBrokerRequest.SerializeToString,
+            controller__pb2.RegisterBrokerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BrokerHeartbeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/BrokerHeartbeat',
+            controller__pb2.BrokerHeartbeatRequest.SerializeToString,
+            controller__pb2.BrokerHeartbeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterPartition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/AlterPartition',
+            controller__pb2.AlterPartitionRequest.SerializeToString,
+            controller__pb2.AlterPartitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AllocateProducerIds(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/AllocateProducerIds',
+            controller__pb2.AllocateProducerIdsRequest.SerializeToString,
+            controller__pb2.AllocateProducerIdsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ElectLeaders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/ElectLeaders',
+            controller__pb2.ElectLeadersRequest.SerializeToString,
+            controller__pb2.ElectLeadersResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -15,6 +15,7 @@ from kraft.controller.messages import (AllocateProducerIdsRequest, AllocateProdu
                                        CreateTopicsRequest, CreateTopicsResponse,
                                        DeleteTopicsRequest, DeleteTopicsResponse,
                                        DescribeConfigsRequest, DescribeConfigsResponse,
+                                       ElectLeadersRequest, ElectLeadersResponse,
                                        IncrementalAlterConfigsRequest,
                                        IncrementalAlterConfigsResponse, RegisterBrokerRequest,
                                        RegisterBrokerResponse)
@@ -119,6 +120,10 @@ class QuorumController:
     def handle_alter_partition(self, req: AlterPartitionRequest,
                                now_ms: int) -> ControllerResult[AlterPartitionResponse]:
         return replication_control.alter_partition(self._image, req)
+
+    def handle_elect_leaders(self, req: ElectLeadersRequest,
+                             now_ms: int) -> ControllerResult[ElectLeadersResponse]:
+        return replication_control.elect_leaders(self._image, req, self._unclean())
 
     # -- configs and producer ids
     def handle_describe_configs(self, req: DescribeConfigsRequest

@@ -1,11 +1,10 @@
-"""Requests and responses of the Controller service as frozen dataclasses (the gRPC servicer
-maps them to and from protobuf). Error codes are clients.errors.ErrorCode values."""
+"""Requests and responses of the Controller service as frozen dataclasses; the wire codec
+(broker/controller_wire.py) maps them to protobuf. Error codes: clients.errors.ErrorCode."""
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-
 
 
 # -- brokers
@@ -23,6 +22,7 @@ class RegisterBrokerResponse:
     error_code: int = 0
     error_message: str = ""
     broker_epoch: int = -1
+    controller_id: int = -1    # with NOT_CONTROLLER: the active controller (-1: not known)
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class BrokerHeartbeatResponse:
     is_caught_up: bool = False
     is_fenced: bool = True
     should_shut_down: bool = False
+    controller_id: int = -1
 
 
 # -- topics
@@ -72,6 +73,9 @@ class CreateTopicResult:
 @dataclass(frozen=True)
 class CreateTopicsResponse:
     topics: tuple[CreateTopicResult, ...]
+    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_message: str = ""
+    controller_id: int = -1
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,9 @@ class DeleteTopicResult:
 @dataclass(frozen=True)
 class DeleteTopicsResponse:
     topics: tuple[DeleteTopicResult, ...]
+    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_message: str = ""
+    controller_id: int = -1
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,9 @@ class CreatePartitionsResult:
 @dataclass(frozen=True)
 class CreatePartitionsResponse:
     topics: tuple[CreatePartitionsResult, ...]
+    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_message: str = ""
+    controller_id: int = -1
 
 
 # -- configs
@@ -149,6 +159,9 @@ class DescribeConfigsResult:
 @dataclass(frozen=True)
 class DescribeConfigsResponse:
     results: tuple[DescribeConfigsResult, ...]
+    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_message: str = ""
+    controller_id: int = -1
 
 
 class AlterConfigOpType(enum.IntEnum):
@@ -190,6 +203,9 @@ class AlterConfigsResult:
 @dataclass(frozen=True)
 class IncrementalAlterConfigsResponse:
     results: tuple[AlterConfigsResult, ...]
+    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_message: str = ""
+    controller_id: int = -1
 
 
 # -- producer ids
@@ -205,6 +221,7 @@ class AllocateProducerIdsResponse:
     error_message: str = ""
     producer_id_start: int = -1
     producer_id_len: int = 0
+    controller_id: int = -1
 
 
 # -- ISR changes from partition leaders
@@ -242,3 +259,33 @@ class AlterPartitionResponse:
     error_code: int = 0
     error_message: str = ""
     partitions: tuple[AlterPartitionResult, ...] = ()
+    controller_id: int = -1
+
+
+# -- leader elections asked for by an admin
+class ElectionType(enum.IntEnum):
+    # Kafka's numbering (ElectLeaders).
+    PREFERRED = 0      # the first replica, if it is live and in the ISR
+    UNCLEAN = 1        # leaderless partitions only: an ISR member, else any live replica
+
+
+@dataclass(frozen=True)
+class ElectLeadersRequest:
+    election_type: ElectionType
+    partitions: tuple[tuple[str, int], ...] | None = None     # (topic, partition); None: all
+
+
+@dataclass(frozen=True)
+class ElectLeadersResult:
+    topic: str
+    partition: int
+    error_code: int = 0
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class ElectLeadersResponse:
+    results: tuple[ElectLeadersResult, ...]
+    error_code: int = 0
+    error_message: str = ""
+    controller_id: int = -1

@@ -1,5 +1,5 @@
-"""Topics and partitions: create and delete topics, add partitions, and ISR changes asked for
-by partition leaders (AlterPartition), checked against broker, leader and partition epochs."""
+"""Topics and partitions: create and delete topics, add partitions, leader elections asked for by
+an admin, and ISR changes from partition leaders (AlterPartition), checked against epochs."""
 from __future__ import annotations
 
 import random
@@ -14,13 +14,16 @@ from kraft.controller.messages import (AlterPartitionRequest, AlterPartitionResp
                                        CreatePartitionsResponse, CreatePartitionsResult,
                                        CreateTopicResult, CreateTopicsRequest,
                                        CreateTopicsResponse, DeleteTopicResult,
-                                       DeleteTopicsRequest, DeleteTopicsResponse)
+                                       DeleteTopicsRequest, DeleteTopicsResponse,
+                                       ElectionType, ElectLeadersRequest, ElectLeadersResponse,
+                                       ElectLeadersResult)
+from kraft.controller.partition_change import UncleanPolicy, partition_change
 from kraft.controller.placement import PlacementError, UsableBroker, place_replicas
 from kraft.controller.result import ControllerResult, PendingRecords
 from kraft.log.log_config import ConfigError
 from kraft.metadata.image import TOPIC_RESOURCE, MetadataImage
-from kraft.metadata.records import (ConfigRecord, PartitionChangeRecord, PartitionRecord,
-                                    RemoveTopicRecord, TopicRecord)
+from kraft.metadata.records import (NO_LEADER, ConfigRecord, PartitionChangeRecord,
+                                    PartitionRecord, RemoveTopicRecord, TopicRecord)
 
 
 class _Refused(Exception):
@@ -160,6 +163,78 @@ def create_partitions(image: MetadataImage, configs: TopicConfigs, req: CreatePa
     return ControllerResult(records, CreatePartitionsResponse(tuple(results)))
 
 
+def elect_leaders(image: MetadataImage, req: ElectLeadersRequest,
+                  unclean_for: UncleanPolicy | None = None
+                  ) -> ControllerResult[ElectLeadersResponse]:
+    """Kafka's ElectLeaders. PREFERRED moves leadership to the first replica when it is live and
+    in the ISR. UNCLEAN gives a leaderless partition a leader: a live ISR member if there is one,
+    else the first live replica, with an ISR of itself (acknowledged writes may be lost).
+
+    An UNCLEAN request is the operator's explicit consent, so, as in Kafka, it does not consult
+    unclean.leader.election.enable (`unclean_for` is accepted for a uniform command signature).
+    With `partitions` None every partition is tried and, as in Kafka, those already as asked
+    (ELECTION_NOT_NEEDED) are left out of the response; failures are still reported."""
+    if req.election_type not in tuple(ElectionType):
+        return ControllerResult([], ElectLeadersResponse(
+            (), ErrorCode.INVALID_REQUEST,
+            f"election type {req.election_type} is unknown; use 0 (PREFERRED) or 1 (UNCLEAN)"))
+    every = req.partitions is None
+    wanted = _every_partition(image) if every else list(dict.fromkeys(req.partitions))
+    pending = PendingRecords(image)
+    results = []
+    for topic, partition in wanted:
+        try:
+            _elect_one(pending, req.election_type, topic, partition)
+            results.append(ElectLeadersResult(topic, partition))
+        except _Refused as refused:
+            if not (every and refused.code == ErrorCode.ELECTION_NOT_NEEDED):
+                results.append(ElectLeadersResult(topic, partition, refused.code,
+                                                  refused.message))
+    return ControllerResult(pending.records, ElectLeadersResponse(tuple(results)))
+
+
+def _every_partition(image: MetadataImage) -> list[tuple[str, int]]:
+    return [(name, p) for name, topic in sorted(image.topics_by_name.items())
+            for p in sorted(topic.partitions)]
+
+
+def _elect_one(pending: PendingRecords, election_type: int, topic_name: str,
+               partition: int) -> None:
+    image = pending.image
+    topic = image.topic(topic_name)
+    if topic is None:
+        raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, unknown_topic_message(topic_name))
+    reg = topic.partitions.get(partition)
+    if reg is None:
+        raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                       f"topic '{topic_name}' has no partition {partition} (it has "
+                       f"{len(topic.partitions)})")
+    where = f"{topic_name}-{partition}"
+    if election_type == ElectionType.PREFERRED:
+        preferred = reg.replicas[0]
+        if reg.leader == preferred:
+            raise _Refused(ErrorCode.ELECTION_NOT_NEEDED,
+                           f"{where}: the preferred replica {preferred} already leads")
+        if preferred not in reg.isr or not image.is_live(preferred):
+            state = "is not in the ISR" if image.is_live(preferred) else "is fenced or offline"
+            raise _Refused(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+                           f"{where}: the preferred replica {preferred} {state}; retry once it "
+                           f"has caught up (ISR {list(reg.isr)})")
+        pending.append(PartitionChangeRecord(topic.topic_id, partition, leader=preferred))
+        return
+    if reg.leader != NO_LEADER:
+        raise _Refused(ErrorCode.ELECTION_NOT_NEEDED,
+                       f"{where}: broker {reg.leader} leads; unclean election is only for "
+                       "partitions without a leader")
+    # The partition-change rules elect a live ISR member first, then (unclean) any live replica.
+    record = partition_change(image, topic.topic_id, partition, reg, unclean=True)
+    if record is None:
+        raise _Refused(ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                       f"{where}: none of the replicas {list(reg.replicas)} is live; restart "
+                       "one of them")
+    pending.append(record)
+
+
 def alter_partition(image: MetadataImage,
                     req: AlterPartitionRequest) -> ControllerResult[AlterPartitionResponse]:
     """ISR changes from a partition leader. The leader sends the leader and partition epochs it
@@ -195,8 +270,8 @@ def _alter_one(pending: PendingRecords, broker_id: int, change) -> AlterPartitio
     image = pending.image
     topic = image.topic_by_id(change.topic_id)
     if topic is None:
-        raise _Refused(ErrorCode.UNKNOWN_TOPIC_ID, f"no topic has id {change.topic_id}; it may have been "
-                                         "deleted")
+        raise _Refused(ErrorCode.UNKNOWN_TOPIC_ID,
+                       f"no topic has id {change.topic_id}; it may have been deleted")
     reg = topic.partitions.get(change.partition)
     where = f"{topic.name}-{change.partition}"
     if reg is None:
