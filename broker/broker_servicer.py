@@ -7,14 +7,18 @@ from typing import Callable
 
 import trio
 
+from broker.broker_metadata import BrokerMetadata
+from broker.controller_channel import ControllerChannel
 from broker.replica_manager import ACKS_ALL, ReplicaManager
-from broker.topic_admin import TopicAdmin
 from clients.errors import ErrorCode, KraftError
 from clients.topics import topic_name_problem
 from clients.wire import broker_pb2 as pb
+from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
+from kraft.metadata.image import MetadataImage
 
 METHODS = ["Metadata", "Produce", "Fetch", "ListOffsets"]
 MAX_WAIT_MS_LIMIT = 60_000
+AUTO_CREATE_TIMEOUT_S = 10.0
 
 
 def wall_clock_ms() -> int:
@@ -22,47 +26,77 @@ def wall_clock_ms() -> int:
 
 
 class BrokerServicer:
-    def __init__(self, replicas: ReplicaManager, admin: TopicAdmin, *, node_id: int, host: str,
-                 port: int, cluster_id: str, rack: str = "", auto_create: bool = True,
+    def __init__(self, replicas: ReplicaManager, metadata: BrokerMetadata, channel: ControllerChannel,
+                 *, node_id: int, host: str, port: int, cluster_id: str, rack: str = "",
+                 auto_create: bool = True, controller_id: Callable[[], int | None] = lambda: None,
                  clock_ms: Callable[[], int] = wall_clock_ms) -> None:
         self.replicas = replicas
-        self.admin = admin
+        self.metadata = metadata
+        self.channel = channel
         self.node = pb.BrokerNode(node_id=node_id, host=host, port=port, rack=rack)
         self.cluster_id = cluster_id
         self.auto_create = auto_create
+        self.controller_id = controller_id
         self.clock_ms = clock_ms
         # Fetches waiting for data park here; every successful append wakes them to re-check.
         self._appended = trio.lowlevel.ParkingLot()
 
     # -- Metadata ----------------------------------------------------------------------------
     async def Metadata(self, request: pb.MetadataRequest) -> pb.MetadataResponse:
-        names = self.admin.store.names() if request.all_topics or not request.topics else list(request.topics)
-        topics = [self._topic_metadata(name, request.allow_auto_topic_creation) for name in names]
-        return pb.MetadataResponse(brokers=[self.node], controller_id=self.node.node_id,
+        image = self.metadata.image
+        names = sorted(image.topics_by_name) if request.all_topics or not request.topics \
+            else list(request.topics)
+        if request.allow_auto_topic_creation and self.auto_create:
+            missing = [n for n in names if image.topic(n) is None and not topic_name_problem(n)]
+            created = await self._auto_create(missing) if missing else {}
+        else:
+            created = {}
+        image = self.metadata.image
+        topics = [created.get(name) or self._topic_metadata(image, name) for name in names]
+        brokers = [pb.BrokerNode(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack or "")
+                   for b in image.live_brokers()]
+        controller = self.controller_id()
+        return pb.MetadataResponse(brokers=brokers,
+                                   controller_id=-1 if controller is None else controller,
                                    cluster_id=self.cluster_id, topics=topics)
 
-    def _topic_metadata(self, name: str, allow_auto_create: bool) -> pb.TopicMetadata:
+    async def _auto_create(self, names: list[str]) -> dict[str, pb.TopicMetadata]:
+        """Create missing topics with the cluster's defaults (Kafka's auto.create.topics.enable)
+        and wait until this broker's image has them; failures become per-topic errors."""
+        request = CreateTopicsRequest(tuple(CreatableTopic(n) for n in names))
+        try:
+            response, offset = await self.channel.send_with_offset(request, AUTO_CREATE_TIMEOUT_S)
+        except KraftError as exc:
+            return {n: pb.TopicMetadata(name=n, error_code=exc.code, error_message=exc.message)
+                    for n in names}
+        failed = {}
+        for result in response.topics:
+            if result.error_code not in (0, ErrorCode.TOPIC_ALREADY_EXISTS):
+                failed[result.name] = pb.TopicMetadata(name=result.name, error_code=result.error_code,
+                                                       error_message=result.error_message)
+        await self.metadata.wait_for(lambda image: all(image.topic(n) is not None
+                                                       for n in names if n not in failed),
+                                     AUTO_CREATE_TIMEOUT_S)
+        return failed
+
+    def _topic_metadata(self, image: MetadataImage, name: str) -> pb.TopicMetadata:
         problem = topic_name_problem(name)
         if problem:
             return pb.TopicMetadata(name=name, error_code=ErrorCode.INVALID_TOPIC_EXCEPTION, error_message=problem)
-        info = self.admin.store.get(name)
-        if info is None and allow_auto_create and self.auto_create:
-            try:
-                info = self.admin.create_topic(name)
-            except KraftError as exc:
-                return pb.TopicMetadata(name=name, error_code=exc.code, error_message=exc.message)
-        if info is None:
+        topic = image.topic(name)
+        if topic is None:
             return pb.TopicMetadata(
                 name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 error_message=f"topic '{name}' does not exist; create it with: kraft topic create {name}")
-        node_id = self.node.node_id
         partitions = []
-        for p in range(info.num_partitions):
-            hosted = self.replicas.get(name, p)
+        for p, reg in sorted(topic.partitions.items()):
             partitions.append(pb.PartitionMetadata(
-                partition=p, leader=node_id if hosted else -1,
-                leader_epoch=hosted.leader_epoch if hosted else -1, replicas=[node_id],
-                isr=[node_id] if hosted else []))
+                partition=p, leader=reg.leader, leader_epoch=reg.leader_epoch,
+                replicas=list(reg.replicas), isr=list(reg.isr),
+                offline_replicas=[b for b in reg.replicas if not image.is_live(b)],
+                error_code=0 if reg.has_leader else ErrorCode.LEADER_NOT_AVAILABLE,
+                error_message="" if reg.has_leader else
+                f"{name}-{p} has no live leader (replicas {list(reg.replicas)} are fenced or down)"))
         return pb.TopicMetadata(name=name, is_internal=name.startswith("__"), partitions=partitions)
 
     # -- Produce -----------------------------------------------------------------------------

@@ -30,6 +30,15 @@ EXAMPLES = """examples:
 """
 
 
+DEV_EXAMPLES = """examples:
+  kraft dev --data ./kraft-data --port 9092           # one combined node, in the foreground
+  kraft dev --controllers 3 --brokers 3               # brokers on 9092-9094, controllers on 9192-9194
+  kraft dev --controllers 3 --brokers 3 --port 0 --detach --data /tmp/c1
+  kraft dev --restart 5 --data /tmp/c1                # start node 5 again, e.g. after a kill -9
+  kraft dev --stop --data /tmp/c1
+"""
+
+
 def _write_meta(log_dir: pathlib.Path, cluster_id: str, node_id: int) -> None:
     from kraft.log.log_manager import write_meta_properties
 
@@ -62,7 +71,7 @@ def _format_quorum_state(config, ignore_formatted: bool) -> None:
     if path.exists() and ignore_formatted:
         return
     try:
-        write_initial(path, sorted(config.quorum_voters))
+        write_initial(path, sorted(config.voters))
     except FileExistsError as exc:
         raise NodeStartError(f"{exc}; or pass --ignore-formatted to skip it") from None
 
@@ -82,20 +91,38 @@ def cmd_node(args) -> int:
     return 0
 
 
+def _format_dev_node(config_path: pathlib.Path, cluster_id: str) -> None:
+    format_dirs(load_config(str(config_path), []), cluster_id, ignore_formatted=True)
+
+
 def cmd_dev(args) -> int:
+    from broker import dev_command
+
+    if (args.controllers, args.brokers, args.restart) != (None, None, None) or args.stop or args.detach:
+        return dev_command.run(args, _format_dev_node)
     data = pathlib.Path(args.data)
+    dev_command.refuse_cluster_dir(data)
+    # Kafka's habit: the controller listener next to the broker's (9092 -> 9093), so `kraft quorum
+    # describe` finds it with its default; port 0 picks a free one for both.
+    controller_port = args.port + 1 if args.port else 0
     overrides = ["node.id=1", "process.roles=broker,controller",
-                 f"listeners=PLAINTEXT://{args.host}:{args.port}", f"log.dirs={data}", *args.override]
+                 f"listeners=PLAINTEXT://{args.host}:{args.port},CONTROLLER://{args.host}:{controller_port}",
+                 f"log.dirs={data}", *args.override]
     config = load_config(None, overrides)
     format_dirs(config, uuid.uuid4().hex, ignore_formatted=True)
 
     def announce(line: str) -> None:
+        from kraft.fs import atomic_write
+        from kraft.log.log_manager import read_meta_properties
+
         _announce(line)
         if "listening on" in line:
             address = line.split("listening on ", 1)[1].split(",", 1)[0]
             node = {"id": config.node_id, "roles": list(config.process_roles), "address": address,
                     "pid": os.getpid(), "data_dir": str(data.resolve())}
-            (data / "cluster.json").write_text(json.dumps({"nodes": [node]}, indent=1) + "\n")
+            cluster_id = (read_meta_properties(data) or {}).get("cluster.id")
+            atomic_write(data / "cluster.json",
+                         json.dumps({"cluster_id": cluster_id, "nodes": [node]}, indent=1) + "\n")
 
     trio.run(run_until_signalled, config, announce)
     return 0
@@ -110,12 +137,27 @@ def build_parser() -> argparse.ArgumentParser:
                                      epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    dev = sub.add_parser("dev", help="run a local single-node cluster (no config needed)",
-                         epilog="example:\n  kraft dev --data ./kraft-data --port 9092",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    dev = sub.add_parser("dev", help="run a local cluster: one combined node, or N controllers and M brokers",
+                         description="Run a local cluster on this machine, no config needed: one combined\n"
+                                     "broker,controller node in the foreground, or with --controllers/--brokers\n"
+                                     "one process per node (config and log in DATA/node-<id>/).",
+                         epilog=DEV_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     dev.add_argument("--data", default="./kraft-data", help="data directory (default ./kraft-data)")
     dev.add_argument("--host", default="127.0.0.1")
-    dev.add_argument("--port", type=int, default=9092, help="broker port (0 picks a free one)")
+    dev.add_argument("--port", type=int, default=9092,
+                     help="broker port; a cluster's brokers take PORT, PORT+1, ... (0 picks free ports for all)")
+    dev.add_argument("--controllers", type=int, metavar="N",
+                     help="controller-only nodes, ids 1..N (1-9; odd: 3 survive one failure)")
+    dev.add_argument("--brokers", type=int, metavar="M", help="broker-only nodes, ids N+1..N+M")
+    dev.add_argument("--controller-port", type=int, default=9192, metavar="PORT",
+                     help="first controller port (default 9192; 0 picks free ones)")
+    dev.add_argument("--detach", action="store_true",
+                     help="return once the cluster is ready and leave it running")
+    dev.add_argument("--wait-timeout", type=float, default=60.0, metavar="SECONDS",
+                     help="how long to wait for the cluster to be ready (default 60)")
+    dev.add_argument("--stop", action="store_true", help="stop the cluster running from --data")
+    dev.add_argument("--restart", type=int, metavar="ID",
+                     help="start node ID of the cluster in --data again (e.g. after a kill -9)")
     dev.set_defaults(func=cmd_dev)
 
     node = sub.add_parser("node", help="run one node from a server.properties file",

@@ -109,6 +109,8 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "controller.quorum.election.backoff.max.ms": ("quorum_election_backoff_max_ms", _int, "1000"),
     "controller.quorum.request.timeout.ms": ("quorum_request_timeout_ms", _int, "2000"),
     "controller.quorum.retry.backoff.ms": ("quorum_retry_backoff_ms", _int, "20"),
+    # Not a Kafka key (Kafka counts bytes): take a metadata snapshot every this many records.
+    "metadata.log.snapshot.interval.records": ("metadata_snapshot_interval_records", _int, "20000"),
 }
 
 # Broker-wide defaults for topic configs: server key -> topic key (Kafka's naming).
@@ -159,6 +161,7 @@ class ServerConfig:
     quorum_election_backoff_max_ms: int
     quorum_request_timeout_ms: int
     quorum_retry_backoff_ms: int
+    metadata_snapshot_interval_records: int
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
 
@@ -179,8 +182,17 @@ class ServerConfig:
 
     @property
     def runs_quorum(self) -> bool:
-        """A controller with configured voters takes part in the Raft quorum."""
-        return "controller" in self.process_roles and bool(self.quorum_voters)
+        """A controller is a voter of the Raft quorum; a broker-only node observes it."""
+        return "controller" in self.process_roles
+
+    @property
+    def voters(self) -> Mapping[int, str]:
+        """The quorum's voters. A controller with no controller.quorum.voters is a quorum of one
+        (the single-node default): nobody ever dials it, so its address may be a placeholder."""
+        if self.quorum_voters or not self.runs_quorum:
+            return self.quorum_voters
+        host, port = self.controller_listener or (self.host, 0)
+        return {self.node_id: f"{host}:{port}"}
 
     @property
     def host(self) -> str:
@@ -236,7 +248,17 @@ def build_config(props: Mapping[str, str]) -> ServerConfig:
 
 def _check_quorum(config: ServerConfig) -> None:
     if not config.runs_quorum:
+        if not config.quorum_voters:
+            raise ServerConfigError(
+                "controller.quorum.voters: a broker-only node reads the metadata log from the "
+                "controllers; list them, e.g. 1@127.0.0.1:9093,2@127.0.0.1:9094,3@127.0.0.1:9095")
+        if config.node_id in config.quorum_voters:
+            raise ServerConfigError(
+                f"controller.quorum.voters names node.id {config.node_id}, but process.roles has no "
+                f"controller; add it or use another node.id")
         return
+    if not config.quorum_voters:
+        return   # a quorum of one: no listener needed, nobody calls it
     voters = ",".join(f"{i}@{a}" for i, a in config.quorum_voters.items())
     if config.node_id not in config.quorum_voters:
         raise ServerConfigError(f"controller.quorum.voters: node.id {config.node_id} is a controller "

@@ -1,85 +1,70 @@
-"""The Controller gRPC service as a single node answers it: topic create/delete, partitions,
-configs. Each topic or resource gets its own error code, as in Kafka's admin protocol."""
+"""The Controller gRPC service, in its two places: on a controller's listener it runs the command
+on this node's active controller (NOT_CONTROLLER, naming the active one, when this node is not
+it); on a broker's listener it forwards to the active controller and answers once this broker's
+own metadata image has caught up with what the command wrote (read-your-writes per broker)."""
 from __future__ import annotations
 
-from broker.topic_admin import TopicAdmin
+from typing import Awaitable, Callable
+
+from broker import controller_wire
+from broker.active_controller import ActiveController, NotController
+from broker.broker_metadata import BrokerMetadata
+from broker.controller_channel import ControllerChannel
 from clients.errors import ErrorCode, KraftError
-from clients.wire import controller_pb2 as pb
 
-METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs"]
+METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs",
+           "RegisterBroker", "BrokerHeartbeat", "AlterPartition", "ElectLeaders",
+           "AllocateProducerIds"]
 
+# How long a forwarded admin call may take in all (Kafka's default.api.timeout.ms is 60 s;
+# admin clients here wait 30 s).
+FORWARD_TIMEOUT_S = 30.0
 
-def _topic_only(resource) -> None:
-    if resource.resource_type != pb.TOPIC:
-        raise KraftError(ErrorCode.INVALID_REQUEST,
-                         f"only topic configs can be described or altered here, not resource type "
-                         f"{resource.resource_type}")
+Answer = Callable[[object], Awaitable[tuple[object, int]]]
 
 
 class ControllerServicer:
-    def __init__(self, admin: TopicAdmin) -> None:
-        self.admin = admin
+    def __init__(self, answer: Answer) -> None:
+        self._answer = answer
 
-    async def CreateTopics(self, request: pb.CreateTopicsRequest) -> pb.CreateTopicsResponse:
-        results = []
-        for topic in request.topics:
-            try:
-                info = self.admin.create_topic(topic.name, topic.num_partitions, topic.replication_factor,
-                                               dict(topic.configs), request.validate_only)
-                results.append(pb.CreateTopicsResult(name=topic.name, num_partitions=info.num_partitions,
-                                                     replication_factor=1))
-            except KraftError as exc:
-                results.append(pb.CreateTopicsResult(name=topic.name, error_code=exc.code,
-                                                     error_message=exc.message))
-        return pb.CreateTopicsResponse(topics=results)
+    async def _serve(self, method: str, request_pb):
+        try:
+            request = controller_wire.from_proto(request_pb)
+        except ValueError as exc:
+            return controller_wire.request_error(method, ErrorCode.INVALID_REQUEST, str(exc))
+        try:
+            response, offset = await self._answer(request)
+        except NotController as exc:
+            return controller_wire.not_controller(
+                method, -1 if exc.leader_id is None else exc.leader_id, str(exc))
+        except KraftError as exc:
+            return controller_wire.request_error(method, exc.code, exc.message)
+        answer = controller_wire.to_proto(response)
+        answer.metadata_offset = offset
+        return answer
 
-    async def DeleteTopics(self, request: pb.DeleteTopicsRequest) -> pb.DeleteTopicsResponse:
-        results = []
-        for name in request.names:
-            try:
-                self.admin.delete_topic(name)
-                results.append(pb.DeleteTopicsResult(name=name))
-            except KraftError as exc:
-                results.append(pb.DeleteTopicsResult(name=name, error_code=exc.code, error_message=exc.message))
-        return pb.DeleteTopicsResponse(topics=results)
 
-    async def CreatePartitions(self, request: pb.CreatePartitionsRequest) -> pb.CreatePartitionsResponse:
-        results = []
-        for topic in request.topics:
-            try:
-                self.admin.create_partitions(topic.name, topic.count, request.validate_only)
-                results.append(pb.CreatePartitionsResult(name=topic.name))
-            except KraftError as exc:
-                results.append(pb.CreatePartitionsResult(name=topic.name, error_code=exc.code,
-                                                         error_message=exc.message))
-        return pb.CreatePartitionsResponse(results=results)
+def _rpc(method: str):
+    async def serve(self, request_pb):
+        return await self._serve(method, request_pb)
+    serve.__name__ = method
+    return serve
 
-    async def DescribeConfigs(self, request: pb.DescribeConfigsRequest) -> pb.DescribeConfigsResponse:
-        results = []
-        for resource in request.resources:
-            result = pb.DescribeConfigsResult(resource_type=resource.resource_type,
-                                              resource_name=resource.resource_name)
-            try:
-                _topic_only(resource)
-                for value in self.admin.describe_configs(resource.resource_name, list(resource.config_names)):
-                    result.configs.append(pb.ConfigEntry(name=value.name, value=value.value,
-                                                         is_default=value.is_default, source=value.source))
-            except KraftError as exc:
-                result.error_code, result.error_message = exc.code, exc.message
-            results.append(result)
-        return pb.DescribeConfigsResponse(results=results)
 
-    async def AlterConfigs(self, request: pb.AlterConfigsRequest) -> pb.AlterConfigsResponse:
-        results = []
-        for resource in request.resources:
-            result = pb.AlterConfigsResult(resource_type=resource.resource_type,
-                                           resource_name=resource.resource_name)
-            try:
-                _topic_only(resource)
-                set_ = {c.name: c.value for c in resource.configs if c.op == pb.SET}
-                delete = [c.name for c in resource.configs if c.op == pb.DELETE]
-                self.admin.alter_configs(resource.resource_name, set_, delete, request.validate_only)
-            except KraftError as exc:
-                result.error_code, result.error_message = exc.code, exc.message
-            results.append(result)
-        return pb.AlterConfigsResponse(results=results)
+for _method in METHODS:
+    setattr(ControllerServicer, _method, _rpc(_method))
+
+
+def on_controller(active: ActiveController) -> ControllerServicer:
+    return ControllerServicer(active.handle)
+
+
+def on_broker(channel: ControllerChannel, metadata: BrokerMetadata) -> ControllerServicer:
+    async def forward(request) -> tuple[object, int]:
+        response, offset = await channel.send_with_offset(request, FORWARD_TIMEOUT_S)
+        if offset >= 0 and not await metadata.wait_for_offset(offset, FORWARD_TIMEOUT_S):
+            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
+                             f"the change committed at metadata offset {offset}, but this broker "
+                             f"has not replayed it yet; it will shortly")
+        return response, offset
+    return ControllerServicer(forward)

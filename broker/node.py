@@ -1,27 +1,31 @@
-"""One node process: opens its log dirs, serves the Broker and Controller services over gRPC (and
-Quorum on the controller listener when it is a voter), runs the periodic log jobs (retention,
-flush, checkpoints) and shuts down cleanly on SIGTERM/SIGINT (checkpoints written, clean-shutdown
-marker left, so the next start skips recovery)."""
+"""One node process: the metadata quorum seat (voter or observer), the active controller when it
+is a controller, the broker (partitions, Broker and Controller services, periodic log jobs, and
+its registration) when it is a broker. Stops cleanly on SIGTERM/SIGINT: the broker first asks to
+be fenced so leadership moves away, then checkpoints and leaves the clean-shutdown marker."""
 from __future__ import annotations
 
-import functools
 import logging
 import pathlib
+import random
 import signal
 from typing import Callable
 
 import trio
 
 from broker import broker_servicer, controller_servicer
+from broker.active_controller import ActiveController
+from broker.broker_lifecycle import BrokerLifecycle
+from broker.broker_metadata import BrokerMetadata
 from broker.broker_servicer import BrokerServicer, wall_clock_ms
 from broker.config import ServerConfig
-from broker.controller_quorum import ControllerQuorum, metadata_dir
-from broker.controller_servicer import ControllerServicer
+from broker.controller_channel import ControllerChannel
+from broker.metadata_quorum import MetadataQuorum, metadata_dir
+from broker.quorum_servicer import QuorumServicer
 from broker.replica_manager import ReplicaManager
-from broker.topic_admin import TopicAdmin
-from broker.topic_store import TopicStore
 from clients.bridge import serve_async_servicer, start_server, stop_server
 from clients.wire import broker_pb2_grpc, controller_pb2_grpc
+from kraft.controller.controller import QuorumController
+from kraft.controller.controller_config import ControllerConfig
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager, read_meta_properties
 from kraft.raft.disk import quorum_state_path
@@ -52,94 +56,162 @@ def check_formatted(config: ServerConfig) -> str:
     return cluster_ids.pop()
 
 
+def controller_config(config: ServerConfig) -> ControllerConfig:
+    return ControllerConfig(num_partitions=config.num_partitions,
+                            default_replication_factor=config.default_replication_factor,
+                            broker_session_timeout_ms=config.broker_session_timeout_ms,
+                            delete_topic_enable=config.delete_topic_enable,
+                            topic_defaults=dict(config.topic_defaults))
+
+
 async def _every(interval_ms: int, job: Callable[[int], object], clock_ms: Callable[[], int]) -> None:
     while True:
         await trio.sleep(interval_ms / 1000)
         job(clock_ms())
 
 
+class Node:
+    def __init__(self, config: ServerConfig, *, announce: Callable[[str], None] = print,
+                 clock_ms: Callable[[], int] = wall_clock_ms) -> None:
+        self.config = config
+        self.announce = announce
+        self.clock_ms = clock_ms
+        self.is_broker = "broker" in config.process_roles
+        self.lifecycle: BrokerLifecycle | None = None
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled. `task_status.started(port)` once the node serves: a broker once the
+        controller has unfenced it (its port), a controller-only node once its listener is up."""
+        config = self.config
+        cluster_id = check_formatted(config)
+        for key in config.unknown_keys:
+            log.warning("config key %r is not used by kraft; ignored", key)
+        quorum = MetadataQuorum(config)
+        try:
+            active = None
+            if config.runs_quorum:
+                active = ActiveController(QuorumController(controller_config(config),
+                                                           rng=random.Random()), quorum.driver)
+                quorum.listeners.append(active)
+                quorum.snapshot_source = active.image
+            channel = ControllerChannel(quorum.voters, lambda: quorum.leader_id, active)
+            async with trio.open_nursery() as nursery:
+                listening = []
+                port = None
+                if config.runs_quorum and config.controller_listener is not None:
+                    port = await nursery.start(self._serve_controller, quorum, active)
+                    listening.append(f"{config.controller_listener[0]}:{port}")
+                if self.is_broker:
+                    broker_port = await nursery.start(self._run_broker, cluster_id, quorum, channel)
+                await nursery.start(quorum.run)
+                if active is not None:
+                    nursery.start_soon(active.run)
+                if self.is_broker:
+                    nursery.start_soon(self.lifecycle.run)
+                    log.info("broker %d: waiting to be registered and unfenced by the active "
+                             "controller (voters %s)", config.node_id,
+                             ",".join(f"{i}@{a}" for i, a in quorum.voters.items()))
+                    await self.lifecycle.unfenced.wait()
+                    port = broker_port
+                    listening.insert(0, f"{config.host}:{broker_port}")
+                what = f"listening on {listening[0]}" if listening else "running (no listener)"
+                if len(listening) > 1:
+                    what += f", controller on {listening[1]}"
+                self.announce(f"kraft node {config.node_id} ({','.join(config.process_roles)}) "
+                              f"{what}, cluster {cluster_id}, data in {', '.join(config.log_dirs)}")
+                task_status.started(port)
+        finally:
+            channel.close()
+            quorum.close()
+            log.info("node %d stopped cleanly", config.node_id)
+
+    async def controlled_shutdown(self) -> None:
+        if self.lifecycle is not None:
+            await self.lifecycle.controlled_shutdown()
+
+    async def _serve_controller(self, quorum: MetadataQuorum, active: ActiveController, *,
+                                task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Quorum and Controller services on the controller listener; `started(port)`."""
+        host, port = self.config.controller_listener
+        token = trio.lowlevel.current_trio_token()
+        quorum_servicer = QuorumServicer(quorum.driver)
+        controllers = controller_servicer.on_controller(active)
+
+        def register(server) -> None:
+            quorum_servicer.register(server, token)
+            serve_async_servicer(controllers, controller_pb2_grpc.add_ControllerServicer_to_server,
+                                 server, token, controller_servicer.METHODS)
+
+        server, port = start_server(f"{host}:{port}", register)
+        try:
+            task_status.started(port)
+            await trio.sleep_forever()
+        finally:
+            await stop_server(server, grace=0.5)
+
+    async def _run_broker(self, cluster_id: str, quorum: MetadataQuorum, channel: ControllerChannel,
+                          *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """The Broker and (forwarding) Controller services and the periodic log jobs;
+        `started(port)` once listening. Partitions come from the metadata image."""
+        config, clock_ms = self.config, self.clock_ms
+        log_dirs = [pathlib.Path(d) for d in config.log_dirs]
+        log_manager = LogManager(log_dirs, LogConfig.from_props(config.topic_defaults), now_ms=clock_ms())
+        try:
+            replicas = ReplicaManager(log_manager, config.node_id)
+            metadata = BrokerMetadata(config.node_id, replicas, config.topic_defaults)
+            quorum.listeners.append(metadata)
+            if quorum.snapshot_source is None:
+                quorum.snapshot_source = lambda: metadata.image
+            token = trio.lowlevel.current_trio_token()
+            brokers = BrokerServicer(replicas, metadata, channel, node_id=config.node_id,
+                                     host=config.host, port=config.port, cluster_id=cluster_id,
+                                     rack=config.rack, auto_create=config.auto_create_topics_enable,
+                                     controller_id=lambda: quorum.leader_id, clock_ms=clock_ms)
+
+            def register(server) -> None:
+                serve_async_servicer(brokers, broker_pb2_grpc.add_BrokerServicer_to_server, server,
+                                     token, broker_servicer.METHODS)
+                serve_async_servicer(controller_servicer.on_broker(channel, metadata),
+                                     controller_pb2_grpc.add_ControllerServicer_to_server,
+                                     server, token, controller_servicer.METHODS)
+
+            server, port = start_server(f"{config.host}:{config.port}", register)
+            brokers.node.port = port   # port 0 picks one: advertise the real one
+            self.lifecycle = BrokerLifecycle(config.node_id, config.host, port, config.rack, channel,
+                                             metadata, config.broker_heartbeat_interval_ms)
+            try:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
+                    nursery.start_soon(_every, config.flush_scheduler_interval_ms, log_manager.flush_due, clock_ms)
+                    nursery.start_soon(_every, config.checkpoint_interval_ms,
+                                       lambda _now: log_manager.checkpoint(), clock_ms)
+                    task_status.started(port)
+                    await trio.sleep_forever()
+            finally:
+                await stop_server(server, grace=0.5)
+        finally:
+            log_manager.close()
+
+
 async def run_node(config: ServerConfig, *, announce: Callable[[str], None] = print,
                    clock_ms: Callable[[], int] = wall_clock_ms,
                    task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """Run until cancelled. `task_status.started(port)` once the node serves requests (the broker
-    port, or the controller port of a controller-only node)."""
-    cluster_id = check_formatted(config)
-    for key in config.unknown_keys:
-        log.warning("config key %r is not used by kraft; ignored", key)
-    # A controller in a configured quorum serves Quorum; only a controller-only one skips the broker.
-    serves_broker = not (config.runs_quorum and config.process_roles == ("controller",))
-    quorum = ControllerQuorum(config) if config.runs_quorum else None
-    try:
-        async with trio.open_nursery() as nursery:
-            listening = []     # the first address is the one clients and tests read
-            if serves_broker:
-                port = await nursery.start(_run_broker, config, cluster_id, clock_ms)
-                listening.append(f"listening on {config.host}:{port}")
-            if quorum is not None:
-                controller_port = await nursery.start(quorum.serve)
-                controller = f"{config.controller_listener[0]}:{controller_port}"
-                if serves_broker:
-                    listening.append(f"controller on {controller}")
-                else:
-                    port = controller_port
-                    listening.append(f"listening on {controller}")
-            announce(f"kraft node {config.node_id} ({','.join(config.process_roles)}) "
-                     f"{', '.join(listening)}, cluster {cluster_id}, data in {', '.join(config.log_dirs)}")
-            task_status.started(port)
-    finally:
-        if quorum is not None:
-            quorum.close()
-        log.info("node %d stopped cleanly", config.node_id)
-
-
-async def _run_broker(config: ServerConfig, cluster_id: str, clock_ms: Callable[[], int], *,
-                      task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """The Broker and Controller services and the periodic log jobs; `started(port)`."""
-    log_dirs = [pathlib.Path(d) for d in config.log_dirs]
-    log_manager = LogManager(log_dirs, LogConfig.from_props(config.topic_defaults), now_ms=clock_ms())
-    try:
-        replicas = ReplicaManager(log_manager, config.node_id)
-        admin = TopicAdmin(TopicStore(log_dirs[0]), replicas, config)
-        admin.open_all()
-        token = trio.lowlevel.current_trio_token()
-        holder: dict[str, BrokerServicer] = {}
-
-        def register(server) -> None:
-            brokers = BrokerServicer(replicas, admin, node_id=config.node_id, host=config.host,
-                                     port=config.port, cluster_id=cluster_id, rack=config.rack,
-                                     auto_create=config.auto_create_topics_enable, clock_ms=clock_ms)
-            holder["broker"] = brokers
-            serve_async_servicer(brokers, broker_pb2_grpc.add_BrokerServicer_to_server, server, token,
-                                 broker_servicer.METHODS)
-            serve_async_servicer(ControllerServicer(admin), controller_pb2_grpc.add_ControllerServicer_to_server,
-                                 server, token, controller_servicer.METHODS)
-
-        server, port = start_server(f"{config.host}:{config.port}", register)
-        holder["broker"].node.port = port   # port 0 picks one: advertise the real one
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
-                nursery.start_soon(_every, config.flush_scheduler_interval_ms, log_manager.flush_due, clock_ms)
-                nursery.start_soon(_every, config.checkpoint_interval_ms, lambda _now: log_manager.checkpoint(),
-                                   clock_ms)
-                task_status.started(port)
-                await trio.sleep_forever()
-        finally:
-            await stop_server(server, grace=0.5)
-    finally:
-        log_manager.close()
+    await Node(config, announce=announce, clock_ms=clock_ms).run(task_status=task_status)
 
 
 async def run_until_signalled(config: ServerConfig, announce: Callable[[str], None] = print) -> None:
     """Run the node until SIGTERM or SIGINT (Ctrl-C), then stop it cleanly."""
+    node = Node(config, announce=announce)
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
-            await nursery.start(functools.partial(run_node, config, announce=announce))
 
             async def stop_on_signal() -> None:
                 async for signum in signals:
                     announce(f"received {signal.Signals(signum).name}, stopping")
+                    await node.controlled_shutdown()
                     nursery.cancel_scope.cancel()
                     return
 
+            # Listening before the node is up: a broker waiting for its controllers still stops.
             nursery.start_soon(stop_on_signal)
+            await nursery.start(node.run)

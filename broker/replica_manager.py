@@ -53,6 +53,8 @@ class Partition:
     partition: int
     log: Log
     leader_epoch: int = 0
+    leader_id: int = -1           # as the metadata log says; -1: none
+    is_leader: bool = True
 
     @property
     def high_watermark(self) -> int:
@@ -75,9 +77,19 @@ class ReplicaManager:
                       leader_epoch: int = 0) -> Partition:
         log_ = self.log_manager.get_or_create_log(topic, partition, config, topic_id)
         log_.update_config(config)
-        hosted = Partition(topic, partition, log_, leader_epoch)
-        # A single replica is the whole ISR: everything on disk is committed.
+        hosted = Partition(topic, partition, log_, leader_epoch, self.node_id, True)
+        # Until followers replicate (issue 4) the leader's log is all there is: what is on its
+        # disk counts as committed.
         log_.high_watermark = log_.log_end_offset
+        self._partitions[(topic, partition)] = hosted
+        return hosted
+
+    def become_follower(self, topic: str, partition: int, config: LogConfig, topic_id: str,
+                        leader_epoch: int, leader_id: int) -> Partition:
+        """Host the replica's log without serving it: clients go to the leader."""
+        log_ = self.log_manager.get_or_create_log(topic, partition, config, topic_id)
+        log_.update_config(config)
+        hosted = Partition(topic, partition, log_, leader_epoch, leader_id, False)
         self._partitions[(topic, partition)] = hosted
         return hosted
 
@@ -95,6 +107,10 @@ class ReplicaManager:
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
             raise _unknown(topic, partition)
+        if not hosted.is_leader:
+            leader = f"broker {hosted.leader_id}" if hosted.leader_id >= 0 else "no broker (yet)"
+            raise KraftError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                             f"this broker does not lead {topic}-{partition}; {leader} does")
         if current_leader_epoch >= 0 and current_leader_epoch != hosted.leader_epoch:
             code = (ErrorCode.FENCED_LEADER_EPOCH if current_leader_epoch < hosted.leader_epoch
                     else ErrorCode.UNKNOWN_LEADER_EPOCH)

@@ -29,15 +29,15 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Adds topic (create|list|describe|alter|delete), produce, consume, bench (produce|consume)
-    and quorum describe;
-    every leaf parser gets set_defaults(func=f) with f(args) -> exit code."""
-    from clients.cli import bench, consume, produce, quorum, topic
+    """Adds topic (create|list|describe|alter|delete), produce, consume, bench (produce|consume),
+    quorum describe and cluster info; every leaf parser gets set_defaults(func=f) with f(args) -> exit code."""
+    from clients.cli import bench, cluster, consume, produce, quorum, topic
     topic.register(subparsers, add_common_options)
     produce.register(subparsers, add_common_options)
     consume.register(subparsers, add_common_options)
     bench.register(subparsers, add_common_options)
     quorum.register(subparsers, add_common_options)
+    cluster.register(subparsers, add_common_options)
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -22,16 +22,30 @@ class BrokerSessions:
     def __init__(self, session_timeout_ms: int) -> None:
         self.session_timeout_ms = session_timeout_ms
         self._last_contact_ms: dict[int, int] = {}
+        # Brokers this controller has itself heard from (the others got a session on activation).
+        self._heard: set[int] = set()
 
     def touch(self, broker_id: int, now_ms: int) -> None:
         self._last_contact_ms[broker_id] = now_ms
+        self._heard.add(broker_id)
+
+    def forget(self, broker_id: int) -> None:
+        """A broker that shut down cleanly: its next process may register at once."""
+        self._last_contact_ms.pop(broker_id, None)
+        self._heard.discard(broker_id)
 
     def reset(self, broker_ids, now_ms: int) -> None:
         self._last_contact_ms = {b: now_ms for b in broker_ids}
+        self._heard = set()
 
     def has_valid_session(self, broker_id: int, now_ms: int) -> bool:
+        """A live session this controller has seen a heartbeat for. A session granted only on
+        activation does not count: after a restart of the whole cluster (or of a combined node)
+        the new controller cannot know the old process is alive, and refusing its successor
+        would stall every restart for broker.session.timeout.ms."""
         last = self._last_contact_ms.get(broker_id)
-        return last is not None and now_ms - last < self.session_timeout_ms
+        return (broker_id in self._heard and last is not None
+                and now_ms - last < self.session_timeout_ms)
 
     def expired(self, image: MetadataImage, now_ms: int) -> list[int]:
         """Unfenced brokers whose session is over. One never heard from starts its session now:
@@ -123,9 +137,11 @@ def broker_heartbeat(image: MetadataImage, sessions: BrokerSessions,
     elif broker.fenced and caught_up:
         unfence_broker(pending, req.broker_id, unclean_for)
     fenced = pending.image.broker(req.broker_id).fenced
+    should_shut_down = req.want_shutdown and fenced
+    if should_shut_down:
+        sessions.forget(req.broker_id)
     return ControllerResult(pending.records, BrokerHeartbeatResponse(
-        is_caught_up=caught_up, is_fenced=fenced,
-        should_shut_down=req.want_shutdown and fenced))
+        is_caught_up=caught_up, is_fenced=fenced, should_shut_down=should_shut_down))
 
 
 def maybe_fence_stale_brokers(image: MetadataImage, sessions: BrokerSessions, now_ms: int,

@@ -2,6 +2,8 @@
 back by replaying those records onto an empty image."""
 from __future__ import annotations
 
+import msgpack
+
 from kraft.metadata import records as r
 from kraft.metadata.delta import replay_all
 from kraft.metadata.image import EMPTY_IMAGE, MetadataImage
@@ -39,3 +41,20 @@ def encode_snapshot(image: MetadataImage) -> list[bytes]:
 
 def decode_snapshot(values: list[bytes], offset: int, epoch: int) -> MetadataImage:
     return records_to_image(r.decode_batch(values), offset, epoch)
+
+
+def snapshot_to_bytes(image: MetadataImage) -> bytes:
+    """One snapshot file's contents: the rebuilding records as a msgpack array."""
+    return msgpack.packb(encode_snapshot(image), use_bin_type=True)
+
+
+def snapshot_from_bytes(data: bytes, end_offset: int, epoch: int) -> MetadataImage:
+    """The image a snapshot with id (`end_offset`, `epoch`) holds; its last record sat at
+    end_offset - 1 (a snapshot id's offset is exclusive)."""
+    try:
+        values = msgpack.unpackb(data, raw=False)
+    except Exception as exc:  # msgpack raises several unrelated types for bad input
+        raise r.MetadataRecordError(f"metadata snapshot is not valid msgpack: {exc}") from None
+    if not isinstance(values, list) or not all(isinstance(v, bytes) for v in values):
+        raise r.MetadataRecordError("metadata snapshot is not a list of records")
+    return decode_snapshot(values, end_offset - 1, epoch)

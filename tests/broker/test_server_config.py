@@ -46,7 +46,19 @@ def test_quorum_voters_parse_to_ids_and_addresses():
                       "listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"})
     assert c.quorum_voters == {1: "127.0.0.1:9093", 2: "h2:9094", 3: "h3:9095"}
     assert c.runs_quorum
-    assert build_config({}).quorum_voters == {} and not build_config({}).runs_quorum
+    single = build_config({})
+    assert single.quorum_voters == {} and single.runs_quorum
+    assert single.voters == {1: "127.0.0.1:0"}      # a quorum of one, never dialled
+
+
+def test_a_broker_only_node_needs_the_voters_and_must_not_be_one():
+    with pytest.raises(ServerConfigError, match="controller.quorum.voters: a broker-only node"):
+        build_config({"process.roles": "broker"})
+    with pytest.raises(ServerConfigError, match="names node.id 1, but process.roles has no controller"):
+        build_config({"process.roles": "broker", "controller.quorum.voters": "1@h:9093"})
+    broker = build_config({"process.roles": "broker", "node.id": "4",
+                           "controller.quorum.voters": "1@h:9093"})
+    assert not broker.runs_quorum and broker.voters == {1: "h:9093"}
 
 
 @pytest.mark.parametrize("voters", ["1@h:9093,nohost", "x@h:9093", "1@h:port", "1@:9093",

@@ -119,3 +119,22 @@ def test_registration_records_say_who_registered():
     record = h.log[-1]
     assert isinstance(record, RegisterBrokerRecord)
     assert (record.broker_id, record.incarnation_id, record.rack, record.fenced) == (3, "abc", "east", True)
+
+
+def test_a_new_active_controller_lets_a_restarted_broker_register_at_once():
+    # The new controller never heard from the old incarnation: refusing its successor would stall
+    # every restart of a combined node for broker.session.timeout.ms.
+    h = Harness(ControllerConfig(broker_session_timeout_ms=9000))
+    h.register(1, incarnation="first", now_ms=0)
+    h.heartbeat(1, now_ms=1000)
+    h.controller.become_active(2000)
+    again = h.register(1, incarnation="second", now_ms=2500)
+    assert again.error_code == 0 and h.image.broker(1).incarnation_id == "second"
+
+
+def test_after_a_controlled_shutdown_the_next_process_registers_at_once():
+    h = Harness(ControllerConfig(broker_session_timeout_ms=9000))
+    h.register(1, incarnation="first", now_ms=0)
+    assert h.heartbeat(1, want_shutdown=True, now_ms=1000).should_shut_down
+    again = h.register(1, incarnation="second", now_ms=1500)
+    assert again.error_code == 0 and h.image.broker(1).incarnation_id == "second"
