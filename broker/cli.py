@@ -182,6 +182,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from kraft.raft.disk import CorruptSnapshotError, MetadataLogError, QuorumStateError
+
+    return (ServerConfigError, NodeStartError, ValueError, OSError, QuorumStateError,
+            MetadataLogError, CorruptSnapshotError)
+
+
 def _sole_cause(exc: BaseException) -> BaseException:
     """trio's nurseries wrap errors in exception groups; a group of one is that one error."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -198,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             return args.func(args)
         except BaseException as exc:   # noqa: BLE001 - sorted below; unknown ones are re-raised
             cause = _sole_cause(exc)
-            if args.debug or not isinstance(cause, (ServerConfigError, NodeStartError, ValueError, OSError)):
+            if args.debug or not isinstance(cause, _user_errors()):
                 raise
             print(f"kraft {args.command}: {cause}", file=sys.stderr)
             return 1

@@ -1,6 +1,7 @@
 """Three controller-only `kraft node` processes form the Raft metadata quorum: `kraft quorum
 describe` shows a leader; after kill -9 of the leader another node leads at a higher epoch; the
-killed node, restarted on its data, rejoins as a voter that catches up."""
+killed node, restarted on its data, rejoins as a voter that catches up. A missing or damaged
+quorum-state stops a controller with a message, never a silent empty vote."""
 from __future__ import annotations
 
 import json
@@ -93,3 +94,15 @@ def test_a_controller_without_quorum_state_refuses_to_start(cluster_factory, kra
     again = kraft("format", "--config", str(node.config), "--ignore-formatted")
     assert again.returncode == 0, again.stderr
     assert (data / "__cluster_metadata-0" / "quorum-state").exists()
+
+
+def test_a_damaged_quorum_state_stops_the_controller_with_a_message(cluster_factory, kraft):
+    node = cluster_factory(1, 0, start=False).nodes[1]
+    assert kraft("format", "--config", str(node.config)).returncode == 0
+    state = node.data_dir / "__cluster_metadata-0" / "quorum-state"
+    state.write_text(state.read_text()[:20])          # torn: never a silent empty vote
+
+    refused = kraft("node", "--config", str(node.config), timeout=30)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert f"quorum-state at {state} is unreadable" in refused.stderr
+    assert "re-format" in refused.stderr
