@@ -72,8 +72,9 @@ class MetadataQuorum:
     """Open before the node serves; `run` runs the driver until cancelled; `close` releases the
     log files. Listeners and the snapshot source are attached before `run`."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, cluster_id: str = "") -> None:
         self.config = config
+        self.cluster_id = cluster_id
         self.is_voter = config.runs_quorum
         self.voters = dict(config.voters)
         log_dir = metadata_dir(config)
@@ -98,7 +99,8 @@ class MetadataQuorum:
             self.driver = RaftDriver(core, self.log, self.store, peers,
                                      on_commit=self._on_commit,
                                      on_snapshot_load=self._on_snapshot_load,
-                                     take_snapshot=self._take_snapshot)
+                                     take_snapshot=self._take_snapshot,
+                                     cluster_id=cluster_id)
         except BaseException:
             self.log.close()
             raise

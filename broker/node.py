@@ -86,7 +86,7 @@ class Node:
         cluster_id = check_formatted(config)
         for key in config.unknown_keys:
             log.warning("config key %r is not used by kraft; ignored", key)
-        quorum = MetadataQuorum(config)
+        quorum = MetadataQuorum(config, cluster_id)
         try:
             active = None
             if config.runs_quorum:
@@ -134,7 +134,7 @@ class Node:
         """Quorum and Controller services on the controller listener; `started(port)`."""
         host, port = self.config.controller_listener
         token = trio.lowlevel.current_trio_token()
-        quorum_servicer = QuorumServicer(quorum.driver)
+        quorum_servicer = QuorumServicer(quorum.driver, quorum.cluster_id)
         controllers = controller_servicer.on_controller(active)
 
         def register(server) -> None:

@@ -35,20 +35,22 @@ class EpochEndOffset(_message.Message):
     def __init__(self, epoch: _Optional[int] = ..., end_offset: _Optional[int] = ...) -> None: ...
 
 class VoteRequest(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "last_epoch", "last_offset", "pre_vote")
+    __slots__ = ("src", "dst", "epoch", "last_epoch", "last_offset", "pre_vote", "cluster_id")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     LAST_EPOCH_FIELD_NUMBER: _ClassVar[int]
     LAST_OFFSET_FIELD_NUMBER: _ClassVar[int]
     PRE_VOTE_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
     last_epoch: int
     last_offset: int
     pre_vote: bool
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., last_epoch: _Optional[int] = ..., last_offset: _Optional[int] = ..., pre_vote: _Optional[bool] = ...) -> None: ...
+    cluster_id: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., last_epoch: _Optional[int] = ..., last_offset: _Optional[int] = ..., pre_vote: _Optional[bool] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class VoteResponse(_message.Message):
     __slots__ = ("src", "dst", "epoch", "leader_id", "vote_granted", "pre_vote", "error_code")
@@ -69,14 +71,16 @@ class VoteResponse(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., vote_granted: _Optional[bool] = ..., pre_vote: _Optional[bool] = ..., error_code: _Optional[int] = ...) -> None: ...
 
 class BeginQuorumEpochRequest(_message.Message):
-    __slots__ = ("src", "dst", "epoch")
+    __slots__ = ("src", "dst", "epoch", "cluster_id")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ...) -> None: ...
+    cluster_id: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class BeginQuorumEpochResponse(_message.Message):
     __slots__ = ("src", "dst", "epoch", "leader_id", "error_code")
@@ -93,16 +97,18 @@ class BeginQuorumEpochResponse(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., error_code: _Optional[int] = ...) -> None: ...
 
 class EndQuorumEpochRequest(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "preferred_successors")
+    __slots__ = ("src", "dst", "epoch", "preferred_successors", "cluster_id")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     PREFERRED_SUCCESSORS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
     preferred_successors: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., preferred_successors: _Optional[_Iterable[int]] = ...) -> None: ...
+    cluster_id: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., preferred_successors: _Optional[_Iterable[int]] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class EndQuorumEpochResponse(_message.Message):
     __slots__ = ("src", "dst", "epoch", "leader_id", "error_code")
@@ -119,7 +125,7 @@ class EndQuorumEpochResponse(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., error_code: _Optional[int] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "fetch_offset", "last_fetched_epoch", "request_id", "max_entries", "max_wait_ms")
+    __slots__ = ("src", "dst", "epoch", "fetch_offset", "last_fetched_epoch", "request_id", "max_entries", "max_wait_ms", "cluster_id")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -128,6 +134,7 @@ class FetchRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MAX_ENTRIES_FIELD_NUMBER: _ClassVar[int]
     MAX_WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
@@ -136,7 +143,8 @@ class FetchRequest(_message.Message):
     request_id: int
     max_entries: int
     max_wait_ms: int
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., last_fetched_epoch: _Optional[int] = ..., request_id: _Optional[int] = ..., max_entries: _Optional[int] = ..., max_wait_ms: _Optional[int] = ...) -> None: ...
+    cluster_id: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., last_fetched_epoch: _Optional[int] = ..., request_id: _Optional[int] = ..., max_entries: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
     __slots__ = ("src", "dst", "epoch", "leader_id", "request_id", "error_code", "high_watermark", "log_start_offset", "records", "diverging_epoch", "snapshot_id")
@@ -165,7 +173,7 @@ class FetchResponse(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., request_id: _Optional[int] = ..., error_code: _Optional[int] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., records: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., diverging_epoch: _Optional[_Union[EpochEndOffset, _Mapping]] = ..., snapshot_id: _Optional[_Union[OffsetAndEpoch, _Mapping]] = ...) -> None: ...
 
 class FetchSnapshotRequest(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "request_id", "snapshot_id", "position", "max_bytes")
+    __slots__ = ("src", "dst", "epoch", "request_id", "snapshot_id", "position", "max_bytes", "cluster_id")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -173,6 +181,7 @@ class FetchSnapshotRequest(_message.Message):
     SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
@@ -180,7 +189,8 @@ class FetchSnapshotRequest(_message.Message):
     snapshot_id: OffsetAndEpoch
     position: int
     max_bytes: int
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., request_id: _Optional[int] = ..., snapshot_id: _Optional[_Union[OffsetAndEpoch, _Mapping]] = ..., position: _Optional[int] = ..., max_bytes: _Optional[int] = ...) -> None: ...
+    cluster_id: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., request_id: _Optional[int] = ..., snapshot_id: _Optional[_Union[OffsetAndEpoch, _Mapping]] = ..., position: _Optional[int] = ..., max_bytes: _Optional[int] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class FetchSnapshotResponse(_message.Message):
     __slots__ = ("src", "dst", "epoch", "leader_id", "request_id", "snapshot_id", "error_code", "position", "size", "chunk")

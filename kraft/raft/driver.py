@@ -45,14 +45,17 @@ class RaftDriver:
                  on_commit: Callable[[Sequence[Entry]], None] | None = None,
                  on_snapshot_load: Callable[[OffsetAndEpoch, bytes], None] | None = None,
                  take_snapshot: Callable[[], bytes] | None = None,
-                 on_leader_change: Callable[[int | None, int], None] | None = None) -> None:
-        """`peers`: node id -> "host:port" of its Quorum service. `on_commit` gets every committed
-        entry once, in order (control entries included: state machines skip them);
+                 on_leader_change: Callable[[int | None, int], None] | None = None,
+                 cluster_id: str = "") -> None:
+        """`peers`: node id -> "host:port" of its Quorum service; `cluster_id` goes on every
+        request so that a node formatted for another cluster is refused. `on_commit` gets every
+        committed entry once, in order (control entries included: state machines skip them);
         `on_snapshot_load` replaces the state machine; `take_snapshot` serialises it;
         `on_leader_change(leader_id, epoch)` is called once the loop runs and then whenever the
         leader this node knows of or its epoch changes (leader_id None: unknown, electing). All
         callbacks run in the loop, between two steps of the core."""
         self.core = core
+        self.cluster_id = cluster_id
         self._log = log
         self._store = election_store
         self._peers = dict(peers)
@@ -201,7 +204,9 @@ class RaftDriver:
         timeout = (self.core.config.request_timeout_ms + getattr(message, "max_wait_ms", 0)) / 1000
         method = getattr(stub, codec.RPC_OF[type(message)])
         try:
-            answer = await bridge.call(method, codec.to_proto(message), timeout)
+            request = codec.to_proto(message)
+            request.cluster_id = self.cluster_id
+            answer = await bridge.call(method, request, timeout)
         except KraftError:
             return  # unreachable or timed out: the core resends on its timers
         self._enqueue(codec.from_proto(answer))

@@ -164,6 +164,7 @@ class ClusterNode:
 class Cluster:
     def __init__(self, root: pathlib.Path, controllers: int, brokers: int,
                  overrides: dict[str, str] | None = None) -> None:
+        self.root = root
         ids = range(1, controllers + brokers + 1)
         addresses = {i: f"127.0.0.1:{free_port()}" for i in ids}
         voters = ",".join(f"{i}@{addresses[i]}" for i in range(1, controllers + 1))

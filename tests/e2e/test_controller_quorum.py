@@ -106,3 +106,28 @@ def test_a_damaged_quorum_state_stops_the_controller_with_a_message(cluster_fact
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert f"quorum-state at {state} is unreadable" in refused.stderr
     assert "re-format" in refused.stderr
+
+
+def test_a_controller_formatted_for_another_cluster_is_refused(cluster_factory, kraft):
+    cluster = cluster_factory(3, 0, start=False)
+    nodes = cluster.nodes
+    for i, n in nodes.items():
+        assert kraft("format", "--config", str(n.config), "--cluster-id",
+                     "ours" if i < 3 else "theirs").returncode == 0
+    try:
+        for n in nodes.values():
+            n.spawn()
+        for n in nodes.values():
+            n.wait_started()
+        addresses = [nodes[1].address, nodes[2].address]
+        # Nodes 1 and 2 are a majority: they elect a leader and commit without node 3.
+        led = wait_for(kraft, lambda d: d["role"] == "Leader" and d["leader_id"] in (1, 2)
+                       and d["high_watermark"] > 0, addresses, 15, "a leader of nodes 1 and 2")
+        stranger = next(v for v in led["voters"] if v["id"] == 3)
+        assert stranger["log_end_offset"] == -1 and stranger["last_fetch_ms"] is None
+        own = wait_for(kraft, lambda d: True, [nodes[3].address], 15, "node 3 answering")
+        assert own["leader_id"] not in (1, 2) and own["log_end_offset"] == 0
+        logs = "".join((cluster.root / f"node-{i}.log").read_text() for i in (1, 2))
+        assert "from node 3 of cluster theirs (this is cluster ours)" in logs
+    finally:
+        cluster.stop()
