@@ -232,6 +232,9 @@ class PartitionIsrChange:
     leader_epoch: int
     partition_epoch: int
     new_isr: tuple[int, ...]
+    # KIP-903: each member's broker epoch when the leader saw it caught up (-1 or absent: not
+    # checked). A member that restarted since may have lost unflushed data: it must not join.
+    new_isr_broker_epochs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -304,6 +304,12 @@ def _alter_one(pending: PendingRecords, broker_id: int, change) -> AlterPartitio
         raise _Refused(ErrorCode.INELIGIBLE_REPLICA,
                        f"{where}: brokers {fenced} are fenced or not registered and cannot join "
                        "the ISR until they heartbeat again")
+    stale = [b for b, epoch in zip(new_isr, change.new_isr_broker_epochs)
+             if b not in reg.isr and epoch >= 0 and image.broker(b).broker_epoch != epoch]
+    if stale:
+        raise _Refused(ErrorCode.INELIGIBLE_REPLICA,
+                       f"{where}: brokers {stale} restarted since the leader saw them caught up "
+                       "(their broker epoch changed); they rejoin once they fetch again")
     if new_isr != reg.isr:
         pending.append(PartitionChangeRecord(change.topic_id, change.partition, isr=new_isr))
     return _state(change, _registration(pending.image, change))

@@ -119,3 +119,26 @@ def test_alter_partition_errors(case, code, fragment):
               [result.response.partitions[0].error_code, result.response.partitions[0].error_message])
     assert errors[0] == code and fragment in errors[1], errors
     assert result.records == []
+
+
+def test_a_member_that_restarted_since_the_leader_saw_it_may_not_join_kip_903():
+    h, topic_id, reg = setup()
+    follower = _other(reg)
+    shrunk = tuple(b for b in reg.isr if b != follower)
+    h.commit(change(h, reg.leader, topic_id, reg, shrunk))
+    now = h.partition("orders")
+    seen_epoch = h.broker_epochs[follower]
+    h.register(follower, incarnation="restarted", now_ms=20_000)   # a new process, new epoch
+    h.heartbeat(follower, now_ms=20_001)                            # caught up, unfenced again
+    epochs = tuple(seen_epoch if b == follower else -1 for b in reg.isr)
+    stale = h.controller.handle_alter_partition(AlterPartitionRequest(
+        reg.leader, h.broker_epochs[reg.leader], (PartitionIsrChange(
+            topic_id, 0, now.leader_epoch, now.partition_epoch, reg.isr, epochs),)), 0)
+    assert stale.records == []
+    assert stale.response.partitions[0].error_code == ErrorCode.INELIGIBLE_REPLICA
+    assert "restarted since the leader saw them" in stale.response.partitions[0].error_message
+    current = tuple(h.broker_epochs[follower] if b == follower else -1 for b in reg.isr)
+    ok = h.commit(h.controller.handle_alter_partition(AlterPartitionRequest(
+        reg.leader, h.broker_epochs[reg.leader], (PartitionIsrChange(
+            topic_id, 0, now.leader_epoch, now.partition_epoch, reg.isr, current),)), 0))
+    assert ok.partitions[0].error_code == 0 and h.partition("orders").isr == reg.isr
