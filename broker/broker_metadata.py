@@ -97,7 +97,6 @@ class BrokerMetadata:
         for p, reg in topic.partitions.items():
             if self.node_id not in reg.replicas:
                 continue
-            hosted = self.replicas.get(topic.name, p)
             existing = self.replicas.log_manager.get_log(topic.name, p)
             if existing is not None and existing.topic_id and existing.topic_id != topic.topic_id:
                 # The topic was deleted and re-created while this broker was away.
@@ -105,20 +104,9 @@ class BrokerMetadata:
                          existing.topic_id)
                 self.replicas.remove_partition(topic.name, p)
                 self.replicas.log_manager.delete_log(topic.name, p)
-                hosted = None
-            leads = reg.leader == self.node_id
-            unchanged = (hosted is not None and hosted.is_leader == leads
-                         and hosted.leader_epoch == reg.leader_epoch
-                         and hosted.leader_id == reg.leader)
-            if unchanged:
-                if configs_changed:
-                    hosted.log.update_config(config)
-                continue
-            if leads:
-                self.replicas.become_leader(topic.name, p, config, topic.topic_id, reg.leader_epoch)
-            else:
-                self.replicas.become_follower(topic.name, p, config, topic.topic_id,
-                                              reg.leader_epoch, reg.leader)
+            # The replication core ignores what it already knows (same epochs) and stale news.
+            self.replicas.apply_registration(topic.name, p, topic.topic_id, config, reg,
+                                             config_changed=configs_changed)
 
     def remove_strays(self) -> list[tuple[str, int]]:
         """Delete logs on disk that the metadata log no longer places here (topics deleted while

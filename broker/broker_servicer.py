@@ -9,6 +9,7 @@ import trio
 
 from broker.broker_metadata import BrokerMetadata
 from broker.controller_channel import ControllerChannel
+from broker.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.replica_manager import ACKS_ALL, ReplicaManager
 from clients.errors import ErrorCode, KraftError
 from clients.topics import topic_name_problem
@@ -16,9 +17,10 @@ from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import MetadataImage
 
-METHODS = ["Metadata", "Produce", "Fetch", "ListOffsets"]
+METHODS = ["Metadata", "Produce", "Fetch", "ListOffsets", "InitProducerId"]
 MAX_WAIT_MS_LIMIT = 60_000
 AUTO_CREATE_TIMEOUT_S = 10.0
+DEFAULT_PRODUCE_TIMEOUT_MS = 30_000     # Kafka's request.timeout.ms
 
 
 def wall_clock_ms() -> int:
@@ -29,8 +31,10 @@ class BrokerServicer:
     def __init__(self, replicas: ReplicaManager, metadata: BrokerMetadata, channel: ControllerChannel,
                  *, node_id: int, host: str, port: int, cluster_id: str, rack: str = "",
                  auto_create: bool = True, controller_id: Callable[[], int | None] = lambda: None,
-                 clock_ms: Callable[[], int] = wall_clock_ms) -> None:
+                 clock_ms: Callable[[], int] = wall_clock_ms,
+                 monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000)) -> None:
         self.replicas = replicas
+        self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
         self.metadata = metadata
         self.channel = channel
         self.node = pb.BrokerNode(node_id=node_id, host=host, port=port, rack=rack)
@@ -105,6 +109,7 @@ class BrokerServicer:
         now_ms = self.clock_ms()
         appended = False
         topics = []
+        waiting = []     # acks=all answers still waiting for the high watermark
         for topic in request.topics:
             answers = []
             for part in topic.partitions:
@@ -115,14 +120,56 @@ class BrokerServicer:
                     continue
                 result = self.replicas.append(topic.name, part.partition, part.records, acks, now_ms)
                 appended |= result.error_code == 0
-                answers.append(pb.PartitionProduceResponse(
+                answer = pb.PartitionProduceResponse(
                     partition=part.partition, error_code=result.error_code,
                     error_message=result.error_message, base_offset=result.base_offset,
-                    log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset))
+                    log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset)
+                answers.append(answer)
+                if result.error_code == 0 and acks == ACKS_ALL and result.last_offset >= 0:
+                    waiting.append((topic.name, result, answer))
             topics.append(pb.TopicProduceResponse(name=topic.name, partitions=answers))
         if appended:
             self._appended.unpark_all()
+        if waiting:
+            timeout_ms = request.timeout_ms if request.timeout_ms > 0 else DEFAULT_PRODUCE_TIMEOUT_MS
+            await self._wait_for_acks(waiting, timeout_ms)
         return pb.ProduceResponse(topics=topics)
+
+    async def _wait_for_acks(self, waiting: list, timeout_ms: int) -> None:
+        """acks=all: answer each batch once the high watermark has passed it (every ISR member
+        has it), with NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR fell below
+        min.insync.replicas, or REQUEST_TIMED_OUT after the producer's timeout."""
+        deadline = trio.current_time() + min(timeout_ms, MAX_WAIT_MS_LIMIT) / 1000
+        while waiting:
+            still = []
+            for topic, result, answer in waiting:
+                code = self.replicas.acks_satisfied(topic, answer.partition, result.last_offset,
+                                                    result.leader_epoch)
+                if code is None:
+                    still.append((topic, result, answer))
+                elif code != ErrorCode.NONE:
+                    answer.error_code = code
+                    answer.error_message = (
+                        f"{topic}-{answer.partition}: written at offset {result.base_offset} but "
+                        f"not acknowledged by every in-sync replica ({code.name}); it may or may "
+                        "not be committed: retry (an idempotent producer makes the retry safe)")
+            waiting = still
+            if not waiting:
+                return
+            if trio.current_time() >= deadline:
+                for topic, result, answer in waiting:
+                    answer.error_code = ErrorCode.REQUEST_TIMED_OUT
+                    answer.error_message = (
+                        f"{topic}-{answer.partition}: the in-sync replicas did not all fetch offset "
+                        f"{result.last_offset} within {timeout_ms} ms; retry")
+                return
+            with trio.move_on_at(deadline):
+                await self._appended.park()
+
+    def replication_changed(self) -> None:
+        """The replica manager's hook: a high watermark, ISR or leadership moved; acks=all
+        produces and consumer fetches parked on it look again."""
+        self._appended.unpark_all()
 
     # -- Fetch -------------------------------------------------------------------------------
     async def Fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
@@ -139,22 +186,35 @@ class BrokerServicer:
         remaining = request.max_bytes if request.max_bytes > 0 else 50 * 1024 * 1024
         total, failed = 0, False
         topics = []
+        follower = request.replica_id >= 0
+        now_ms = self.monotonic_ms()
         for topic in request.topics:
             answers = []
             for part in topic.partitions:
                 limit = min(part.partition_max_bytes or remaining, remaining)
-                result = self.replicas.read(
-                    topic.topic, part.partition, part.fetch_offset, limit,
-                    replica_id=request.replica_id, current_leader_epoch=part.current_leader_epoch,
-                    min_one_batch=total == 0)   # Kafka: only the first partition may overshoot
-                failed |= result.error_code != 0
+                if follower:
+                    result = self.replicas.read_for_follower(
+                        topic.topic, part.partition, request.replica_id, part.fetch_offset,
+                        part.last_fetched_epoch, part.current_leader_epoch, limit, now_ms,
+                        broker_epoch=getattr(request, "replica_epoch", -1),
+                        min_one_batch=total == 0)
+                else:
+                    result = self.replicas.read(
+                        topic.topic, part.partition, part.fetch_offset, limit,
+                        current_leader_epoch=part.current_leader_epoch,
+                        min_one_batch=total == 0)   # Kafka: only the first partition may overshoot
+                failed |= result.error_code != 0 or result.diverging_epoch is not None
                 total += len(result.records)
                 remaining = max(remaining - len(result.records), 0)
-                answers.append(pb.FetchPartitionResponse(
+                answer = pb.FetchPartitionResponse(
                     partition=part.partition, error_code=result.error_code,
                     error_message=result.error_message, high_watermark=result.high_watermark,
                     last_stable_offset=result.high_watermark, log_start_offset=result.log_start_offset,
-                    records=result.records))
+                    records=result.records)
+                if result.diverging_epoch is not None:
+                    answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset = \
+                        result.diverging_epoch
+                answers.append(answer)
             topics.append(pb.FetchTopicResponse(topic=topic.topic, partitions=answers))
         return pb.FetchResponse(topics=topics), total, failed
 
@@ -171,3 +231,22 @@ class BrokerServicer:
                     timestamp=r.timestamp, offset=r.offset, leader_epoch=r.leader_epoch))
             topics.append(pb.ListOffsetsTopicResponse(name=topic.name, partitions=answers))
         return pb.ListOffsetsResponse(topics=topics)
+
+    # -- InitProducerId (idempotent producers, issue 4 item 6) ---------------------------------
+    producer_ids: ProducerIdBlocks | None = None    # set by the node once it can reach a controller
+
+    async def InitProducerId(self, request: pb.InitProducerIdRequest) -> pb.InitProducerIdResponse:
+        if request.transactional_id:
+            return pb.InitProducerIdResponse(
+                error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1,
+                error_message=f"transactional id {request.transactional_id!r}: transactions are "
+                              f"not supported yet; leave transactional_id empty")
+        try:
+            pid, epoch = await init_producer_id(
+                self.producer_ids,
+                request.producer_id if request.HasField("producer_id") else None,
+                request.producer_epoch if request.HasField("producer_epoch") else None)
+        except KraftError as exc:
+            return pb.InitProducerIdResponse(error_code=exc.code, error_message=exc.message,
+                                             producer_id=-1, producer_epoch=-1)
+        return pb.InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)

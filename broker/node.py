@@ -19,9 +19,12 @@ from broker.broker_metadata import BrokerMetadata
 from broker.broker_servicer import BrokerServicer, wall_clock_ms
 from broker.config import ServerConfig
 from broker.controller_channel import ControllerChannel
+from broker.producer_ids import ProducerIdBlocks
 from broker.metadata_quorum import MetadataQuorum, metadata_dir
 from broker.quorum_servicer import QuorumServicer
-from broker.replica_manager import ReplicaManager
+from broker.isr_updates import IsrUpdates
+from broker.replica_fetcher import ReplicaFetchers
+from broker.replica_manager import ReplicaManager, monotonic_ms
 from clients.bridge import serve_async_servicer, start_server, stop_server
 from clients.wire import broker_pb2_grpc, controller_pb2_grpc
 from kraft.controller.controller import QuorumController
@@ -31,6 +34,9 @@ from kraft.log.log_manager import LogManager, read_meta_properties
 from kraft.raft.disk import quorum_state_path
 
 log = logging.getLogger(__name__)
+
+# How often leaders look for followers that fell out of sync (replica.lag.time.max.ms is 30 s).
+ISR_CHECK_MS = 250
 
 
 class NodeStartError(RuntimeError):
@@ -157,7 +163,9 @@ class Node:
         log_dirs = [pathlib.Path(d) for d in config.log_dirs]
         log_manager = LogManager(log_dirs, LogConfig.from_props(config.topic_defaults), now_ms=clock_ms())
         try:
-            replicas = ReplicaManager(log_manager, config.node_id)
+            replicas = ReplicaManager(
+                log_manager, config.node_id, replica_lag_time_max_ms=config.replica_lag_time_max_ms,
+                broker_epoch=lambda: self.lifecycle.broker_epoch if self.lifecycle else -1)
             metadata = BrokerMetadata(config.node_id, replicas, config.topic_defaults)
             quorum.listeners.append(metadata)
             if quorum.snapshot_source is None:
@@ -177,20 +185,43 @@ class Node:
 
             server, port = start_server(f"{config.host}:{config.port}", register)
             brokers.node.port = port   # port 0 picks one: advertise the real one
+            replicas.on_change = brokers.replication_changed
             self.lifecycle = BrokerLifecycle(config.node_id, config.host, port, config.rack, channel,
                                              metadata, config.broker_heartbeat_interval_ms)
+            lifecycle = self.lifecycle
+            brokers.producer_ids = ProducerIdBlocks(channel, config.node_id,
+                                                    lambda: lifecycle.broker_epoch)
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
                     nursery.start_soon(_every, config.flush_scheduler_interval_ms, log_manager.flush_due, clock_ms)
                     nursery.start_soon(_every, config.checkpoint_interval_ms,
                                        lambda _now: log_manager.checkpoint(), clock_ms)
+                    nursery.start_soon(_every, config.checkpoint_interval_ms,
+                                       lambda _now: replicas.checkpoint_producer_states(), clock_ms)
+                    self._start_replication(nursery, replicas, metadata, channel)
                     task_status.started(port)
                     await trio.sleep_forever()
             finally:
                 await stop_server(server, grace=0.5)
+                replicas.checkpoint_producer_states()   # no more appends: a restart loads this
         finally:
             log_manager.close()
+
+
+    def _start_replication(self, nursery, replicas: ReplicaManager, metadata: BrokerMetadata,
+                           channel: ControllerChannel) -> None:
+        """Follower fetchers, ISR proposals to the controller, and the ISR shrink timer."""
+        def broker_epoch() -> int:
+            return self.lifecycle.broker_epoch if self.lifecycle else -1
+
+        def address(broker_id: int) -> str | None:
+            b = metadata.image.broker(broker_id)
+            return None if b is None else f"{b.host}:{b.port}"
+
+        nursery.start_soon(ReplicaFetchers(replicas, address, broker_epoch, monotonic_ms).run)
+        nursery.start_soon(IsrUpdates(replicas, channel, broker_epoch, monotonic_ms).run)
+        nursery.start_soon(_every, ISR_CHECK_MS, lambda _now: replicas.tick(), monotonic_ms)
 
 
 async def run_node(config: ServerConfig, *, announce: Callable[[str], None] = print,

@@ -8,6 +8,7 @@ from kraft.log.log import AppendInfo, Log
 class DiskReplicaLog:
     def __init__(self, log: Log) -> None:
         self.log = log
+        self.last_append: AppendInfo | None = None   # the broker answers with its append time
 
     @property
     def log_start_offset(self) -> int:
@@ -29,7 +30,8 @@ class DiskReplicaLog:
             self.log.leader_epoch_cache.assign(epoch, start_offset)
 
     def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
-        return self.log.append_as_leader(records, leader_epoch, now_ms)
+        self.last_append = self.log.append_as_leader(records, leader_epoch, now_ms)
+        return self.last_append
 
     def append_as_follower(self, records: bytes, *, now_ms: int | None = None) -> AppendInfo:
         return self.log.append_as_follower(records, now_ms=now_ms)

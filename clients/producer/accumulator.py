@@ -9,7 +9,9 @@ Rules, in Kafka's words (RecordAccumulator):
 - a drain takes, per partition led by a node, ready batches from the head in order while the
   request stays under max_request_size, and only while that partition has fewer than
   max_in_flight requests out (1 keeps strict order under retries);
-- a retried batch goes back to the head of its partition, before newer batches;
+- a retried batch goes back to the head of its partition, before newer batches, and is sent
+  in a request of its own: a leader that already appended it (an idempotent producer's retry)
+  answers with its original offset, which would not fit a request that also carries new batches;
 - a batch not in flight expires after delivery_timeout_ms; records waiting for metadata too.
 """
 from __future__ import annotations
@@ -25,7 +27,8 @@ BATCH_OVERHEAD = 61
 
 class ProducerBatch:
     __slots__ = ("topic", "partition", "records", "size", "created_ms", "result", "attempts",
-                 "retry_at_ms", "closed", "seq", "encoded")
+                 "retry_at_ms", "closed", "seq", "encoded", "producer_id", "producer_epoch",
+                 "base_sequence")
 
     def __init__(self, topic: str, partition: int, result: Any, created_ms: int, seq: int) -> None:
         self.topic = topic
@@ -39,6 +42,10 @@ class ProducerBatch:
         self.closed = False
         self.seq = seq  # creation order, to put retries back in order
         self.encoded: bytes | None = None  # kept for retries: the same bytes go out again
+        # Idempotence: set when first drained, kept on retries (see idempotence.py).
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.base_sequence = -1
 
     def __repr__(self) -> str:
         return (f"ProducerBatch({self.topic}-{self.partition}, {len(self.records)} records, "
@@ -253,6 +260,8 @@ class RecordAccumulator:
                 used += batch.size
                 requests.setdefault(node, []).append(batch)
                 took = True
+                if batch.attempts:
+                    break   # a retry goes alone (see the rules above)
             if took:
                 sizes[node] = used
                 self._in_flight[tp] = self._in_flight.get(tp, 0) + 1

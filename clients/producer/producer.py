@@ -14,6 +14,7 @@ from clients.errors import ErrorCode, KraftError
 from clients.partitioner import StickyPartitioner, default_partition
 from clients.producer.accumulator import RecordAccumulator
 from clients.producer.future import BatchResult, RecordFuture, RecordMetadata
+from clients.producer.idempotence import IdempotenceManager
 from clients.producer.sender import Sender
 from clients.record.compression import codec_from_name
 
@@ -26,6 +27,19 @@ def _parse_acks(acks: int | str) -> int:
     if acks in (0, 1, "0", "1"):
         return int(acks)
     raise ValueError(f"acks must be 0, 1, -1 or 'all', not {acks!r}")
+
+
+def _idempotence(enable: bool | None, acks: int, retries: int) -> bool:
+    """Kafka's rule: on by default with acks=all; asking for it with anything else is an error."""
+    if enable is None:
+        return acks == -1 and retries > 0
+    if enable and acks != -1:
+        raise ValueError(f"enable_idempotence=True needs acks='all' (acks={acks} given): set "
+                         f"acks='all', or enable_idempotence=False")
+    if enable and retries <= 0:
+        raise ValueError("enable_idempotence=True needs retries > 0: set retries, or "
+                         "enable_idempotence=False")
+    return bool(enable)
 
 
 def _failed(topic: str, partition: int, exc: KraftError) -> RecordFuture:
@@ -55,7 +69,12 @@ class AsyncProducer(BackgroundService):
                  delivery_timeout_ms: int = 120000, buffer_memory: int = 33554432,
                  max_in_flight_requests_per_connection: int = 5, retries: int = 2**31 - 1,
                  retry_backoff_ms: int = 100, client_id: str = "kraft-producer",
-                 max_block_ms: int = 60000) -> None:
+                 max_block_ms: int = 60000, enable_idempotence: bool | None = None) -> None:
+        acks = _parse_acks(acks)
+        # Idempotence: each batch carries (producer id, epoch, sequence) so the leader drops a
+        # retry it already appended and refuses a gap; default with acks='all', as in Kafka.
+        idempotence = IdempotenceManager() \
+            if _idempotence(enable_idempotence, acks, retries) else None
         self.client_id = client_id
         self.buffer_memory = buffer_memory
         self.max_block_ms = max_block_ms
@@ -73,9 +92,10 @@ class AsyncProducer(BackgroundService):
             partitioner=StickyPartitioner(), key_partitioner=default_partition,
             new_result=BatchResult, make_future=RecordFuture)
         self._sender = Sender(
-            self._acc, self._lock, self._cluster, acks=_parse_acks(acks),
+            self._acc, self._lock, self._cluster, acks=acks,
             compression=codec_from_name(compression_type), request_timeout_ms=request_timeout_ms,
-            max_in_flight_per_node=max_in_flight_requests_per_connection, retries=retries)
+            max_in_flight_per_node=max_in_flight_requests_per_connection, retries=retries,
+            idempotence=idempotence)
         self._wake = self._sender.wake
         super().__init__(self._sender.run)
         self._closed = False

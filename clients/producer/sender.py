@@ -1,5 +1,6 @@
 """The producer's I/O driver: one trio task drains the accumulator, sends one ProduceRequest per
-leader node (pipelined), completes batch results, retries retriable errors, refreshes metadata."""
+leader node (pipelined), completes batch results, retries retriable errors, refreshes metadata,
+and for an idempotent producer gets (and bumps) its producer id and stamps batches with it."""
 from __future__ import annotations
 
 import logging
@@ -14,6 +15,7 @@ from clients.cluster import Cluster
 from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.producer.accumulator import ProducerBatch, RecordAccumulator
 from clients.producer.future import BatchResult
+from clients.producer.idempotence import IdempotenceManager
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2
 
@@ -32,7 +34,8 @@ def now_ms() -> int:
 class Sender:
     def __init__(self, acc: RecordAccumulator, lock: threading.Condition, cluster: Cluster, *,
                  acks: int, compression: int, request_timeout_ms: int,
-                 max_in_flight_per_node: int, retries: int) -> None:
+                 max_in_flight_per_node: int, retries: int,
+                 idempotence: IdempotenceManager | None = None) -> None:
         self.acc = acc
         self.lock = lock  # a Condition: notified when buffer memory frees up
         self.cluster = cluster
@@ -49,6 +52,10 @@ class Sender:
         self._last_metadata_ms = 0
         self._unknown_since: dict[str, int] = {}
         self._nursery: trio.Nursery | None = None
+        self.idempotence = idempotence      # None: batches carry no producer id
+        self._init_running = False
+        self._last_init_ms = 0
+        self._init_error: KraftError | None = None   # a producer id cannot be had: fail batches
 
     def wake(self) -> None:
         """Trio thread only: look at the accumulator again."""
@@ -71,15 +78,25 @@ class Sender:
         now = now_ms()
         in_flight = self._in_flight
         limit = self.max_in_flight
+        idem = self.idempotence
+        # Without a producer id nothing is sent; drain still runs to expire what waits too long.
+        ready = idem is None or idem.ready
         with self.lock:
             self.wake_requested = False
             drained = self.acc.drain(now, self.cluster.metadata.leaders.get,
-                                     lambda node: in_flight.get(node, 0) < limit)
+                                     lambda node: ready and in_flight.get(node, 0) < limit)
+            if idem is not None:
+                for batches in drained.requests.values():
+                    for batch in batches:
+                        if idem.stamp(batch):
+                            batch.encoded = None   # stamped anew (a new epoch): encode again
             pending = self.acc.pending_topics()
             expired_pending = []
             for topic in pending:
                 expired_pending += self.acc.fail_pending(topic, now)
             for batch in drained.expired:
+                if idem is not None:
+                    idem.on_failed(batch, None)   # sent before, its fate unknown
                 self._fail_locked(batch, KraftError(
                     ErrorCode.REQUEST_TIMED_OUT,
                     f"expiring {len(batch.records)} record(s) for {batch.topic}-{batch.partition}: "
@@ -93,6 +110,8 @@ class Sender:
             in_flight[node] = in_flight.get(node, 0) + 1
             self._nursery.start_soon(self._produce, node, batches)
         next_ms = drained.next_ms
+        if idem is not None:
+            next_ms = self._maybe_init_producer_id(now, next_ms)
         if drained.unknown or pending:
             self._metadata_wanted = True
         if self._metadata_wanted or now - self._last_metadata_ms >= METADATA_MAX_AGE_MS:
@@ -106,6 +125,48 @@ class Sender:
         if next_ms is None:
             return None
         return max(0, next_ms - now)
+
+    # --- producer id (idempotence) ---------------------------------------------------------
+
+    def _maybe_init_producer_id(self, now: int, next_ms: int | None) -> int | None:
+        """Start InitProducerId when the producer needs an id or a new epoch (one at a time,
+        retry_backoff_ms apart); fail every batch when no id can be had. Returns next_ms."""
+        if self._init_error is not None:
+            exc, self._init_error = self._init_error, None
+            self.abort(exc)
+        if self.idempotence.ready or self._init_running:
+            return next_ms
+        start_at = self._last_init_ms + self.acc.retry_backoff_ms
+        if now < start_at:
+            return start_at if next_ms is None else min(next_ms, start_at)
+        self._init_running = True
+        self._nursery.start_soon(self._init_producer_id)
+        return next_ms
+
+    async def _init_producer_id(self) -> None:
+        idem = self.idempotence
+        try:
+            with self.lock:
+                producer_id, epoch = idem.init_request()
+            request = broker_pb2.InitProducerIdRequest()
+            if producer_id is not None:
+                request.producer_id, request.producer_epoch = producer_id, epoch
+            resp = await self.cluster.call_any("InitProducerId", request)
+            if resp.error_code:
+                raise KraftError(resp.error_code, resp.error_message)
+            with self.lock:
+                idem.set_producer(resp.producer_id, resp.producer_epoch)
+            log.debug("producer id %d epoch %d", resp.producer_id, resp.producer_epoch)
+        except KraftError as exc:
+            log.debug("InitProducerId failed: %s", exc)
+            if not exc.retriable:
+                self._init_error = KraftError(
+                    exc.code, f"no producer id for the idempotent producer ({exc.message}); "
+                              f"send without idempotence with enable_idempotence=False")
+        finally:
+            self._last_init_ms = now_ms()
+            self._init_running = False
+            self.wake()
 
     # --- metadata -------------------------------------------------------------------------
 
@@ -181,7 +242,10 @@ class Sender:
         by_tp: dict[tuple, list[bytes]] = {}
         for b in batches:
             if b.encoded is None:
-                b.encoded = encode_batch(b.records, compression=self.compression)
+                b.encoded = encode_batch(b.records, compression=self.compression,
+                                         producer_id=b.producer_id,
+                                         producer_epoch=b.producer_epoch,
+                                         base_sequence=b.base_sequence)
             by_tp.setdefault((b.topic, b.partition), []).append(b.encoded)
         topics: dict[str, list] = {}
         for (topic, partition), chunks in by_tp.items():
@@ -209,13 +273,15 @@ class Sender:
                 elif p is None:
                     self._fail_locked(b, KraftError(ErrorCode.UNKNOWN_SERVER_ERROR,
                                                     f"no answer for {tp[0]}-{tp[1]} in the produce response"))
-                elif p.error_code == 0:
+                elif p.error_code in (0, ErrorCode.DUPLICATE_SEQUENCE_NUMBER):
                     # Several batches of one partition were appended together: offsets are dense.
+                    # A duplicate (a retry the leader had appended) carries the original offset.
                     base = offsets.get(tp, p.base_offset)
                     offsets[tp] = base + len(b.records)
                     self._succeed_locked(b, base, p.log_append_time_ms)
                 else:
-                    self._retry_or_fail_locked(b, KraftError(p.error_code, p.error_message), now)
+                    self._retry_or_fail_locked(b, KraftError(p.error_code, p.error_message), now,
+                                               p.error_code)
             self.lock.notify_all()
 
     def _handle_failed_request(self, batches: list[ProducerBatch], exc: KraftError) -> None:
@@ -226,7 +292,9 @@ class Sender:
                 self._retry_or_fail_locked(b, exc, now)
             self.lock.notify_all()
 
-    def _retry_or_fail_locked(self, b: ProducerBatch, exc: KraftError, now: int) -> None:
+    def _retry_or_fail_locked(self, b: ProducerBatch, exc: KraftError, now: int,
+                              leader_code: int | None = None) -> None:
+        """`leader_code`: the leader's error for this batch; None when the request itself failed."""
         if exc.code in INVALID_METADATA:
             self.cluster.metadata.invalidate_leader((b.topic, b.partition))
             self._metadata_wanted = True
@@ -236,6 +304,8 @@ class Sender:
         else:
             if not exc.message.startswith(b.topic):
                 exc = KraftError(exc.code, f"{b.topic}-{b.partition}: {exc.message}")
+            if self.idempotence is not None:
+                self.idempotence.on_failed(b, leader_code)
             self._fail_locked(b, exc)
 
     def _succeed_locked(self, b: ProducerBatch, base_offset: int, log_append_time: int) -> None:

@@ -273,3 +273,25 @@ class ListOffsetsPartitionResponse(_message.Message):
     offset: int
     leader_epoch: int
     def __init__(self, partition: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., timestamp: _Optional[int] = ..., offset: _Optional[int] = ..., leader_epoch: _Optional[int] = ...) -> None: ...
+
+class InitProducerIdRequest(_message.Message):
+    __slots__ = ("transactional_id", "producer_id", "producer_epoch")
+    TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    def __init__(self, transactional_id: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ...) -> None: ...
+
+class InitProducerIdResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "producer_id", "producer_epoch")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    producer_id: int
+    producer_epoch: int
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ...) -> None: ...

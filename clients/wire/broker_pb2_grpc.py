@@ -54,6 +54,11 @@ class BrokerStub:
                 request_serializer=broker__pb2.ListOffsetsRequest.SerializeToString,
                 response_deserializer=broker__pb2.ListOffsetsResponse.FromString,
                 _registered_method=True)
+        self.InitProducerId = channel.unary_unary(
+                '/kraft.broker.v1.Broker/InitProducerId',
+                request_serializer=broker__pb2.InitProducerIdRequest.SerializeToString,
+                response_deserializer=broker__pb2.InitProducerIdResponse.FromString,
+                _registered_method=True)
 
 
 class BrokerServicer:
@@ -83,6 +88,12 @@ class BrokerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InitProducerId(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrokerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -105,6 +116,11 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.ListOffsets,
                     request_deserializer=broker__pb2.ListOffsetsRequest.FromString,
                     response_serializer=broker__pb2.ListOffsetsResponse.SerializeToString,
+            ),
+            'InitProducerId': grpc.unary_unary_rpc_method_handler(
+                    servicer.InitProducerId,
+                    request_deserializer=broker__pb2.InitProducerIdRequest.FromString,
+                    response_serializer=broker__pb2.InitProducerIdResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -215,6 +231,33 @@ class Broker:
             '/kraft.broker.v1.Broker/ListOffsets',
             broker__pb2.ListOffsetsRequest.SerializeToString,
             broker__pb2.ListOffsetsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InitProducerId(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.broker.v1.Broker/InitProducerId',
+            broker__pb2.InitProducerIdRequest.SerializeToString,
+            broker__pb2.InitProducerIdResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -30,11 +30,15 @@ class PartitionLog:
         self.batches: list[tuple[int, int, int, int, int]] = []
         self.nexts: list[int] = []  # next_offset of each batch, for bisect
         self.end = 0
+        self.sequences: dict[tuple, int] = {}  # (producer id, epoch, base sequence) -> offset
 
 
 class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerServicer):
     """Node 0 of a one-node cluster. Faults: push error codes on `produce_errors` (each answers
-    one whole Produce call) or `fetch_errors`; `auto_create` mimics auto.create.topics.enable."""
+    one whole Produce call), `init_errors` or `fetch_errors`; `lost_answers` error codes answer a Produce that
+    was appended (a lost acknowledgement); `auto_create` mimics auto.create.topics.enable.
+    Idempotence, roughly: InitProducerId deals ids, a batch whose (id, epoch, base sequence) was
+    appended before is answered with its original offset and not appended again."""
 
     def __init__(self, *, auto_create: bool = False, default_partitions: int = 1) -> None:
         self.auto_create = auto_create
@@ -42,6 +46,10 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
         self.topics: dict[str, list[PartitionLog]] = {}
         self.configs: dict[str, dict[str, str]] = {}
         self.produce_errors: deque[int] = deque()
+        self.lost_answers: deque[int] = deque()
+        self.init_requests: list = []
+        self.init_errors: deque[int] = deque()
+        self.next_producer_id = 1000
         self.fetch_errors: deque[int] = deque()
         self.metadata_calls = 0
         self.produce_calls = 0
@@ -108,7 +116,17 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
                     log = logs[p.partition]
                     base = log.end
                     buf = bytearray(p.records)
+                    first = next(iter_valid_batches(buf))[1]
+                    seen = log.sequences.get((first.producer_id, first.producer_epoch,
+                                              first.base_sequence))
+                    if first.producer_id >= 0 and seen is not None:
+                        parts.append(bp.PartitionProduceResponse(partition=p.partition,
+                                                                 base_offset=seen))
+                        continue
                     for pos, header in iter_valid_batches(buf):
+                        if header.producer_id >= 0:
+                            log.sequences[(header.producer_id, header.producer_epoch,
+                                           header.base_sequence)] = log.end
                         set_base_offset_and_epoch(buf, pos, log.end, 0)
                         at = len(log.data) + pos
                         log.batches.append((log.end, at, log.end + header.last_offset_delta + 1,
@@ -116,11 +134,28 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
                         log.nexts.append(log.end + header.last_offset_delta + 1)
                         log.end += header.last_offset_delta + 1
                     log.data += buf
+                    if self.lost_answers:
+                        parts.append(bp.PartitionProduceResponse(
+                            partition=p.partition, error_code=self.lost_answers.popleft(),
+                            base_offset=-1, error_message="injected after the append"))
+                        continue
                     parts.append(bp.PartitionProduceResponse(partition=p.partition, base_offset=base,
                                                              log_append_time_ms=-1))
                 topics.append(bp.TopicProduceResponse(name=t.name, partitions=parts))
             self.cond.notify_all()
         return bp.ProduceResponse(topics=topics)
+
+    def InitProducerId(self, req, ctx):
+        with self.cond:
+            self.init_requests.append(req)
+            if self.init_errors:
+                return bp.InitProducerIdResponse(error_code=self.init_errors.popleft(),
+                                                 error_message="injected")
+            if req.HasField("producer_id"):
+                return bp.InitProducerIdResponse(producer_id=req.producer_id,
+                                                 producer_epoch=req.producer_epoch + 1)
+            self.next_producer_id += 1
+            return bp.InitProducerIdResponse(producer_id=self.next_producer_id, producer_epoch=0)
 
     def _read(self, ask: "_Ask") -> bp.FetchPartitionResponse:
         logs = self.topics.get(ask.topic_name)

@@ -141,6 +141,6 @@ def test_acks_all_is_refused_when_the_isr_is_below_min_insync_replicas(node):
     refused = raw.produce("strict", batch(), acks=-1)
 
     assert refused.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
-    assert "min.insync.replicas is 2" in refused.error_message
+    assert "min.insync.replicas=2" in refused.error_message
     assert raw.log_end("strict") == 0
     assert raw.produce("strict", batch(), acks=1).error_code == 0      # acks=1 does not wait for the ISR

@@ -1,0 +1,326 @@
+"""One partition's idempotent-producer state (Kafka's ProducerStateManager, idempotence only): the
+last five batches of each producer id, and the verdict on a new batch: append, duplicate or error.
+
+Rules, Kafka's (ProducerAppendInfo, ProducerStateEntry), in the order they are checked:
+- a batch with no producer id (-1), or a control batch, is not checked and leaves no state;
+- a producer id with a negative epoch or base sequence is INVALID_RECORD;
+- an epoch below the producer's current one is INVALID_PRODUCER_EPOCH: a fenced zombie;
+- the same epoch and the exact (first, last) sequence range of one of the last five batches is a
+  duplicate: answered with that batch's offsets, nothing appended;
+- a higher epoch must start at sequence 0 (the producer bumped its epoch and restarted its
+  sequences), else OUT_OF_ORDER_SEQUENCE_NUMBER;
+- a producer id this partition does not know must start at 0, else UNKNOWN_PRODUCER_ID (its
+  batches left the log, e.g. through retention, so its sequence cannot be checked);
+- the same epoch must continue right after the last batch: first == last + 1, or 0 after
+  2^31-1 (sequences wrap), else OUT_OF_ORDER_SEQUENCE_NUMBER.
+Only an appended batch changes the state; a rejected or duplicate one leaves it as it was.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator, NamedTuple
+
+from clients.errors import ErrorCode
+from clients.record.batch_header import (
+    HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError, parse_header, validate_batch)
+
+SEQUENCE_LIMIT = 2**31          # sequences run 0 .. 2^31-1, then wrap to 0
+BATCHES_PER_PRODUCER = 5        # Kafka's NUM_BATCHES_TO_RETAIN: max.in.flight of an idempotent producer
+NO_PRODUCER_ID = -1
+
+APPEND = "append"
+DUPLICATE = "duplicate"
+REJECT = "reject"
+
+
+def next_sequence(sequence: int, increment: int = 1) -> int:
+    return (sequence + increment) % SEQUENCE_LIMIT
+
+
+def last_sequence(header) -> int:
+    """The last sequence of a batch header: base sequence + lastOffsetDelta, wrapping."""
+    return next_sequence(header.base_sequence, header.last_offset_delta)
+
+
+def is_checked(header) -> bool:
+    """Does this batch take part in idempotence (a producer id and not a control batch)?"""
+    return header.producer_id != NO_PRODUCER_ID and not header.is_control
+
+
+class BatchMetadata(NamedTuple):
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    timestamp: int = -1
+
+
+@dataclass(frozen=True)
+class ProducerEntry:
+    """One producer on one partition: its epoch and last batches, oldest first. Frozen so a
+    request's batches can be checked against staged copies without touching the real state."""
+    producer_id: int
+    epoch: int
+    batches: tuple[BatchMetadata, ...] = ()
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else -1
+
+    @property
+    def last_offset(self) -> int:
+        return self.batches[-1].last_offset if self.batches else -1
+
+    def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
+        if epoch != self.epoch:
+            return None
+        for b in self.batches:
+            if b.first_seq == first_seq and b.last_seq == last_seq:
+                return b
+        return None
+
+    def with_batch(self, epoch: int, batch: BatchMetadata, keep: int) -> ProducerEntry:
+        # A new epoch starts a new sequence space: the old epoch's batches can no longer match.
+        kept = self.batches if epoch == self.epoch else ()
+        return ProducerEntry(self.producer_id, epoch, (kept + (batch,))[-keep:])
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str                   # APPEND, DUPLICATE or REJECT
+    error_code: int = 0
+    message: str = ""
+    first_offset: int = -1        # DUPLICATE: where the original copy of the batch is
+    last_offset: int = -1
+
+    @property
+    def is_append(self) -> bool:
+        return self.action == APPEND
+
+    @property
+    def is_duplicate(self) -> bool:
+        return self.action == DUPLICATE
+
+
+_APPEND = Decision(APPEND)
+
+
+def _reject(code: ErrorCode, message: str) -> Decision:
+    return Decision(REJECT, int(code), message)
+
+
+def decide(entry: ProducerEntry | None, producer_id: int, epoch: int, first_seq: int,
+           last_seq: int, name: str = "") -> Decision:
+    """The verdict on one batch against `entry` (None: this producer id is unknown here)."""
+    where = f" on {name}" if name else ""
+    if epoch < 0 or first_seq < 0:
+        return _reject(ErrorCode.INVALID_RECORD,
+                       f"producer {producer_id} sent epoch {epoch}, base sequence {first_seq}"
+                       f"{where}: an idempotent batch needs both >= 0")
+    if entry is None:
+        if first_seq != 0:
+            return _reject(ErrorCode.UNKNOWN_PRODUCER_ID,
+                           f"producer {producer_id} is unknown{where} (its batches may have "
+                           f"been deleted by retention) and its batch starts at sequence "
+                           f"{first_seq}, not 0; the producer must reset its sequence (new epoch)")
+        return _APPEND
+    if epoch < entry.epoch:
+        return _reject(ErrorCode.INVALID_PRODUCER_EPOCH,
+                       f"producer {producer_id} epoch {epoch} is fenced{where}: epoch "
+                       f"{entry.epoch} is newer; a newer instance of this producer took over")
+    dup = entry.find_duplicate(epoch, first_seq, last_seq)
+    if dup is not None:
+        return Decision(DUPLICATE, first_offset=dup.first_offset, last_offset=dup.last_offset)
+    if epoch > entry.epoch:
+        if first_seq != 0:
+            return _reject(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                           f"producer {producer_id} started epoch {epoch}{where} at sequence "
+                           f"{first_seq}; a new epoch must start at 0")
+        return _APPEND
+    if entry.batches and first_seq != next_sequence(entry.last_seq):
+        return _reject(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                       f"producer {producer_id} epoch {epoch} sent sequence {first_seq}{where}, "
+                       f"expected {next_sequence(entry.last_seq)} (the last appended batch ended "
+                       f"at {entry.last_seq}); nothing was appended")
+    return _APPEND
+
+
+class ProducerStateManager:
+    """The state of every producer id seen on one partition, up to `end_offset` of its log."""
+
+    def __init__(self, name: str = "", max_batches: int = BATCHES_PER_PRODUCER) -> None:
+        self.name = name
+        self.max_batches = max_batches
+        self.producers: dict[int, ProducerEntry] = {}
+        self.end_offset = 0       # the state reflects every batch below this log offset
+        self.snapshot_offset = -1  # end offset of the snapshot last written or loaded
+
+    def entry(self, producer_id: int) -> ProducerEntry | None:
+        return self.producers.get(producer_id)
+
+    # -- checking (the leader, before it appends) -----------------------------------------------
+    def check(self, producer_id: int, producer_epoch: int, base_sequence: int,
+              last_sequence: int) -> Decision:
+        """The verdict on one batch; changes nothing."""
+        return decide(self.producers.get(producer_id), producer_id, producer_epoch,
+                      base_sequence, last_sequence, self.name)
+
+    def check_and_update(self, producer_id: int, producer_epoch: int, base_sequence: int,
+                         last_sequence: int, first_offset: int, timestamp: int = -1) -> Decision:
+        """The verdict on one batch that would be appended at `first_offset`; an APPEND verdict
+        is recorded at once (for callers that append exactly what was accepted)."""
+        decision = self.check(producer_id, producer_epoch, base_sequence, last_sequence)
+        if decision.is_append:
+            last_offset = first_offset + (last_sequence - base_sequence) % SEQUENCE_LIMIT
+            self.on_batch_appended(producer_id, producer_epoch, base_sequence, last_sequence,
+                                   first_offset, last_offset, timestamp)
+        return decision
+
+    def check_batches(self, headers: Iterable, first_offset: int) -> list[Decision | None]:
+        """Verdicts on the batches of one request, in order, as if each accepted one were
+        appended from `first_offset` on (so a request may carry several batches of a producer);
+        None for a batch that is not checked. Changes nothing."""
+        staged: dict[int, ProducerEntry] = {}
+        out: list[Decision | None] = []
+        offset = first_offset
+        for h in headers:
+            if not is_checked(h):
+                out.append(None)
+                offset += h.last_offset_delta + 1
+                continue
+            pid, last_seq = h.producer_id, last_sequence(h)
+            entry = staged.get(pid, self.producers.get(pid))
+            decision = decide(entry, pid, h.producer_epoch, h.base_sequence, last_seq, self.name)
+            out.append(decision)
+            if decision.is_append:
+                batch = BatchMetadata(h.base_sequence, last_seq, offset,
+                                      offset + h.last_offset_delta, h.max_timestamp)
+                staged[pid] = self._updated(entry, pid, h.producer_epoch, batch)
+                offset += h.last_offset_delta + 1
+        return out
+
+    # -- updating (after an append, on a follower, when rebuilding) ------------------------------
+    def on_batch_appended(self, producer_id: int, producer_epoch: int, base_sequence: int,
+                          last_sequence: int, first_offset: int, last_offset: int,
+                          timestamp: int = -1) -> None:
+        """Record a batch now in the log, unchecked: the leader checked it before appending."""
+        if producer_id == NO_PRODUCER_ID:
+            return
+        batch = BatchMetadata(base_sequence, last_sequence, first_offset, last_offset, timestamp)
+        self.producers[producer_id] = self._updated(self.producers.get(producer_id), producer_id,
+                                                    producer_epoch, batch)
+        self.end_offset = max(self.end_offset, last_offset + 1)
+
+    def on_replicated_batches(self, headers: Iterable) -> None:
+        """Batches appended to this log with their final offsets (a follower's fetch, the
+        leader's own append, a replay of the log): record each idempotent one."""
+        for h in headers:
+            if is_checked(h):
+                self.on_batch_appended(h.producer_id, h.producer_epoch, h.base_sequence,
+                                       last_sequence(h), h.base_offset, h.last_offset,
+                                       h.max_timestamp)
+            self.end_offset = max(self.end_offset, h.base_offset + h.last_offset_delta + 1)
+
+    def rebuild_from_batches(self, headers: Iterable, start_offset: int = 0) -> None:
+        """Forget everything and replay the log's batch headers from `start_offset`."""
+        self.producers.clear()
+        self.end_offset = start_offset
+        self.on_replicated_batches(headers)
+
+    def truncate_head(self, log_start_offset: int) -> None:
+        """Forget producers whose every batch is below the log start (deleted by retention), as
+        a rebuild from the remaining log would."""
+        gone = [pid for pid, e in self.producers.items() if e.last_offset < log_start_offset]
+        for pid in gone:
+            del self.producers[pid]
+        self.end_offset = max(self.end_offset, log_start_offset)
+
+    def _updated(self, entry: ProducerEntry | None, producer_id: int, epoch: int,
+                 batch: BatchMetadata) -> ProducerEntry:
+        if entry is None:
+            return ProducerEntry(producer_id, epoch, (batch,))
+        return entry.with_batch(epoch, batch, self.max_batches)
+
+    # -- snapshots ----------------------------------------------------------------------------------
+    def entries(self) -> list[ProducerEntry]:
+        return [self.producers[pid] for pid in sorted(self.producers)]
+
+    def load(self, entries: Iterable[ProducerEntry], end_offset: int) -> None:
+        """Replace the state with a snapshot's: `entries` describe every batch below `end_offset`."""
+        self.producers = {e.producer_id: e for e in entries}
+        self.end_offset = end_offset
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ProducerStateManager) and self.producers == other.producers
+                and self.end_offset == other.end_offset)
+
+    def __repr__(self) -> str:
+        return f"ProducerStateManager({self.name!r}, {len(self.producers)} producers, " \
+               f"end_offset={self.end_offset})"
+
+
+# -- one produce request --------------------------------------------------------------------------
+def request_headers(records) -> list | None:
+    """The headers of every batch in a produce request's bytes when at least one is idempotent,
+    each checked whole (CRC included: a damaged batch must be CORRUPT_MESSAGE, not judged by a
+    sequence it never had); None when no batch is idempotent or the bytes do not parse (the log's
+    validator then answers for them)."""
+    headers, pos, end = [], 0, len(records)
+    try:
+        while pos < end:
+            header = parse_header(records, pos)
+            if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
+                return None
+            headers.append(header)
+            pos += header.size
+        if pos != end or not any(is_checked(h) for h in headers):
+            return None
+        for pos, h in zip(_positions(headers), headers):
+            validate_batch(records, pos)
+    except CorruptBatchError:
+        return None
+    return headers
+
+
+def _positions(headers: list) -> Iterator[int]:
+    pos = 0
+    for h in headers:
+        yield pos
+        pos += h.size
+
+
+def check_request(state: ProducerStateManager, headers: list, next_offset: int) -> Decision | None:
+    """The answer to a request whose batches are `headers` if it must not be appended: the first
+    rejection, or a duplicate (every batch already in the log, contiguously: answered with the
+    original first offset). None: append it all."""
+    decisions = state.check_batches(headers, next_offset)
+    for d in decisions:
+        if d is not None and d.action == REJECT:
+            return d
+    dups = [d for d in decisions if d is not None and d.is_duplicate]
+    if not dups:
+        return None
+    if len(dups) != len(decisions):
+        return _reject(ErrorCode.INVALID_REQUEST,
+                       f"the request for {state.name} mixes batches already appended with new "
+                       f"ones; send a retried batch in a request of its own; nothing was appended")
+    for a, b in zip(dups, dups[1:]):
+        if b.first_offset != a.last_offset + 1:
+            return _reject(ErrorCode.INVALID_REQUEST,
+                           f"the request for {state.name} repeats batches that were appended "
+                           f"apart (offsets {a.last_offset} and {b.first_offset}); retry them one "
+                           f"per request")
+    return Decision(DUPLICATE, first_offset=dups[0].first_offset, last_offset=dups[-1].last_offset)
+
+
+def record_request(state: ProducerStateManager, headers: list | None, first_offset: int,
+                   log_end_offset: int) -> None:
+    """After a leader append of a request whose batches got offsets from `first_offset` on."""
+    if headers:
+        offset = first_offset
+        placed = []
+        for h in headers:
+            placed.append(h._replace(base_offset=offset))
+            offset += h.last_offset_delta + 1
+        state.on_replicated_batches(placed)
+    state.end_offset = log_end_offset

@@ -1,0 +1,96 @@
+"""The idempotent producer's pure core (the idempotence half of Kafka's TransactionManager): the
+producer id and epoch, per-partition sequence numbers, and what a failed batch does to them.
+
+Rules:
+- a batch gets its (producer id, epoch, base sequence) when it is first drained, and keeps them
+  (and its encoded bytes) on every retry, so the leader can recognise a retry it already
+  appended and answer it with the original offset instead of appending it twice;
+- sequences count records per partition from 0 under each epoch, wrapping after 2^31-1;
+- a batch that failed for good and that the leader surely did not append (it answered with an
+  error before appending) gives its sequences back: the partition's next batch reuses them;
+- when the leader's view and ours may differ (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID, or
+  a batch whose fate is unknown: a lost answer, a timeout) the epoch is bumped (KIP-360):
+  InitProducerId with the current id and epoch, then every partition restarts at sequence 0,
+  and a batch still waiting to be sent is stamped again under the new epoch;
+- INVALID_PRODUCER_EPOCH means another producer took this id over: a fresh id is asked for.
+No trio, grpc or clock here: the sender calls in with the lock held.
+"""
+from __future__ import annotations
+
+from clients.errors import ErrorCode
+
+SEQUENCE_LIMIT = 2**31
+NO_PRODUCER_ID = -1
+
+# Codes a leader may send after it appended the batch (acks=all waited in vain), or whose cause
+# is not the leader's answer: the batch's fate is unknown.
+_UNKNOWN_OUTCOME = frozenset({ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                              ErrorCode.NETWORK_EXCEPTION, ErrorCode.UNKNOWN_SERVER_ERROR})
+_STATE_DIFFERS = frozenset({ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode.UNKNOWN_PRODUCER_ID})
+
+READY = "ready"
+NEEDS_ID = "needs-id"        # no id yet, or the old one was fenced: ask for a fresh one
+NEEDS_BUMP = "needs-bump"    # ask for the next epoch of the current id
+
+
+class IdempotenceManager:
+    def __init__(self) -> None:
+        self.producer_id = NO_PRODUCER_ID
+        self.epoch = -1
+        self.state = NEEDS_ID
+        self._next: dict[tuple, int] = {}
+
+    @property
+    def ready(self) -> bool:
+        return self.state == READY
+
+    def init_request(self) -> tuple[int | None, int | None]:
+        """What InitProducerId should carry: (id, epoch) to bump the epoch, (None, None) for a
+        fresh id."""
+        if self.state == NEEDS_BUMP and self.producer_id >= 0:
+            return self.producer_id, self.epoch
+        return None, None
+
+    def set_producer(self, producer_id: int, epoch: int) -> None:
+        """InitProducerId answered: every partition starts over at sequence 0."""
+        self.producer_id, self.epoch = producer_id, epoch
+        self._next.clear()
+        self.state = READY
+
+    def next_sequence(self, tp: tuple) -> int:
+        return self._next.get(tp, 0)
+
+    def stamp(self, batch) -> bool:
+        """Give a drained batch its producer id, epoch and sequences unless it already has them
+        under the current epoch; True when it got new ones (its old bytes, if any, are stale)."""
+        if batch.base_sequence >= 0 and batch.producer_id == self.producer_id \
+                and batch.producer_epoch == self.epoch:
+            return False
+        tp = (batch.topic, batch.partition)
+        seq = self._next.get(tp, 0)
+        batch.producer_id, batch.producer_epoch, batch.base_sequence = \
+            self.producer_id, self.epoch, seq
+        self._next[tp] = (seq + len(batch.records)) % SEQUENCE_LIMIT
+        return True
+
+    def on_failed(self, batch, code: int | None) -> None:
+        """A batch failed for good. `code`: the leader's error for it, None when its fate is
+        unknown (transport failure, expiry after an attempt)."""
+        if batch.base_sequence < 0 or batch.producer_id != self.producer_id:
+            return   # never stamped, or stamped under an id already replaced
+        if code == ErrorCode.INVALID_PRODUCER_EPOCH:
+            self.state = NEEDS_ID
+        elif code is None or code in _UNKNOWN_OUTCOME or code in _STATE_DIFFERS:
+            if self.state == READY:
+                self.state = NEEDS_BUMP
+        elif batch.producer_epoch == self.epoch:
+            # Not appended: later batches of the partition must not leave a gap where it was.
+            # Batches of one request fail together in order, so the lowest start wins.
+            tp = (batch.topic, batch.partition)
+            if _before(batch.base_sequence, self._next.get(tp, 0)):
+                self._next[tp] = batch.base_sequence
+
+
+def _before(a: int, b: int) -> bool:
+    """a precedes b in wrapping sequence order (within half the sequence space)."""
+    return a != b and (b - a) % SEQUENCE_LIMIT < SEQUENCE_LIMIT // 2

@@ -1,0 +1,78 @@
+"""The producer's idempotence core as plain data: sequences per partition from the first drain,
+kept on retries, restarted under a bumped epoch, given back by a batch the leader refused, wrapping."""
+from __future__ import annotations
+
+from clients.errors import ErrorCode
+from clients.producer.accumulator import ProducerBatch
+from clients.producer.idempotence import NEEDS_BUMP, NEEDS_ID, SEQUENCE_LIMIT, IdempotenceManager
+
+
+def batch(partition: int, n: int) -> ProducerBatch:
+    b = ProducerBatch("t", partition, None, 0, 0)
+    b.records = [(None, b"v", (), 0)] * n
+    return b
+
+
+def ready(pid: int = 5, epoch: int = 0) -> IdempotenceManager:
+    m = IdempotenceManager()
+    assert not m.ready and m.init_request() == (None, None)
+    m.set_producer(pid, epoch)
+    return m
+
+
+def test_sequences_count_records_per_partition_and_retries_keep_theirs():
+    m = ready()
+    a, b, c = batch(0, 3), batch(1, 2), batch(0, 4)
+    assert m.stamp(a) and m.stamp(b) and m.stamp(c)
+    assert [(x.producer_id, x.producer_epoch, x.base_sequence) for x in (a, b, c)] == \
+        [(5, 0, 0), (5, 0, 0), (5, 0, 3)]
+    assert not m.stamp(a)                      # a retry: same sequence, same bytes
+    assert m.next_sequence(("t", 0)) == 7 and m.next_sequence(("t", 1)) == 2
+
+
+def test_unknown_fate_bumps_the_epoch_and_waiting_batches_are_stamped_again():
+    m = ready()
+    a, waiting = batch(0, 3), batch(0, 2)
+    m.stamp(a)
+    m.stamp(waiting)
+    m.on_failed(a, None)
+    assert m.state == NEEDS_BUMP and m.init_request() == (5, 0)
+    m.set_producer(5, 1)
+    assert m.stamp(waiting) and (waiting.producer_epoch, waiting.base_sequence) == (1, 0)
+
+
+def test_sequence_errors_bump_and_a_fenced_epoch_asks_for_a_new_id():
+    for code, state in [(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, NEEDS_BUMP),
+                        (ErrorCode.UNKNOWN_PRODUCER_ID, NEEDS_BUMP),
+                        (ErrorCode.REQUEST_TIMED_OUT, NEEDS_BUMP),
+                        (ErrorCode.INVALID_PRODUCER_EPOCH, NEEDS_ID)]:
+        m = ready()
+        a = batch(0, 1)
+        m.stamp(a)
+        m.on_failed(a, code)
+        assert m.state == state, code
+    assert m.init_request() == (None, None)
+
+
+def test_a_refused_request_gives_its_sequences_back():
+    m = ready()
+    first, a, b = batch(0, 2), batch(0, 3), batch(0, 4)
+    for x in (first, a, b):
+        m.stamp(x)
+    m.on_failed(a, ErrorCode.MESSAGE_TOO_LARGE)  # a and b were one request: they fail in order
+    m.on_failed(b, ErrorCode.MESSAGE_TOO_LARGE)
+    assert m.ready and m.next_sequence(("t", 0)) == 2
+    m.on_failed(batch(0, 1), ErrorCode.MESSAGE_TOO_LARGE)   # never stamped: nothing to give back
+    assert m.next_sequence(("t", 0)) == 2
+
+
+def test_sequences_wrap_after_2_31_minus_1():
+    m = ready()
+    m._next[("t", 0)] = SEQUENCE_LIMIT - 2
+    a, b = batch(0, 5), batch(0, 1)
+    m.stamp(a)
+    m.stamp(b)
+    assert (a.base_sequence, b.base_sequence) == (SEQUENCE_LIMIT - 2, 3)
+    m.on_failed(b, ErrorCode.INVALID_RECORD)
+    m.on_failed(a, ErrorCode.INVALID_RECORD)
+    assert m.next_sequence(("t", 0)) == SEQUENCE_LIMIT - 2
