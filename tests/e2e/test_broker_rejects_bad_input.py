@@ -144,3 +144,29 @@ def test_acks_all_is_refused_when_the_isr_is_below_min_insync_replicas(node):
     assert "min.insync.replicas=2" in refused.error_message
     assert raw.log_end("strict") == 0
     assert raw.produce("strict", batch(), acks=1).error_code == 0      # acks=1 does not wait for the ISR
+
+
+def test_follower_fetches_from_strangers_or_stale_epochs_are_refused_and_change_nothing(node):
+    raw = Raw(node.address)
+    assert raw.create("guarded").error_code == 0
+    assert raw.produce("guarded", batch()).error_code == 0
+    before = raw.log_end("guarded")
+
+    def follower_fetch(replica_id: int, leader_epoch: int, offset: int = 0):
+        req = bpb.FetchRequest(replica_id=replica_id, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                               topics=[bpb.FetchTopic(topic="guarded", partitions=[bpb.FetchPartition(
+                                   partition=0, current_leader_epoch=leader_epoch, fetch_offset=offset,
+                                   last_fetched_epoch=-1, partition_max_bytes=1 << 20)])])
+        return raw.broker.Fetch(req, timeout=10).topics[0].partitions[0]
+
+    meta = raw.broker.Metadata(bpb.MetadataRequest(topics=["guarded"]), timeout=10)
+    epoch = meta.topics[0].partitions[0].leader_epoch
+    stranger = follower_fetch(replica_id=99, leader_epoch=epoch)
+    assert stranger.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert "replica 99 is not assigned" in stranger.error_message and not stranger.records
+    # (A stale epoch, FENCED_LEADER_EPOCH, needs a leader change: tests/broker/replication.)
+    future = follower_fetch(replica_id=99, leader_epoch=epoch + 1)
+    assert future.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+    # The leader's view is untouched: the high watermark and log end stay where the producer left them.
+    assert raw.log_end("guarded") == before
+    assert raw.fetch("guarded", 0).records
