@@ -12,6 +12,7 @@ from broker.metadata_quorum import CommittedRecord
 from clients.errors import ErrorCode, KraftError
 from kraft.controller import messages as m
 from kraft.controller.controller import QuorumController
+from kraft.controller.replication_control import imbalanced_partitions
 from kraft.metadata import records as r
 from kraft.metadata.delta import MetadataReplayError
 from kraft.metadata.image import MetadataImage
@@ -55,6 +56,8 @@ class ActiveController:
         self._lock = trio.Lock()
         self._active_epoch: int | None = None   # the Raft epoch this controller is active in
         self.last_offset = -1                    # of the last record the controller replayed
+        self._balance_epoch: int | None = None   # the Raft epoch the balance timer counts in
+        self._next_balance_ms = 0
 
     @property
     def node_id(self) -> int:
@@ -147,11 +150,14 @@ class ActiveController:
         return offset
 
     async def run(self) -> None:
-        """Fence brokers whose session expired, while active. Runs until cancelled."""
+        """While active: fence brokers whose session expired and, every
+        leader.imbalance.check.interval.seconds, hand leadership back to preferred replicas.
+        Runs until cancelled."""
         while True:
             await trio.sleep(FENCE_CHECK_MS / 1000)
             if not self.is_active():
                 continue
+            await self._maybe_balance_leaders()
             now = self.clock_ms()
             deadline = self.controller.next_deadline_ms()
             if self._active_epoch == self.driver.core.epoch and (deadline is None or now < deadline):
@@ -166,3 +172,38 @@ class ActiveController:
                     await self._commit(result.records)
                 except (NotController, KraftError) as exc:
                     log.info("fencing check skipped: %s", exc)
+
+    async def _maybe_balance_leaders(self) -> None:
+        """Kafka's auto.leader.rebalance.enable: an ElectLeaders(PREFERRED) command, through
+        `handle` like any other, for the partitions replication_control.imbalanced_partitions
+        names (it re-checks each one under the lock)."""
+        config = self.controller.config
+        if not config.auto_leader_rebalance_enable or not self._balance_due(self.clock_ms()):
+            return
+        wanted = imbalanced_partitions(self.controller.image,
+                                       config.leader_imbalance_per_broker_percentage)
+        if not wanted:
+            return
+        try:
+            response, _ = await self.handle(m.ElectLeadersRequest(m.ElectionType.PREFERRED,
+                                                                  tuple(wanted)))
+        except (NotController, KraftError) as exc:
+            log.info("preferred leader balancing skipped: %s", exc)
+            return
+        moved = [f"{res.topic}-{res.partition}" for res in response.results if res.error_code == 0]
+        if moved:
+            log.info("preferred replicas lead again (leader.imbalance.per.broker.percentage=%d "
+                     "exceeded): %s", config.leader_imbalance_per_broker_percentage,
+                     ", ".join(moved))
+
+    def _balance_due(self, now_ms: int) -> bool:
+        # As in Kafka, the first check waits a full interval after becoming active, so brokers
+        # that restarted with the quorum have time to rejoin their ISRs first.
+        interval_ms = self.controller.config.leader_imbalance_check_interval_seconds * 1000
+        epoch = self.driver.core.epoch
+        if self._balance_epoch != epoch:
+            self._balance_epoch, self._next_balance_ms = epoch, now_ms + interval_ms
+        if now_ms < self._next_balance_ms:
+            return False
+        self._next_balance_ms = now_ms + interval_ms
+        return True

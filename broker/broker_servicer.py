@@ -9,6 +9,7 @@ import trio
 
 from broker.broker_metadata import BrokerMetadata
 from broker.controller_channel import ControllerChannel
+from broker.describe_partitions import describe_partitions
 from broker.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.replica_manager import ACKS_ALL, ReplicaManager
 from clients.errors import ErrorCode, KraftError
@@ -17,7 +18,7 @@ from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import MetadataImage
 
-METHODS = ["Metadata", "Produce", "Fetch", "ListOffsets", "InitProducerId"]
+METHODS = ["Metadata", "Produce", "Fetch", "ListOffsets", "InitProducerId", "DescribePartitions"]
 MAX_WAIT_MS_LIMIT = 60_000
 AUTO_CREATE_TIMEOUT_S = 10.0
 DEFAULT_PRODUCE_TIMEOUT_MS = 30_000     # Kafka's request.timeout.ms
@@ -250,3 +251,8 @@ class BrokerServicer:
             return pb.InitProducerIdResponse(error_code=exc.code, error_message=exc.message,
                                              producer_id=-1, producer_epoch=-1)
         return pb.InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)
+
+    # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
+    async def DescribePartitions(self, request: pb.DescribePartitionsRequest
+                                 ) -> pb.DescribePartitionsResponse:
+        return describe_partitions(self.replicas, request)

@@ -25,6 +25,16 @@ def _bool(key: str, text: str) -> bool:
     return value == "true"
 
 
+def _int_in(low: int, high: int | None = None) -> Callable[[str, str], int]:
+    def parse(key: str, text: str) -> int:
+        value = _int(key, text)
+        if value < low or (high is not None and value > high):
+            allowed = f"{low} to {high}" if high is not None else f"at least {low}"
+            raise ServerConfigError(f"{key}: {value} is out of range; use {allowed}")
+        return value
+    return parse
+
+
 def _roles(key: str, text: str) -> tuple[str, ...]:
     roles = tuple(r.strip() for r in text.split(",") if r.strip())
     bad = [r for r in roles if r not in ("broker", "controller")]
@@ -111,6 +121,12 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "controller.quorum.retry.backoff.ms": ("quorum_retry_backoff_ms", _int, "20"),
     # Not a Kafka key (Kafka counts bytes): take a metadata snapshot every this many records.
     "metadata.log.snapshot.interval.records": ("metadata_snapshot_interval_records", _int, "20000"),
+    # The active controller moves leadership back to preferred replicas (Kafka's names, defaults).
+    "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", _bool, "true"),
+    "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_seconds",
+                                                _int_in(1), "300"),
+    "leader.imbalance.per.broker.percentage": ("leader_imbalance_per_broker_percentage",
+                                               _int_in(0, 100), "10"),
 }
 
 # Broker-wide defaults for topic configs: server key -> topic key (Kafka's naming).
@@ -162,6 +178,9 @@ class ServerConfig:
     quorum_request_timeout_ms: int
     quorum_retry_backoff_ms: int
     metadata_snapshot_interval_records: int
+    auto_leader_rebalance_enable: bool
+    leader_imbalance_check_interval_seconds: int
+    leader_imbalance_per_broker_percentage: int
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
 

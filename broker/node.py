@@ -67,7 +67,12 @@ def controller_config(config: ServerConfig) -> ControllerConfig:
                             default_replication_factor=config.default_replication_factor,
                             broker_session_timeout_ms=config.broker_session_timeout_ms,
                             delete_topic_enable=config.delete_topic_enable,
-                            topic_defaults=dict(config.topic_defaults))
+                            topic_defaults=dict(config.topic_defaults),
+                            auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
+                            leader_imbalance_check_interval_seconds=(
+                                config.leader_imbalance_check_interval_seconds),
+                            leader_imbalance_per_broker_percentage=(
+                                config.leader_imbalance_per_broker_percentage))
 
 
 async def _every(interval_ms: int, job: Callable[[int], object], clock_ms: Callable[[], int]) -> None:

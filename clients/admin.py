@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
+from clients.describe_partitions import PartitionReplication, describe_partitions
 from clients.errors import ErrorCode, KraftError
 from clients.list_offsets import list_offsets
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
@@ -43,6 +44,20 @@ class ConfigEntry:
     is_default: bool
     read_only: bool
     source: str
+
+
+@dataclass
+class ElectionResult:
+    """One partition's outcome of elect_leaders: error_code 0 when a leader was elected,
+    ELECTION_NOT_NEEDED when it already had the leader asked for."""
+    topic: str
+    partition: int
+    error_code: int = 0
+    error_message: str = ""
+
+
+# Kafka's ElectionType numbering, as the Controller's ElectLeaders takes it.
+ELECTION_TYPES = {"preferred": 0, "unclean": 1}
 
 
 def _raise_first(results, what: str) -> None:
@@ -163,6 +178,35 @@ class AsyncAdmin:
         answers = await list_offsets(self._cluster, wanted)
         return {tp: offset for tp, (offset, _ts) in answers.items()}
 
+    async def describe_partitions(self, partitions: list
+                                  ) -> dict[TopicPartition, PartitionReplication]:
+        """{tp: PartitionReplication}: high watermark, offsets, ISR and each replica's log end
+        offset, from each partition's leader; a partition no broker could answer for carries
+        its error instead of raising."""
+        return await describe_partitions(self._cluster, partitions)
+
+    async def elect_leaders(self, election_type: str = "preferred",
+                            partitions: list | None = None) -> list[ElectionResult]:
+        """Move leadership (Kafka's ElectLeaders): "preferred" to each partition's first replica
+        when it is in sync, "unclean" to any live replica of a leaderless partition. `partitions`
+        None: every partition, and then those already as asked are left out of the answer."""
+        if election_type not in ELECTION_TYPES:
+            raise ValueError(f"election type {election_type!r}: use 'preferred' or 'unclean'")
+        partitions = None if partitions is None else list(partitions)
+        if partitions == []:
+            # The wire reads no partitions as all of them: never widen a request by accident.
+            raise ValueError("no partitions given; pass None to mean every partition")
+        runs: list = []
+        for topic, partition in partitions or ():
+            if not runs or runs[-1].topic != topic:
+                runs.append(controller_pb2.TopicPartitions(topic=topic))
+            runs[-1].partitions.append(partition)
+        req = controller_pb2.ElectLeadersRequest(election_type=ELECTION_TYPES[election_type],
+                                                 topic_partitions=runs)
+        resp = await self._controller("ElectLeaders", req)
+        return [ElectionResult(r.topic, r.partition, r.error_code, r.error_message)
+                for r in resp.results]
+
     async def aclose(self) -> None:
         self._cluster.close()
 
@@ -212,6 +256,13 @@ class Admin:
 
     def list_offsets(self, specs: dict) -> dict[TopicPartition, int]:
         return self._run("list_offsets", specs)
+
+    def describe_partitions(self, partitions: list) -> dict[TopicPartition, PartitionReplication]:
+        return self._run("describe_partitions", partitions)
+
+    def elect_leaders(self, election_type: str = "preferred",
+                      partitions: list | None = None) -> list[ElectionResult]:
+        return self._run("elect_leaders", election_type, partitions)
 
     def close(self) -> None:
         self._async._cluster.close()

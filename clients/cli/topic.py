@@ -1,23 +1,24 @@
-"""`kraft topic create|list|describe|alter|delete`: topic administration through the Admin client,
-printed as tables (or JSON with --format json)."""
+"""`kraft topic create|list|describe|alter|delete|elect-leaders`: topic administration through the
+Admin client, printed as tables (or JSON with --format json)."""
 from __future__ import annotations
 
 import argparse
 from typing import Any, Callable
 
-from clients.cli import common
+from clients.cli import common, topic_elect
 from clients.cli.common import CliError, add_leaf, key_value, positive_int
-from clients.cli.output import format_summary, print_json, print_table
+from clients.cli.output import format_summary, info, print_json, print_table
 from clients.errors import ErrorCode, KraftError
 
 
 def register(subparsers: argparse._SubParsersAction,
              add_common: Callable[[argparse.ArgumentParser], None]) -> None:
     topic = subparsers.add_parser(
-        "topic", help="create, list, describe, alter and delete topics",
-        description="Create, list, describe, alter and delete topics.",
+        "topic", help="create, list, describe, alter and delete topics; elect leaders",
+        description="Create, list, describe, alter and delete topics; elect partition leaders.",
         epilog="examples:\n  kraft topic create orders -p 6 -r 3 -c retention.ms=86400000\n"
-               "  kraft topic list\n  kraft topic describe orders",
+               "  kraft topic list\n  kraft topic describe orders\n"
+               "  kraft topic elect-leaders --all-topics",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = topic.add_subparsers(dest="topic_command", metavar="COMMAND", required=True)
 
@@ -37,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction,
                  examples="kraft topic list\nkraft topic list --internal --format json")
     p.add_argument("-i", "--internal", action="store_true", help="include internal topics")
 
-    p = add_leaf(sub, "describe", help="show a topic's configs and partitions", func=describe,
+    p = add_leaf(sub, "describe", help="show a topic's configs and partitions (leader, ISR, "
+                 "high watermark, each replica's log end offset)", func=describe,
                  add_common=add_common,
                  examples="kraft topic describe orders\nkraft topic describe orders --format json")
     p.add_argument("name", metavar="NAME")
@@ -58,6 +60,8 @@ def register(subparsers: argparse._SubParsersAction,
     p = add_leaf(sub, "delete", help="delete topics and their data", func=delete,
                  add_common=add_common, examples="kraft topic delete orders payments")
     p.add_argument("names", nargs="+", metavar="NAME")
+
+    topic_elect.add_parser(sub, add_common)
 
 
 def create(args: argparse.Namespace) -> int:
@@ -131,14 +135,13 @@ def describe(args: argparse.Namespace) -> int:
         topic = found[0]
         configs = admin.describe_configs(name)
         tps = [common.topic_partition(name, p.partition) for p in topic.partitions]
-        earliest = admin.list_offsets({tp: "earliest" for tp in tps}) if tps else {}
-        latest = admin.list_offsets({tp: "latest" for tp in tps}) if tps else {}
+        # Offsets come from each partition's leader: metadata knows who leads, not how far.
+        states = admin.describe_partitions(tps) if tps else {}
     partitions = []
     for p, tp in sorted(zip(topic.partitions, tps), key=lambda pair: pair[0].partition):
         partitions.append({"partition": p.partition, "leader": p.leader,
                            "leader_epoch": p.leader_epoch, "replicas": list(p.replicas),
-                           "isr": list(p.isr), "high_watermark": latest.get(tp),
-                           "log_start_offset": earliest.get(tp)})
+                           "isr": list(p.isr), **_offsets(states.get(tp), name, p.partition)})
     entries = [configs[k] for k in sorted(configs)]
     if args.format == "json":
         print_json({"name": name, "is_internal": topic.is_internal, "partitions": partitions,
@@ -151,10 +154,32 @@ def describe(args: argparse.Namespace) -> int:
     print_table(["KEY", "VALUE", "SOURCE"],
                 [(e.name, e.value, "DEFAULT" if e.is_default else _source(e)) for e in entries])
     print("\nPARTITIONS")
-    print_table(["PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "LOG-START", "HIGH-WATERMARK"],
+    print_table(["PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "LOG-START", "HIGH-WATERMARK",
+                 "LOG-END", "REPLICA-LOG-ENDS"],
                 [(p["partition"], p["leader"], p["leader_epoch"], p["replicas"], p["isr"],
-                  p["log_start_offset"], p["high_watermark"]) for p in partitions])
+                  p["log_start_offset"], p["high_watermark"], p["log_end_offset"],
+                  [f"{r}:{o}" for r, o in p["replica_log_end_offsets"].items()])
+                 for p in partitions])
     return 0
+
+
+def _offsets(state: Any, topic: str, partition: int) -> dict[str, Any]:
+    """The leader's offsets for describe; None where it could not tell (and a warning why)."""
+    why = None
+    if state is None:
+        why = "no broker answered"
+    elif state.error_code:
+        why = state.error_message
+    elif state.role != "leader":
+        why = f"leadership is moving (to broker {state.leader}); run describe again"
+    if why is not None:
+        info(f"warning: {topic}-{partition}: offsets unknown: {why}")
+        return {"high_watermark": None, "log_start_offset": None, "log_end_offset": None,
+                "replica_log_end_offsets": {}}
+    return {"high_watermark": state.high_watermark, "log_start_offset": state.log_start_offset,
+            "log_end_offset": state.log_end_offset,
+            "replica_log_end_offsets": {str(r): o for r, o in
+                                        sorted(state.replica_log_end_offsets.items())}}
 
 
 def _source(entry: Any) -> str:

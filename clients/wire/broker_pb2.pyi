@@ -295,3 +295,59 @@ class InitProducerIdResponse(_message.Message):
     producer_id: int
     producer_epoch: int
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ...) -> None: ...
+
+class DescribePartitionsRequest(_message.Message):
+    __slots__ = ("topics",)
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[TopicPartitions]
+    def __init__(self, topics: _Optional[_Iterable[_Union[TopicPartitions, _Mapping]]] = ...) -> None: ...
+
+class TopicPartitions(_message.Message):
+    __slots__ = ("topic", "partitions")
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    topic: str
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ReplicaLag(_message.Message):
+    __slots__ = ("replica_id", "log_end_offset")
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    replica_id: int
+    log_end_offset: int
+    def __init__(self, replica_id: _Optional[int] = ..., log_end_offset: _Optional[int] = ...) -> None: ...
+
+class PartitionReplicationState(_message.Message):
+    __slots__ = ("topic", "partition", "error_code", "error_message", "role", "leader", "leader_epoch", "high_watermark", "log_end_offset", "log_start_offset", "isr", "replicas")
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    HIGH_WATERMARK_FIELD_NUMBER: _ClassVar[int]
+    LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    ISR_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    topic: str
+    partition: int
+    error_code: int
+    error_message: str
+    role: str
+    leader: int
+    leader_epoch: int
+    high_watermark: int
+    log_end_offset: int
+    log_start_offset: int
+    isr: _containers.RepeatedScalarFieldContainer[int]
+    replicas: _containers.RepeatedCompositeFieldContainer[ReplicaLag]
+    def __init__(self, topic: _Optional[str] = ..., partition: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., role: _Optional[str] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., isr: _Optional[_Iterable[int]] = ..., replicas: _Optional[_Iterable[_Union[ReplicaLag, _Mapping]]] = ...) -> None: ...
+
+class DescribePartitionsResponse(_message.Message):
+    __slots__ = ("partitions",)
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionReplicationState]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionReplicationState, _Mapping]]] = ...) -> None: ...

@@ -59,6 +59,11 @@ class BrokerStub:
                 request_serializer=broker__pb2.InitProducerIdRequest.SerializeToString,
                 response_deserializer=broker__pb2.InitProducerIdResponse.FromString,
                 _registered_method=True)
+        self.DescribePartitions = channel.unary_unary(
+                '/kraft.broker.v1.Broker/DescribePartitions',
+                request_serializer=broker__pb2.DescribePartitionsRequest.SerializeToString,
+                response_deserializer=broker__pb2.DescribePartitionsResponse.FromString,
+                _registered_method=True)
 
 
 class BrokerServicer:
@@ -94,6 +99,12 @@ class BrokerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribePartitions(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrokerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -121,6 +132,11 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.InitProducerId,
                     request_deserializer=broker__pb2.InitProducerIdRequest.FromString,
                     response_serializer=broker__pb2.InitProducerIdResponse.SerializeToString,
+            ),
+            'DescribePartitions': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribePartitions,
+                    request_deserializer=broker__pb2.DescribePartitionsRequest.FromString,
+                    response_serializer=broker__pb2.DescribePartitionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -258,6 +274,33 @@ class Broker:
             '/kraft.broker.v1.Broker/InitProducerId',
             broker__pb2.InitProducerIdRequest.SerializeToString,
             broker__pb2.InitProducerIdResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribePartitions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.broker.v1.Broker/DescribePartitions',
+            broker__pb2.DescribePartitionsRequest.SerializeToString,
+            broker__pb2.DescribePartitionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -18,3 +18,7 @@ class ControllerConfig:
     # Broker-level topic defaults under topic key names, e.g. {"retention.ms": "1000"}.
     topic_defaults: Mapping[str, str] = field(default_factory=dict)
     max_partitions: int = MAX_PARTITIONS
+    # Preferred-leader balancing by the active controller (Kafka's names and defaults).
+    auto_leader_rebalance_enable: bool = True             # auto.leader.rebalance.enable
+    leader_imbalance_check_interval_seconds: int = 300    # leader.imbalance.check.interval.seconds
+    leader_imbalance_per_broker_percentage: int = 10      # leader.imbalance.per.broker.percentage

@@ -235,6 +235,27 @@ def _elect_one(pending: PendingRecords, election_type: int, topic_name: str,
     pending.append(record)
 
 
+def imbalanced_partitions(image: MetadataImage, percentage: int) -> list[tuple[str, int]]:
+    """The partitions to hand back to their preferred replica (the first), by Kafka's automatic
+    rebalance rule (KafkaController.checkAndTriggerAutoLeaderRebalance): group partitions by
+    preferred replica; a broker led elsewhere on more than `percentage` % of its group gets
+    those partitions back, each one where it is live and in the ISR (else the election would
+    only refuse). Leaderless partitions count as led elsewhere. In (topic, partition) order."""
+    groups: dict[int, list] = {}
+    for name, topic in sorted(image.topics_by_name.items()):
+        for partition, reg in sorted(topic.partitions.items()):
+            if reg.replicas:
+                groups.setdefault(reg.replicas[0], []).append((name, partition, reg))
+    out = []
+    for broker, group in groups.items():
+        elsewhere = [(name, p, reg) for name, p, reg in group if reg.leader != broker]
+        # Integers, not a ratio: 1 of 10 at 10 % is not over the threshold (Kafka's `>`).
+        if len(elsewhere) * 100 <= percentage * len(group) or not image.is_live(broker):
+            continue
+        out.extend((name, p) for name, p, reg in elsewhere if broker in reg.isr)
+    return sorted(out)
+
+
 def alter_partition(image: MetadataImage,
                     req: AlterPartitionRequest) -> ControllerResult[AlterPartitionResponse]:
     """ISR changes from a partition leader. The leader sends the leader and partition epochs it

@@ -62,6 +62,26 @@ class ConfigEntry(NamedTuple):
     source: str
 
 
+class PartitionReplication(NamedTuple):
+    topic: str
+    partition: int
+    error_code: int
+    error_message: str
+    role: str
+    leader: int
+    high_watermark: int
+    log_end_offset: int
+    log_start_offset: int
+    replica_log_end_offsets: dict
+
+
+class ElectionResult(NamedTuple):
+    topic: str
+    partition: int
+    error_code: int = 0
+    error_message: str = ""
+
+
 class FakeFuture:
     def __init__(self) -> None:
         self._result: Any = None
@@ -184,6 +204,8 @@ class FakeAdmin(_Closing):
         self.topics: dict[str, TopicDescription] = {}
         self.configs: dict[str, dict] = {}
         self.calls: list = []
+        self.replication: dict = {}
+        self.election_results: list | None = None
 
     def add_topic(self, name: str, partitions: int = 1, replicas: list = (1,),
                   internal: bool = False) -> None:
@@ -229,11 +251,36 @@ class FakeAdmin(_Closing):
         return {tp: (0 if spec == "earliest" else 10 * (tp.partition + 1))
                 for tp, spec in specs.items()}
 
+    def describe_partitions(self, tps: list) -> dict:
+        """Partition p's leader: high watermark 10*(p+1), log end 2 past it, the last replica
+        one behind the high watermark; set `replication[tp]` to answer otherwise."""
+        out = {}
+        for tp in tps:
+            if tp in self.replication:
+                out[tp] = self.replication[tp]
+                continue
+            info = self.topics[tp.topic].partitions[tp.partition]
+            hw = 10 * (tp.partition + 1)
+            ends = {r: hw + 2 for r in info.replicas}
+            ends[info.replicas[-1]] = hw - 1
+            out[tp] = PartitionReplication(tp.topic, tp.partition, 0, "", "leader", info.leader,
+                                           hw, hw + 2, 0, ends)
+        return out
+
+    def elect_leaders(self, election_type: str = "preferred", partitions: list = None) -> list:
+        """Elects every partition asked for; `election_results` (if set) is the answer instead."""
+        self.calls.append(("elect", election_type, None if partitions is None else list(partitions)))
+        if self.election_results is not None:
+            return list(self.election_results)
+        return [ElectionResult(tp.topic, tp.partition) for tp in partitions or ()]
+
 
 class Fakes:
     """Which fake each factory hands out; tests configure these before running a command."""
     Record = Record
     TP = TP
+    PartitionReplication = PartitionReplication
+    ElectionResult = ElectionResult
 
     def __init__(self) -> None:
         self.admin = FakeAdmin("fake:9092")

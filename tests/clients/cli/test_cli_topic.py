@@ -42,16 +42,18 @@ def test_describe_json_has_partitions_offsets_and_configs(fakes, cli, capsys):
     assert out["name"] == "orders" and out["configs"] == {"retention.ms": "604800000"}
     assert out["partitions"] == [
         {"partition": 0, "leader": 2, "leader_epoch": 3, "replicas": [2, 1], "isr": [2, 1],
-         "high_watermark": 10, "log_start_offset": 0},
+         "high_watermark": 10, "log_start_offset": 0, "log_end_offset": 12,
+         "replica_log_end_offsets": {"1": 9, "2": 12}},
         {"partition": 1, "leader": 2, "leader_epoch": 3, "replicas": [2, 1], "isr": [2, 1],
-         "high_watermark": 20, "log_start_offset": 0}]
+         "high_watermark": 20, "log_start_offset": 0, "log_end_offset": 22,
+         "replica_log_end_offsets": {"1": 19, "2": 22}}]
 
 
 def test_describe_table_shows_summary_configs_and_partitions(fakes, cli, capsys):
     fakes.admin.add_topic("orders", partitions=1, replicas=[1])
     assert cli(["topic", "describe", "orders"]) == 0
     out = capsys.readouterr().out
-    assert "PARTITION  LEADER  EPOCH  REPLICAS  ISR  LOG-START  HIGH-WATERMARK" in out
+    assert "PARTITION  LEADER  EPOCH  REPLICAS  ISR  LOG-START  HIGH-WATERMARK  LOG-END" in out
     assert "retention.ms  604800000  DEFAULT" in out
     assert out.startswith("SUMMARY\nNAME        orders\n")
 
