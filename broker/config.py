@@ -109,6 +109,7 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "broker.rack": ("rack", lambda k, v: v.strip(), ""),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", _int, "300000"),
     "log.flush.scheduler.interval.ms": ("flush_scheduler_interval_ms", _int, "1000"),
+    "log.cleaner.backoff.ms": ("cleaner_backoff_ms", _int, "15000"),
     "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", _int, "60000"),
     "replica.lag.time.max.ms": ("replica_lag_time_max_ms", _int, "30000"),
     "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", _int, "2000"),
@@ -167,6 +168,7 @@ class ServerConfig:
     rack: str
     retention_check_interval_ms: int
     flush_scheduler_interval_ms: int
+    cleaner_backoff_ms: int
     checkpoint_interval_ms: int
     replica_lag_time_max_ms: int
     broker_heartbeat_interval_ms: int

@@ -200,6 +200,9 @@ class Node:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
                     nursery.start_soon(_every, config.flush_scheduler_interval_ms, log_manager.flush_due, clock_ms)
+                    # Compaction changes a log's segment list: it runs in this loop like retention.
+                    nursery.start_soon(_every, config.cleaner_backoff_ms, log_manager.clean_compacted,
+                                       clock_ms)
                     nursery.start_soon(_every, config.checkpoint_interval_ms,
                                        lambda _now: log_manager.checkpoint(), clock_ms)
                     nursery.start_soon(_every, config.checkpoint_interval_ms,

@@ -17,6 +17,7 @@ PARTITION_METADATA = "partition.metadata"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"   # per log dir: first dirty offset
 META_PROPERTIES = "meta.properties"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 # The KRaft metadata partition (`__cluster_metadata-0`): kept by kraft.raft, not by LogManager.

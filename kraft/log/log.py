@@ -344,6 +344,10 @@ class Log:
             self.recovery_point = max(self.recovery_point, self.log_start_offset)
         return count
 
+    def replace_segments(self, first: int, count: int, new: LogSegment) -> None:
+        """The cleaner's swap (cleaner_swap.py): `new` replaces segments[first:first + count]."""
+        self._segments[first:first + count], self._bases[first:first + count] = [new], [new.base_offset]
+
     # -- durability --------------------------------------------------------------------------
     def flush(self, offset: int | None = None) -> None:
         """fsync every segment holding offsets in [recovery_point, offset) and advance the

@@ -2,18 +2,23 @@
 shutdown was clean), create, delete, retention, flush.ms, checkpoints and meta.properties."""
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import uuid
 from pathlib import Path
 
+from clients.record.batch_header import CorruptBatchError
 from kraft.fs import atomic_write, fsync_dir, remove_durably
 from kraft.log import file_names as fn
 from kraft.log.checkpoint import (
     CheckpointError, read_offset_checkpoint, read_properties, write_offset_checkpoint,
     write_properties)
+from kraft.log.cleaner import DEFAULT_MAX_MAP_ENTRIES, CleanResult, clean_log, plan_cleaning
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
+
+_logger = logging.getLogger(__name__)
 
 
 def read_meta_properties(log_dir: Path) -> dict[str, str] | None:
@@ -45,6 +50,7 @@ class LogManager:
         self.recovered_logs = 0          # logs whose open CRC-scanned at least one segment
         self.clean_shutdown: dict[Path, bool] = {}
         self._now_ms = now_ms            # latest time seen; new logs start their flush clock here
+        self._cleaner_offsets: dict[tuple[str, int], int] = {}   # first dirty offset per log
         for log_dir in self.log_dirs:
             log_dir.mkdir(parents=True, exist_ok=True)
             self._load_dir(log_dir, now_ms)
@@ -57,6 +63,8 @@ class LogManager:
             clean, recovery = False, {}     # without recovery points nothing can be trusted
         starts = _read_checkpoint_or_empty(log_dir / fn.LOG_START_OFFSET_CHECKPOINT) or {}
         hws = _read_checkpoint_or_empty(log_dir / fn.REPLICATION_OFFSET_CHECKPOINT) or {}
+        self._cleaner_offsets.update(
+            _read_checkpoint_or_empty(log_dir / fn.CLEANER_OFFSET_CHECKPOINT) or {})
         for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
             if not entry.is_dir():
                 continue
@@ -113,6 +121,7 @@ class LogManager:
         if log is None:
             return
         log_dir = self._dir_of.pop(tp)
+        self._cleaner_offsets.pop(tp, None)   # a recreated partition starts all dirty
         log.close()
         doomed = log_dir / f"{log.dir.name}.{uuid.uuid4().hex}{fn.DELETE_DIR_SUFFIX}"
         os.replace(log.dir, doomed)
@@ -135,6 +144,36 @@ class LogManager:
     def cleanup(self, now_ms: int) -> int:
         self._now_ms = now_ms
         return sum(log.delete_old_segments(now_ms) for log in self._logs.values())
+
+    def clean_compacted(self, now_ms: int, *,
+                        max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
+                        ) -> dict[tuple[str, int], CleanResult]:
+        """Kafka's log cleaner, run inline: call periodically (log.cleaner.backoff.ms). Every
+        compacted log whose dirty part is due (min.cleanable.dirty.ratio, or
+        max.compaction.lag.ms) is cleaned, dirtiest first; cleaner-offset-checkpoint records how
+        far. Mutates logs: run it where appends and retention run, never beside them."""
+        self._now_ms = now_ms
+        due = []
+        for tp, log in self._logs.items():
+            if log.config.compact:
+                plan = plan_cleaning(log, self._cleaner_offsets.get(tp, 0), now_ms)
+                if plan is not None and plan.due(log.config.min_cleanable_dirty_ratio):
+                    due.append((plan.dirty_ratio, tp, plan))
+        results, dirs = {}, set()
+        for _, tp, plan in sorted(due, key=lambda item: -item[0]):
+            try:
+                result = clean_log(self._logs[tp], plan, now_ms, max_map_entries=max_map_entries)
+            except CorruptBatchError as exc:   # Kafka marks such a log uncleanable; we retry later
+                _logger.warning("cannot compact %s-%s: %s", tp[0], tp[1], exc)
+                continue
+            self._cleaner_offsets[tp] = result.end_offset
+            dirs.add(self._dir_of[tp])
+            results[tp] = result
+        for log_dir in dirs:
+            write_offset_checkpoint(log_dir / fn.CLEANER_OFFSET_CHECKPOINT,
+                                    {tp: offset for tp, offset in self._cleaner_offsets.items()
+                                     if self._dir_of.get(tp) == log_dir})
+        return results
 
     def flush_due(self, now_ms: int) -> None:
         """Call periodically: flush.ms, and the fsync of segments rolled since the last call."""

@@ -8,6 +8,7 @@ from clients.errors import ErrorCode, KraftError
 from clients.record.batch_header import (
     ATTRIBUTES_OFFSET, CRC_OFFSET, TIMESTAMP_TYPE_MASK, BatchHeader, CorruptBatchError, crc32c,
     validate_batch)
+from clients.record.codec import decode_records
 from kraft.log.log_config import LogConfig
 
 _ATTRIBUTES = struct.Struct(">h")
@@ -37,6 +38,13 @@ class RecordTooLarge(KraftError):
         super().__init__(ErrorCode.MESSAGE_TOO_LARGE, message)
 
 
+class InvalidRecord(KraftError):
+    """A record the topic cannot take: a record without a key for a compacted topic."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.INVALID_RECORD, message)
+
+
 def validate_records(buf, config: LogConfig, name: str, *, leader: bool) -> list:
     """Every batch checked before anything is written: one bad batch rejects the request."""
     headers, pos, end = [], 0, len(buf)
@@ -61,7 +69,20 @@ def validate_records(buf, config: LogConfig, name: str, *, leader: bool) -> list
                 f"lastOffsetDelta {header.last_offset_delta}; nothing was appended")
         headers.append((pos, header))
         pos += header.size
+    if leader and config.compact and headers:
+        _require_keys(buf, name)
     return headers
+
+
+def _require_keys(buf, name: str) -> None:
+    """Compaction keeps the last record per key, so a keyless one has no meaning there (Kafka's
+    LogValidator refuses it too). The only check that decodes records: compacted topics only."""
+    for i, record in enumerate(decode_records(bytes(buf), verify_crc=False, skip_control=True)):
+        if record.key is None:
+            raise InvalidRecord(
+                f"record {i} of the request to {name} has no key, and {name} is compacted "
+                f"(cleanup.policy includes 'compact'): give every record a key, or use a topic "
+                f"with cleanup.policy=delete; nothing was appended")
 
 
 def stamp_log_append_time(buf: bytearray, pos: int, header: BatchHeader, now_ms: int) -> None:

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from kraft.log import file_names
+from kraft.log.cleaner_swap import complete_interrupted_swaps
 from kraft.log.leader_epoch_cache import LeaderEpochCache
 from kraft.log.log_config import LogConfig
 from kraft.log.segment import LogSegment, SegmentCorrupt
@@ -40,6 +41,7 @@ def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_sh
     `recovery_point` are CRC-scanned; so is any segment with a missing or invalid index, or every
     segment when the epoch checkpoint could not be trusted. The first damaged segment is cut at the
     damage and every later segment is deleted. Returns (segments, number of segments scanned)."""
+    complete_interrupted_swaps(dir)     # before the strays go: a .swap may be the only copy
     bases = remove_stray_files(dir)
     segments = [LogSegment(dir, base, config.index_interval_bytes, config.segment_index_bytes)
                 for base in bases]

@@ -35,17 +35,18 @@ class BatchInfo(NamedTuple):
 
 class LogSegment:
     def __init__(self, dir: Path, base_offset: int, index_interval_bytes: int,
-                 max_index_bytes: int) -> None:
+                 max_index_bytes: int, suffix: str = "") -> None:
+        # `suffix` (".cleaned", ".swap") names a segment the log cleaner is still swapping in.
         self.dir = dir
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
-        self.log_path = file_names.log_file(dir, base_offset)
+        self.log_path = _suffixed(file_names.log_file(dir, base_offset), suffix)
         self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self.fd).st_size
-        self.offset_index = OffsetIndex(file_names.index_file(dir, base_offset), base_offset,
-                                        max_index_bytes // OFFSET_ENTRY_SIZE)
-        self.time_index = TimeIndex(file_names.time_index_file(dir, base_offset), base_offset,
-                                    max_index_bytes // TIME_ENTRY_SIZE)
+        self.offset_index = OffsetIndex(_suffixed(file_names.index_file(dir, base_offset), suffix),
+                                        base_offset, max_index_bytes // OFFSET_ENTRY_SIZE)
+        self.time_index = TimeIndex(_suffixed(file_names.time_index_file(dir, base_offset), suffix),
+                                    base_offset, max_index_bytes // TIME_ENTRY_SIZE)
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = base_offset
@@ -54,9 +55,9 @@ class LogSegment:
 
     @classmethod
     def create(cls, dir: Path, base_offset: int, index_interval_bytes: int,
-               max_index_bytes: int) -> LogSegment:
+               max_index_bytes: int, suffix: str = "") -> LogSegment:
         """A new empty segment (any leftover files with this base offset are emptied)."""
-        seg = cls(dir, base_offset, index_interval_bytes, max_index_bytes)
+        seg = cls(dir, base_offset, index_interval_bytes, max_index_bytes, suffix)
         if seg.size:
             os.ftruncate(seg.fd, 0)
             seg.size = 0
@@ -284,6 +285,17 @@ class LogSegment:
         self.time_index.close()
         os.close(self.fd)
 
+    def change_suffix(self, old: str, new: str) -> None:
+        """Rename the three files from suffix `old` to `new` (open fds stay valid). The .log goes
+        last, so the cleaner can treat its rename as the step's commit point."""
+        for owner, attr in ((self.offset_index, "path"), (self.time_index, "path"),
+                            (self, "log_path")):
+            path = getattr(owner, attr)
+            renamed = Path(str(path)[:len(str(path)) - len(old)] + new)
+            if owner is self or path.exists():   # an index file appears only when first written
+                os.replace(path, renamed)
+            setattr(owner, attr, renamed)
+
     def delete(self) -> None:
         """Close and unlink; the .log goes first so a crash leaves only orphan indexes."""
         self.close()
@@ -292,3 +304,7 @@ class LogSegment:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+
+
+def _suffixed(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix) if suffix else path

@@ -1,0 +1,338 @@
+"""Log compaction for `cleanup.policy=compact` (Kafka's LogCleaner): plan which segments of a log may
+be cleaned, map each key of the dirty part to its last offset, and rewrite the segments keeping
+only each key's latest record, at its original offset.
+
+Rules (Kafka's, with the choices noted):
+- Never cleaned: the active segment, any segment not wholly below the high watermark, and from the
+  first dirty segment whose newest timestamp is within min.compaction.lag.ms on.
+- The dirty part runs from the cleaner checkpoint to there (fewer segments if the offset map
+  fills: it holds whole segments, `max_map_entries` keys as a soft cap). Every cleanable segment,
+  clean or dirty, is rewritten against that map, in groups that merge small segments up to
+  segment.bytes (and the index size and 2^31 relative offsets).
+- A record is kept iff it has a key, no later record in the map has the same key, and it is not a
+  tombstone (null value) from a segment whose newest timestamp is older than
+  delete.retention.ms. Keyless records cannot be produced to a compacted topic (log_validator);
+  any found (a topic switched from delete) are dropped, as Kafka's cleaner does.
+- A batch keeps its base offset, lastOffsetDelta, leader epoch, producer id/epoch, base sequence,
+  attributes and base timestamp, so offsets, epochs and idempotent sequences survive. A batch
+  that keeps all its records is copied byte for byte; one that loses some is rebuilt from its
+  kept records' bytes (recompressed with its codec, new CRC); an emptied one is dropped, except
+  the last batch of each producer id, which stays as an empty batch so the producer state can
+  still be rebuilt from the log (Kafka retains it for live producers; we keep it always: the
+  broker does not expire producer ids). Control batches are copied unchanged.
+Each rewritten group is swapped in crash-safely (cleaner_swap.py).
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+
+import google_crc32c
+
+from clients.record.batch_header import (
+    COMPRESSION_MASK, CONTROL_FLAG, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, TIMESTAMP_TYPE_MASK,
+    BatchHeader, CorruptBatchError)
+from clients.record.codec import decode_records
+from clients.record.compression import compress, decompress
+from clients.record.varint import read_unsigned
+from kraft.log.cleaner_swap import CLEANED_SUFFIX, swap_in
+from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
+from kraft.log.segment import INT_MAX, BatchInfo, LogSegment
+from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
+
+# A Python dict entry costs ~100 bytes with its key: about 100 MB, Kafka's dedupe buffer order.
+DEFAULT_MAX_MAP_ENTRIES = 1 << 20
+READ_CHUNK = 4 * 1024 * 1024
+WRITE_CHUNK = 4 * 1024 * 1024
+
+# The header split around the CRC: what precedes it, and the CRC-covered part (attributes..count).
+_HEAD = struct.Struct(">qiibI")
+_TAIL = struct.Struct(">hiqqqhii")
+
+
+@dataclass(frozen=True)
+class CleanPlan:
+    first_dirty: int        # the cleaner checkpoint, clamped into the log
+    end_offset: int         # first offset not cleanable: base offset of segments[end_index]
+    end_index: int          # segments[:end_index] may be cleaned
+    clean_bytes: int
+    dirty_bytes: int
+    max_lag_exceeded: bool  # the oldest dirty record waited max.compaction.lag.ms: clean anyway
+
+    @property
+    def dirty_ratio(self) -> float:
+        return self.dirty_bytes / max(self.clean_bytes + self.dirty_bytes, 1)
+
+    def due(self, min_cleanable_dirty_ratio: float) -> bool:
+        return self.dirty_bytes > 0 and (self.max_lag_exceeded
+                                         or self.dirty_ratio > min_cleanable_dirty_ratio)
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    first_dirty: int
+    end_offset: int         # the new cleaner checkpoint: everything below it is clean
+    records_read: int
+    records_kept: int
+    bytes_before: int
+    bytes_after: int
+    segments_before: int
+    segments_after: int
+
+
+def largest_timestamp(seg: LogSegment) -> int:
+    # The retention rule (log.py): the newest batch timestamp, else the file's mtime.
+    return seg.max_timestamp if seg.max_timestamp >= 0 else seg.last_modified_ms()
+
+
+def plan_cleaning(log, checkpoint: int, now_ms: int) -> CleanPlan | None:
+    """What a cleaning of `log` would cover from the checkpointed first dirty offset; None when
+    nothing dirty is cleanable."""
+    segs, config = log.segments, log.config
+    if checkpoint > log.log_end_offset:
+        checkpoint = log.log_start_offset   # the log was truncated or recreated under it
+    first_dirty = max(checkpoint, log.log_start_offset)
+    lag, end_index = config.min_compaction_lag_ms, 0
+    for i in range(len(segs) - 1):
+        upper = segs[i + 1].base_offset
+        if upper > log.high_watermark:
+            break
+        if lag > 0 and upper > first_dirty and largest_timestamp(segs[i]) > now_ms - lag:
+            break
+        end_index = i + 1
+    if end_index == 0 or segs[end_index].base_offset <= first_dirty:
+        return None
+    clean = dirty = 0
+    first_dirty_seg = None
+    for i in range(end_index):
+        if segs[i + 1].base_offset <= first_dirty:
+            clean += segs[i].size
+        else:
+            dirty += segs[i].size
+            first_dirty_seg = first_dirty_seg or segs[i]
+    oldest = _first_timestamp(first_dirty_seg)
+    exceeded = oldest >= 0 and now_ms - oldest > config.max_compaction_lag_ms
+    return CleanPlan(first_dirty, segs[end_index].base_offset, end_index, clean, dirty, exceeded)
+
+
+def clean_log(log, plan: CleanPlan, now_ms: int, *,
+              max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> CleanResult:
+    """Compact `log` as planned. Call right after plan_cleaning: retention or truncation in
+    between would move the segments the plan counts."""
+    segs = log.segments
+    dirty_from = next(i for i in range(plan.end_index) if segs[i + 1].base_offset > plan.first_dirty)
+    offset_map, end_index = _build_offset_map(segs, dirty_from, plan.end_index, max_map_entries)
+    end_offset = segs[end_index].base_offset
+    bytes_before = sum(s.size for s in segs[:end_index])
+    cleaner = _SegmentCleaner(log, offset_map, now_ms - log.config.delete_retention_ms)
+    first = 0
+    for group in _group_segments(segs[:end_index], log.config.segment_bytes,
+                                 log.config.segment_index_bytes):
+        if log.segments[first:first + len(group)] != tuple(group):
+            raise RuntimeError(f"the segments of {log.dir.name} changed during cleaning")
+        cleaner.clean_group(first, group)
+        first += 1
+    after = sum(s.size for s in log.segments[:first])
+    return CleanResult(plan.first_dirty, end_offset, cleaner.records_read, cleaner.records_kept,
+                       bytes_before, after, len(segs), log.segment_count)
+
+
+def _build_offset_map(segs, start: int, end: int, max_entries: int) -> tuple[dict, int]:
+    """key -> last offset over segs[start:end]; stops after the segment that fills the map.
+    Returns the map and the index of the first segment it does not cover."""
+    offset_map: dict[bytes, int] = {}
+    for k in range(start, end):
+        if len(offset_map) >= max_entries:
+            return offset_map, k
+        for data, _ in _read_batches(segs[k]):
+            for record in decode_records(data, skip_control=True):
+                key = record[2]
+                if key is not None:
+                    offset_map[key] = record[0]
+    return offset_map, end
+
+
+def _group_segments(segs, max_bytes: int, max_index_bytes: int) -> list[list[LogSegment]]:
+    """Consecutive runs whose total size (before cleaning) fits one segment: Kafka's
+    groupSegmentsBySize, so that cleaning also merges the small segments it leaves behind."""
+    groups, i = [], 0
+    while i < len(segs):
+        base = segs[i].base_offset
+        size, index, time_index, j = 0, 0, 0, i
+        while j < len(segs):
+            s = segs[j]
+            size += s.size
+            index += len(s.offset_index) * OFFSET_ENTRY_SIZE
+            time_index += (len(s.time_index) + 1) * TIME_ENTRY_SIZE   # + the entry seal() adds
+            if j > i and (size > max_bytes or max(index, time_index) > max_index_bytes
+                          or s.next_offset - 1 - base > INT_MAX):
+                break
+            j += 1
+        groups.append(list(segs[i:j]))
+        i = j
+    return groups
+
+
+class _SegmentCleaner:
+    """Rewrites groups of one log's segments against the offset map."""
+
+    def __init__(self, log, offset_map: dict, delete_horizon_ms: int) -> None:
+        self.log = log
+        self.offset_map = offset_map
+        self.delete_horizon_ms = delete_horizon_ms
+        self._producer_last: dict[int, int] | None = None
+        self.records_read = self.records_kept = 0
+
+    def clean_group(self, first: int, group: list[LogSegment]) -> None:
+        config = self.log.config
+        new = LogSegment.create(self.log.dir, group[0].base_offset, config.index_interval_bytes,
+                                config.segment_index_bytes, CLEANED_SUFFIX)
+        try:
+            changed = len(group) > 1
+            out, infos = bytearray(), []
+            for seg in group:
+                drop_tombstones = largest_timestamp(seg) < self.delete_horizon_ms
+                for data, batches in _read_batches(seg):
+                    changed |= self._filter_chunk(data, batches, drop_tombstones, out, infos)
+                    if len(out) >= WRITE_CHUNK:
+                        new.append(out, 0, len(out), infos, None)
+                        out, infos = bytearray(), []
+            if changed:
+                if infos:
+                    new.append(out, 0, len(out), infos, None)
+                # Kafka keeps the group's last-modified time, which mtime-based retention reads.
+                mtime_ns = max(os.fstat(s.fd).st_mtime_ns for s in group)
+                os.utime(new.log_path, ns=(mtime_ns, mtime_ns))
+                new.flush()
+                new.seal()
+        except BaseException:
+            new.delete()
+            raise
+        if not changed:          # one segment that loses nothing: leave it be
+            new.delete()
+            return
+        swap_in(self.log, first, group, new)
+
+    def _filter_chunk(self, data: bytes, batches, drop_tombstones: bool, out: bytearray,
+                      infos: list) -> bool:
+        """Append the kept form of each batch in `data` to `out`; True if any batch changed."""
+        records = decode_records(data)
+        latest = self.offset_map.get
+        changed, r = False, 0
+        for pos, header in batches:
+            n = header.records_count
+            batch_records = records[r:r + n]
+            r += n
+            self.records_read += n
+            if header.attributes & CONTROL_FLAG:
+                kept = None                     # None: the batch is copied as it is
+            elif n == 0:         # emptied by an earlier pass: stays while its producer's last
+                kept = None if self._is_producers_last(header) else []
+            else:
+                kept = [i for i, rec in enumerate(batch_records)
+                        if rec[2] is not None
+                        and not (drop_tombstones and rec[3] is None)
+                        and latest(rec[2], -1) <= rec[0]]
+                if len(kept) == n:
+                    kept = None
+            if kept is None:
+                batch, max_ts = memoryview(data)[pos:pos + header.size], header.max_timestamp
+                self.records_kept += n
+            else:
+                changed = True
+                if kept:
+                    batch, max_ts = _rebuild(data, pos, header, batch_records, kept)
+                    self.records_kept += len(kept)
+                elif self._is_producers_last(header):
+                    max_ts = header.max_timestamp
+                    batch = _encode(header, b"", 0, max_ts, header.attributes & ~COMPRESSION_MASK)
+                else:
+                    continue
+            infos.append(BatchInfo(len(out), len(batch), header.base_offset, header.last_offset,
+                                   max_ts))
+            out += batch
+        return changed
+
+    def _is_producers_last(self, header: BatchHeader) -> bool:
+        if header.producer_id < 0:
+            return False
+        if self._producer_last is None:   # headers only, and only once a batch empties
+            self._producer_last = {}
+            for seg in self.log.segments:
+                for _, h in seg.headers():
+                    if h.producer_id >= 0:
+                        self._producer_last[h.producer_id] = h.base_offset
+        return self._producer_last.get(header.producer_id) == header.base_offset
+
+
+def _rebuild(data: bytes, pos: int, header: BatchHeader, records, kept: list[int]):
+    """The batch with only records[kept]: their bytes are reused as they are (their offset and
+    timestamp deltas stay right because base offset and base timestamp do not change)."""
+    section = data[pos + HEADER_SIZE:pos + header.size]
+    codec = header.attributes & COMPRESSION_MASK
+    if codec:
+        section = decompress(codec, section)
+    starts = _record_starts(section, header.records_count)
+    body = b"".join([section[starts[i]:starts[i + 1]] for i in kept])
+    if codec:
+        body = compress(codec, body)
+    if header.attributes & TIMESTAMP_TYPE_MASK:
+        max_ts = header.max_timestamp     # LogAppendTime: the broker's stamp, not the records'
+    else:
+        max_ts = max(records[i][1] for i in kept)
+    return _encode(header, body, len(kept), max_ts, header.attributes), max_ts
+
+
+def _record_starts(section: bytes, count: int) -> list[int]:
+    """Byte offsets where each record begins, plus the end (each starts with its varint length)."""
+    starts, p = [0], 0
+    for _ in range(count):
+        z, p = read_unsigned(section, p)
+        p += (z >> 1) ^ -(z & 1)
+        starts.append(p)
+    if p != len(section):
+        raise CorruptBatchError(f"records section of {len(section)} bytes ends at {p}")
+    return starts
+
+
+def _encode(header: BatchHeader, body: bytes, count: int, max_ts: int, attributes: int) -> bytes:
+    tail = _TAIL.pack(attributes, header.last_offset_delta, header.base_timestamp, max_ts,
+                      header.producer_id, header.producer_epoch, header.base_sequence, count)
+    crc = google_crc32c.extend(google_crc32c.value(tail), body)
+    head = _HEAD.pack(header.base_offset, HEADER_SIZE - LOG_OVERHEAD + len(body),
+                      header.partition_leader_epoch, MAGIC, crc)
+    return head + tail + body
+
+
+def _read_batches(seg: LogSegment):
+    """Yield (data, [(position in data, header)]) over the whole batches of `seg`, read a chunk at
+    a time (a batch larger than a chunk comes alone)."""
+    pos, size = 0, seg.size
+    while pos < size:
+        data = os.pread(seg.fd, min(READ_CHUNK, size - pos), pos)
+        batches, p = [], 0
+        while len(data) - p >= HEADER_SIZE:
+            header = BatchHeader._make(HEADER.unpack_from(data, p))
+            if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
+                raise CorruptBatchError(f"{seg.log_path}: batch length {header.batch_length} at "
+                                        f"{pos + p}")
+            if p + header.size > len(data):
+                break
+            batches.append((p, header))
+            p += header.size
+        if not batches:
+            if len(data) < HEADER_SIZE:
+                raise CorruptBatchError(f"{seg.log_path}: torn batch at {pos}")
+            data = os.pread(seg.fd, header.size, pos)
+            batches, p = [(0, header)], header.size
+            if len(data) < p:
+                raise CorruptBatchError(f"{seg.log_path}: torn batch at {pos}")
+        yield data, batches
+        pos += p
+
+
+def _first_timestamp(seg: LogSegment) -> int:
+    for _, header in seg.headers():
+        return header.max_timestamp
+    return -1
