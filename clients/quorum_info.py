@@ -11,6 +11,10 @@ from clients.wire import quorum_pb2 as pb
 class ReplicaInfo:
     replica_id: int
     log_end_offset: int
+    # On the wire and in `kraft quorum describe`: ms since the leader last got a fetch from this
+    # replica (an age: Kafka's LastFetchTimestamp is a wall-clock time instead), 0 for the leader
+    # itself, None if it never fetched in this epoch. Inside the Raft core (RaftCore.describe) it is
+    # still the fetch's time on the leader's monotonic clock; RaftDriver.describe makes it an age.
     last_fetch_ms: int | None
 
 

@@ -1,5 +1,6 @@
 """`kraft quorum describe`: the KRaft metadata quorum as its leader sees it (leader, epoch, high
-watermark, each voter's log end offset and lag), asked of the controllers' Quorum service."""
+watermark, each voter's log end offset, lag and ms since its last fetch), asked of the
+controllers' Quorum service."""
 from __future__ import annotations
 
 import argparse
@@ -65,6 +66,8 @@ async def describe_quorum(addresses: list[str], timeout: float) -> Any:
 
 
 def quorum_json(info: Any) -> dict:
+    """`last_fetch_ms` keeps its name for scripts written against it; it is an age: ms since the
+    leader last heard a fetch from that replica (0 for the leader, None: never in this epoch)."""
     def replica(r: Any) -> dict:
         return {"id": r.replica_id, "log_end_offset": r.log_end_offset,
                 "lag": max(0, info.log_end_offset - r.log_end_offset),
@@ -93,5 +96,5 @@ def describe(args: argparse.Namespace) -> int:
              for r in out["observers"]]
     if rows:
         print()
-        print_table(("NodeId", "Status", "LogEndOffset", "Lag", "LastFetchMs"), rows)
+        print_table(("NodeId", "Status", "LogEndOffset", "Lag", "LastFetchAgoMs"), rows)
     return 0

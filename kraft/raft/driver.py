@@ -8,6 +8,7 @@ answer the core produces, matched by request type, requester and request id. Who
 published to the user (on_leader_change, wait_leader_change) once the change is durable."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Callable, Iterable, Sequence
 
@@ -15,7 +16,7 @@ import trio
 
 from clients import bridge
 from clients.errors import ErrorCode, KraftError
-from clients.quorum_info import QuorumInfo
+from clients.quorum_info import QuorumInfo, ReplicaInfo
 from clients.wire import quorum_pb2_grpc
 from kraft.raft import codec
 from kraft.raft.core import RaftCore
@@ -246,7 +247,21 @@ class RaftDriver:
         return slot.answer
 
     def describe(self) -> QuorumInfo:
-        return self.core.describe()
+        """DescribeQuorum's answer. The core stamps each replica's last fetch with the time it was
+        stepped at (this driver's monotonic clock, meaningless elsewhere); the answer gives its age,
+        ms since that fetch, as of now. The leader's own row is 0, as in Kafka's."""
+        info = self.core.describe()
+        now = self._clock()
+
+        def age(r: ReplicaInfo) -> ReplicaInfo:
+            if r.replica_id == info.node_id:
+                return dataclasses.replace(r, last_fetch_ms=0)
+            if r.last_fetch_ms is None:
+                return r
+            return dataclasses.replace(r, last_fetch_ms=max(0, now - r.last_fetch_ms))
+
+        return dataclasses.replace(info, voters=tuple(map(age, info.voters)),
+                                   observers=tuple(map(age, info.observers)))
 
     # -- leadership, as published by the loop (after the Ready that changed it is persisted) -------
     @property
