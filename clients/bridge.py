@@ -20,6 +20,12 @@ CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 256 * 1024 * 1024),
     ("grpc.max_send_message_length", 256 * 1024 * 1024),
     ("grpc.enable_http_proxy", 0),
+    # gRPC backs off reconnects from 1 s up to 120 s; a node that restarts (chaos, failover) would
+    # stay "unreachable" for seconds after it listens again. Kafka caps its reconnect backoff at
+    # 1 s (reconnect.backoff.max.ms); so do we, starting much lower.
+    ("grpc.initial_reconnect_backoff_ms", 50),
+    ("grpc.min_reconnect_backoff_ms", 50),
+    ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 
 
@@ -52,6 +58,12 @@ def as_kraft_error(exc: grpc.RpcError) -> KraftError:
         name = "timed out" if code == grpc.StatusCode.DEADLINE_EXCEEDED else "unreachable"
         return KraftError(ErrorCode.NETWORK_EXCEPTION, f"node {name}: {details}")
     return KraftError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{code}: {details}")
+
+
+def is_connection_refused(exc: KraftError) -> bool:
+    """The call could not even connect (nothing listens, or the connection is backing off), as
+    opposed to a timeout: the peer is down, not slow, so asking someone else at once is right."""
+    return exc.code == ErrorCode.NETWORK_EXCEPTION and exc.message.startswith("node unreachable")
 
 
 def serve_async_servicer(servicer: Any, add_to_server: Callable[[Any, grpc.Server], None],

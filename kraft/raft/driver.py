@@ -21,7 +21,7 @@ from clients.wire import quorum_pb2_grpc
 from kraft.raft import codec
 from kraft.raft.core import RaftCore
 from kraft.raft.log import ElectionStore, Entry, OffsetAndEpoch, RaftLog
-from kraft.raft.messages import Message, error_response
+from kraft.raft.messages import FetchRequest, Message, error_response
 from kraft.raft.ready import LeaderAndEpoch, Ready
 
 _REQUEST_OF = {resp: req for req, resp in codec.RESPONSE_OF.items()}
@@ -208,8 +208,15 @@ class RaftDriver:
             request = codec.to_proto(message)
             request.cluster_id = self.cluster_id
             answer = await bridge.call(method, request, timeout)
-        except KraftError:
-            return  # unreachable or timed out: the core resends on its timers
+        except KraftError as exc:
+            if isinstance(message, FetchRequest) and self.core.is_observer \
+                    and bridge.is_connection_refused(exc):
+                # Nobody listens there (a controller killed or restarting): an observer asks
+                # another voter after retry.backoff.ms rather than waiting out its fetch timeout,
+                # as Kafka's observers do. Voters keep their timers: pre-vote decides for them.
+                self._enqueue(error_response(message, message.dst, self.core.epoch, None,
+                                             ErrorCode.NETWORK_EXCEPTION))
+            return  # otherwise the core resends on its timers
         self._enqueue(codec.from_proto(answer))
 
     # -- inbound (from the Quorum servicer) -------------------------------------------------------
