@@ -1,0 +1,397 @@
+"""GroupCoordinator: every group of one `__consumer_offsets` partition as a pure core (Kafka's
+classic GroupCoordinator): Group RPCs, `tick` and append results in with `now_ms`; effects out."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Hashable
+
+from broker.group import views
+from broker.group.group import (COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE,
+                                Group)
+from broker.group.messages import (UNKNOWN_MEMBER_ID, AppendRecords, DescribedGroup, Effect,
+                                   GroupConfig, HeartbeatRequest, HeartbeatResponse,
+                                   JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+                                   LeaveGroupResponse, ListGroupsResponse, OffsetAndMetadata,
+                                   OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+                                   OffsetFetchResponse, Respond, SyncGroupRequest,
+                                   SyncGroupResponse)
+from broker.group.rebalance import ACTIVE, LOADING, RESIGNED, Rebalance, store_error
+from broker.group.records import (GroupMetadataKey, OffsetCommitKey, OffsetCommitValue,
+                                  decode_record, encode_record)
+from clients.errors import ErrorCode
+from clients.types import TopicPartition
+
+if TYPE_CHECKING:
+    import random
+
+# States and transitions (Kafka's rules, GroupCoordinator.scala), in one place:
+# - Empty -> PreparingRebalance: a JoinGroup. From Empty the join waits
+#   group.initial.rebalance.delay.ms, again while new members keep arriving, never past the
+#   rebalance timeout (the largest member rebalance_timeout_ms, i.e. max.poll.interval.ms).
+# - Stable / CompletingRebalance -> PreparingRebalance: a new member joins; the leader, or a member
+#   with changed metadata, rejoins; a member leaves or its session.timeout.ms passes without a
+#   heartbeat; a member has not sent SyncGroup a rebalance timeout after the join completed.
+#   Leaving CompletingRebalance answers every parked SyncGroup REBALANCE_IN_PROGRESS.
+# - PreparingRebalance -> CompletingRebalance (generation + 1): every member has rejoined (and no
+#   MEMBER_ID_REQUIRED member is outstanding), or the rebalance timeout passed: dynamic members that
+#   did not rejoin are dropped, static ones stay until their session expires. Each parked JoinGroup
+#   is answered; the leader's answer lists every member's metadata for the chosen protocol.
+# - PreparingRebalance -> Empty (generation + 1): nobody is left; a GroupMetadata record says so.
+# - CompletingRebalance -> Stable: the leader's SyncGroup writes a GroupMetadata record with every
+#   member's assignment; once it is committed, its replay makes the group Stable and the parked
+#   SyncGroups get their assignments. A failed append starts another rebalance.
+# - A static member (group.instance.id) rejoining with no member id takes over its old member id's
+#   place (that incarnation's parked requests get FENCED_INSTANCE_ID). In Stable with the same
+#   protocols nothing rebalances: a GroupMetadata record with the new member id is written, then it
+#   is told the current generation, and its SyncGroup returns its old assignment.
+# - Requests are checked in Kafka's order: loading (COORDINATOR_LOAD_IN_PROGRESS), resigned
+#   (NOT_COORDINATOR), unknown group or member (UNKNOWN_MEMBER_ID), instance id mapped to another
+#   member id (FENCED_INSTANCE_ID), wrong generation (ILLEGAL_GENERATION), then the state:
+#   Heartbeat and SyncGroup in PreparingRebalance, OffsetCommit in CompletingRebalance get
+#   REBALANCE_IN_PROGRESS (a commit in PreparingRebalance is allowed: the member still owns its
+#   partitions until it rejoins). OffsetCommit with generation -1 and no member id is allowed only
+#   while the group is Empty.
+#
+# Requests that wait (Kafka's purgatories) are parked by the opaque handle the driver gave: a
+# JoinGroup until the join completes, a SyncGroup until the assignment is committed, an
+# OffsetCommit or a static rejoin until its record is. Whichever later call releases them (another
+# JoinGroup, a LeaveGroup, `tick`, `on_append_result`) returns Respond(handle, response) effects.
+# Every handle is answered exactly once; `resign` answers all parked ones NOT_COORDINATOR.
+#
+# What is durable: committed offsets and, per group, the last GroupMetadata record. Only `replay`
+# changes them, for the records this coordinator wrote (once committed: nothing to undo when an
+# append fails) and for the partition's log when a new coordinator loads it; a loaded group is
+# Stable (or Empty) at the recorded generation. The rebalance in progress is soft state, as in
+# Kafka: after a failover members simply rejoin. A group emptied whose record then fails to append
+# goes back to what the log says, so a settled group never differs from its replay.
+
+E = ErrorCode
+
+
+@dataclass
+class _PendingAppend:
+    kind: str                      # "offsets", "assignment", "static-rejoin", "group"
+    group_id: str
+    records: tuple
+    handle: Hashable | None = None
+    generation: int = -1
+    answers: dict | None = None    # offsets: the per-partition errors found before the append
+    member_id: str = ""
+    revert: tuple | None = None    # static-rejoin: the old member id, protocols and timeouts
+
+
+class GroupCoordinator(Rebalance):
+    """Drive it: `replay` every record of the partition, then `become_coordinator`; afterwards
+    `handle_*` per RPC, `tick` by `next_deadline_ms()`, and `on_append_result` for each
+    AppendRecords, in append order. JoinGroup, SyncGroup, LeaveGroup and OffsetCommit take a
+    `handle` and are answered by a Respond effect of that call or a later one; Heartbeat,
+    OffsetFetch, ListGroups and DescribeGroups answer at once. `rng` makes member ids (UUIDs):
+    seed it from the OS in production; without it ids come from a counter (tests)."""
+
+    def __init__(self, partition: int = 0, config: GroupConfig | None = None,
+                 rng: random.Random | None = None) -> None:
+        self.partition = partition
+        self.config = config or GroupConfig()
+        self.status = LOADING
+        self.loaded_offset = 0             # the next offset to replay
+        self._rng = rng
+        self._ids = 0
+        self._groups: dict[str, Group] = {}
+        self._appends: dict[int, _PendingAppend] = {}
+        self._next_append_id = 0
+
+    # -- life cycle -------------------------------------------------------------------------------
+    def become_coordinator(self, now_ms: int) -> None:
+        """Loading is over: every loaded member gets a full session from now."""
+        self.status = ACTIVE
+        for group in self._groups.values():
+            for m in group.members.values():
+                m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms
+
+    def resign(self) -> tuple[Effect, ...]:
+        """The partition moved away: answer everything parked NOT_COORDINATOR; drop all state."""
+        out: list[Effect] = []
+        for group in self._groups.values():
+            group.state = DEAD
+            for m in group.members.values():
+                self._answer_parked(m, E.NOT_COORDINATOR, out)
+        for pending in self._appends.values():
+            if pending.kind == "offsets":
+                out.append(Respond(pending.handle, OffsetCommitResponse(
+                    {tp: E.NOT_COORDINATOR for tp in pending.answers})))
+        self.status, self._groups, self._appends = RESIGNED, {}, {}
+        return tuple(out)
+
+    def _unavailable(self) -> ErrorCode | None:
+        return {LOADING: E.COORDINATOR_LOAD_IN_PROGRESS, RESIGNED: E.NOT_COORDINATOR}.get(
+            self.status)
+
+    # -- JoinGroup --------------------------------------------------------------------------------
+    def handle_join_group(self, handle: Hashable, req: JoinGroupRequest,
+                          now_ms: int) -> tuple[Effect, ...]:
+        out: list[Effect] = []
+        error = self._unavailable()
+        if error is None and not req.group_id:
+            error = E.INVALID_GROUP_ID
+        if error is None and not (self.config.min_session_timeout_ms <= req.session_timeout_ms
+                                  <= self.config.max_session_timeout_ms):
+            error = E.INVALID_SESSION_TIMEOUT
+        if error is not None:
+            return (Respond(handle, JoinGroupResponse(error, req.member_id)),)
+        group = self._groups.get(req.group_id)
+        if req.member_id == UNKNOWN_MEMBER_ID:
+            if group is None:
+                group = self._groups[req.group_id] = Group(req.group_id)
+            self._join_new_member(handle, group, req, now_ms, out)
+        else:
+            self._join_known_member(handle, group, req, now_ms, out)
+        if group is not None:
+            self._settle(group, now_ms, out)
+            if group.is_blank():
+                del self._groups[group.group_id]    # a refused first join leaves nothing behind
+        return tuple(out)
+
+    def _join_new_member(self, handle, group: Group, req: JoinGroupRequest, now_ms, out) -> None:
+        error = self._join_problem(group, req, None)
+        if error is not None:
+            out.append(Respond(handle, JoinGroupResponse(error)))
+            return
+        member_id = self._new_member_id(group, req.client_id)
+        if req.group_instance_id is not None and req.group_instance_id in group.static_members:
+            self._rejoin_static_member(handle, group, req, member_id, now_ms, out)
+        elif req.group_instance_id is None and req.require_known_member_id:
+            # KIP-394: the client must come back with this id, so a retry after a lost response
+            # does not leave a second, ghost member behind.
+            group.pending_members[member_id] = now_ms + req.session_timeout_ms
+            out.append(Respond(handle, JoinGroupResponse(E.MEMBER_ID_REQUIRED, member_id)))
+        else:
+            self._add_member_and_rebalance(handle, group, req, member_id, now_ms, out)
+
+    def _join_known_member(self, handle, group: Group | None, req, now_ms, out) -> None:
+        error = (E.UNKNOWN_MEMBER_ID if group is None
+                 else self._join_problem(group, req, req.member_id))
+        if error is None and req.member_id in group.pending_members:
+            del group.pending_members[req.member_id]
+            self._add_member_and_rebalance(handle, group, req, req.member_id, now_ms, out)
+            return
+        if error is None:
+            error = self._check_member(group, req.member_id, req.group_instance_id)
+        if error is None and group.state == EMPTY:
+            error = E.UNKNOWN_MEMBER_ID
+        if error is not None:
+            out.append(Respond(handle, JoinGroupResponse(error, req.member_id)))
+            return
+        member = group.members[req.member_id]
+        unchanged = member.matches(req.protocols)
+        if group.state == PREPARING_REBALANCE or not unchanged or (
+                group.state == STABLE and group.is_leader(member.member_id)):
+            self._update_member_and_rebalance(handle, group, member, req, now_ms, out)
+        else:
+            # A lost JoinGroup response, asked for again: the same generation, nothing changes.
+            member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+            out.append(Respond(handle, self._join_response(group, member)))
+
+    # -- SyncGroup, Heartbeat, LeaveGroup ---------------------------------------------------------
+    def handle_sync_group(self, handle: Hashable, req: SyncGroupRequest,
+                          now_ms: int) -> tuple[Effect, ...]:
+        group = self._groups.get(req.group_id)
+        error = self._check_generation(group, req.member_id, req.group_instance_id,
+                                       req.generation_id)
+        if error is None and ((req.protocol_type and req.protocol_type != group.protocol_type) or
+                              (req.protocol_name and req.protocol_name != group.protocol_name)):
+            error = E.INCONSISTENT_GROUP_PROTOCOL
+        if error is None and group.state == PREPARING_REBALANCE:
+            error = E.REBALANCE_IN_PROGRESS
+        if error is not None:
+            return (Respond(handle, SyncGroupResponse(error)),)
+        member = group.members[req.member_id]
+        group.pending_sync.discard(member.member_id)
+        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        if group.state == STABLE:
+            return (Respond(handle, self._sync_response(group, member)),)
+        out: list[Effect] = []
+        if member.sync_handle is not None and member.sync_handle != handle:
+            out.append(Respond(member.sync_handle, SyncGroupResponse(
+                E.REBALANCE_IN_PROGRESS, message="superseded by a newer SyncGroup")))
+        member.sync_handle = handle
+        if group.is_leader(member.member_id) and group.storing_generation is None:
+            assignments = {m: req.assignments.get(m, b"") for m in group.members}
+            group.storing_generation = group.generation_id
+            self._append(group, "assignment", [(GroupMetadataKey(group.group_id),
+                                                group.to_record(assignments, now_ms))],
+                         out, generation=group.generation_id)
+        return tuple(out)
+
+    def handle_heartbeat(self, req: HeartbeatRequest, now_ms: int) -> HeartbeatResponse:
+        group = self._groups.get(req.group_id)
+        error = self._check_generation(group, req.member_id, req.group_instance_id,
+                                       req.generation_id)
+        if error is not None:
+            return HeartbeatResponse(error)
+        member = group.members[req.member_id]
+        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        if group.state == PREPARING_REBALANCE:
+            return HeartbeatResponse(E.REBALANCE_IN_PROGRESS)
+        return HeartbeatResponse(E.NONE)
+
+    def handle_leave_group(self, handle: Hashable, req: LeaveGroupRequest,
+                           now_ms: int) -> tuple[Effect, ...]:
+        group = self._groups.get(req.group_id)
+        error = self._unavailable()
+        if error is None and group is not None and group.state == DEAD:
+            error = E.COORDINATOR_NOT_AVAILABLE
+        if error is not None:
+            return (Respond(handle, LeaveGroupResponse(error)),)
+        if group is None:
+            return (Respond(handle, LeaveGroupResponse(E.NONE, tuple(
+                (m, E.UNKNOWN_MEMBER_ID) for m in req.members))),)
+        out: list[Effect] = []
+        results = []
+        for ident in req.members:
+            member_id, instance_id = ident.member_id, ident.group_instance_id
+            if member_id == UNKNOWN_MEMBER_ID:
+                # An admin removing a static member by instance id alone.
+                member_id = group.static_members.get(instance_id) if instance_id else None
+                error = None if member_id else E.UNKNOWN_MEMBER_ID
+            elif member_id in group.pending_members:
+                del group.pending_members[member_id]
+                results.append((ident, E.NONE))
+                continue
+            else:
+                error = self._check_member(group, member_id, instance_id)
+            if error is None:
+                self._remove_member_and_update_group(group, group.members[member_id], now_ms, out)
+            results.append((ident, error or E.NONE))
+        self._settle(group, now_ms, out)
+        return (Respond(handle, LeaveGroupResponse(E.NONE, tuple(results))),) + tuple(out)
+
+    # -- offsets ----------------------------------------------------------------------------------
+    def handle_offset_commit(self, handle: Hashable, req: OffsetCommitRequest,
+                             now_ms: int) -> tuple[Effect, ...]:
+        group = self._groups.get(req.group_id)
+        error = self._unavailable() or (None if req.group_id else E.INVALID_GROUP_ID)
+        if error is None and group is None and req.generation_id >= 0:
+            error = E.ILLEGAL_GENERATION      # a group we do not know cannot have generations
+        if error is None and group is not None:
+            error = self._commit_problem(group, req)
+        if error is not None:
+            return (Respond(handle, OffsetCommitResponse({tp: error for tp in req.offsets})),)
+        member = group.members.get(req.member_id) if group is not None else None
+        if member is not None:
+            member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        answers, records = {}, []
+        for tp, om in req.offsets.items():
+            if len(om.metadata.encode()) > self.config.offset_metadata_max_bytes:
+                answers[TopicPartition(*tp)] = E.OFFSET_METADATA_TOO_LARGE
+                continue
+            answers[TopicPartition(*tp)] = E.NONE
+            records.append((OffsetCommitKey(req.group_id, tp[0], tp[1]),
+                            OffsetCommitValue(om.offset, om.leader_epoch, om.metadata, now_ms)))
+        if not records:
+            return (Respond(handle, OffsetCommitResponse(answers)),)
+        out: list[Effect] = []
+        self._append_records(req.group_id, "offsets", records, out, handle=handle, answers=answers)
+        return tuple(out)
+
+    def _commit_problem(self, group: Group, req: OffsetCommitRequest) -> ErrorCode | None:
+        """Kafka's validateOffsetCommit, then the state."""
+        if group.state == DEAD:
+            return E.COORDINATOR_NOT_AVAILABLE
+        if req.generation_id >= 0 or req.member_id or req.group_instance_id is not None:
+            error = self._check_member(group, req.member_id, req.group_instance_id)
+            if error is None and req.generation_id != group.generation_id:
+                error = E.ILLEGAL_GENERATION
+            if error is None and group.state == COMPLETING_REBALANCE:
+                # The member has its new generation but not its assignment yet.
+                error = E.REBALANCE_IN_PROGRESS
+            return error
+        return None if group.state == EMPTY else E.UNKNOWN_MEMBER_ID
+
+    def handle_offset_fetch(self, req: OffsetFetchRequest) -> OffsetFetchResponse:
+        return views.offset_fetch(self._groups.get(req.group_id), req, self._unavailable())
+
+    def list_groups(self, states: tuple[str, ...] | None = None) -> ListGroupsResponse:
+        return views.list_groups(self._groups.values(), states, self._unavailable())
+
+    def describe_group(self, group_id: str, end_offsets=None) -> DescribedGroup:
+        """`end_offsets` ({TopicPartition: log end offset}), where known, gives each lag."""
+        return views.describe_group(group_id, self._groups.get(group_id), end_offsets,
+                                    self._unavailable())
+
+    # -- appends and replay -----------------------------------------------------------------------
+    def _append(self, group: Group, kind: str, records, out, **extra: Any) -> None:
+        self._append_records(group.group_id, kind, records, out, **extra)
+
+    def _append_records(self, group_id: str, kind: str, records, out, **extra: Any) -> None:
+        self._next_append_id += 1
+        encoded = tuple(encode_record(k, v) for k, v in records)
+        self._appends[self._next_append_id] = _PendingAppend(kind, group_id, encoded, **extra)
+        out.append(AppendRecords(self._next_append_id, encoded))
+
+    def on_append_result(self, append_id: int, error: ErrorCode = ErrorCode.NONE,
+                         now_ms: int = 0, base_offset: int = -1) -> tuple[Effect, ...]:
+        """The records of AppendRecords `append_id` committed (error NONE: they are replayed
+        now) or failed. `base_offset`, where known, is the first one's offset."""
+        pending = self._appends.pop(append_id, None)
+        if pending is None or self.status != ACTIVE:
+            return ()
+        if error == E.NONE:
+            for i, (key, value) in enumerate(pending.records):
+                self.replay(key, value, base_offset + i if base_offset >= 0 else -1)
+        out: list[Effect] = []
+        group = self._groups.get(pending.group_id)
+        if pending.kind == "offsets":
+            failed = store_error(error, offsets=True)
+            out.append(Respond(pending.handle, OffsetCommitResponse(
+                {tp: e or failed for tp, e in pending.answers.items()})))
+        elif group is not None and pending.kind == "assignment":
+            self._assignment_stored(group, pending, error, now_ms, out)
+        elif group is not None and pending.kind == "static-rejoin":
+            self._static_rejoin_stored(group, pending, error, out)
+        elif (group is not None and error != E.NONE and group.state == EMPTY
+              and group.generation_id == pending.generation):
+            # Emptied but not recorded: go back to what the log says (as a new coordinator
+            # would); the members' sessions, if they are really gone, empty it again.
+            group.load(group.stored, now_ms)
+        if group is not None:
+            self._settle(group, now_ms, out)
+        return tuple(out)
+
+    def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None:
+        """Apply one `__consumer_offsets` record: a loading coordinator calls it for the whole
+        partition; an active one only through `on_append_result`."""
+        k, v = decode_record(key, value)
+        if offset >= 0:
+            self.loaded_offset = offset + 1
+        group = self._groups.get(k.group)
+        if isinstance(k, OffsetCommitKey):
+            tp = TopicPartition(k.topic, k.partition)
+            if v is not None:
+                group = group or self._groups.setdefault(k.group, Group(k.group))
+                group.offsets[tp] = OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata)
+            elif group is not None:
+                group.offsets.pop(tp, None)
+                if group.is_blank():
+                    del self._groups[k.group]
+        elif v is None:
+            if group is not None and group.offsets:
+                self._groups[k.group] = Group(k.group, offsets=group.offsets)
+            else:
+                self._groups.pop(k.group, None)
+        elif group is None or self.status == LOADING:
+            group = group or self._groups.setdefault(k.group, Group(k.group))
+            group.load(v)
+        else:
+            self._replay_own_group_record(group, v)
+
+    def _replay_own_group_record(self, group: Group, v) -> None:
+        group.stored = v
+        if group.state == COMPLETING_REBALANCE and group.storing_generation == v.generation:
+            stored = {m.member_id: m.assignment for m in v.members}
+            for m in group.members.values():
+                m.assignment = stored.get(m.member_id, b"")
+            group.storing_generation = None
+            group.state = STABLE
+        # Otherwise the record is one this coordinator wrote for a state the live group already
+        # holds (Empty, a static rejoin) or has since left behind (a newer rebalance began).
+
