@@ -19,6 +19,7 @@ import trio  # noqa: E402
 
 from broker.config import ServerConfigError, load_config  # noqa: E402
 from broker.node import NodeStartError, run_until_signalled  # noqa: E402
+from chaos import cli as chaos_cli  # noqa: E402
 from clients import cli as client_cli  # noqa: E402
 
 EXAMPLES = """examples:
@@ -179,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="set a server.properties key (repeatable)")
         p.add_argument("--debug", action="store_true", help="debug logging and full tracebacks")
     client_cli.register(sub)
+    chaos_cli.register(sub)
     return parser
 
 

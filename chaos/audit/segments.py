@@ -1,0 +1,192 @@
+"""Runs on Spark's Python workers: reads one segment file (and its offset index) with the project's
+batch readers into Arrow rows, one per batch with its integrity verdict, or one per record."""
+from __future__ import annotations
+
+import hashlib
+import os
+
+from clients.record.batch_header import (
+    HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError, validate_batch)
+from clients.record.codec import decode_batch
+from kraft.log.offset_index import ENTRY as INDEX_ENTRY
+
+CHUNK = 16 * 1024 * 1024          # bytes read per pread: the memory a task holds per file
+ARROW_ROWS = 65536                # rows per Arrow batch handed back to Spark
+METADATA_TOPIC = "__cluster_metadata"
+
+# The files each Spark task gets: one row per segment file (inputs.SegmentFile).
+FILE_FIELDS = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("segment", "long"),
+               ("path", "string"), ("index_path", "string"), ("size", "long"),
+               ("is_last", "boolean")]
+# One row per batch, or per problem: problem_kind is null for a valid batch, else "corrupt"
+# (unreadable from here to the end of the file), "index" (a bad .index entry) or "torn-tail"
+# (an incomplete last batch of the active segment: what a kill -9 mid-write leaves; the log
+# engine cuts it at the next start, so it is reported as a notice, not a violation).
+BATCH_FIELDS = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("segment", "long"),
+                ("position", "long"), ("base_offset", "long"), ("last_offset", "long"),
+                ("epoch", "int"), ("size", "int"), ("attributes", "int"), ("producer_id", "long"),
+                ("producer_epoch", "int"), ("base_sequence", "int"), ("records_count", "int"),
+                ("digest", "string"), ("problem", "string"), ("problem_kind", "string")]
+# One row per record of a valid, non-control data batch (value: the workload's int, parsed from
+# its decimal ASCII, null for anything else) or of any metadata-log batch (payload: its bytes).
+RECORD_FIELDS = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("offset", "long"),
+                 ("epoch", "int"), ("control", "boolean"), ("value", "long"),
+                 ("payload", "binary")]
+
+
+def ddl(fields) -> str:
+    """Spark's schema string for a field list."""
+    return ", ".join(f"`{name}` {kind}" for name, kind in fields)
+
+
+def arrow_schema(fields):
+    import pyarrow as pa
+
+    kinds = {"int": pa.int32(), "long": pa.int64(), "string": pa.string(),
+             "boolean": pa.bool_(), "binary": pa.binary()}
+    return pa.schema([(name, kinds[kind]) for name, kind in fields])
+
+
+def _batches(fd: int, size: int):
+    """Yield (position, header, view) per whole valid batch, then at most one
+    (position, None, (kind, message)) for the first unreadable byte range."""
+    pos, chunk, chunk_pos = 0, b"", 0
+    while pos < size:
+        rel = pos - chunk_pos
+        if rel + LOG_OVERHEAD > len(chunk):
+            chunk, chunk_pos, rel = os.pread(fd, min(CHUNK, size - pos), pos), pos, 0
+        length = int.from_bytes(chunk[rel + 8:rel + 12], "big", signed=True) \
+            if rel + LOG_OVERHEAD <= len(chunk) else -1
+        total = LOG_OVERHEAD + length
+        if size - pos < HEADER_SIZE or (length >= HEADER_SIZE - LOG_OVERHEAD and pos + total > size):
+            yield pos, None, ("incomplete", f"incomplete batch at position {pos}: "
+                                            f"{size - pos} bytes left in a {size}-byte file")
+            return
+        if length >= HEADER_SIZE - LOG_OVERHEAD and rel + total > len(chunk):
+            chunk, chunk_pos, rel = os.pread(fd, min(max(CHUNK, total), size - pos), pos), pos, 0
+        try:
+            header = validate_batch(chunk, rel)
+        except CorruptBatchError as exc:
+            # The reader names the position within the chunk; say the file's.
+            yield pos, None, ("corrupt", str(exc).replace(f"position {rel}", f"position {pos}"))
+            return
+        yield pos, header, memoryview(chunk)[rel:rel + header.size]
+        pos += header.size
+
+
+def _index_problems(seg: dict, starts: dict[int, int], end: int) -> list[tuple[int, int, str]]:
+    """(offset, position, problem) for each .index entry that is not (last offset, start) of a
+    batch; Kafka's rule (kraft/log/segment.py _track): an entry keys a batch's last offset."""
+    try:
+        with open(seg["index_path"], "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return []      # the log engine rebuilds a missing index
+    base, out = seg["segment"], []
+    if len(data) % INDEX_ENTRY.size:
+        out.append((base, 0, f"index size {len(data)} is not a multiple of {INDEX_ENTRY.size}"))
+        data = data[:len(data) - len(data) % INDEX_ENTRY.size]
+    last = None
+    for relative, position in INDEX_ENTRY.iter_unpack(data):
+        offset = base + relative
+        if position >= end:
+            # Past what is readable: a torn or corrupt tail already reports that region.
+            continue
+        if position not in starts:
+            out.append((offset, position, f"index entry ({offset}, {position}) points inside a batch"))
+        elif starts[position] != offset:
+            out.append((offset, position, f"index entry ({offset}, {position}) is at a batch whose "
+                                          f"last offset is {starts[position]}"))
+        elif last is not None and offset <= last:
+            out.append((offset, position, f"index entry ({offset}, {position}) does not follow {last}"))
+        last = offset
+    return out
+
+
+def scan_batches(seg: dict):
+    """Batch rows (tuples in BATCH_FIELDS order) for one segment file described by `seg`."""
+    key = (seg["replica"], seg["topic"], seg["partition"], seg["segment"])
+    fd = os.open(seg["path"], os.O_RDONLY)
+    starts, end = {}, 0
+    try:
+        size = os.fstat(fd).st_size
+        for pos, h, view in _batches(fd, size):
+            if h is None:
+                kind, message = view
+                if kind == "incomplete":
+                    kind = "torn-tail" if seg["is_last"] else "corrupt"
+                yield key + (pos, None, None, None, size - pos, None, None, None, None, None,
+                             None, message, kind)
+                break
+            starts[pos] = h.last_offset
+            end = pos + h.size
+            digest = hashlib.blake2b(view, digest_size=16).hexdigest()
+            yield key + (pos, h.base_offset, h.last_offset, h.partition_leader_epoch, h.size,
+                         h.attributes, h.producer_id, h.producer_epoch, h.base_sequence,
+                         h.records_count, digest, None, None)
+    finally:
+        os.close(fd)
+    for offset, position, problem in _index_problems(seg, starts, end):
+        yield key + (position, offset, offset, None, None, None, None, None, None, None, None,
+                     f"{seg['index_path']}: {problem}", "index")
+
+
+def _workload_value(value: bytes | None) -> int | None:
+    if not value or len(value) > 19:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def scan_records(seg: dict):
+    """Record rows (tuples in RECORD_FIELDS order) of the valid batches of one segment file."""
+    metadata = seg["topic"] == METADATA_TOPIC
+    key = (seg["replica"], seg["topic"], seg["partition"])
+    fd = os.open(seg["path"], os.O_RDONLY)
+    try:
+        for _, h, view in _batches(fd, os.fstat(fd).st_size):
+            if h is None:
+                break
+            control = h.is_control
+            if control and not metadata:
+                continue     # transaction markers: consumers never see them
+            _, records = decode_batch(bytes(view), verify_crc=False)   # _batches checked the CRC
+            epoch = h.partition_leader_epoch
+            for r in records:
+                if metadata:
+                    yield key + (r.offset, epoch, control, None, r.value)
+                else:
+                    yield key + (r.offset, epoch, control, _workload_value(r.value), None)
+    finally:
+        os.close(fd)
+
+
+def _to_arrow(scan, fields):
+    """A mapInArrow function: file rows in, one Arrow batch per ARROW_ROWS output rows out."""
+    import pyarrow as pa
+
+    schema = arrow_schema(fields)
+    names = [name for name, _ in fields]
+
+    def run(batches):
+        rows = []
+        for batch in batches:
+            for seg in batch.to_pylist():
+                for row in scan(seg):
+                    rows.append(row)
+                    if len(rows) >= ARROW_ROWS:
+                        yield pa.RecordBatch.from_arrays(
+                            [pa.array(col, type=schema.field(n).type)
+                             for n, col in zip(names, zip(*rows))], schema=schema)
+                        rows = []
+        if rows:
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(col, type=schema.field(n).type) for n, col in zip(names, zip(*rows))],
+                schema=schema)
+    return run
+
+
+batch_rows = _to_arrow(scan_batches, BATCH_FIELDS)
+record_rows = _to_arrow(scan_records, RECORD_FIELDS)

@@ -1,0 +1,239 @@
+"""The chaos run's cluster: 3 controllers and 3 brokers as `kraft node` processes, each inside its
+own network namespace (chaos.netns), with kill -9 / SIGSTOP / SIGCONT / restart by node id."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import trio
+
+from broker.dev_cluster import ROOT, log_since, log_tail
+from chaos import netns
+
+CONTROLLER_PORT = 9093
+BROKER_PORT = 9092
+# Fast failure detection so a fault's effects (elections, fencing, ISR shrink) and the recovery
+# after it both fit in a fault window of a few seconds.
+FAST_SETTINGS = {
+    "controller.quorum.fetch.timeout.ms": "1000", "controller.quorum.election.timeout.ms": "300",
+    "controller.quorum.request.timeout.ms": "1000", "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "300", "replica.lag.time.max.ms": "3000",
+    "auto.create.topics.enable": "false",
+}
+STOP_GRACE_S = 15.0
+
+
+class ClusterError(RuntimeError):
+    """The cluster did not start or answer; the message names the node and its log."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ChaosNode:
+    id: int
+    role: str                    # "controller" or "broker"
+    host: str
+    port: int
+    node_dir: pathlib.Path       # OUT/nodes/node-<id>: server.properties, node.log, data/
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def data_dir(self) -> pathlib.Path:
+        return self.node_dir / "data"
+
+    @property
+    def config_path(self) -> pathlib.Path:
+        return self.node_dir / "server.properties"
+
+    @property
+    def log_path(self) -> pathlib.Path:
+        return self.node_dir / "node.log"
+
+
+def plan(nodes_dir: pathlib.Path, controllers: int = 3, brokers: int = 3) -> list[ChaosNode]:
+    """Controllers are nodes 1..C, brokers C+1..C+B, each at 10.77.0.<id> (its namespace's
+    address), so every node can use the same port."""
+    return [ChaosNode(i, "controller" if i <= controllers else "broker", netns.address(i),
+                      CONTROLLER_PORT if i <= controllers else BROKER_PORT,
+                      pathlib.Path(nodes_dir).resolve() / f"node-{i}")
+            for i in range(1, controllers + brokers + 1)]
+
+
+def properties_text(node: ChaosNode, nodes: list[ChaosNode], settings: dict[str, str]) -> str:
+    voters = ",".join(f"{n.id}@{n.address}" for n in nodes if n.role == "controller")
+    listener = "CONTROLLER" if node.role == "controller" else "PLAINTEXT"
+    props = {"node.id": str(node.id), "process.roles": node.role,
+             "listeners": f"{listener}://{node.address}", "controller.listener.names": "CONTROLLER",
+             "controller.quorum.voters": voters, "log.dirs": str(node.data_dir), **settings}
+    return f"# node {node.id} ({node.role}) of a chaos run\n" + "".join(
+        f"{k}={v}\n" for k, v in props.items())
+
+
+class LocalCluster:
+    """Node processes by id. A node's pid is the kraft process itself: `ip netns exec` enters
+    the namespace and execs, so signals reach kraft, not a wrapper."""
+
+    def __init__(self, nodes: list[ChaosNode], settings: dict[str, str] | None = None,
+                 python: str = sys.executable) -> None:
+        self.nodes = {n.id: n for n in nodes}
+        self.settings = dict(FAST_SETTINGS if settings is None else settings)
+        self.python = python
+        self.procs: dict[int, subprocess.Popen] = {}
+        self.log_offsets: dict[int, int] = {}
+        self.paused: set[int] = set()
+
+    @property
+    def controllers(self) -> list[int]:
+        return [i for i, n in self.nodes.items() if n.role == "controller"]
+
+    @property
+    def brokers(self) -> list[int]:
+        return [i for i, n in self.nodes.items() if n.role == "broker"]
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(self.nodes[i].address for i in self.brokers)
+
+    def format(self, cluster_id: str) -> None:
+        for n in self.nodes.values():
+            n.node_dir.mkdir(parents=True, exist_ok=True)
+            n.config_path.write_text(properties_text(n, list(self.nodes.values()), self.settings))
+            done = subprocess.run([self.python, "-m", "broker.cli", "format", "--config",
+                                   str(n.config_path), "--cluster-id", cluster_id],
+                                  capture_output=True, text=True, env=self._env(), timeout=60)
+            if done.returncode != 0:
+                raise ClusterError(f"kraft format failed for node {n.id}: {done.stderr.strip()}")
+
+    def _env(self) -> dict[str, str]:
+        # PYTHONPATH: `-m broker.cli` must find this checkout whatever the current directory.
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+
+    def start(self, node_id: int, why: str = "start") -> int:
+        n = self.nodes[node_id]
+        with open(n.log_path, "ab") as log:
+            log.write(f"\n=== chaos: {why} node {node_id} at {time.strftime('%H:%M:%S')} ===\n".encode())
+            log.flush()
+            self.log_offsets[node_id] = log.tell()
+            self.procs[node_id] = subprocess.Popen(
+                ["ip", "netns", "exec", netns.ns_name(node_id), self.python, "-m", "broker.cli",
+                 "node", "--config", str(n.config_path)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
+                cwd=ROOT, start_new_session=True)   # Ctrl-C on the runner must not hit nodes
+        self.paused.discard(node_id)
+        return self.procs[node_id].pid
+
+    def alive(self, node_id: int) -> bool:
+        proc = self.procs.get(node_id)
+        return proc is not None and proc.poll() is None
+
+    def signal(self, node_id: int, signum: int) -> None:
+        proc = self.procs.get(node_id)
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.send_signal(signum)
+            except ProcessLookupError:
+                pass
+
+    def kill(self, node_id: int) -> None:
+        self.signal(node_id, signal.SIGKILL)
+        if node_id in self.procs:
+            self.procs[node_id].wait(10)     # reap it: its ports and files are free again
+        self.paused.discard(node_id)
+
+    def pause(self, node_id: int) -> None:
+        self.signal(node_id, signal.SIGSTOP)
+        self.paused.add(node_id)
+
+    def resume(self, node_id: int) -> None:
+        self.signal(node_id, signal.SIGCONT)
+        self.paused.discard(node_id)
+
+    def wait_ready(self, timeout: float) -> None:
+        """Every node logged `listening on`, and every broker's Metadata lists every broker."""
+        from broker.dev_command import broker_views
+
+        deadline = time.monotonic() + timeout
+        waiting = set(self.nodes)
+        while waiting:
+            for i in list(waiting):
+                if not self.alive(i):
+                    n = self.nodes[i]
+                    raise ClusterError(f"node {i} exited before it was ready; read its log: "
+                                       f"{n.log_path}{log_tail(n.log_path, self.log_offsets[i])}")
+                if "listening on" in log_since(self.nodes[i].log_path, self.log_offsets[i]):
+                    waiting.discard(i)
+            self._check_deadline(deadline, timeout, waiting, "is not listening")
+            time.sleep(0.2)
+        wanted = set(self.brokers)
+        while True:
+            views = trio.run(broker_views, [self.nodes[i].address for i in self.brokers], 2.0)
+            lagging = {i for i in self.brokers if not wanted <= (views[self.nodes[i].address] or set())}
+            if not lagging:
+                return
+            self._check_deadline(deadline, timeout, lagging, "does not list every broker")
+            time.sleep(0.5)
+
+    def _check_deadline(self, deadline: float, timeout: float, late: set[int], what: str) -> None:
+        if time.monotonic() > deadline:
+            n = self.nodes[min(late)]
+            raise ClusterError(f"node {n.id} {what} after {timeout:g} s; read its log: "
+                               f"{n.log_path}{log_tail(n.log_path, self.log_offsets.get(n.id, 0))}")
+
+    def stop_all(self, grace: float = STOP_GRACE_S) -> list[str]:
+        """SIGCONT (a stopped process cannot act on SIGTERM), then SIGTERM brokers while the
+        controllers still answer, then controllers; SIGKILL whatever outlives the grace."""
+        lines = []
+        for i in self.procs:
+            self.resume(i)
+        for group in (self.brokers, self.controllers):
+            live = [i for i in group if self.alive(i)]
+            for i in live:
+                self.signal(i, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while any(self.alive(i) for i in live) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            for i in live:
+                if self.alive(i):
+                    self.kill(i)
+                    lines.append(f"killed node {i}: still running {grace:g} s after SIGTERM")
+                else:
+                    lines.append(f"stopped node {i} (exit code {self.procs[i].returncode})")
+        return lines
+
+    # --- who holds a role right now (for the nemesis's targets) -----------------------------
+
+    def active_controller(self, timeout: float = 1.0) -> int | None:
+        """The quorum leader, as `kraft quorum describe` finds it (the leader's own answer wins)."""
+        from clients.cli.common import CliError
+        from clients.cli.quorum import describe_quorum
+
+        addresses = [self.nodes[i].address for i in self.controllers]
+        try:    # a gRPC deadline of `timeout` bounds each controller's answer
+            info = trio.run(describe_quorum, addresses, timeout)
+        except CliError:
+            return None
+        return info.leader_id if info.leader_id is not None and info.leader_id >= 0 else None
+
+    def leaders(self, topic: str, timeout: float = 3.0) -> dict[int, int]:
+        """{partition: leader broker} from Metadata; {} when no broker answers in time."""
+        from clients.admin import AsyncAdmin
+        from clients.errors import KraftError
+
+        async def ask() -> dict[int, int]:
+            with trio.move_on_after(timeout):
+                async with AsyncAdmin(self.bootstrap, request_timeout_ms=int(timeout * 1000)) as admin:
+                    (desc,) = await admin.describe_topics([topic])
+                    return {p.partition: p.leader for p in desc.partitions if p.leader >= 0}
+            return {}
+        try:
+            return trio.run(ask)
+        except KraftError:
+            return {}

@@ -1,0 +1,303 @@
+"""`chaos/run.sh` (python -m chaos.run): a cluster in network namespaces, the workload, the nemesis
+schedule, heal, a quiet period, the final drain, then the audit; everything lands in --out."""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import pathlib
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+from chaos import netns
+from chaos.cluster import ClusterError, LocalCluster, plan
+from chaos.history import JsonLinesWriter, read_history
+from chaos.nemesis import NEMESES, ClusterView, Executor, schedule
+from chaos.workload import DRAIN_PROCESS, Recorder, Workload, drain
+
+TOPIC = "chaos"
+LOCK_PATH = "/run/kraft-chaos.lock"     # one run per machine: the namespaces' names are fixed
+EXAMPLES = """examples:
+  chaos/run.sh --duration 60s --nemesis kill,pause,partition --seed 7 --out /tmp/chaos-7
+  chaos/run.sh --duration 5m --interval 10s --nemesis partition --rate 200
+
+OUT then holds history.jsonl, faults.jsonl (one line per fault window), nemesis.log (what each
+fault did), summary.json, nodes/node-<id>/ (server.properties, node.log, data/) and, when the
+audit ran, its report.json / report.html. Exit code: the audit's (0 clean, 1 violations), or 1
+when the cluster did not recover (drain incomplete, no acknowledged write after the heal);
+2 when the run could not be set up."""
+
+
+class RunError(Exception):
+    """The run could not be set up or carried out (exit 2); the message says why."""
+
+
+def duration(text: str) -> float:
+    """'60s', '2m', '500ms', '1h' or plain seconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 60s, 2m, 500ms)")
+    return float(m.group(1)) * {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def nemesis_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in NEMESES]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown nemesis {', '.join(bad) or '(none)'}; "
+                                         f"choose from {', '.join(NEMESES)}")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="chaos/run.sh", epilog=EXAMPLES,
+                                description="Run a kraft cluster (3 controllers, 3 brokers) under a "
+                                            "workload while a nemesis injects faults, then audit it.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--duration", type=duration, default=60.0, help="the faulty phase (default 60s)")
+    p.add_argument("--nemesis", type=nemesis_list, default=list(NEMESES),
+                   help=f"comma-separated faults to draw from (default {','.join(NEMESES)})")
+    p.add_argument("--interval", type=duration, default=5.0,
+                   help="mean gap between faults and mean fault length (default 5s)")
+    p.add_argument("--seed", type=int, help="schedule and workload seed (default: random, printed)")
+    p.add_argument("--out", type=pathlib.Path, help="output dir, new or empty (default chaos-out/<time>)")
+    p.add_argument("--docker", action="store_true", help="use the docker compose cluster")
+    p.add_argument("--quiet", type=duration, default=10.0,
+                   help="fault-free time after the heal, workload still running (default 10s)")
+    p.add_argument("--rate", type=float, default=100.0, help="sends per second in all (default 100)")
+    p.add_argument("--producers", type=int, default=3, help="producer clients (default 3)")
+    p.add_argument("--consumers", type=int, default=2, help="consumer clients (default 2)")
+    p.add_argument("--recreate", type=duration, default=10.0,
+                   help="each client is replaced after about this long (default 10s)")
+    p.add_argument("--partitions", type=int, default=3, help="partitions of the topic (default 3)")
+    p.add_argument("--drain-timeout", type=duration, default=60.0, help="final drain limit (default 60s)")
+    p.add_argument("--no-audit", action="store_true", help="skip `kraft audit` at the end")
+    return p
+
+
+class Run:
+    def __init__(self, args: argparse.Namespace, out: pathlib.Path) -> None:
+        self.args, self.out = args, out
+        self.nodes_dir = out / "nodes"
+        self._log = open(out / "nemesis.log", "a", encoding="utf-8")
+        self.t0 = time.monotonic_ns()
+
+    def log(self, line: str) -> None:
+        print(f"chaos: {line}", file=sys.stderr, flush=True)
+        # Wall time as the nodes' logs print it, so a fault lines up with what the nodes said.
+        now = time.time()
+        self._log.write(f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now % 1 * 1000):03d} "
+                        f"{line}\n")
+        self._log.flush()
+
+    def clock_ns(self) -> int:
+        return time.monotonic_ns() - self.t0
+
+    def view(self, cluster: LocalCluster) -> ClusterView:
+        return ClusterView(tuple(cluster.controllers), tuple(cluster.brokers),
+                           cluster.active_controller(), cluster.leaders(TOPIC))
+
+    def execute(self) -> dict:
+        a = self.args
+        faults = schedule(a.seed, a.duration, a.interval, a.nemesis)
+        self.log(f"seed {a.seed}: {len(faults)} faults planned over {a.duration:g}s")
+        for f in faults:
+            self.log(f"  plan {f.describe()}")
+        cluster = LocalCluster(plan(self.nodes_dir))
+        network = netns.Network(cluster.nodes)
+        try:
+            network.setup()
+            self.log(f"network: bridge {netns.BRIDGE}, nodes at {netns.SUBNET}.<id>")
+            cluster.format(f"chaos-{uuid.uuid4().hex[:12]}")
+            for i in cluster.nodes:
+                cluster.start(i)
+            cluster.wait_ready(90)
+            self.log(f"cluster ready: controllers {cluster.controllers}, brokers at {cluster.bootstrap}")
+            create_topic(cluster.bootstrap, a.partitions, 60)
+            return self._workload_phase(cluster, network, faults)
+        finally:
+            for line in cluster.stop_all():
+                self.log(line)
+            for line in network.teardown() or []:
+                self.log(f"removed {line}")
+
+    def _workload_phase(self, cluster: LocalCluster, network: netns.Network, faults) -> dict:
+        a = self.args
+        history = JsonLinesWriter(self.out / "history.jsonl")
+        fault_log = JsonLinesWriter(self.out / "faults.jsonl")
+        self.t0 = time.monotonic_ns()     # the history's and the faults' clock starts here
+        rec = Recorder(history, self.clock_ns)
+        stop = threading.Event()
+        work = Workload(rec, cluster.bootstrap, TOPIC, a.partitions, stop, a.recreate, a.rate,
+                        a.producers, consumers=a.consumers, seed=a.seed)
+        executor = Executor(cluster, network, lambda: self.view(cluster), self.clock_ns,
+                            fault_log.write, self.log, a.seed)
+        work.start()
+        try:
+            executor.run(faults)
+            while self.clock_ns() < a.duration * 1e9:
+                time.sleep(0.1)
+        finally:
+            executor.end()       # a fault still open (Ctrl-C mid-window) is healed and logged
+            heal_ns = self.clock_ns()
+            network.heal()
+            for i in cluster.nodes:
+                if not cluster.alive(i):
+                    cluster.start(i, "restart at heal of")
+                    self.log(f"heal: restarted node {i}")
+                cluster.resume(i)
+            self.log(f"{heal_ns / 1e9:7.2f}s heal: network healed, every node running")
+            try:
+                time.sleep(a.quiet)
+            finally:
+                stop.set()
+                work.join(60)
+        self.log(f"{self.clock_ns() / 1e9:7.2f}s workload stopped; draining")
+        result = drain(rec, cluster.bootstrap, TOPIC, a.partitions, a.drain_timeout)
+        self.log(f"{self.clock_ns() / 1e9:7.2f}s drain {'complete' if result.complete else 'INCOMPLETE'}"
+                 f": {result.records} records, ends {result.ends} {result.note}")
+        history.close()
+        fault_log.close()
+        ok_after_heal = rec.last_ok_send_ns is not None and rec.last_ok_send_ns > heal_ns
+        return {"seed": a.seed, "duration_s": a.duration, "nemesis": a.nemesis,
+                "ops": {f"{f}:{t}": n for (f, t), n in sorted(rec.counts.items())},
+                "faults": [w.to_json() for w in executor.windows],
+                "drain": {"complete": result.complete, "records": result.records,
+                          "ends": result.ends, "note": result.note},
+                "ok_send_after_heal": ok_after_heal, "workload_errors": work.errors[:20]}
+
+
+def create_topic(bootstrap: str, partitions: int, timeout: float) -> None:
+    """RF=3, min.insync.replicas=2; waits until every partition has a leader and a full ISR."""
+    from clients.admin import Admin, NewTopic
+    from clients.errors import KraftError
+
+    deadline = time.monotonic() + timeout
+    created, last = False, ""
+    while time.monotonic() < deadline:
+        try:
+            with Admin(bootstrap, request_timeout_ms=5000) as admin:
+                if not created:
+                    admin.create_topics([NewTopic(TOPIC, partitions, 3, {"min.insync.replicas": "2"})])
+                    created = True
+                (desc,) = admin.describe_topics([TOPIC])
+                if all(p.leader >= 0 and len(p.isr) == 3 for p in desc.partitions):
+                    return
+                last = f"partitions {[(p.partition, p.leader, p.isr) for p in desc.partitions]}"
+        except KraftError as exc:
+            last = str(exc)
+        time.sleep(0.5)
+    raise RunError(f"topic '{TOPIC}' did not get a leader and a full ISR in {timeout:g} s ({last})")
+
+
+def quick_check(history_path: pathlib.Path) -> list[str]:
+    """The run's own minimal check, used when `kraft audit` is not there: every acknowledged
+    send is in the final drain at its offset, and no value is read at two offsets."""
+    acked, drained, problems = {}, {}, []
+    for op in read_history(history_path):
+        if op.f == "send" and op.type == "ok":
+            acked[(op.partition, op.value)] = op.offset
+        elif op.f == "poll" and op.type == "ok" and op.process == DRAIN_PROCESS:
+            for part, pairs in op.reads().items():
+                for offset, value in pairs:
+                    if drained.setdefault((part, value), offset) != offset:
+                        problems.append(f"{part}: value {value} read at offsets "
+                                        f"{drained[(part, value)]} and {offset}")
+    for (part, value), offset in sorted(acked.items(), key=lambda kv: (kv[0][0], kv[1])):
+        if drained.get((part, value)) != offset:
+            problems.append(f"{part}: value {value} acknowledged at offset {offset} but drained at "
+                            f"{drained.get((part, value), 'no offset (lost)')}")
+    return problems
+
+
+def audit(out: pathlib.Path, log) -> int | None:
+    """`kraft audit` on the run's files; None when this checkout has no audit command yet."""
+    base = [sys.executable, "-m", "broker.cli", "audit"]
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[1])}
+    probe = subprocess.run(base + ["--help"], capture_output=True, text=True, env=env)
+    if probe.returncode != 0:
+        return None
+    cmd = base + ["--data", str(out / "nodes"), "--history", str(out / "history.jsonl")]
+    for flag, value in (("--faults", out / "faults.jsonl"), ("--out", out)):
+        if flag in probe.stdout:
+            cmd += [flag, str(value)]
+    log(f"audit: {' '.join(cmd[1:])}")
+    return subprocess.run(cmd, env=env).returncode
+
+
+def _prepare_out(out: pathlib.Path | None) -> pathlib.Path:
+    out = (out or pathlib.Path("chaos-out") / time.strftime("%Y%m%d-%H%M%S")).resolve()
+    if out.exists() and any(out.iterdir()):
+        raise RunError(f"--out {out} is not empty; give a new directory (a run never mixes with "
+                       f"an earlier one's files)")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.seed is None:
+        args.seed = random.randrange(2**31)
+    if args.docker:
+        print("chaos: --docker is not available yet (the compose cluster's faults are not wired "
+              "up); run without it: network namespaces on this machine", file=sys.stderr)
+        return 2
+    reason = netns.unavailable_reason()
+    if reason:
+        print(f"chaos: cannot run: {reason}", file=sys.stderr)
+        return 2
+    # SIGTERM ends the run like Ctrl-C: the finally blocks stop the nodes and remove the network.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        out = _prepare_out(args.out)
+        with open(LOCK_PATH, "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunError(f"another chaos run holds {LOCK_PATH}; wait for it to finish") from None
+            run = Run(args, out)
+            summary = run.execute()
+    except (RunError, ClusterError, netns.NetnsError) as exc:
+        print(f"chaos: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("chaos: interrupted; the nodes were stopped and the network removed", file=sys.stderr)
+        return 130
+    return finish(run, summary, args)
+
+
+def finish(run: Run, summary: dict, args: argparse.Namespace) -> int:
+    out = run.out
+    problems = quick_check(out / "history.jsonl")
+    summary["quick_check"] = problems[:50]
+    code = None if args.no_audit else audit(out, run.log)
+    summary["audit_exit_code"] = code
+    if code is None:
+        run.log("audit: skipped (--no-audit)" if args.no_audit else
+                "audit: `kraft audit` is not in this checkout yet; used the run's own check")
+        code = 1 if problems else 0
+    live = summary["drain"]["complete"] and summary["ok_send_after_heal"]
+    if not live:
+        run.log("the cluster did not recover: " + ("drain incomplete" if not summary["drain"]["complete"]
+                                                    else "no acknowledged send after the heal"))
+    summary["exit_code"] = code if live else max(code, 1)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    run.log(f"ops {summary['ops']}; {len(summary['faults'])} faults; own check: "
+            f"{len(problems)} problems{': ' + problems[0] if problems else ''}")
+    run.log(f"done: {out} (exit {summary['exit_code']})")
+    return summary["exit_code"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

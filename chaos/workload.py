@@ -1,0 +1,262 @@
+"""The chaos workload: idempotent acks=all producers writing unique ints per partition, consumers
+that assign every partition and record each poll, and the final drain; all into chaos.history."""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import queue
+import random
+import threading
+import time
+from typing import Callable
+
+from chaos.history import JsonLinesWriter, Op
+from clients.consumer import Consumer
+from clients.errors import KraftError
+from clients.producer import Producer
+from clients.types import TopicPartition
+
+# Each logical process has at most one op in flight (the history's rule), so one producer client
+# carries several processes (slots) to keep a few sends overlapping. A send that fails in any way
+# after it was handed to the client is `info`, not `fail`: a timed-out or retried batch may still
+# have been appended, and a `fail` the log contradicts would be reported as an aborted read.
+DRAIN_PROCESS = "drain"
+CLOSE_TIMEOUT_S = 5.0
+PRODUCER_SETTINGS = dict(acks="all", linger_ms=1, request_timeout_ms=3000,
+                         delivery_timeout_ms=10000, retry_backoff_ms=100, max_block_ms=5000)
+CONSUMER_SETTINGS = dict(auto_offset_reset="earliest", request_timeout_ms=3000, fetch_max_wait_ms=200)
+
+
+class Recorder:
+    """The history writer shared by every worker thread: one clock, one lock, op counters."""
+
+    def __init__(self, writer: JsonLinesWriter, clock_ns: Callable[[], int]) -> None:
+        self._writer, self.clock_ns = writer, clock_ns
+        self._lock = threading.Lock()
+        self._next_process = 0
+        self.counts: collections.Counter = collections.Counter()   # (f, type) -> ops
+        self.last_ok_send_ns: int | None = None
+
+    def new_process(self) -> int:
+        with self._lock:
+            self._next_process += 1
+            return self._next_process
+
+    def op(self, process, type_: str, f: str, value=None, partition: str | None = None,
+           offset: int | None = None) -> None:
+        with self._lock:
+            now = self.clock_ns()
+            self._writer.write(Op(process, type_, f, now, value, partition, offset))
+            self.counts[(f, type_)] += 1
+            if f == "send" and type_ == "ok":
+                self.last_ok_send_ns = now
+
+
+class Values:
+    """The next unique value of each partition, shared by all producers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next: collections.Counter = collections.Counter()
+
+    def next(self, partition: int) -> int:
+        with self._lock:
+            self._next[partition] += 1
+            return self._next[partition]
+
+
+@dataclasses.dataclass
+class Workload:
+    recorder: Recorder
+    bootstrap: str
+    topic: str
+    partitions: int
+    stop: threading.Event
+    recreate_s: float = 10.0
+    rate: float = 100.0             # sends per second over all producers
+    producers: int = 3
+    slots: int = 3                  # logical processes per producer client
+    consumers: int = 2
+    seed: int = 0
+    errors: list[str] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.values = Values()
+        self.threads: list[threading.Thread] = []
+
+    def name(self, p: int) -> str:
+        return f"{self.topic}-{p}"
+
+    def start(self) -> None:
+        for i in range(self.producers):
+            self._spawn(f"producer-{i}", self._producer, random.Random(f"{self.seed}:p{i}"))
+        for i in range(self.consumers):
+            self._spawn(f"consumer-{i}", self._consumer, random.Random(f"{self.seed}:c{i}"))
+
+    def _spawn(self, name: str, session: Callable[[random.Random], None], rng: random.Random) -> None:
+        def loop() -> None:
+            while not self.stop.is_set():
+                try:
+                    session(rng)
+                except Exception as exc:       # a worker must outlive any client bug: log, go on
+                    self.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                    self.stop.wait(1.0)
+        t = threading.Thread(target=loop, name=f"chaos-{name}", daemon=True)
+        self.threads.append(t)
+        t.start()
+
+    def join(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        for t in self.threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    def _session_end(self, rng: random.Random) -> float:
+        # Jittered, so the clients of different workers are not all recreated at once.
+        return time.monotonic() + self.recreate_s * rng.uniform(0.75, 1.25)
+
+    # --- producers --------------------------------------------------------------------------
+
+    def _producer(self, rng: random.Random) -> None:
+        """One client's life: its slots send until recreate time, then close (flushing)."""
+        rec = self.recorder
+        done: queue.Queue = queue.Queue()
+        client = Producer(self.bootstrap, client_id="chaos-producer", **PRODUCER_SETTINGS)
+        gap = self.slots * self.producers / self.rate
+        slots = {s: rec.new_process() for s in range(self.slots)}
+        pending: dict[int, tuple[int, int]] = {}            # slot -> (partition, value)
+        due = {s: time.monotonic() + rng.uniform(0, gap) for s in slots}
+        end = self._session_end(rng)
+        try:
+            while not self.stop.is_set() and time.monotonic() < end:
+                for s in slots:
+                    if s not in pending and time.monotonic() >= due[s]:
+                        self._send(client, s, slots[s], rng.randrange(self.partitions), pending, done)
+                try:
+                    s, future = done.get(timeout=0.02)
+                except queue.Empty:
+                    continue
+                self._complete(s, future, slots, pending)
+                due[s] = time.monotonic() + gap
+        finally:
+            try:
+                client.close(timeout=CLOSE_TIMEOUT_S)
+            except Exception as exc:
+                self.errors.append(f"producer close: {type(exc).__name__}: {exc}")
+            deadline = time.monotonic() + CLOSE_TIMEOUT_S
+            while pending and time.monotonic() < deadline:
+                try:
+                    self._complete(*done.get(timeout=0.1), slots, pending)
+                except queue.Empty:
+                    pass
+            for s, (p, v) in pending.items():       # never answered: unknown outcome
+                rec.op(slots[s], "info", "send", v, self.name(p))
+
+    def _send(self, client: Producer, slot: int, process: int, p: int, pending: dict,
+              done: queue.Queue) -> None:
+        v = self.values.next(p)
+        self.recorder.op(process, "invoke", "send", v, self.name(p))
+        try:
+            future = client.send(self.topic, str(v).encode(), partition=p)
+        except KraftError:     # refused before it entered the client (buffer full): not written
+            self.recorder.op(process, "fail", "send", v, self.name(p))
+            return
+        pending[slot] = (p, v)
+        future.add_done_callback(lambda f, s=slot: done.put((s, f)))
+
+    def _complete(self, slot: int, future, slots: dict, pending: dict) -> None:
+        p, v = pending.pop(slot)
+        exc = future.exception()
+        if exc is None:
+            self.recorder.op(slots[slot], "ok", "send", v, self.name(p), future.result().offset)
+        else:
+            self.recorder.op(slots[slot], "info", "send", v, self.name(p))
+            # Jepsen's rule: a process whose op is indeterminate is gone; its slot goes on as a
+            # new process, so per-process order checks never span the unknown.
+            slots[slot] = self.recorder.new_process()
+
+    # --- consumers --------------------------------------------------------------------------
+
+    def _consumer(self, rng: random.Random) -> None:
+        process = self.recorder.new_process()
+        client = Consumer(self.bootstrap, client_id="chaos-consumer", **CONSUMER_SETTINGS)
+        try:
+            assign(self.recorder, process, client, self.topic, self.partitions)
+            end = self._session_end(rng)
+            while not self.stop.is_set() and time.monotonic() < end:
+                poll(self.recorder, process, client, 500)
+        finally:
+            client.close()
+
+
+def assign(rec: Recorder, process, client: Consumer, topic: str, partitions: int) -> None:
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    names = [f"{topic}-{p}" for p in range(partitions)]
+    rec.op(process, "invoke", "assign", names)
+    client.assign(tps)
+    client.seek_to_beginning(*tps)
+    rec.op(process, "ok", "assign", names)
+
+
+def poll(rec: Recorder, process, client: Consumer, timeout_ms: int) -> list:
+    rec.op(process, "invoke", "poll")
+    try:
+        records = client.poll(timeout_ms=timeout_ms)
+    except KraftError:
+        rec.op(process, "fail", "poll")
+        return []
+    read: dict[str, list] = {}
+    for r in records:
+        read.setdefault(f"{r.topic}-{r.partition}", []).append([r.offset, _value(r.value)])
+    rec.op(process, "ok", "poll", read)
+    return records
+
+
+def _value(raw: bytes | None):
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return None if raw is None else raw.decode(errors="replace")
+
+
+@dataclasses.dataclass
+class DrainResult:
+    complete: bool
+    ends: dict[str, int]            # partition -> the end offset the drain read up to
+    records: int
+    note: str = ""
+
+
+def drain(rec: Recorder, bootstrap: str, topic: str, partitions: int, timeout_s: float) -> DrainResult:
+    """A fresh consumer reads every partition from its start to its end offset (asked once the
+    producers have stopped); each of its polls goes into the history as process "drain"."""
+    deadline = time.monotonic() + timeout_s
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    client = Consumer(bootstrap, client_id="chaos-drain", **CONSUMER_SETTINGS)
+    ends: dict[TopicPartition, int] = {}
+    count, note = 0, ""
+    try:
+        while not ends and time.monotonic() < deadline:
+            try:
+                ends = client.end_offsets(tps)
+            except KraftError as exc:
+                note = f"end offsets: {exc}"
+                time.sleep(0.5)
+        if not ends:
+            return DrainResult(False, {}, 0, note or "no broker answered ListOffsets")
+        assign(rec, DRAIN_PROCESS, client, topic, partitions)
+        behind = set(tps)
+        while behind and time.monotonic() < deadline:
+            count += len(poll(rec, DRAIN_PROCESS, client, 500))
+            for tp in list(behind):
+                try:
+                    if client.position(tp) >= ends[tp]:
+                        behind.discard(tp)
+                except KraftError as exc:
+                    note = f"position of {tp.topic}-{tp.partition}: {exc}"
+        names = {f"{tp.topic}-{tp.partition}": o for tp, o in ends.items()}
+        if behind:
+            late = ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(behind))
+            return DrainResult(False, names, count, f"{late} not read to the end in {timeout_s:g} s")
+        return DrainResult(True, names, count, note)
+    finally:
+        client.close()
