@@ -64,14 +64,19 @@ def frame(spark: SparkSession, rows, fields) -> DataFrame:
     return spark.createDataFrame(table)
 
 
-def log_values(records: DataFrame | None, high_watermarks: DataFrame | None) -> DataFrame | None:
-    """(partition, offset, value, replica) of every data record below its final high watermark."""
+def log_values(records: DataFrame | None, high_watermarks: DataFrame | None,
+               sends: DataFrame, reads: DataFrame) -> DataFrame | None:
+    """(partition, offset, value, replica) of every record below its partition's final high
+    watermark, in the partitions the history touches (other topics' records are not the
+    workload's values)."""
     if records is None or high_watermarks is None:
         return None
+    touched = sends.select("partition").unionByName(reads.select("partition")).distinct()
     return (records.filter(F.col("topic") != METADATA_TOPIC)
             .join(high_watermarks, ["topic", "partition"])
             .filter(F.col("offset") < F.col("high_watermark"))
-            .select(partition_name().alias("partition"), "offset", "value", "replica"))
+            .select(partition_name().alias("partition"), "offset", "value", "replica")
+            .join(touched, "partition", "left_semi"))
 
 
 def _v(df, check, lo, hi, replicas, values: dict, message):
@@ -97,9 +102,6 @@ def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
                F.col("process").alias("who"))))
     offsets = obs.select("partition", "offset")
     if log is not None:
-        # Only the workload's partitions: other topics' records are not its values.
-        touched = (sends.select("partition").unionByName(reads.select("partition"))).distinct()
-        log = log.join(touched, "partition", "left_semi")
         obs = obs.unionByName(log.filter(F.col("value").isNotNull()).select(
             "partition", "offset", "value", F.lit("log").alias("source"),
             F.col("replica").cast("string").alias("who")))
@@ -107,8 +109,13 @@ def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
     who = F.concat_ws(":", "source", "who")
     log_replicas = F.when(F.col("source") == "log", F.col("who").cast("int"))
 
-    # inconsistent-offsets: one offset, several values
-    by_value = obs.groupBy("partition", "offset", "value").agg(
+    # inconsistent-offsets: one offset, several values. Cheap bounds find the offsets; who saw
+    # which value is gathered for those alone.
+    bad = (obs.groupBy("partition", "offset")
+           .agg(F.min("value").alias("a"), F.max("value").alias("b"))
+           .filter(F.col("a") != F.col("b")).select("partition", "offset"))
+    by_value = obs.join(bad, ["partition", "offset"], "left_semi") \
+        .groupBy("partition", "offset", "value").agg(
         F.sort_array(F.collect_set(who)).alias("seen_by"),
         F.collect_set(log_replicas).alias("reps"))
     multi = by_value.groupBy("partition", "offset").agg(
@@ -121,8 +128,11 @@ def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
                           x["value"].cast("string"), F.lit(" ("),
                           F.array_join(x["seen_by"], ", "), F.lit(")"))), "; ")))
 
-    # duplicate: one value, several offsets
-    dup = obs.groupBy("partition", "value").agg(
+    # duplicate: one value, several offsets (found the same way)
+    bad = (obs.groupBy("partition", "value")
+           .agg(F.min("offset").alias("a"), F.max("offset").alias("b"))
+           .filter(F.col("a") != F.col("b")).select("partition", "value"))
+    dup = obs.join(bad, ["partition", "value"], "left_semi").groupBy("partition", "value").agg(
         F.sort_array(F.collect_set("offset")).alias("offsets"),
         F.array_distinct(F.collect_list(log_replicas)).alias("reps")).filter(F.size("offsets") > 1)
     out = out.unionByName(_v(dup, "duplicate", F.array_min("offsets"), F.array_max("offsets"),

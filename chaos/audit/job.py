@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("chaos", "clients", "kraft")
 LISTED_PER_CHECK = 200        # violations kept per check; the rest are counted
 TASK_BYTES = 32 * 2**20       # segment bytes per scan task, about
-SHUFFLE_BYTES = 128 * 2**20   # input bytes per shuffle partition, about
+SHUFFLE_BYTES = 16 * 2**20    # input bytes per shuffle partition, about
+DRIVER_MEMORY = "2g"          # the history's frames are built in the driver (and local[*] runs there)
 _LOG4J = """rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
@@ -28,7 +29,32 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = spark %p %c{1}: %m%n
+# Spark sets the root level to its entry class's logger level (WARN unless configured) and
+# announces it when they differ: configured equal, it stays quiet.
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 """
+
+
+class _Frames:
+    """Driver rows as cached DataFrames, released after the audit. Cached because the optimizer
+    would otherwise copy the rows into every plan branch that uses them (out of memory on big
+    histories)."""
+
+    def __init__(self, spark) -> None:
+        self.spark, self.made = spark, []
+
+    def __call__(self, rows, fields):
+        df = hc.frame(self.spark, rows, fields).cache()
+        self.made.append(df)
+        return df
+
+    def keep(self, *dfs) -> None:
+        self.made.extend(dfs)
+
+    def release(self) -> None:
+        for df in self.made:
+            df.unpersist()
 
 
 def create_session(master: str = "local[*]", shuffle_partitions: int | None = None):
@@ -48,9 +74,10 @@ def create_session(master: str = "local[*]", shuffle_partitions: int | None = No
     if master.startswith("local"):
         # The driver is the executor: the JIT's optimising tier costs a short audit more CPU
         # than it ever wins back (measured: a third less CPU per audit with C1 only).
-        java_options.append("-XX:TieredStopAtLevel=1")
+        java_options.append(os.environ.get("KRAFT_AUDIT_JIT", "-XX:TieredStopAtLevel=1"))
     spark = (SparkSession.builder.master(master).appName("kraft-audit")
              .config("spark.ui.enabled", "false")
+             .config("spark.driver.memory", DRIVER_MEMORY)
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 2 * cores))
              .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -94,18 +121,18 @@ def _files_frame(spark, files):
     return spark.createDataFrame(rdd, segments.ddl(segments.FILE_FIELDS))
 
 
-def _high_watermarks(spark, cluster: ClusterFiles):
+def _high_watermarks(frame, cluster: ClusterFiles):
     """The final HW of each partition: the highest any replica checkpointed (the leader's)."""
     hw: dict[tuple[str, int], int] = {}
     for node in cluster.nodes:
         for tp, offset in node.high_watermarks.items():
             hw[tp] = max(hw.get(tp, 0), offset)
     rows = [(t, p, o) for (t, p), o in sorted(hw.items())]
-    return hc.frame(spark, rows, [("topic", "string"), ("partition", "int"),
-                                  ("high_watermark", "long")]), bool(rows)
+    return frame(rows, [("topic", "string"), ("partition", "int"), ("high_watermark", "long")]), \
+        bool(rows)
 
 
-def _checkpoints(spark, cluster: ClusterFiles):
+def _checkpoints(frame, cluster: ClusterFiles):
     rows, unreadable, problems = [], [], []
     for node in cluster.nodes:
         for (topic, p), entries in sorted(node.epoch_checkpoints.items()):
@@ -119,11 +146,10 @@ def _checkpoints(spark, cluster: ClusterFiles):
                 rows.append((node.node_id, topic, p, epoch, start, i == 0))
     fields = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("epoch", "int"),
               ("start_offset", "long"), ("first", "boolean")]
-    skip = hc.frame(spark, unreadable, fields[:3])
-    return hc.frame(spark, rows, fields), skip, problems
+    return frame(rows, fields), frame(unreadable, fields[:3]), problems
 
 
-def _segment_checks(spark, cluster, result: AuditResult, history_given: bool, progress):
+def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: bool, progress):
     """Reads the segment files on the workers; returns (violation frames, record rows frame)."""
     from pyspark.sql import functions as F
 
@@ -131,6 +157,7 @@ def _segment_checks(spark, cluster, result: AuditResult, history_given: bool, pr
     batches = files.mapInArrow(segments.batch_rows, segments.ddl(segments.BATCH_FIELDS)).cache()
     wanted = files if history_given else files.filter(F.col("topic") == segments.METADATA_TOPIC)
     records = wanted.mapInArrow(segments.record_rows, segments.ddl(segments.RECORD_FIELDS)).cache()
+    frame.keep(batches, records)
     progress(f"scanning {len(cluster.segments)} segment files "
              f"({cluster.total_bytes / 2**20:.1f} MB) on {spark.sparkContext.master}")
     started = time.monotonic()
@@ -157,8 +184,8 @@ def _segment_checks(spark, cluster, result: AuditResult, history_given: bool, pr
 
     valid = batches.filter(F.col("problem_kind").isNull())
     broken = rc.damaged(batches)
-    hw, have_hw = _high_watermarks(spark, cluster)
-    checkpoints, unreadable, problems = _checkpoints(spark, cluster)
+    hw, have_hw = _high_watermarks(frame, cluster)
+    checkpoints, unreadable, problems = _checkpoints(frame, cluster)
     result.violations += problems
     frames = [rc.integrity(batches), rc.order(valid, broken, sorted(facts.compacted)),
               rc.epoch_checkpoint(valid, broken.unionByName(unreadable), checkpoints),
@@ -169,13 +196,13 @@ def _segment_checks(spark, cluster, result: AuditResult, history_given: bool, pr
         result.notices.append("no replication-offset-checkpoint found: replicas were not compared")
     if facts.found:
         rows = [(t, p, lo, hi) for (t, p), (lo, hi) in sorted(facts.epochs.items())]
-        assigned = hc.frame(spark, rows, [("topic", "string"), ("partition", "int"),
-                                          ("lo", "int"), ("hi", "int")])
+        assigned = frame(rows, [("topic", "string"), ("partition", "int"), ("lo", "int"),
+                                ("hi", "int")])
         frames.append(rc.epoch_assigned(valid, assigned))
         result.checks_run.append("epoch-not-assigned")
     else:
         result.notices.append("no metadata log found: leader epochs were not checked against it")
-    return frames, (records if history_given else None), hw, (batches, records)
+    return frames, (records if history_given else None), hw
 
 
 def run_audit(spark, data: list[str] | None = None, history: list[Op] | None = None,
@@ -191,30 +218,34 @@ def run_audit(spark, data: list[str] | None = None, history: list[Op] | None = N
     configured = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions",
                    str(max(1, min(int(configured), -(-work // SHUFFLE_BYTES)))))
+    frame = _Frames(spark)
     try:
-        return _run(spark, cluster, history, progress, result, started)
+        return _run(spark, frame, cluster, history, progress, result, started)
     finally:
+        frame.release()
         spark.conf.set("spark.sql.shuffle.partitions", configured)
 
 
-def _run(spark, cluster, history, progress, result, started) -> AuditResult:
+def _run(spark, frame, cluster, history, progress, result, started) -> AuditResult:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    frames, records, hw, cached = [], None, None, ()
+    frames, records, hw = [], None, None
     if cluster:
         result.notices += cluster.notices
         progress(f"found {len(cluster.nodes)} node dirs, "
                  f"{len({(s.replica, s.topic, s.partition) for s in cluster.segments})} partition replicas")
-        frames, records, hw, cached = _segment_checks(spark, cluster, result, history is not None,
-                                                      progress)
+        frames, records, hw = _segment_checks(spark, frame, cluster, result, history is not None,
+                                              progress)
     if history is not None:
         sends, reads, commits = hc.flatten(history)
         result.stats.update(operations=len(history), sends=len(sends), polled_values=len(reads))
-        frames.append(hc.check_history(hc.frame(spark, sends, hc.SEND_FIELDS),
-                                       hc.frame(spark, reads, hc.READ_FIELDS),
-                                       hc.frame(spark, commits, hc.COMMIT_FIELDS),
-                                       hc.log_values(records, hw)))
+        sends, reads = frame(sends, hc.SEND_FIELDS), frame(reads, hc.READ_FIELDS)
+        log = hc.log_values(records, hw, sends, reads)
+        if log is not None:
+            log = log.cache()       # three checks read it
+            frame.keep(log)
+        frames.append(hc.check_history(sends, reads, frame(commits, hc.COMMIT_FIELDS), log))
         result.checks_run += [c for c in ("lost-write", "duplicate", "inconsistent-offsets",
                                           "aborted-read", "nonmonotonic-send", "nonmonotonic-poll",
                                           "poll-skip", "unseen", "commit-backwards")]
@@ -239,6 +270,4 @@ def _run(spark, cluster, history, progress, result, started) -> AuditResult:
     result.violations.sort(key=lambda v: (order.get(v.check, 99), v.partition or "", v.offsets))
     result.checks_run = [c for c in CHECKS if c in set(result.checks_run)]
     result.stats["seconds"] = round(time.monotonic() - started, 2)
-    for df in cached:
-        df.unpersist()
     return result

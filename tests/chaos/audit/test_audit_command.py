@@ -1,0 +1,77 @@
+"""`kraft audit` end to end: a clean cluster with its history passes (exit 0) and writes both
+reports; violations exit 1 naming them; unreadable input exits 2 with one line, no traceback."""
+import json
+
+import pytest
+
+from audit_helpers import Cluster, MS, write_faults, write_history
+from broker.cli import build_parser, main
+from chaos.history import Op
+
+
+def test_kraft_has_the_audit_command():
+    args = build_parser().parse_args(["audit", "--data", "a", "b", "--history", "h.jsonl"])
+    assert args.data == ["a", "b"] and args.history == "h.jsonl" and args.master == "local[*]"
+
+
+def test_clean_cluster_passes_and_writes_reports(spark, tmp_path, capsys):
+    c = Cluster(tmp_path / "cluster")
+    c.topic("orders", partitions=2, batches=20)
+    root = c.write()
+    history = write_history(tmp_path / "history.jsonl", c.history())
+    faults = write_faults(tmp_path / "faults.jsonl")
+    out = tmp_path / "audit"
+    code = main(["audit", "--data", str(root), "--history", str(history), "--faults", str(faults),
+                 "--out", str(out), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert (code, doc["ok"], doc["violations"], doc["notices"]) == (0, True, [], [])
+    assert all(c["ran"] and c["violations"] == 0 for c in doc["checks"].values())
+    assert doc["stats"]["batches"] == 2 * 20 * 3 + 3 * len(c.metadata_entries())
+    assert json.loads((out / "report.json").read_text()) == doc
+    page = (out / "report.html").read_text()
+    assert "kraft audit passed" in page
+    assert page.count('<rect class="fault"') == 4      # 2 windows, shaded in both charts
+    assert "<polyline" in page
+
+
+def test_violations_exit_1_and_are_named(spark, tmp_path, capsys):
+    ops = []
+    for offset, value in enumerate([7, 8, 7]):   # value 7 lands at offsets 0 and 2
+        ops += [Op(0, "invoke", "send", offset * MS, value, "t-0"),
+                Op(0, "ok", "send", offset * MS + 1, value, "t-0", offset)]
+    ops += [Op(1, "invoke", "poll", 9 * MS),
+            Op(1, "ok", "poll", 10 * MS, {"t-0": [[0, 7], [1, 8], [2, 7]]})]
+    history = write_history(tmp_path / "h.jsonl", ops)
+    code = main(["audit", "--history", str(history), "--out", str(tmp_path / "out")])
+    text = capsys.readouterr().out
+    assert code == 1
+    assert "audit FAILED: 1 violations in 1 of 9 checks" in text
+    assert "FAIL  duplicate: 1 violation" in text
+    assert "t-0 offsets 0-2: value 7 appears at offsets 0, 2" in text
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [v["check"] for v in report["violations"]] == ["duplicate"]
+    assert report["checks"]["duplicate"]["violations"] == 1
+    assert not report["checks"]["batch-integrity"]["ran"]      # no --data: segment checks skipped
+
+
+@pytest.mark.parametrize("setup, expected", [
+    (lambda d: ["--data", str(d / "nowhere")], "no such directory"),
+    (lambda d: ["--data", str(d)], "no node data dir"),
+    (lambda d: ["--history", str(d / "missing.jsonl")], "no such file"),
+    (lambda d: ["--history", _write(d / "h.jsonl", '{"process": 0}\n{}\n')], "line 1: missing type, f, time"),
+    (lambda d: ["--history", _write(d / "h.jsonl", 'nope\n{"a": 1}\n')], "line 1: not JSON"),
+    (lambda d: ["--history", _write(d / "h.jsonl", '{"process":0,"type":"ok","f":"fly","time":1}\n')],
+     "f 'fly' is not one of"),
+    (lambda d: [], "nothing to audit"),
+])
+def test_unreadable_input_exits_2_with_one_line(tmp_path, capsys, setup, expected):
+    code = main(["audit", *setup(tmp_path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("kraft audit: ") and expected in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def _write(path, text):
+    path.write_text(text)
+    return str(path)
