@@ -109,32 +109,32 @@ class BrokerServicer:
         acks = request.acks
         now_ms = self.clock_ms()
         appended = False
-        topics = []
+        response = pb.ProduceResponse()
         waiting = []     # acks=all answers still waiting for the high watermark
         for topic in request.topics:
-            answers = []
+            # Answers are made in place with add(): protobuf copies a message handed to a
+            # constructor or append, so an error set on the original after the acks=all wait
+            # would never reach the producer (it would read success at an offset since lost).
+            answers = response.topics.add(name=topic.name).partitions
             for part in topic.partitions:
                 if acks not in (0, 1, ACKS_ALL):
-                    answers.append(pb.PartitionProduceResponse(
-                        partition=part.partition, error_code=ErrorCode.INVALID_REQUIRED_ACKS,
-                        error_message=f"acks={acks}: use 0, 1 or -1 (all)"))
+                    answers.add(partition=part.partition, error_code=ErrorCode.INVALID_REQUIRED_ACKS,
+                                error_message=f"acks={acks}: use 0, 1 or -1 (all)")
                     continue
                 result = self.replicas.append(topic.name, part.partition, part.records, acks, now_ms)
                 appended |= result.error_code == 0
-                answer = pb.PartitionProduceResponse(
+                answer = answers.add(
                     partition=part.partition, error_code=result.error_code,
                     error_message=result.error_message, base_offset=result.base_offset,
                     log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset)
-                answers.append(answer)
                 if result.error_code == 0 and acks == ACKS_ALL and result.last_offset >= 0:
                     waiting.append((topic.name, result, answer))
-            topics.append(pb.TopicProduceResponse(name=topic.name, partitions=answers))
         if appended:
             self._appended.unpark_all()
         if waiting:
             timeout_ms = request.timeout_ms if request.timeout_ms > 0 else DEFAULT_PRODUCE_TIMEOUT_MS
             await self._wait_for_acks(waiting, timeout_ms)
-        return pb.ProduceResponse(topics=topics)
+        return response
 
     async def _wait_for_acks(self, waiting: list, timeout_ms: int) -> None:
         """acks=all: answer each batch once the high watermark has passed it (every ISR member

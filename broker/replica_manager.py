@@ -109,7 +109,12 @@ class ReplicaManager:
             hosted.update_config(config)
         hosted.set_broker_epoch(self.broker_epoch())
         now = self.clock_ms() if now_ms is None else now_ms
+        was = (hosted.is_leader, hosted.leader_epoch)
         self._absorb(hosted, hosted.apply_registration(reg, self.node_id, now))
+        if (hosted.is_leader, hosted.leader_epoch) != was:
+            # acks=all waiters of a deposed leader answer NOT_LEADER_OR_FOLLOWER now, so their
+            # producers retry on the new leader instead of waiting out request.timeout.ms.
+            self.on_change()
         return hosted
 
     def remove_partition(self, topic: str, partition: int) -> None:
