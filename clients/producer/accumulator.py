@@ -28,7 +28,7 @@ BATCH_OVERHEAD = 61
 class ProducerBatch:
     __slots__ = ("topic", "partition", "records", "size", "created_ms", "result", "attempts",
                  "retry_at_ms", "closed", "seq", "encoded", "producer_id", "producer_epoch",
-                 "base_sequence")
+                 "base_sequence", "fate_unknown")
 
     def __init__(self, topic: str, partition: int, result: Any, created_ms: int, seq: int) -> None:
         self.topic = topic
@@ -46,6 +46,7 @@ class ProducerBatch:
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = -1
+        self.fate_unknown = False   # an attempt's outcome was never learned (see idempotence.py)
 
     def __repr__(self) -> str:
         return (f"ProducerBatch({self.topic}-{self.partition}, {len(self.records)} records, "

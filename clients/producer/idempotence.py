@@ -12,6 +12,11 @@ Rules:
   a batch whose fate is unknown: a lost answer, a timeout) the epoch is bumped (KIP-360):
   InitProducerId with the current id and epoch, then every partition restarts at sequence 0,
   and a batch still waiting to be sent is stamped again under the new epoch;
+- a batch is unknown once any attempt of it is: a later definite refusal (NOT_LEADER_OR_FOLLOWER
+  from the next leader) does not prove the earlier attempt was not appended, so it never gives
+  its sequences back (the next batch would reuse them and be answered as a "duplicate" at the
+  first one's offset), and it keeps its old stamp across a bump (stamped anew it could be written
+  twice): the leader then answers it as a duplicate, appends it, or fences its old epoch;
 - INVALID_PRODUCER_EPOCH means another producer took this id over: a fresh id is asked for.
 No trio, grpc or clock here: the sender calls in with the lock held.
 """
@@ -63,8 +68,8 @@ class IdempotenceManager:
     def stamp(self, batch) -> bool:
         """Give a drained batch its producer id, epoch and sequences unless it already has them
         under the current epoch; True when it got new ones (its old bytes, if any, are stale)."""
-        if batch.base_sequence >= 0 and batch.producer_id == self.producer_id \
-                and batch.producer_epoch == self.epoch:
+        if batch.base_sequence >= 0 and (batch.fate_unknown or (
+                batch.producer_id == self.producer_id and batch.producer_epoch == self.epoch)):
             return False
         tp = (batch.topic, batch.partition)
         seq = self._next.get(tp, 0)
@@ -73,17 +78,24 @@ class IdempotenceManager:
         self._next[tp] = (seq + len(batch.records)) % SEQUENCE_LIMIT
         return True
 
+    def on_attempt_failed(self, batch, code: int | None) -> None:
+        """One attempt of a stamped batch failed (it may be retried). `code` as in on_failed."""
+        if batch.base_sequence >= 0 and (code is None or code in _UNKNOWN_OUTCOME):
+            batch.fate_unknown = True
+
     def on_failed(self, batch, code: int | None) -> None:
         """A batch failed for good. `code`: the leader's error for it, None when its fate is
         unknown (transport failure, expiry after an attempt)."""
-        if batch.base_sequence < 0 or batch.producer_id != self.producer_id:
-            return   # never stamped, or stamped under an id already replaced
+        if batch.base_sequence < 0 or batch.producer_id != self.producer_id \
+                or batch.producer_epoch != self.epoch:
+            return   # never stamped, or stamped under an id or epoch already replaced
         if code == ErrorCode.INVALID_PRODUCER_EPOCH:
             self.state = NEEDS_ID
-        elif code is None or code in _UNKNOWN_OUTCOME or code in _STATE_DIFFERS:
+        elif code is None or code in _UNKNOWN_OUTCOME or code in _STATE_DIFFERS \
+                or batch.fate_unknown:
             if self.state == READY:
                 self.state = NEEDS_BUMP
-        elif batch.producer_epoch == self.epoch:
+        else:
             # Not appended: later batches of the partition must not leave a gap where it was.
             # Batches of one request fail together in order, so the lowest start wins.
             tp = (batch.topic, batch.partition)

@@ -298,6 +298,8 @@ class Sender:
         if exc.code in INVALID_METADATA:
             self.cluster.metadata.invalidate_leader((b.topic, b.partition))
             self._metadata_wanted = True
+        if self.idempotence is not None:
+            self.idempotence.on_attempt_failed(b, leader_code)
         if exc.retriable and b.attempts < self.retries and not self.acc.expired(b, now):
             log.debug("retrying %r after %s", b, exc)
             self.acc.reenqueue(b, now)

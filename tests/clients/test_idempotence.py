@@ -76,3 +76,37 @@ def test_sequences_wrap_after_2_31_minus_1():
     m.on_failed(b, ErrorCode.INVALID_RECORD)
     m.on_failed(a, ErrorCode.INVALID_RECORD)
     assert m.next_sequence(("t", 0)) == SEQUENCE_LIMIT - 2
+
+
+def test_a_refusal_after_an_unknown_attempt_keeps_the_sequences_and_bumps():
+    # Chaos found this shape: attempt 1 times out (the old leader may have appended it), the
+    # retry is refused by the new leader. Giving seq 0 back would let the next batch reuse it and
+    # be answered "duplicate" at the first batch's offset: a lost write reported as written.
+    m = ready()
+    a, nxt = batch(0, 1), batch(0, 1)
+    m.stamp(a)
+    m.on_attempt_failed(a, None)                          # the answer never came
+    m.on_attempt_failed(a, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    m.on_failed(a, ErrorCode.NOT_LEADER_OR_FOLLOWER)      # out of time: failed for good
+    assert m.next_sequence(("t", 0)) == 1 and m.state == NEEDS_BUMP
+    m.set_producer(5, 1)
+    m.stamp(nxt)
+    assert (nxt.producer_epoch, nxt.base_sequence) == (1, 0)
+
+
+def test_a_batch_of_unknown_fate_keeps_its_stamp_across_a_bump():
+    m = ready()
+    unknown, waiting = batch(0, 2), batch(0, 3)
+    m.stamp(unknown)
+    m.stamp(waiting)
+    m.on_attempt_failed(unknown, ErrorCode.REQUEST_TIMED_OUT)   # retried later
+    other = batch(1, 1)
+    m.stamp(other)
+    m.on_failed(other, None)                                    # another batch forces a bump
+    assert m.init_request() == (5, 0)
+    m.set_producer(5, 1)
+    assert not m.stamp(unknown)                 # resent as it was: answered as a duplicate or fenced
+    assert (unknown.producer_epoch, unknown.base_sequence) == (0, 0)
+    assert m.stamp(waiting) and (waiting.producer_epoch, waiting.base_sequence) == (1, 0)
+    m.on_failed(unknown, ErrorCode.INVALID_PRODUCER_EPOCH)      # its old epoch is fenced now
+    assert m.ready and m.epoch == 1                             # which says nothing about ours
