@@ -13,6 +13,9 @@ import time
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# Sibling helper modules (waiting.py) import by name under --import-mode=importlib.
+if str(pathlib.Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
 
 class NodeProcess:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import grpc
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from clients.admin import Admin, NewTopic
 from clients.errors import KraftError
 from clients.wire import broker_pb2, broker_pb2_grpc
+from waiting import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -41,17 +41,6 @@ def quorum(kraft, cluster) -> dict | None:
                    ",".join(c.address for c in cluster.controllers if c.alive()),
                    "--timeout", "1", "--format", "json", timeout=30)
     return json.loads(result.stdout) if result.returncode == 0 else None
-
-
-def eventually(check, within: float, what: str):
-    deadline = time.monotonic() + within
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"{what} not seen within {within} s (last: {last!r})")
 
 
 def test_brokers_register_and_serve_topics_from_the_metadata_log(cluster_factory):

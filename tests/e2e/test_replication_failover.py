@@ -15,6 +15,7 @@ from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition
 from clients.wire import broker_pb2, broker_pb2_grpc
+from waiting import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -32,17 +33,6 @@ def partition_state(address: str, topic: str) -> broker_pb2.PartitionMetadata | 
         return None
     parts = resp.topics[0].partitions if resp.topics else []
     return parts[0] if parts else None
-
-
-def eventually(check, within: float, what: str):
-    deadline = time.monotonic() + within
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"{what} not seen within {within} s (last: {last!r})")
 
 
 def read_all(bootstrap: str, tp: TopicPartition, until: set[int]) -> dict[int, bytes]:
