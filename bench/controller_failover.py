@@ -4,7 +4,6 @@ broker). `python bench/controller_failover.py [--preset tuned|defaults|fast] [--
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
 import shutil
@@ -25,6 +24,8 @@ from clients.cli.common import CliError  # noqa: E402
 from clients.cli.output import format_summary, print_json, print_table  # noqa: E402
 from clients.cli.quorum import describe_quorum, quorum_json  # noqa: E402
 from clients.errors import KraftError  # noqa: E402
+from bench import dev_cluster  # noqa: E402
+from bench.dev_cluster import kraft  # noqa: E402
 
 # Kafka's names. "defaults" is Kafka's own (fetch 2000, election 1000, request 2000).
 PRESETS: dict[str, list[str]] = {
@@ -41,32 +42,7 @@ def progress(message: str) -> None:
     print(f"controller_failover: {message}", file=sys.stderr, flush=True)
 
 
-def kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The `kraft` command line, run from this checkout with this interpreter."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
-    done = subprocess.run([sys.executable, "-m", "broker.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if done.returncode != 0:
-        raise RuntimeError(f"kraft {' '.join(args)} exited with {done.returncode}:\n{done.stderr.strip()}")
-    return done
-
-
-class DevCluster:
-    """The nodes `kraft dev --detach` started, as its cluster.json names them."""
-
-    def __init__(self, data: pathlib.Path) -> None:
-        self.data = data
-
-    def nodes(self) -> list[dict]:
-        return json.loads((self.data / "cluster.json").read_text())["nodes"]
-
-    def controllers(self) -> dict[int, dict]:
-        return {n["id"]: n for n in self.nodes() if "controller" in n["roles"]}
-
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(n["address"] for n in self.nodes() if "broker" in n["roles"])
-
+class DevCluster(dev_cluster.DevCluster):
     def quorum(self, timeout_s: float = 1.0) -> dict | None:
         """`kraft quorum describe --format json` of the controllers, in-process; None: no answer."""
         addresses = [c["address"] for c in self.controllers().values()]

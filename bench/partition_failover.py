@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import pathlib
 import re
@@ -28,6 +27,7 @@ from clients.admin import Admin, NewTopic  # noqa: E402
 from clients.cli.output import format_summary, print_json, print_table  # noqa: E402
 from clients.producer import Producer  # noqa: E402
 from clients.wire import broker_pb2, broker_pb2_grpc  # noqa: E402
+from bench.dev_cluster import DevCluster, kraft  # noqa: E402
 
 TOPIC = "failover"
 # Kafka's names; the quorum as tests/e2e/test_replication_failover.py's FAST. Leader rebalancing is
@@ -46,36 +46,6 @@ FENCE_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*fencing brok
 
 def progress(message: str) -> None:
     print(f"partition_failover: {message}", file=sys.stderr, flush=True)
-
-
-def kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The `kraft` command line, run from this checkout with this interpreter."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
-    done = subprocess.run([sys.executable, "-m", "broker.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if done.returncode != 0:
-        raise RuntimeError(f"kraft {' '.join(args)} exited with {done.returncode}:\n{done.stderr.strip()}")
-    return done
-
-
-class DevCluster:
-    """The nodes `kraft dev --detach` started, as its cluster.json names them."""
-
-    def __init__(self, data: pathlib.Path) -> None:
-        self.data = data
-
-    def nodes(self) -> list[dict]:
-        return json.loads((self.data / "cluster.json").read_text())["nodes"]
-
-    def brokers(self) -> dict[int, dict]:
-        return {n["id"]: n for n in self.nodes() if "broker" in n["roles"]}
-
-    def controllers(self) -> dict[int, dict]:
-        return {n["id"]: n for n in self.nodes() if "controller" in n["roles"]}
-
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(n["address"] for n in self.brokers().values())
 
 
 def partition_state(stub: broker_pb2_grpc.BrokerStub, timeout_s: float = 1.0):
