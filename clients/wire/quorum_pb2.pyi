@@ -125,7 +125,7 @@ class EndQuorumEpochResponse(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., error_code: _Optional[int] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "fetch_offset", "last_fetched_epoch", "request_id", "max_entries", "max_wait_ms", "cluster_id")
+    __slots__ = ("src", "dst", "epoch", "fetch_offset", "last_fetched_epoch", "request_id", "max_entries", "max_wait_ms", "known_high_watermark", "cluster_id")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -134,6 +134,7 @@ class FetchRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MAX_ENTRIES_FIELD_NUMBER: _ClassVar[int]
     MAX_WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    KNOWN_HIGH_WATERMARK_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
@@ -143,8 +144,9 @@ class FetchRequest(_message.Message):
     request_id: int
     max_entries: int
     max_wait_ms: int
+    known_high_watermark: int
     cluster_id: str
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., last_fetched_epoch: _Optional[int] = ..., request_id: _Optional[int] = ..., max_entries: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., cluster_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., last_fetched_epoch: _Optional[int] = ..., request_id: _Optional[int] = ..., max_entries: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., known_high_watermark: _Optional[int] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
     __slots__ = ("src", "dst", "epoch", "leader_id", "request_id", "error_code", "high_watermark", "log_start_offset", "records", "diverging_epoch", "snapshot_id")

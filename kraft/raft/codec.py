@@ -36,7 +36,7 @@ RESPONSE_OF: dict[type, type] = {
     m.FetchSnapshotRequest: m.FetchSnapshotResponse,
 }
 
-_OPTIONAL_INTS = {"leader_id"}
+_OPTIONAL_INTS = {"leader_id", "known_high_watermark"}
 _SUB_MESSAGES = {"diverging_epoch": (pb.EpochEndOffset, EpochEndOffset),
                  "snapshot_id": (pb.OffsetAndEpoch, OffsetAndEpoch)}
 

@@ -95,6 +95,10 @@ class FetchRequest:
     request_id: int
     max_entries: int = 1000
     max_wait_ms: int = 0
+    # The high watermark the fetcher knows (KIP-1166): a leader whose own is ahead answers at
+    # once instead of parking the fetch, so a caught-up replica learns of a commit without
+    # waiting out max_wait_ms. None: not sent; the fetch parks as before.
+    known_high_watermark: int | None = None
 
     @property
     def replica_id(self) -> int:

@@ -12,7 +12,8 @@ from kraft.raft.state import FollowerState, SnapshotFetch, UnattachedState
 # an election we have not: we will learn it from the voters). A fetch below our log start gets our
 # snapshot id; one whose last fetched epoch ends earlier on our log gets a diverging epoch; else
 # it acknowledges `fetch_offset` (which may move the high watermark) and gets records, or is parked
-# until there are some, the high watermark moves, or fetch_max_wait_ms passes.
+# until there are some, the high watermark moves, or fetch_max_wait_ms passes (not parked when it
+# names a high watermark older than ours: it is answered with the new one at once, KIP-1166).
 
 
 class ReplicationHandlers:
@@ -36,8 +37,12 @@ class ReplicationHandlers:
         if self._validate_fetch(m) is None:
             leader.update_end_offset(m.src, m.fetch_offset)
             if not self._maybe_advance_high_watermark():
-                # Nothing moved and nothing to send: park it (long poll).
-                if m.max_wait_ms > 0 and m.fetch_offset >= self._log.log_end_offset:
+                # Nothing moved, nothing to send, nothing the fetcher has not heard: park it
+                # (long poll).
+                behind = m.known_high_watermark is not None \
+                    and m.known_high_watermark < self.high_watermark
+                if m.max_wait_ms > 0 and m.fetch_offset >= self._log.log_end_offset \
+                        and not behind:
                     leader.parked[m.src] = (m, self._now + m.max_wait_ms)
                     return
         self._answer_fetch(m)
@@ -145,7 +150,8 @@ class ReplicationHandlers:
         else:
             self._send(FetchRequest(self.node_id, dst, self.epoch, self._log.log_end_offset,
                                     self._log.last_fetched_epoch, rid,
-                                    self.config.fetch_max_entries, self.config.fetch_max_wait_ms))
+                                    self.config.fetch_max_entries, self.config.fetch_max_wait_ms,
+                                    self.high_watermark))
         self._fetch_inflight = (rid, dst, self._now + self.config.request_timeout_ms)
 
     def _take_response(self, m) -> bool:
