@@ -102,7 +102,8 @@ class BrokerServicer:
                 error_code=0 if reg.has_leader else ErrorCode.LEADER_NOT_AVAILABLE,
                 error_message="" if reg.has_leader else
                 f"{name}-{p} has no live leader (replicas {list(reg.replicas)} are fenced or down)"))
-        return pb.TopicMetadata(name=name, is_internal=name.startswith("__"), partitions=partitions)
+        return pb.TopicMetadata(name=name, topic_id=topic.topic_id, is_internal=name.startswith("__"),
+                                partitions=partitions)
 
     # -- Produce -----------------------------------------------------------------------------
     async def Produce(self, request: pb.ProduceRequest) -> pb.ProduceResponse:

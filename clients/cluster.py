@@ -61,6 +61,7 @@ class TopicState:
     error_code: int = 0
     error_message: str = ""
     is_internal: bool = False
+    topic_id: str = ""
     partitions: dict[int, PartitionState] = field(default_factory=dict)
 
 
@@ -85,15 +86,23 @@ class MetadataCache:
             for name in list(self.topics):
                 self._drop(name)
         for t in resp.topics:
+            old = self.topics.get(t.name)
             self._drop(t.name)
-            state = TopicState(t.name, t.error_code, t.error_message, t.is_internal)
+            state = TopicState(t.name, t.error_code, t.error_message, t.is_internal, t.topic_id)
             if t.error_code == 0:
                 for p in t.partitions:
-                    state.partitions[p.partition] = PartitionState(
-                        p.partition, p.leader, p.leader_epoch, tuple(p.replicas), tuple(p.isr),
-                        p.error_code)
-                    if p.leader >= 0:
-                        self.leaders[(t.name, p.partition)] = p.leader
+                    part = PartitionState(p.partition, p.leader, p.leader_epoch, tuple(p.replicas),
+                                          tuple(p.isr), p.error_code)
+                    known = old.partitions.get(p.partition) \
+                        if old is not None and old.topic_id == t.topic_id else None
+                    if known is not None and known.leader_epoch > part.leader_epoch:
+                        # A broker whose image lags (one just back from a pause) still names the
+                        # old leader: keep the newer view (KIP-320), or a consumer would fetch
+                        # from a deposed leader and reset its position on its shorter log.
+                        part = known
+                    state.partitions[p.partition] = part
+                    if part.leader >= 0:
+                        self.leaders[(t.name, p.partition)] = part.leader
             self.topics[t.name] = state
 
     def _drop(self, name: str) -> None:
@@ -104,6 +113,13 @@ class MetadataCache:
 
     def leader_for(self, tp: tuple) -> int | None:
         return self.leaders.get(tp)
+
+    def leader_epoch(self, tp: tuple) -> int:
+        """The leader epoch this cache knows for `tp`, -1 if none: fetches carry it so a
+        deposed leader refuses them (FENCED / UNKNOWN_LEADER_EPOCH) instead of serving."""
+        topic = self.topics.get(tp[0])
+        part = topic.partitions.get(tp[1]) if topic is not None else None
+        return part.leader_epoch if part is not None else -1
 
     def partitions_for(self, topic: str) -> list[int] | None:
         state = self.topics.get(topic)

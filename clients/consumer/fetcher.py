@@ -290,9 +290,10 @@ class Fetcher:
                 await changed.wait()
                 continue
             topics: dict[str, list] = {}
+            epoch_of = self.cluster.metadata.leader_epoch
             for tp, offset, _gen in wanted:
                 topics.setdefault(tp[0], []).append(broker_pb2.FetchPartition(
-                    partition=tp[1], current_leader_epoch=-1, fetch_offset=offset,
+                    partition=tp[1], current_leader_epoch=epoch_of(tp), fetch_offset=offset,
                     last_fetched_epoch=-1, log_start_offset=-1,
                     partition_max_bytes=self.partition_max_bytes))
             req = broker_pb2.FetchRequest(

@@ -49,18 +49,20 @@ class PartitionMetadata(_message.Message):
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., partition: _Optional[int] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ..., offline_replicas: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class TopicMetadata(_message.Message):
-    __slots__ = ("error_code", "error_message", "name", "is_internal", "partitions")
+    __slots__ = ("error_code", "error_message", "name", "is_internal", "partitions", "topic_id")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     IS_INTERNAL_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
     error_code: int
     error_message: str
     name: str
     is_internal: bool
     partitions: _containers.RepeatedCompositeFieldContainer[PartitionMetadata]
-    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., name: _Optional[str] = ..., is_internal: _Optional[bool] = ..., partitions: _Optional[_Iterable[_Union[PartitionMetadata, _Mapping]]] = ...) -> None: ...
+    topic_id: str
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., name: _Optional[str] = ..., is_internal: _Optional[bool] = ..., partitions: _Optional[_Iterable[_Union[PartitionMetadata, _Mapping]]] = ..., topic_id: _Optional[str] = ...) -> None: ...
 
 class MetadataResponse(_message.Message):
     __slots__ = ("brokers", "controller_id", "cluster_id", "topics")

@@ -53,6 +53,8 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
         self.fetch_errors: deque[int] = deque()
         self.metadata_calls = 0
         self.produce_calls = 0
+        self.leader_epoch = 0                   # what Metadata says of every partition
+        self.fetch_epochs: list[int] = []       # current_leader_epoch of each fetched partition
         self.cond = threading.Condition()
         self.server = grpc.server(ThreadPoolExecutor(max_workers=32), options=CHANNEL_OPTIONS)
         broker_pb2_grpc.add_BrokerServicer_to_server(self, self.server)
@@ -94,7 +96,8 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
                                                 error_message="unknown topic"))
                     continue
                 out.append(bp.TopicMetadata(name=name, partitions=[
-                    bp.PartitionMetadata(partition=i, leader=0, leader_epoch=0, replicas=[0], isr=[0])
+                    bp.PartitionMetadata(partition=i, leader=0, leader_epoch=self.leader_epoch,
+                                         replicas=[0], isr=[0])
                     for i in range(len(parts))]))
         return bp.MetadataResponse(brokers=[bp.BrokerNode(node_id=0, host="127.0.0.1", port=self.port)],
                                    controller_id=0, cluster_id="fake-cluster", topics=out)
@@ -180,6 +183,7 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
                                          records=records)
 
     def Fetch(self, req, ctx):
+        self.fetch_epochs += [p.current_leader_epoch for t in req.topics for p in t.partitions]
         if self.fetch_errors:
             code = self.fetch_errors.popleft()
             return bp.FetchResponse(topics=[bp.FetchTopicResponse(topic=t.topic, partitions=[
