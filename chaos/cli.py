@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 EXAMPLES = """examples:
+  kraft audit --data run/nodes --history run/history.jsonl --faults run/faults.jsonl --out run
+                                 # what `chaos/run.sh --out run` runs after its drain
   kraft audit --data /tmp/c1 --history run/history.jsonl --faults run/faults.jsonl --out run/audit
   kraft audit --data /tmp/c1/node-4/data /tmp/c1/node-5/data      # segment files only
   kraft audit --data /tmp/c1 --history h.jsonl --master spark://host:7077 --format json

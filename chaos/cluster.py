@@ -76,18 +76,12 @@ def properties_text(node: ChaosNode, nodes: list[ChaosNode], settings: dict[str,
         f"{k}={v}\n" for k, v in props.items())
 
 
-class LocalCluster:
-    """Node processes by id. A node's pid is the kraft process itself: `ip netns exec` enters
-    the namespace and execs, so signals reach kraft, not a wrapper."""
+class NodeSet:
+    """What every chaos cluster (LocalCluster, chaos.docker_cluster.DockerCluster) answers the
+    same way, through the nodes' addresses: roles, the bootstrap list, who leads what now."""
 
-    def __init__(self, nodes: list[ChaosNode], settings: dict[str, str] | None = None,
-                 python: str = sys.executable) -> None:
+    def __init__(self, nodes: list[ChaosNode]) -> None:
         self.nodes = {n.id: n for n in nodes}
-        self.settings = dict(FAST_SETTINGS if settings is None else settings)
-        self.python = python
-        self.procs: dict[int, subprocess.Popen] = {}
-        self.log_offsets: dict[int, int] = {}
-        self.paused: set[int] = set()
 
     @property
     def controllers(self) -> list[int]:
@@ -100,6 +94,56 @@ class LocalCluster:
     @property
     def bootstrap(self) -> str:
         return ",".join(self.nodes[i].address for i in self.brokers)
+
+    def lagging_brokers(self) -> set[int]:
+        """Brokers whose Metadata does not list every broker (or that do not answer)."""
+        from broker.dev_command import broker_views
+
+        views = trio.run(broker_views, [self.nodes[i].address for i in self.brokers], 2.0)
+        wanted = set(self.brokers)
+        return {i for i in self.brokers if not wanted <= (views[self.nodes[i].address] or set())}
+
+    def active_controller(self, timeout: float = 1.0) -> int | None:
+        """The quorum leader, as `kraft quorum describe` finds it (the leader's own answer wins)."""
+        from clients.cli.common import CliError
+        from clients.cli.quorum import describe_quorum
+
+        addresses = [self.nodes[i].address for i in self.controllers]
+        try:    # a gRPC deadline of `timeout` bounds each controller's answer
+            info = trio.run(describe_quorum, addresses, timeout)
+        except CliError:
+            return None
+        return info.leader_id if info.leader_id is not None and info.leader_id >= 0 else None
+
+    def leaders(self, topic: str, timeout: float = 3.0) -> dict[int, int]:
+        """{partition: leader broker} from Metadata; {} when no broker answers in time."""
+        from clients.admin import AsyncAdmin
+        from clients.errors import KraftError
+
+        async def ask() -> dict[int, int]:
+            with trio.move_on_after(timeout):
+                async with AsyncAdmin(self.bootstrap, request_timeout_ms=int(timeout * 1000)) as admin:
+                    (desc,) = await admin.describe_topics([topic])
+                    return {p.partition: p.leader for p in desc.partitions if p.leader >= 0}
+            return {}
+        try:
+            return trio.run(ask)
+        except KraftError:
+            return {}
+
+
+class LocalCluster(NodeSet):
+    """Node processes by id. A node's pid is the kraft process itself: `ip netns exec` enters
+    the namespace and execs, so signals reach kraft, not a wrapper."""
+
+    def __init__(self, nodes: list[ChaosNode], settings: dict[str, str] | None = None,
+                 python: str = sys.executable) -> None:
+        super().__init__(nodes)
+        self.settings = dict(FAST_SETTINGS if settings is None else settings)
+        self.python = python
+        self.procs: dict[int, subprocess.Popen] = {}
+        self.log_offsets: dict[int, int] = {}
+        self.paused: set[int] = set()
 
     def format(self, cluster_id: str) -> None:
         for n in self.nodes.values():
@@ -158,8 +202,6 @@ class LocalCluster:
 
     def wait_ready(self, timeout: float) -> None:
         """Every node logged `listening on`, and every broker's Metadata lists every broker."""
-        from broker.dev_command import broker_views
-
         deadline = time.monotonic() + timeout
         waiting = set(self.nodes)
         while waiting:
@@ -172,10 +214,8 @@ class LocalCluster:
                     waiting.discard(i)
             self._check_deadline(deadline, timeout, waiting, "is not listening")
             time.sleep(0.2)
-        wanted = set(self.brokers)
         while True:
-            views = trio.run(broker_views, [self.nodes[i].address for i in self.brokers], 2.0)
-            lagging = {i for i in self.brokers if not wanted <= (views[self.nodes[i].address] or set())}
+            lagging = self.lagging_brokers()
             if not lagging:
                 return
             self._check_deadline(deadline, timeout, lagging, "does not list every broker")
@@ -207,33 +247,3 @@ class LocalCluster:
                 else:
                     lines.append(f"stopped node {i} (exit code {self.procs[i].returncode})")
         return lines
-
-    # --- who holds a role right now (for the nemesis's targets) -----------------------------
-
-    def active_controller(self, timeout: float = 1.0) -> int | None:
-        """The quorum leader, as `kraft quorum describe` finds it (the leader's own answer wins)."""
-        from clients.cli.common import CliError
-        from clients.cli.quorum import describe_quorum
-
-        addresses = [self.nodes[i].address for i in self.controllers]
-        try:    # a gRPC deadline of `timeout` bounds each controller's answer
-            info = trio.run(describe_quorum, addresses, timeout)
-        except CliError:
-            return None
-        return info.leader_id if info.leader_id is not None and info.leader_id >= 0 else None
-
-    def leaders(self, topic: str, timeout: float = 3.0) -> dict[int, int]:
-        """{partition: leader broker} from Metadata; {} when no broker answers in time."""
-        from clients.admin import AsyncAdmin
-        from clients.errors import KraftError
-
-        async def ask() -> dict[int, int]:
-            with trio.move_on_after(timeout):
-                async with AsyncAdmin(self.bootstrap, request_timeout_ms=int(timeout * 1000)) as admin:
-                    (desc,) = await admin.describe_topics([topic])
-                    return {p.partition: p.leader for p in desc.partitions if p.leader >= 0}
-            return {}
-        try:
-            return trio.run(ask)
-        except KraftError:
-            return {}

@@ -1,5 +1,6 @@
-"""`chaos/run.sh` (python -m chaos.run): a cluster in network namespaces, the workload, the nemesis
-schedule, heal, a quiet period, the final drain, then the audit; everything lands in --out."""
+"""`chaos/run.sh` (python -m chaos.run): a cluster in network namespaces (or the compose cluster,
+--docker), the workload, the nemesis schedule, heal, a quiet period, the final drain, then the
+audit; everything lands in --out."""
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,8 @@ import threading
 import time
 import uuid
 
-from chaos import netns
-from chaos.cluster import ClusterError, LocalCluster, plan
+from chaos import docker_cluster, netns
+from chaos.cluster import ClusterError, LocalCluster, NodeSet, plan
 from chaos.history import JsonLinesWriter, read_history
 from chaos.nemesis import NEMESES, ClusterView, Executor, schedule
 from chaos.workload import DRAIN_PROCESS, Recorder, Workload, drain
@@ -27,10 +28,14 @@ LOCK_PATH = "/run/kraft-chaos.lock"     # one run per machine: the namespaces' n
 EXAMPLES = """examples:
   chaos/run.sh --duration 60s --nemesis kill,pause,partition --seed 7 --out /tmp/chaos-7
   chaos/run.sh --duration 5m --interval 10s --nemesis partition --rate 200
+  chaos/run.sh --docker --duration 60s --out /tmp/chaos-docker     # after docker/build-images.sh
 
 OUT then holds history.jsonl, faults.jsonl (one line per fault window), nemesis.log (what each
 fault did), summary.json, nodes/node-<id>/ (server.properties, node.log, data/) and, when the
-audit ran, its report.json / report.html. Exit code: the audit's (0 clean, 1 violations), or 1
+audit ran, its report.json / report.html. With --docker the nodes are docker-compose.yml's
+containers (compose project kraft-chaos-<hex>, settings in OUT/docker-compose.chaos.json), their
+data dirs, configs and logs are copied into OUT/nodes/ at the end, and the project is removed
+(down -v) whatever happens. Exit code: the audit's (0 clean, 1 violations), or 1
 when the cluster did not recover (drain incomplete, no acknowledged write after the heal);
 2 when the run could not be set up."""
 
@@ -68,7 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="mean gap between faults and mean fault length (default 5s)")
     p.add_argument("--seed", type=int, help="schedule and workload seed (default: random, printed)")
     p.add_argument("--out", type=pathlib.Path, help="output dir, new or empty (default chaos-out/<time>)")
-    p.add_argument("--docker", action="store_true", help="use the docker compose cluster")
+    p.add_argument("--docker", action="store_true",
+                   help="use the docker compose cluster: docker kill/pause, iptables in the "
+                        "containers' network namespaces")
+    p.add_argument("--image", default=os.environ.get("KRAFT_IMAGE", docker_cluster.DEFAULT_IMAGE),
+                   help="--docker: the kraft image (default $KRAFT_IMAGE or "
+                        f"{docker_cluster.DEFAULT_IMAGE}; build it with docker/build-images.sh)")
     p.add_argument("--quiet", type=duration, default=10.0,
                    help="fault-free time after the heal, workload still running (default 10s)")
     p.add_argument("--rate", type=float, default=100.0, help="sends per second in all (default 100)")
@@ -100,7 +110,7 @@ class Run:
     def clock_ns(self) -> int:
         return time.monotonic_ns() - self.t0
 
-    def view(self, cluster: LocalCluster) -> ClusterView:
+    def view(self, cluster: NodeSet) -> ClusterView:
         return ClusterView(tuple(cluster.controllers), tuple(cluster.brokers),
                            cluster.active_controller(), cluster.leaders(TOPIC))
 
@@ -110,25 +120,39 @@ class Run:
         self.log(f"seed {a.seed}: {len(faults)} faults planned over {a.duration:g}s")
         for f in faults:
             self.log(f"  plan {f.describe()}")
-        cluster = LocalCluster(plan(self.nodes_dir))
-        network = netns.Network(cluster.nodes)
+        cluster, network = self._cluster()
         try:
-            network.setup()
-            self.log(f"network: bridge {netns.BRIDGE}, nodes at {netns.SUBNET}.<id>")
+            for line in network.setup() or []:
+                self.log(f"removed {line}")
+            if a.docker:
+                self.log(f"docker: compose project {cluster.project}, image {cluster.image}, nodes "
+                         f"at {cluster.subnet}.1<id> (settings in {cluster.override_path.name})")
+            else:
+                self.log(f"network: bridge {netns.BRIDGE}, nodes at {netns.SUBNET}.<id>")
             cluster.format(f"chaos-{uuid.uuid4().hex[:12]}")
             for i in cluster.nodes:
                 cluster.start(i)
-            cluster.wait_ready(90)
+            cluster.wait_ready(180 if a.docker else 90)     # containers start slower
             self.log(f"cluster ready: controllers {cluster.controllers}, brokers at {cluster.bootstrap}")
             create_topic(cluster.bootstrap, a.partitions, 60)
             return self._workload_phase(cluster, network, faults)
         finally:
-            for line in cluster.stop_all():
-                self.log(line)
-            for line in network.teardown() or []:
-                self.log(f"removed {line}")
+            try:
+                for line in cluster.stop_all():
+                    self.log(line)
+            finally:
+                for line in network.teardown() or []:
+                    self.log(f"removed {line}")
 
-    def _workload_phase(self, cluster: LocalCluster, network: netns.Network, faults) -> dict:
+    def _cluster(self):
+        if self.args.docker:
+            cluster = docker_cluster.DockerCluster(self.nodes_dir, self.out / "docker-compose.chaos.json",
+                                                   self.args.image)
+            return cluster, docker_cluster.DockerNetwork(cluster)
+        cluster = LocalCluster(plan(self.nodes_dir))
+        return cluster, netns.Network(cluster.nodes)
+
+    def _workload_phase(self, cluster, network, faults) -> dict:
         a = self.args
         history = JsonLinesWriter(self.out / "history.jsonl")
         fault_log = JsonLinesWriter(self.out / "faults.jsonl")
@@ -167,6 +191,8 @@ class Run:
         fault_log.close()
         ok_after_heal = rec.last_ok_send_ns is not None and rec.last_ok_send_ns > heal_ns
         return {"seed": a.seed, "duration_s": a.duration, "nemesis": a.nemesis,
+                "cluster": ({"docker": {"project": cluster.project, "image": cluster.image}}
+                            if a.docker else "netns"),
                 "ops": {f"{f}:{t}": n for (f, t), n in sorted(rec.counts.items())},
                 "faults": [w.to_json() for w in executor.windows],
                 "drain": {"complete": result.complete, "records": result.records,
@@ -249,11 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.seed is None:
         args.seed = random.randrange(2**31)
-    if args.docker:
-        print("chaos: --docker is not available yet (the compose cluster's faults are not wired "
-              "up); run without it: network namespaces on this machine", file=sys.stderr)
-        return 2
-    reason = netns.unavailable_reason()
+    reason = docker_cluster.unavailable_reason(args.image) if args.docker else netns.unavailable_reason()
     if reason:
         print(f"chaos: cannot run: {reason}", file=sys.stderr)
         return 2
@@ -261,18 +283,20 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         out = _prepare_out(args.out)
-        with open(LOCK_PATH, "w") as lock:
+        lock_path = docker_cluster.LOCK_PATH if args.docker else LOCK_PATH
+        with open(lock_path, "w") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise RunError(f"another chaos run holds {LOCK_PATH}; wait for it to finish") from None
+                raise RunError(f"another chaos run holds {lock_path}; wait for it to finish") from None
             run = Run(args, out)
             summary = run.execute()
-    except (RunError, ClusterError, netns.NetnsError) as exc:
+    except (RunError, ClusterError, netns.NetnsError, subprocess.TimeoutExpired) as exc:
         print(f"chaos: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("chaos: interrupted; the nodes were stopped and the network removed", file=sys.stderr)
+        print("chaos: interrupted; the nodes were stopped and the network (or compose project) "
+              "removed", file=sys.stderr)
         return 130
     return finish(run, summary, args)
 

@@ -14,6 +14,9 @@ import msgpack
 from chaos.audit.checks import Violation
 
 PARTITION = "__cluster_metadata-0"
+# Compacted whatever the metadata log says: the group coordinator's offsets topic
+# (broker/group/records.py's OFFSETS_TOPIC; not imported, the audit needs no broker code).
+COMPACTED_BY_NAME = frozenset({"__consumer_offsets"})
 
 
 @dataclass(frozen=True)
@@ -34,10 +37,15 @@ class MetaEntry:
 class MetadataFacts:
     """What the data checks need from the metadata: per (topic, partition) the lowest and highest
     leader epoch ever assigned (replay bumps by exactly one, so every epoch between was given),
-    and the compacted topics (whose offsets may have gaps)."""
+    and the topics whose cleanup.policy ever included compact."""
     epochs: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
     compacted: set[str] = field(default_factory=set)
     found: bool = False
+
+    def compacted_topics(self) -> list[str]:
+        """Topics compaction may have thinned: their offsets may have gaps, their producer
+        sequences holes, and replicas compacted at different times hold different bytes."""
+        return sorted(self.compacted | COMPACTED_BY_NAME)
 
 
 def logs_by_node(rows) -> dict[int, dict[int, MetaEntry]]:

@@ -111,10 +111,11 @@ def epoch_checkpoint(valid: DataFrame, damaged_logs: DataFrame, checkpoints: Dat
                       F.concat(fmt("replica %d: leader-epoch-checkpoint disagrees: ", "replica"), text))
 
 
-def divergence(valid: DataFrame, high_watermarks: DataFrame) -> DataFrame:
+def divergence(valid: DataFrame, high_watermarks: DataFrame, compacted: list[str]) -> DataFrame:
     """Below the final high watermark every replica holding a batch at an offset holds the same
-    bytes there: followers copy the leader's batches byte for byte."""
-    below = (valid.filter(F.col("topic") != METADATA_TOPIC)
+    bytes there: followers copy the leader's batches byte for byte. Not for `compacted` topics:
+    each replica compacts on its own schedule, so their copies legitimately differ."""
+    below = (valid.filter((F.col("topic") != METADATA_TOPIC) & ~F.col("topic").isin(compacted))
              .join(high_watermarks, ["topic", "partition"])
              .filter(F.col("base_offset") < F.col("high_watermark")))
     groups = below.groupBy("topic", "partition", "base_offset", "high_watermark").agg(
@@ -148,14 +149,15 @@ def epoch_assigned(valid: DataFrame, assigned: DataFrame) -> DataFrame:
                                    "first", "last", "epoch"), given))
 
 
-def producer_sequences(valid: DataFrame, damaged_logs: DataFrame) -> DataFrame:
+def producer_sequences(valid: DataFrame, damaged_logs: DataFrame, compacted: list[str]) -> DataFrame:
     """Per replica, partition and producer (id, epoch), batches in offset order carry sequences
-    that continue the previous batch's: a repeat is a duplicate write, a hole a lost one."""
+    that continue the previous batch's: a repeat is a duplicate write, a hole a lost one. Not for
+    `compacted` topics, where compaction removes whole batches and so leaves holes."""
     key = REPLICA_KEY + ["producer_id", "producer_epoch"]
     w = Window.partitionBy(*key).orderBy("base_offset")
     df = (valid.filter((F.col("producer_id") >= 0) & (F.col("base_sequence") >= 0)
                        & ((F.col("attributes").bitwiseAND(0x20)) == 0)
-                       & (F.col("topic") != METADATA_TOPIC))
+                       & (F.col("topic") != METADATA_TOPIC) & ~F.col("topic").isin(compacted))
           .join(damaged_logs, REPLICA_KEY, "left_anti")
           .withColumn("last_seq", F.col("base_sequence") + F.col("records_count") - 1)
           .withColumn("prev_seq", F.lag("last_seq").over(w)))

@@ -53,6 +53,7 @@ class Cluster:
         self.appends: dict[str, list[list[tuple]]] = {}
         self.mutations: dict[str, list] = defaultdict(list)    # topic -> [fn(node, log)]
         self.assigned: dict[str, int] = {}     # topic -> highest leader epoch the metadata gives
+        self.configs: dict[str, dict[str, str]] = {}           # topic -> config overrides
         self.controller_extra: dict[int, list] = {}            # node -> records appended
         self.quorum: dict[int, tuple[int, int]] = {}           # node -> (epoch, leader)
         self.next_value = 0
@@ -104,6 +105,7 @@ class Cluster:
         for topic, plans in self.appends.items():
             top = self.assigned.get(topic, max(e for plan in plans for e, *_ in plan))
             recs.append(r.TopicRecord(topic, f"id-{topic}"))
+            recs += [r.ConfigRecord("topic", topic, k, v) for k, v in self.configs.get(topic, {}).items()]
             for p in range(len(plans)):
                 recs.append(r.PartitionRecord(f"id-{topic}", p, BROKERS, BROKERS, 4, 0, 0))
                 recs += [r.PartitionChangeRecord(f"id-{topic}", p, leader=4)] * top

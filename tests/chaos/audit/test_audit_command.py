@@ -14,6 +14,16 @@ def test_kraft_has_the_audit_command():
     assert args.data == ["a", "b"] and args.history == "h.jsonl" and args.master == "local[*]"
 
 
+def test_help_shows_example_invocations(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["audit", "--help"])
+    text = capsys.readouterr().out
+    assert exit_.value.code == 0
+    examples = text[text.index("examples:"):]
+    assert "kraft audit --data run/nodes --history run/history.jsonl" in examples
+    assert "exit status: 0 no violation, 1 violations" in examples
+
+
 def test_clean_cluster_passes_and_writes_reports(spark, tmp_path, capsys):
     c = Cluster(tmp_path / "cluster")
     c.topic("orders", partitions=2, batches=20)

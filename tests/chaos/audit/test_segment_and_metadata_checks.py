@@ -56,8 +56,7 @@ def plant_checkpoint(c):
     c.mutate(c.topic("checkpoint"), _on(BAD, wrong))
 
 
-def plant_divergence(c):
-    name = c.topic("diverge")
+def _rewrite_second_batch(c, name):
     _, values, _, _ = c.appends[name][0][1]
 
     def rewrite(log):  # batch 5-9 re-encoded with other timestamps: same size, other bytes
@@ -72,15 +71,31 @@ def plant_divergence(c):
     c.mutate(name, _on(BAD, rewrite))
 
 
+def _skip_last_sequences(c, name):
+    epoch, values, pid, seq = c.appends[name][0][-1]
+    c.appends[name][0][-1] = (epoch, values, pid, seq + 3)   # the last batch skips 3 sequences
+
+
+def plant_divergence(c):
+    _rewrite_second_batch(c, c.topic("diverge"))
+
+
 def plant_unassigned(c):
     c.topic("unassigned", epochs=3)   # batches in epochs 0-2 ...
     c.assigned["unassigned"] = 1      # ... but the metadata log only ever gave 0 and 1
 
 
 def plant_sequence(c):
-    name = c.topic("seq")
-    epoch, values, pid, seq = c.appends[name][0][-1]
-    c.appends[name][0][-1] = (epoch, values, pid, seq + 3)   # the last batch skips 3 sequences
+    _skip_last_sequences(c, c.topic("seq"))
+
+
+def plant_compacted(c):
+    # The divergence and the sequence hole of diverge-0 and seq-0, in topics compaction may have
+    # thinned (replicas compact on their own schedules): by config, and __consumer_offsets by name.
+    for name in (c.topic("compacted"), c.topic("__consumer_offsets")):
+        _rewrite_second_batch(c, name)
+        _skip_last_sequences(c, name)
+    c.configs["compacted"] = {"cleanup.policy": "compact,delete"}
 
 
 def plant_torn_tail(c):
@@ -103,7 +118,7 @@ def audit(spark, tmp_path_factory):
     c.topic("clean", partitions=2)
     for plant in (plant_crc, plant_index, plant_overlap, plant_epoch_back, plant_checkpoint,
                   plant_divergence, plant_unassigned, plant_sequence, plant_torn_tail,
-                  plant_metadata):
+                  plant_metadata, plant_compacted):
         plant(c)
     result = run_audit(spark, [str(c.write())])
     result.metadata_end = len(c.metadata_entries())    # where the controllers' extra entry sits
@@ -162,6 +177,14 @@ def test_replica_with_other_bytes_is_replica_divergence(audit):
     assert (check, replicas, offsets) == ("replica-divergence", BROKERS, (5, 9))
     [v] = [v for v in audit.violations if v.partition == "diverge-0"]
     assert len({c["digest"] for c in v.values["copies"]}) == 2
+
+
+def test_compacted_topics_replicas_and_sequences_are_not_compared(audit):
+    found = by_partition(audit)
+    assert "compacted-0" not in found and "__consumer_offsets-0" not in found
+    # The same planted differences in topics that are not compacted are still reported.
+    assert [f[0] for f in found["diverge-0"]] == ["replica-divergence"]
+    assert [f[0] for f in found["seq-0"]] == ["producer-sequence"]
 
 
 def test_epoch_the_metadata_never_gave_is_epoch_not_assigned(audit):
