@@ -37,8 +37,8 @@ def produce(timeout_ms: int = 30_000) -> pb.ProduceRequest:
         name="t", partitions=[pb.PartitionProduceData(partition=0, records=batch)])])
 
 
-async def test_a_deposed_leader_answers_not_leader_not_success(tmp_path):
-    replicas, servicer = leader_and_servicer(tmp_path)
+async def answer_after(servicer: BrokerServicer, event) -> pb.PartitionProduceResponse:
+    """The answer to an acks=all produce that is waiting when `event()` happens."""
     answers = []
 
     async def send():
@@ -48,8 +48,15 @@ async def test_a_deposed_leader_answers_not_leader_not_success(tmp_path):
         nursery.start_soon(send)
         await trio.testing.wait_all_tasks_blocked()
         assert not answers                      # waiting for follower 2 to fetch the batch
-        replicas.apply_registration("t", 0, "topic-id", LogConfig(), registration(2, 2))
+        event()
     [answer] = answers[0].topics[0].partitions
+    return answer
+
+
+async def test_a_deposed_leader_answers_not_leader_not_success(tmp_path):
+    replicas, servicer = leader_and_servicer(tmp_path)
+    answer = await answer_after(servicer, lambda: replicas.apply_registration(
+        "t", 0, "topic-id", LogConfig(), registration(2, 2)))
     assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert "written at offset 0 but not acknowledged" in answer.error_message
 
@@ -64,15 +71,7 @@ async def test_a_wait_past_the_timeout_answers_request_timed_out(tmp_path, autoj
 
 async def test_a_committed_batch_is_answered_with_its_offset(tmp_path):
     replicas, servicer = leader_and_servicer(tmp_path)
-    answers = []
-
-    async def send():
-        answers.append(await servicer.Produce(produce()))
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(send)
-        await trio.testing.wait_all_tasks_blocked()
-        replicas.read_for_follower("t", 0, 2, fetch_offset=1, last_fetched_epoch=1,
-                                   current_leader_epoch=1, max_bytes=1 << 20, now_ms=0)
-    [answer] = answers[0].topics[0].partitions
+    answer = await answer_after(servicer, lambda: replicas.read_for_follower(
+        "t", 0, 2, fetch_offset=1, last_fetched_epoch=1, current_leader_epoch=1,
+        max_bytes=1 << 20, now_ms=0))
     assert (answer.error_code, answer.base_offset) == (0, 0)
