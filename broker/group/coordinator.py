@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 # - CompletingRebalance -> Stable: the leader's SyncGroup writes a GroupMetadata record with every
 #   member's assignment; once it is committed, its replay makes the group Stable and the parked
 #   SyncGroups get their assignments. A failed append starts another rebalance.
+# - Empty -> Dead: DeleteGroups. Tombstones for its offsets and its record are appended; once
+#   committed their replay forgets the group; if the append fails it is Empty again.
 # - A static member (group.instance.id) rejoining with no member id takes over its old member id's
 #   place (that incarnation's parked requests get FENCED_INSTANCE_ID). In Stable with the same
 #   protocols nothing rebalances: a GroupMetadata record with the new member id is written, then it
@@ -70,7 +72,7 @@ E = ErrorCode
 
 @dataclass
 class _PendingAppend:
-    kind: str                      # "offsets", "assignment", "static-rejoin", "group"
+    kind: str                      # "offsets", "assignment", "static-rejoin", "group", "delete"
     group_id: str
     records: tuple
     handle: Hashable | None = None
@@ -119,6 +121,8 @@ class GroupCoordinator(Rebalance):
             if pending.kind == "offsets":
                 out.append(Respond(pending.handle, OffsetCommitResponse(
                     {tp: E.NOT_COORDINATOR for tp in pending.answers})))
+            elif pending.kind == "delete":
+                out.append(Respond(pending.handle, E.NOT_COORDINATOR))
         self.status, self._groups, self._appends = RESIGNED, {}, {}
         return tuple(out)
 
@@ -307,6 +311,40 @@ class GroupCoordinator(Rebalance):
             return error
         return None if group.state == EMPTY else E.UNKNOWN_MEMBER_ID
 
+    # -- DeleteGroups -----------------------------------------------------------------------------
+    def handle_delete_group(self, handle: Hashable, group_id: str,
+                            now_ms: int) -> tuple[Effect, ...]:
+        """Kafka's deleteGroups for one group: only an Empty group (no members) may go. It is
+        Dead while its tombstones (every committed offset, then the group record) are appended,
+        so nobody joins a group being deleted; answered by Respond(handle, ErrorCode)."""
+        group = self._groups.get(group_id)
+        error = self._unavailable() or (None if group_id else E.INVALID_GROUP_ID)
+        if error is None and group is None:
+            error = E.GROUP_ID_NOT_FOUND
+        if error is None and group.state == DEAD:
+            error = E.COORDINATOR_NOT_AVAILABLE      # a deletion of it is already under way
+        if error is None and group.state != EMPTY:
+            error = E.NON_EMPTY_GROUP
+        if error is not None:
+            return (Respond(handle, error),)
+        group.state = DEAD
+        records = [(OffsetCommitKey(group_id, tp.topic, tp.partition), None)
+                   for tp in sorted(group.offsets)]
+        records.append((GroupMetadataKey(group_id), None))
+        out: list[Effect] = []
+        self._append(group, "delete", records, out, handle=handle)
+        return tuple(out)
+
+    def _delete_stored(self, group_id: str, pending: _PendingAppend, error: ErrorCode,
+                       out: list) -> None:
+        if error == E.NONE:          # the tombstones' replay removed the group
+            out.append(Respond(pending.handle, E.NONE))
+            return
+        group = self._groups.get(group_id)
+        if group is not None and group.state == DEAD:
+            group.state = EMPTY      # as it was: an Empty group's members are none to restore
+        out.append(Respond(pending.handle, store_error(error, offsets=False)))
+
     def handle_offset_fetch(self, req: OffsetFetchRequest) -> OffsetFetchResponse:
         return views.offset_fetch(self._groups.get(req.group_id), req, self._unavailable())
 
@@ -344,6 +382,8 @@ class GroupCoordinator(Rebalance):
             failed = store_error(error, offsets=True)
             out.append(Respond(pending.handle, OffsetCommitResponse(
                 {tp: e or failed for tp, e in pending.answers.items()})))
+        elif pending.kind == "delete":
+            self._delete_stored(pending.group_id, pending, error, out)
         elif group is not None and pending.kind == "assignment":
             self._assignment_stored(group, pending, error, now_ms, out)
         elif group is not None and pending.kind == "static-rejoin":

@@ -43,12 +43,17 @@ class Member:
     def matches(self, protocols) -> bool:
         return tuple(protocols) == self.protocols
 
+    @property
+    def session_can_expire(self) -> bool:
+        """A member parked in a rebalance is alive by definition (the rebalance and pending-sync
+        timeouts bound it), unless it is new: its heartbeat deadline is then no deadline."""
+        return self.is_new or not (self.awaiting_join or self.sync_handle is not None)
+
     def session_expired(self, now_ms: int) -> bool:
-        """Kafka's hasSatisfiedHeartbeat, negated: a member parked in a rebalance is alive by
-        definition (the rebalance and pending-sync timeouts bound it), unless it is new."""
+        """Kafka's hasSatisfiedHeartbeat, negated."""
         if self.heartbeat_deadline_ms is None or now_ms < self.heartbeat_deadline_ms:
             return False
-        return self.is_new or not (self.awaiting_join or self.sync_handle is not None)
+        return self.session_can_expire
 
 
 @dataclass

@@ -58,7 +58,8 @@ class Rebalance:
         """When `tick` next has something to do (None: nothing scheduled)."""
         deadlines = [d for g in self._groups.values() for d in (
             *g.pending_members.values(), g.join_deadline_ms, g.sync_deadline_ms,
-            *(m.heartbeat_deadline_ms for m in g.members.values())) if d is not None]
+            *(m.heartbeat_deadline_ms for m in g.members.values() if m.session_can_expire))
+            if d is not None]
         return min(deadlines, default=None)
 
     def _expire_pending_sync(self, group: Group, now_ms: int, out: list) -> None:

@@ -114,6 +114,11 @@ class Harness:
         self.run(self.c.handle_offset_commit(h, req, self.now))
         return h
 
+    def delete(self, group: str) -> int:
+        h = self._handle()
+        self.run(self.c.handle_delete_group(h, group, self.now))
+        return h
+
     def fetch(self, group: str, partitions=None):
         return self.c.handle_offset_fetch(OffsetFetchRequest(group, partitions))
 

@@ -67,6 +67,8 @@ def test_a_member_parked_in_a_join_is_not_expired_by_its_session():
         h.heartbeat(G, b, gen)
     assert h.answer(ja) is None
     assert a in [m.member_id for m in h.c.describe_group(G).members]
+    # Its passed session is no deadline: a driver ticking on next_deadline_ms would spin.
+    assert h.c.next_deadline_ms() > h.now
 
 
 def test_member_id_required_member_that_never_returns_expires_and_unblocks_the_join():
