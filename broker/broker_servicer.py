@@ -10,6 +10,7 @@ import trio
 from broker.broker_metadata import BrokerMetadata
 from broker.controller_channel import ControllerChannel
 from broker.describe_partitions import describe_partitions
+from broker.group.records import OFFSETS_TOPIC
 from broker.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.replica_manager import ACKS_ALL, ReplicaManager
 from clients.errors import ErrorCode, KraftError
@@ -118,6 +119,14 @@ class BrokerServicer:
             # would never reach the producer (it would read success at an offset since lost).
             answers = response.topics.add(name=topic.name).partitions
             for part in topic.partitions:
+                if topic.name == OFFSETS_TOPIC:
+                    # Only the group coordinators write it; a client's bytes there would be
+                    # replayed as group state by every future coordinator.
+                    answers.add(partition=part.partition,
+                                error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                error_message=f"{OFFSETS_TOPIC} is internal: commit offsets "
+                                              "through a consumer group instead")
+                    continue
                 if acks not in (0, 1, ACKS_ALL):
                     answers.add(partition=part.partition, error_code=ErrorCode.INVALID_REQUIRED_ACKS,
                                 error_message=f"acks={acks}: use 0, 1 or -1 (all)")

@@ -6,6 +6,8 @@ import dataclasses
 import pathlib
 from typing import Callable, Mapping
 
+from broker.group.messages import GroupConfig
+
 
 class ServerConfigError(ValueError):
     """A config value that cannot be used; the message names the key and what is valid."""
@@ -128,6 +130,15 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
                                                 _int_in(1), "300"),
     "leader.imbalance.per.broker.percentage": ("leader_imbalance_per_broker_percentage",
                                                _int_in(0, 100), "10"),
+    # Consumer groups and __consumer_offsets (Kafka's names and defaults).
+    "group.min.session.timeout.ms": ("group_min_session_timeout_ms", _int_in(1), "6000"),
+    "group.max.session.timeout.ms": ("group_max_session_timeout_ms", _int_in(1), "1800000"),
+    "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", _int_in(0), "3000"),
+    "offset.metadata.max.bytes": ("offset_metadata_max_bytes", _int_in(0), "4096"),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", _int_in(1), "50"),
+    "offsets.topic.replication.factor": ("offsets_topic_replication_factor", _int_in(1), "3"),
+    "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", _int_in(1024), "104857600"),
+    "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", _int_in(1), "5000"),
 }
 
 # Broker-wide defaults for topic configs: server key -> topic key (Kafka's naming).
@@ -183,6 +194,14 @@ class ServerConfig:
     auto_leader_rebalance_enable: bool
     leader_imbalance_check_interval_seconds: int
     leader_imbalance_per_broker_percentage: int
+    group_min_session_timeout_ms: int
+    group_max_session_timeout_ms: int
+    group_initial_rebalance_delay_ms: int
+    offset_metadata_max_bytes: int
+    offsets_topic_num_partitions: int
+    offsets_topic_replication_factor: int
+    offsets_topic_segment_bytes: int
+    offsets_commit_timeout_ms: int
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
 
@@ -214,6 +233,15 @@ class ServerConfig:
             return self.quorum_voters
         host, port = self.controller_listener or (self.host, 0)
         return {self.node_id: f"{host}:{port}"}
+
+    @property
+    def group_config(self) -> GroupConfig:
+        return GroupConfig(min_session_timeout_ms=self.group_min_session_timeout_ms,
+                           max_session_timeout_ms=self.group_max_session_timeout_ms,
+                           initial_rebalance_delay_ms=self.group_initial_rebalance_delay_ms,
+                           offset_metadata_max_bytes=self.offset_metadata_max_bytes,
+                           offsets_topic_num_partitions=self.offsets_topic_num_partitions,
+                           offsets_topic_replication_factor=self.offsets_topic_replication_factor)
 
     @property
     def host(self) -> str:
@@ -264,6 +292,10 @@ def build_config(props: Mapping[str, str]) -> ServerConfig:
     unknown = tuple(sorted(k for k in props if k not in known))
     config = ServerConfig(**values, topic_defaults=topic_defaults, unknown_keys=unknown)
     _check_quorum(config)
+    if config.group_min_session_timeout_ms > config.group_max_session_timeout_ms:
+        raise ServerConfigError(
+            f"group.min.session.timeout.ms: {config.group_min_session_timeout_ms} is above "
+            f"group.max.session.timeout.ms ({config.group_max_session_timeout_ms}); lower it")
     return config
 
 

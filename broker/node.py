@@ -12,13 +12,15 @@ from typing import Callable
 
 import trio
 
-from broker import broker_servicer, controller_servicer
+from broker import broker_servicer, controller_servicer, group_servicer
 from broker.active_controller import ActiveController
 from broker.broker_lifecycle import BrokerLifecycle
 from broker.broker_metadata import BrokerMetadata
 from broker.broker_servicer import BrokerServicer, wall_clock_ms
 from broker.config import ServerConfig
 from broker.controller_channel import ControllerChannel
+from broker.group_coordinators import GroupCoordinators
+from broker.group_servicer import GroupServicer
 from broker.producer_ids import ProducerIdBlocks
 from broker.metadata_quorum import MetadataQuorum, metadata_dir
 from broker.quorum_servicer import QuorumServicer
@@ -26,7 +28,7 @@ from broker.isr_updates import IsrUpdates
 from broker.replica_fetcher import ReplicaFetchers
 from broker.replica_manager import ReplicaManager, monotonic_ms
 from clients.bridge import serve_async_servicer, start_server, stop_server
-from clients.wire import broker_pb2_grpc, controller_pb2_grpc
+from clients.wire import broker_pb2_grpc, controller_pb2_grpc, group_pb2_grpc
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig
 from kraft.log.log_config import LogConfig
@@ -181,16 +183,29 @@ class Node:
                                      rack=config.rack, auto_create=config.auto_create_topics_enable,
                                      controller_id=lambda: quorum.leader_id, clock_ms=clock_ms)
 
+            groups = GroupCoordinators(replicas, metadata, channel, config.group_config,
+                                       clock_ms=clock_ms,
+                                       segment_bytes=config.offsets_topic_segment_bytes,
+                                       commit_timeout_ms=config.offsets_commit_timeout_ms)
+
             def register(server) -> None:
                 serve_async_servicer(brokers, broker_pb2_grpc.add_BrokerServicer_to_server, server,
                                      token, broker_servicer.METHODS)
+                serve_async_servicer(GroupServicer(groups, replicas, config.node_id),
+                                     group_pb2_grpc.add_GroupServicer_to_server, server, token,
+                                     group_servicer.METHODS)
                 serve_async_servicer(controller_servicer.on_broker(channel, metadata),
                                      controller_pb2_grpc.add_ControllerServicer_to_server,
                                      server, token, controller_servicer.METHODS)
 
             server, port = start_server(f"{config.host}:{config.port}", register)
             brokers.node.port = port   # port 0 picks one: advertise the real one
-            replicas.on_change = brokers.replication_changed
+
+            def replication_changed() -> None:
+                brokers.replication_changed()
+                groups.replication_changed()
+
+            replicas.on_change = replication_changed
             self.lifecycle = BrokerLifecycle(config.node_id, config.host, port, config.rack, channel,
                                              metadata, config.broker_heartbeat_interval_ms)
             lifecycle = self.lifecycle
@@ -208,6 +223,7 @@ class Node:
                     nursery.start_soon(_every, config.checkpoint_interval_ms,
                                        lambda _now: replicas.checkpoint_producer_states(), clock_ms)
                     self._start_replication(nursery, replicas, metadata, channel)
+                    nursery.start_soon(groups.run)
                     task_status.started(port)
                     await trio.sleep_forever()
             finally:

@@ -2,6 +2,7 @@
 import pytest
 
 from broker.config import ServerConfigError, build_config, load_config, parse_properties
+from broker.group.messages import GroupConfig
 
 
 def test_defaults_are_a_local_single_node():
@@ -89,5 +90,25 @@ def test_listeners_give_the_broker_and_the_controller_address():
     ({"listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2"}, "listeners"),
 ])
 def test_an_unusable_quorum_setup_names_its_key(props, key):
+    with pytest.raises(ServerConfigError, match=key):
+        build_config(props)
+
+
+def test_group_keys_reach_the_coordinator_config_with_kafkas_defaults():
+    assert build_config({}).group_config == GroupConfig()       # Kafka's defaults, both sides
+    c = build_config({"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
+                      "group.min.session.timeout.ms": "1000"})
+    g = c.group_config
+    assert (g.initial_rebalance_delay_ms, g.offsets_topic_num_partitions,
+            g.min_session_timeout_ms) == (0, 3, 1000)
+    assert c.unknown_keys == ()
+
+
+@pytest.mark.parametrize("props, key", [
+    ({"offsets.topic.num.partitions": "0"}, "offsets.topic.num.partitions"),
+    ({"offsets.topic.replication.factor": "-1"}, "offsets.topic.replication.factor"),
+    ({"group.min.session.timeout.ms": "9000", "group.max.session.timeout.ms": "8000"},
+     "group.min.session.timeout.ms")])
+def test_bad_group_keys_name_their_key(props, key):
     with pytest.raises(ServerConfigError, match=key):
         build_config(props)

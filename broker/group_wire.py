@@ -1,0 +1,154 @@
+"""The Group service's wire edge: each protobuf request of clients/wire/group_pb2 to the
+dataclass the GroupCoordinator takes (broker/group/messages.py), and each answer back, with a
+message a person can act on beside every error code."""
+from __future__ import annotations
+
+from broker.group import messages as m
+from clients.errors import ErrorCode, error_name
+from clients.types import TopicPartition
+from clients.wire import group_pb2 as pb
+
+E = ErrorCode
+
+# What a client should make of each error the coordinator answers.
+_HINTS = {
+    E.NOT_COORDINATOR: "this broker does not coordinate the group (any more); find its "
+                       "coordinator again",
+    E.COORDINATOR_NOT_AVAILABLE: "the group's coordinator is not available yet; retry",
+    E.COORDINATOR_LOAD_IN_PROGRESS: "the coordinator is still loading the group; retry",
+    E.UNKNOWN_MEMBER_ID: "the coordinator does not know this member (its session ended?); "
+                         "rejoin with no member id",
+    E.ILLEGAL_GENERATION: "the group moved on to a newer generation; rejoin",
+    E.REBALANCE_IN_PROGRESS: "the group is rebalancing; rejoin",
+    E.FENCED_INSTANCE_ID: "another consumer with this group.instance.id took its place",
+    E.INCONSISTENT_GROUP_PROTOCOL: "the member's protocol type or assignors match none of the "
+                                   "group's; use an assignor every member has",
+    E.INVALID_SESSION_TIMEOUT: "session.timeout.ms is outside the broker's "
+                               "group.min.session.timeout.ms..group.max.session.timeout.ms",
+    E.INVALID_GROUP_ID: "the group id is empty",
+    E.MEMBER_ID_REQUIRED: "join again with the member id in this answer",
+    E.OFFSET_METADATA_TOO_LARGE: "the commit's metadata is longer than offset.metadata.max.bytes",
+    E.NON_EMPTY_GROUP: "the group has active members; stop its consumers first",
+    E.GROUP_ID_NOT_FOUND: "no such group",
+}
+
+
+def message(code: int, detail: str = "") -> str:
+    if not code:
+        return ""
+    hint = _HINTS.get(code, "")
+    return "; ".join(part for part in (detail, hint) if part) or error_name(code)
+
+
+def _instance(req) -> str | None:
+    return req.group_instance_id if req.HasField("group_instance_id") else None
+
+
+# -- requests -------------------------------------------------------------------------------------
+def join_request(req: pb.JoinGroupRequest) -> m.JoinGroupRequest:
+    return m.JoinGroupRequest(
+        req.group_id, req.member_id, req.protocol_type,
+        tuple((p.name, p.metadata) for p in req.protocols), req.session_timeout_ms,
+        req.rebalance_timeout_ms, _instance(req), req.client_id)
+
+
+def sync_request(req: pb.SyncGroupRequest) -> m.SyncGroupRequest:
+    return m.SyncGroupRequest(req.group_id, req.generation_id, req.member_id, _instance(req),
+                              req.protocol_type or None, req.protocol_name or None,
+                              {a.member_id: a.assignment for a in req.assignments})
+
+
+def heartbeat_request(req: pb.HeartbeatRequest) -> m.HeartbeatRequest:
+    return m.HeartbeatRequest(req.group_id, req.generation_id, req.member_id, _instance(req))
+
+
+def leave_request(req: pb.LeaveGroupRequest) -> m.LeaveGroupRequest:
+    return m.LeaveGroupRequest(req.group_id, tuple(
+        m.MemberIdentity(x.member_id, _instance(x)) for x in req.members))
+
+
+def commit_request(req: pb.OffsetCommitRequest) -> m.OffsetCommitRequest:
+    return m.OffsetCommitRequest(
+        req.group_id, {TopicPartition(p.topic, p.partition):
+                       m.OffsetAndMetadata(p.offset, p.leader_epoch, p.metadata)
+                       for p in req.partitions},
+        req.generation_id, req.member_id, _instance(req))
+
+
+def fetch_request(req: pb.OffsetFetchRequest) -> m.OffsetFetchRequest:
+    return m.OffsetFetchRequest(req.group_id, None if req.all_partitions else tuple(
+        TopicPartition(p.topic, p.partition) for p in req.partitions))
+
+
+# -- responses ------------------------------------------------------------------------------------
+def join_response(r: m.JoinGroupResponse) -> pb.JoinGroupResponse:
+    return pb.JoinGroupResponse(
+        error_code=r.error, error_message=message(r.error, r.message), member_id=r.member_id,
+        generation_id=r.generation_id, protocol_type=r.protocol_type or "",
+        protocol_name=r.protocol_name or "", leader=r.leader, skip_assignment=r.skip_assignment,
+        members=[pb.JoinedMember(member_id=x.member_id, group_instance_id=x.group_instance_id,
+                                 metadata=x.metadata) for x in r.members])
+
+
+def sync_response(r: m.SyncGroupResponse) -> pb.SyncGroupResponse:
+    return pb.SyncGroupResponse(error_code=r.error, error_message=message(r.error, r.message),
+                                protocol_type=r.protocol_type or "",
+                                protocol_name=r.protocol_name or "", assignment=r.assignment)
+
+
+def heartbeat_response(r: m.HeartbeatResponse) -> pb.HeartbeatResponse:
+    return pb.HeartbeatResponse(error_code=r.error, error_message=message(r.error, r.message))
+
+
+def leave_response(r: m.LeaveGroupResponse) -> pb.LeaveGroupResponse:
+    return pb.LeaveGroupResponse(
+        error_code=r.error, error_message=message(r.error, r.message),
+        members=[pb.LeftMember(member_id=ident.member_id,
+                               group_instance_id=ident.group_instance_id, error_code=code)
+                 for ident, code in r.members])
+
+
+# A whole-request error, when every partition carries it: the client looks the coordinator up.
+_WHOLE = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE,
+                    E.COORDINATOR_LOAD_IN_PROGRESS})
+
+
+def commit_response(r: m.OffsetCommitResponse) -> pb.OffsetCommitResponse:
+    codes = set(r.partitions.values())
+    whole = codes.pop() if len(codes) == 1 and next(iter(codes)) in _WHOLE else 0
+    return pb.OffsetCommitResponse(
+        error_code=whole, error_message=message(whole),
+        partitions=[pb.PartitionError(topic=tp[0], partition=tp[1], error_code=code,
+                                      error_message=message(code))
+                    for tp, code in sorted(r.partitions.items())])
+
+
+def fetch_response(r: m.OffsetFetchResponse) -> pb.OffsetFetchResponse:
+    return pb.OffsetFetchResponse(
+        error_code=r.error, error_message=message(r.error),
+        partitions=[pb.FetchedPartition(topic=tp[0], partition=tp[1], offset=f.offset,
+                                        leader_epoch=f.leader_epoch, metadata=f.metadata,
+                                        error_code=f.error)
+                    for tp, f in sorted(r.partitions.items())])
+
+
+def described_group(d: m.DescribedGroup, coordinator: int,
+                    end_offsets: dict[TopicPartition, int]) -> pb.DescribedGroup:
+    """`end_offsets`: log end offsets this broker knows (the partitions it leads); the client
+    asks the other partitions' leaders itself."""
+    out = pb.DescribedGroup(
+        error_code=d.error, error_message=message(d.error), group_id=d.group_id, state=d.state,
+        protocol_type=d.protocol_type, protocol=d.protocol, generation_id=d.generation_id,
+        leader=d.leader, coordinator=coordinator)
+    for x in d.members:
+        out.members.add(member_id=x.member_id, group_instance_id=x.group_instance_id,
+                        client_id=x.client_id, client_host=x.client_host, metadata=x.metadata,
+                        assignment=x.assignment, assigned_partitions=[
+                            pb.TopicPartitionRef(topic=tp[0], partition=tp[1])
+                            for tp in x.assigned_partitions or ()])
+    for o in d.offsets:
+        end = end_offsets.get(o.partition, -1)
+        out.offsets.add(topic=o.partition[0], partition=o.partition[1], offset=o.offset,
+                        leader_epoch=o.leader_epoch, metadata=o.metadata, log_end_offset=end,
+                        lag=-1 if o.lag is None else o.lag)
+    return out

@@ -1,0 +1,175 @@
+"""The Group service over a real replica manager and log: a member joins, syncs and commits through
+the servicer; the coordinator follows leadership of its `__consumer_offsets` partition (a new
+leader epoch reloads the log, losing leadership answers parked requests NOT_COORDINATOR), and a
+new leader waits for its log to be committed before it answers from it."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import trio
+import trio.testing
+
+from broker.group.messages import GroupConfig
+from broker.group.records import OFFSETS_TOPIC
+from broker.group_coordinators import GroupCoordinators
+from broker.group_servicer import GroupServicer
+from broker.replica_manager import ReplicaManager
+from clients.errors import ErrorCode as E
+from clients.wire import group_pb2 as pb
+from kraft.log.log_config import LogConfig
+from kraft.metadata.image import PartitionRegistration
+
+GROUP = "g"
+COMPACTED = LogConfig(cleanup_policy="compact")
+
+
+class OneOffsetsPartition:
+    """Just what the coordinators read of the metadata image: `__consumer_offsets` has one
+    partition, so every group lives in partition 0."""
+    image = SimpleNamespace(topic=lambda name: SimpleNamespace(partitions={0: None})
+                            if name == OFFSETS_TOPIC else None)
+
+
+class Broker:
+    def __init__(self, tmp_path, replicas=(1,)) -> None:
+        from kraft.log.log_manager import LogManager
+        self.replicas = ReplicaManager(LogManager([tmp_path], LogConfig(), now_ms=0), node_id=1)
+        self.followers = tuple(r for r in replicas if r != 1)
+        self.all_replicas = replicas
+        self.groups = GroupCoordinators(
+            self.replicas, OneOffsetsPartition(), channel=None,
+            config=GroupConfig(initial_rebalance_delay_ms=0),
+            clock_ms=lambda: int(trio.current_time() * 1000))
+        self.replicas.on_change = self.groups.replication_changed
+        self.servicer = GroupServicer(self.groups, self.replicas, node_id=1)
+
+    def lead(self, leader_epoch: int, leader: int = 1) -> None:
+        self.replicas.apply_registration(OFFSETS_TOPIC, 0, "offsets-id", COMPACTED,
+                                         PartitionRegistration(
+                                             replicas=self.all_replicas, isr=self.all_replicas,
+                                             leader=leader, leader_epoch=leader_epoch,
+                                             partition_epoch=leader_epoch))
+
+    def follower_fetches(self, offset: int, last_fetched_epoch: int, leader_epoch: int) -> None:
+        for follower in self.followers:
+            answer = self.replicas.read_for_follower(
+                OFFSETS_TOPIC, 0, follower, fetch_offset=offset,
+                last_fetched_epoch=last_fetched_epoch, current_leader_epoch=leader_epoch,
+                max_bytes=1 << 20, now_ms=0)
+            assert answer.error_code == 0, answer
+
+
+def join(member_id: str = "") -> pb.JoinGroupRequest:
+    return pb.JoinGroupRequest(group_id=GROUP, member_id=member_id, protocol_type="consumer",
+                               protocols=[pb.Protocol(name="range", metadata=b"sub")],
+                               session_timeout_ms=10_000, rebalance_timeout_ms=30_000,
+                               client_id="c")
+
+
+async def stable_member(servicer: GroupServicer) -> tuple[str, int]:
+    first = await servicer.JoinGroup(join())
+    assert first.error_code == E.MEMBER_ID_REQUIRED
+    joined = await servicer.JoinGroup(join(first.member_id))
+    assert joined.error_code == 0 and joined.leader == first.member_id
+    synced = await servicer.SyncGroup(pb.SyncGroupRequest(
+        group_id=GROUP, generation_id=joined.generation_id, member_id=joined.member_id,
+        assignments=[pb.MemberAssignment(member_id=joined.member_id, assignment=b"mine")]))
+    assert (synced.error_code, synced.assignment) == (0, b"mine")
+    return joined.member_id, joined.generation_id
+
+
+def commit(member_id: str, generation: int, offset: int) -> pb.OffsetCommitRequest:
+    return pb.OffsetCommitRequest(group_id=GROUP, generation_id=generation, member_id=member_id,
+                                  partitions=[pb.CommitPartition(topic="t", partition=0,
+                                                                 offset=offset, leader_epoch=-1)])
+
+
+async def committed(servicer: GroupServicer) -> pb.OffsetFetchResponse:
+    return await servicer.OffsetFetch(pb.OffsetFetchRequest(group_id=GROUP, all_partitions=True))
+
+
+async def test_join_sync_commit_and_a_new_leader_epoch_reloads_from_the_log(tmp_path,
+                                                                          autojump_clock):
+    broker = Broker(tmp_path)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(broker.groups.run)
+        broker.lead(leader_epoch=1)
+        await trio.testing.wait_all_tasks_blocked()
+        member, generation = await stable_member(broker.servicer)
+        answer = await broker.servicer.OffsetCommit(commit(member, generation, 42))
+        assert (answer.error_code, [p.error_code for p in answer.partitions]) == (0, [0])
+        log_end = broker.replicas.get(OFFSETS_TOPIC, 0).log.log_end_offset
+        assert log_end == 2                     # the group's assignment, then the offset
+
+        broker.lead(leader_epoch=2)              # re-elected: a new driver loads the log
+        await trio.testing.wait_all_tasks_blocked()
+        [fetched] = (await committed(broker.servicer)).partitions
+        assert (fetched.topic, fetched.partition, fetched.offset) == ("t", 0, 42)
+        described = await broker.servicer.DescribeGroups(pb.DescribeGroupsRequest(
+            group_ids=[GROUP]))
+        assert [m.member_id for m in described.groups[0].members] == [member]
+        assert described.groups[0].state == "Stable"
+        nursery.cancel_scope.cancel()
+
+
+async def test_losing_leadership_answers_a_parked_join_not_coordinator(tmp_path, autojump_clock):
+    broker = Broker(tmp_path)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(broker.groups.run)
+        broker.lead(leader_epoch=1)
+        await trio.testing.wait_all_tasks_blocked()
+        member, _ = await stable_member(broker.servicer)
+        answers = []
+
+        async def second_member():
+            first = await broker.servicer.JoinGroup(join())
+            answers.append(await broker.servicer.JoinGroup(join(first.member_id)))
+
+        nursery.start_soon(second_member)
+        await trio.testing.wait_all_tasks_blocked()
+        assert answers == []                     # parked: the first member has not rejoined
+        broker.lead(leader_epoch=2, leader=2)    # another broker leads the partition now
+        await trio.testing.wait_all_tasks_blocked()
+        assert [a.error_code for a in answers] == [E.NOT_COORDINATOR]
+        beat = await broker.servicer.Heartbeat(pb.HeartbeatRequest(
+            group_id=GROUP, generation_id=1, member_id=member))
+        assert beat.error_code == E.NOT_COORDINATOR
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_new_leader_loads_only_once_its_log_is_committed(tmp_path, autojump_clock):
+    broker = Broker(tmp_path, replicas=(1, 2))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(broker.groups.run)
+        broker.lead(leader_epoch=1)
+        broker.follower_fetches(0, -1, 1)
+        await trio.testing.wait_all_tasks_blocked()
+        sent = []
+
+        async def standalone_commit():
+            # Outside group management (generation -1): allowed for a group without members.
+            sent.append(await broker.servicer.OffsetCommit(commit("", -1, 9)))
+
+        nursery.start_soon(standalone_commit)
+        await trio.testing.wait_all_tasks_blocked()
+        assert sent == []                        # appended; follower 2 has not fetched it
+        broker.lead(leader_epoch=2)              # re-elected with the commit still uncommitted
+        await trio.testing.wait_all_tasks_blocked()
+        assert sent[0].error_code == E.NOT_COORDINATOR
+        assert (await committed(broker.servicer)).error_code == E.COORDINATOR_LOAD_IN_PROGRESS
+        log = broker.replicas.get(OFFSETS_TOPIC, 0).log
+        assert (log.high_watermark, log.log_end_offset) == (0, 1)
+        broker.follower_fetches(1, 1, 2)         # follower 2 has the record: it is committed
+        await trio.testing.wait_all_tasks_blocked()
+        [fetched] = (await committed(broker.servicer)).partitions
+        assert fetched.offset == 9
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_broker_that_leads_no_offsets_partition_answers_not_coordinator(tmp_path):
+    broker = Broker(tmp_path)
+    assert (await broker.servicer.JoinGroup(join())).error_code == E.NOT_COORDINATOR
+    assert (await committed(broker.servicer)).error_code == E.NOT_COORDINATOR
+    deleted = await broker.servicer.DeleteGroups(pb.DeleteGroupsRequest(group_ids=[GROUP]))
+    assert [g.error_code for g in deleted.groups] == [E.NOT_COORDINATOR]
+    assert "find its coordinator again" in deleted.groups[0].error_message
