@@ -1,5 +1,5 @@
-"""The admin client: topics, partitions, configs, cluster and offsets. AsyncAdmin (trio) sends
-Controller requests to a bootstrap node; Admin is its blocking facade."""
+"""The admin client: topics, partitions, configs, cluster, offsets and consumer groups. AsyncAdmin
+(trio) sends Controller requests to a bootstrap node; Admin is its blocking facade."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
 from clients.describe_partitions import PartitionReplication, describe_partitions
+from clients import group_admin
 from clients.errors import ErrorCode, KraftError
+from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
 from clients.list_offsets import list_offsets
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2, controller_pb2
@@ -207,6 +209,34 @@ class AsyncAdmin:
         return [ElectionResult(r.topic, r.partition, r.error_code, r.error_message)
                 for r in resp.results]
 
+    # --- consumer groups (each asks the group's coordinator) ---------------------------------
+
+    async def list_groups(self, states: list[str] | None = None) -> list[GroupListing]:
+        """Every group of every broker (each coordinates some), sorted by id."""
+        return await group_admin.list_groups(self._cluster, self._timeout_ms / 1000, states)
+
+    async def describe_groups(self, group_ids: list[str], include_offsets: bool = True
+                              ) -> list[GroupDescription]:
+        """State, members and their partitions, and (include_offsets) the committed offsets
+        with log end and lag. A group that does not exist comes back in state Dead."""
+        return [await group_admin.describe_group(self._cluster, g, include_offsets,
+                                                 self._timeout_ms / 1000) for g in group_ids]
+
+    async def delete_groups(self, group_ids: list[str]) -> None:
+        """Delete empty groups and their committed offsets (NON_EMPTY_GROUP while members are
+        active, GROUP_ID_NOT_FOUND for an unknown one)."""
+        for g in group_ids:
+            await group_admin.delete_group(self._cluster, g, self._timeout_ms / 1000)
+
+    async def list_group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        return await group_admin.list_group_offsets(self._cluster, group_id,
+                                                    self._timeout_ms / 1000)
+
+    async def alter_group_offsets(self, group_id: str, offsets: dict) -> None:
+        """Set committed offsets ({tp: offset}); refused while the group has members."""
+        await group_admin.alter_group_offsets(self._cluster, group_id, offsets,
+                                              self._timeout_ms / 1000)
+
     async def aclose(self) -> None:
         self._cluster.close()
 
@@ -264,6 +294,22 @@ class Admin:
                       partitions: list | None = None) -> list[ElectionResult]:
         return self._run("elect_leaders", election_type, partitions)
 
+    def list_groups(self, states: list[str] | None = None) -> list[GroupListing]:
+        return self._run("list_groups", states)
+
+    def describe_groups(self, group_ids: list[str], include_offsets: bool = True
+                        ) -> list[GroupDescription]:
+        return self._run("describe_groups", group_ids, include_offsets)
+
+    def delete_groups(self, group_ids: list[str]) -> None:
+        return self._run("delete_groups", group_ids)
+
+    def list_group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        return self._run("list_group_offsets", group_id)
+
+    def alter_group_offsets(self, group_id: str, offsets: dict) -> None:
+        return self._run("alter_group_offsets", group_id, offsets)
+
     def close(self) -> None:
         self._async._cluster.close()
         self._runner.close()
@@ -273,3 +319,8 @@ class Admin:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+__all__ = ["Admin", "AsyncAdmin", "ConfigEntry", "ElectionResult", "GroupDescription",
+           "GroupListing", "GroupOffset", "MemberDescription", "NewTopic", "PartitionInfo",
+           "TopicDescription"]

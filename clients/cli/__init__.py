@@ -1,4 +1,4 @@
-"""The client commands of `kraft` (topic, produce, consume, bench): `register` adds them to the
+"""The client commands of `kraft` (topic, produce, consume, group, bench): `register` adds them to the
 integrator's argparse tree and `run_command` runs one, turning failures into one line of help."""
 from __future__ import annotations
 
@@ -29,12 +29,13 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Adds topic (create|list|describe|alter|delete), produce, consume, bench (produce|consume),
-    quorum describe and cluster info; every leaf parser gets set_defaults(func=f) with f(args) -> exit code."""
-    from clients.cli import bench, cluster, consume, produce, quorum, topic
+    """Adds topic (create|list|describe|alter|delete), produce, consume, group
+    (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe and cluster info; every leaf parser gets set_defaults(func=f) with f(args) -> exit code."""
+    from clients.cli import bench, cluster, consume, group, produce, quorum, topic
     topic.register(subparsers, add_common_options)
     produce.register(subparsers, add_common_options)
     consume.register(subparsers, add_common_options)
+    group.register(subparsers, add_common_options)
     bench.register(subparsers, add_common_options)
     quorum.register(subparsers, add_common_options)
     cluster.register(subparsers, add_common_options)

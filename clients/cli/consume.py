@@ -1,5 +1,6 @@
-"""`kraft consume TOPIC`: reads assigned partitions (no consumer group yet) from a chosen offset
-and prints values, KEY<TAB>VALUE lines or JSON lines, until a count, an idle timeout or Ctrl-C."""
+"""`kraft consume TOPIC`: reads chosen partitions from a chosen offset, or shares the topic as a
+member of a consumer group (--group, committing as it goes), and prints values, KEY<TAB>VALUE
+lines or JSON lines, until a count, an idle timeout or Ctrl-C."""
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction,
                  func=consume, add_common=add_common,
                  examples="kraft consume orders --from-beginning\n"
                           "kraft consume orders --partition 0,2 --offset 100 --max-messages 10\n"
-                          "kraft consume orders --from-beginning --timeout-ms 2000 --format json")
+                          "kraft consume orders --from-beginning --timeout-ms 2000 --format json\n"
+                          "kraft consume orders --group billing --from-beginning")
     p.add_argument("topic", metavar="TOPIC")
     start = p.add_mutually_exclusive_group()
     start.add_argument("--from-beginning", action="store_true",
@@ -31,9 +33,16 @@ def register(subparsers: argparse._SubParsersAction,
                        help="where to start in every chosen partition (default latest)")
     p.add_argument("--partition", dest="partitions", type=partition_list, action="append",
                    metavar="N[,N...]", help="partitions to read; repeatable (default: all)")
+    p.add_argument("--group", metavar="GROUP",
+                   help="read as a member of this consumer group: the group shares the "
+                        "partitions among its members and commits positions (auto-commit, and "
+                        "on exit), so the next run goes on where this one stopped; "
+                        "--from-beginning then applies only where nothing is committed")
     p.add_argument("--max-messages", type=positive_int, metavar="N", help="exit after N records")
     p.add_argument("--timeout-ms", type=positive_int, metavar="MS",
-                   help="exit when nothing arrives for this long (default: wait for Ctrl-C)")
+                   help="exit when nothing arrives for this long (default: wait for Ctrl-C; "
+                        "with --group, counted from when the group gives this member "
+                        "partitions)")
     p.add_argument("--print-key", action="store_true", help="print KEY<SEP>VALUE (text format)")
     p.add_argument("--key-separator", default="\t", metavar="SEP",
                    help="separator for --print-key (default: a tab)")
@@ -117,25 +126,38 @@ def consume(args: argparse.Namespace) -> int:
     as_json = args.format == "json"
     separator = args.key_separator.encode()
     offset = "earliest" if args.from_beginning else args.offset
+    group_options: dict[str, Any] = {}
+    if args.group is not None:
+        if args.partitions or offset not in ("earliest", "latest"):
+            raise CliError("--group shares the topic's partitions among the group's members "
+                           "from their committed offsets; --partition and --offset N do not "
+                           "apply (reset them with: kraft group reset-offsets "
+                           f"{args.group} --topic {args.topic} --to-offset N)")
+        group_options = {"group_id": args.group, "client_id": "kraft-console-consumer"}
     count = 0
     with common.make_consumer(args.bootstrap_server, fetch_max_bytes=args.fetch_max_bytes,
                               # an offset below the log start falls forward, not to the end
                               auto_offset_reset="latest" if offset == "latest"
-                              else "earliest") as consumer:
+                              else "earliest", **group_options) as consumer:
         partitions = choose_partitions(consumer, args.topic, args.partitions)
-        tps = [common.topic_partition(args.topic, p) for p in partitions]
-        consumer.assign(tps)
-        if offset == "earliest":
-            consumer.seek_to_beginning(*tps)
-        elif offset == "latest":
-            consumer.seek_to_end(*tps)
+        if args.group is not None:
+            consumer.subscribe([args.topic])
         else:
-            for tp in tps:
-                consumer.seek(tp, offset)
+            tps = [common.topic_partition(args.topic, p) for p in partitions]
+            consumer.assign(tps)
+            if offset == "earliest":
+                consumer.seek_to_beginning(*tps)
+            elif offset == "latest":
+                consumer.seek_to_end(*tps)
+            else:
+                for tp in tps:
+                    consumer.seek(tp, offset)
         last_record = _now()
         try:
             while args.max_messages is None or count < args.max_messages:
                 wait_ms = 1000
+                if args.group is not None and not consumer.assignment():
+                    last_record = _now()    # still joining: the idle clock has not started
                 if args.timeout_ms is not None:
                     left_ms = args.timeout_ms - (_now() - last_record) * 1000
                     if left_ms <= 0:

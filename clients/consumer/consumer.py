@@ -1,43 +1,237 @@
-"""The consumer: AsyncConsumer (trio) and Consumer (blocking facade) over one Fetcher. Manual
-assignment and seeks; poll reads the prefetched buffer and never waits on an RPC when it has data."""
+"""AsyncConsumer (trio) over one Fetcher: manual assignment and seeks, or a consumer group
+(subscribe, commits, rebalance callbacks); poll reads the prefetched buffer and never waits on an
+RPC when it has data. The blocking facade is Consumer (blocking.py)."""
 from __future__ import annotations
 
-import time
+import inspect
+import logging
+import re
 
 import trio
 
 from clients._service import BackgroundService
-from clients._sync import SyncRunner
 from clients.cluster import Cluster
+from clients.consumer.coordinator import Callback, ConsumerCoordinator, now_ms
 from clients.consumer.fetcher import ConsumerRecord, Fetcher
+from clients.consumer.membership import MembershipConfig
 from clients.errors import ErrorCode, KraftError
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 
+log = logging.getLogger(__name__)
+
 
 class AsyncConsumer(BackgroundService):
+    """Kafka's consumer settings, same names. With `group_id`, `subscribe` joins the group and
+    commits go to it; `enable_auto_commit` then defaults to True (every auto_commit_interval_ms,
+    before each rebalance and on close)."""
+
     def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *, fetch_min_bytes: int = 1,
                  fetch_max_wait_ms: int = 500, fetch_max_bytes: int = 52428800,
                  max_partition_fetch_bytes: int = 1048576, max_poll_records: int = 500,
                  auto_offset_reset: str = "latest", client_id: str = "kraft-consumer",
-                 check_crcs: bool = True, request_timeout_ms: int = 30000) -> None:
+                 check_crcs: bool = True, request_timeout_ms: int = 30000,
+                 group_id: str | None = None, group_instance_id: str | None = None,
+                 session_timeout_ms: int = 45000, heartbeat_interval_ms: int = 3000,
+                 max_poll_interval_ms: int = 300000,
+                 partition_assignment_strategy: list[str] | tuple[str, ...] = ("range", "sticky"),
+                 enable_auto_commit: bool | None = None, auto_commit_interval_ms: int = 5000,
+                 metadata_max_age_ms: int = 300000, retry_backoff_ms: int = 100) -> None:
         self.client_id = client_id
         self.max_poll_records = max_poll_records
+        self.request_timeout_ms = request_timeout_ms
         self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
         self._fetcher = Fetcher(
             self._cluster, fetch_min_bytes=fetch_min_bytes, fetch_max_wait_ms=fetch_max_wait_ms,
             fetch_max_bytes=fetch_max_bytes, max_partition_fetch_bytes=max_partition_fetch_bytes,
             auto_offset_reset=auto_offset_reset, check_crcs=check_crcs,
             request_timeout_ms=request_timeout_ms)
-        super().__init__(self._fetcher.run)
+        if enable_auto_commit and group_id is None:
+            raise ValueError("enable_auto_commit needs a group_id to commit to")
+        self.enable_auto_commit = bool(group_id is not None if enable_auto_commit is None
+                                       else enable_auto_commit)
+        self._group: ConsumerCoordinator | None = None
+        if group_id is not None:
+            config = MembershipConfig(
+                group_id, group_instance_id=group_instance_id,
+                session_timeout_ms=session_timeout_ms,
+                heartbeat_interval_ms=heartbeat_interval_ms,
+                max_poll_interval_ms=max_poll_interval_ms,
+                assignors=tuple(partition_assignment_strategy), retry_backoff_ms=retry_backoff_ms)
+            self._fetcher.group_id = group_id
+            self._group = ConsumerCoordinator(
+                self._cluster, self._fetcher, config, client_id=client_id,
+                enable_auto_commit=self.enable_auto_commit,
+                auto_commit_interval_ms=auto_commit_interval_ms,
+                metadata_max_age_ms=metadata_max_age_ms, request_timeout_ms=request_timeout_ms)
+        elif group_instance_id is not None:
+            raise ValueError("group_instance_id needs a group_id")
+        super().__init__(self._run)
+
+    @property
+    def group_id(self) -> str | None:
+        return self._group.group_id if self._group is not None else None
+
+    async def _run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self._fetcher.run)
+            if self._group is not None:
+                await nursery.start(self._group.run)
+            task_status.started()
 
     # --- lifecycle (start, aclose, async with: BackgroundService) ---------------------------
 
     def _on_stopped(self) -> None:
         self._cluster.close()
 
+    async def aclose(self) -> None:
+        """With a group: commit (auto-commit), run the revocation callback and leave the group
+        (a static member does not send LeaveGroup), all within request_timeout_ms."""
+        if self._group is not None and self._close_requested is not None \
+                and not self._close_requested.is_set():
+            with trio.move_on_after(self.request_timeout_ms / 1000):
+                await self._leave_group()
+        await self._stop()
+
+    async def _leave_group(self) -> None:
+        g = self._group
+        with self._fetcher.cond:
+            owned = sorted(g.user_assignment)
+            offsets = g.consumed_locked()
+        lost = g.core.lost
+        try:
+            if self.enable_auto_commit and offsets and not lost:
+                await self._commit_quietly(offsets)
+            if owned and g.listener is not None:
+                await _call_listener(g.listener, lost, set(owned))
+        finally:
+            await g.leave(self.request_timeout_ms / 1000)
+
+    # --- group membership -------------------------------------------------------------------
+
+    def subscribe(self, topics=None, listener=None, *, pattern: str | re.Pattern | None = None
+                  ) -> None:
+        """Join the group for `topics` (a list of names, or a compiled regex matching whole topic
+        names, internal topics excepted; `pattern=` takes a regex string). `listener` gets the
+        rebalance callbacks (ConsumerRebalanceListener). Partitions come with a later poll."""
+        g = self._require_group("subscribe")
+        with self._fetcher.cond:
+            if self._fetcher.assigned and g.wanted is None:
+                raise KraftError(ErrorCode.INVALID_REQUEST,
+                                 "this consumer has partitions from assign(); subscribe() and "
+                                 "assign() are exclusive: assign([]) first")
+        g.wanted = _subscription(topics, pattern)
+        g.listener = listener
+        g.wake()
+
+    def subscription(self) -> set[str]:
+        """The topics the group membership is for (a pattern's current matches)."""
+        g = self._group
+        if g is None or g.wanted is None:
+            return set()
+        if isinstance(g.wanted, re.Pattern):
+            return set(g.core.subscription or ())
+        return set(g.wanted)
+
+    async def unsubscribe(self) -> None:
+        """Commit (auto-commit), run the revocation callback and leave the group."""
+        if self._group is not None:
+            await self._leave_group()
+
+    async def _commit_quietly(self, offsets: dict) -> None:
+        try:
+            await self._group.commit(offsets)
+        except KraftError as exc:
+            log.warning("group %s: commit before giving partitions back failed: %s",
+                        self.group_id, exc)
+
+    def _require_group(self, what: str) -> ConsumerCoordinator:
+        if self._group is None:
+            raise KraftError(ErrorCode.INVALID_GROUP_ID,
+                             f"{what}() needs a consumer group: create the consumer with "
+                             "group_id='my-group'")
+        return self._group
+
+    async def _run_group_callbacks(self) -> None:
+        """Rebalance callbacks, in order, in the polling task; then commit_async callbacks."""
+        g = self._group
+        f = self._fetcher
+        while True:
+            with f.cond:
+                cb = g.take_callback_locked()
+            if cb is None:
+                break
+            try:
+                await self._run_callback(cb)
+            finally:
+                g.callback_done(cb)
+        while g.commits_done:
+            callback, offsets, error = g.commits_done.popleft()
+            result = callback(offsets, error)
+            if inspect.isawaitable(result):
+                await result
+        if g.error is not None:
+            raise g.error
+
+    async def _run_callback(self, cb: Callback) -> None:
+        g = self._group
+        if cb.kind == "revoke":
+            if self.enable_auto_commit and not cb.lost:
+                with self._fetcher.cond:
+                    offsets = g.consumed_locked(cb.partitions)
+                await self._commit_quietly(offsets)
+            if g.listener is not None and cb.partitions:
+                await _call_listener(g.listener, cb.lost, set(cb.partitions))
+        elif g.listener is not None:
+            result = g.listener.on_partitions_assigned(set(cb.partitions))
+            if inspect.isawaitable(result):
+                await result
+
+    # --- commits ----------------------------------------------------------------------------
+
+    async def commit(self, offsets: dict | None = None) -> None:
+        """Commit `offsets` ({tp: next offset to read}), by default the position of every
+        assigned partition: what poll returned. Raises KraftError when it failed."""
+        g = self._require_group("commit")
+        if offsets is None:
+            with self._fetcher.cond:
+                offsets = g.consumed_locked()
+        await g.commit(offsets)
+
+    def commit_async(self, offsets: dict | None = None, callback=None) -> None:
+        """Commit in the background; `callback(offsets, error_or_None)` runs in a later poll."""
+        g = self._require_group("commit_async")
+        if offsets is None:
+            with self._fetcher.cond:
+                offsets = g.consumed_locked()
+        g.commit_async(offsets, callback)
+
+    async def committed(self, partitions) -> dict[TopicPartition, int | None]:
+        """The group's committed offset of each partition, None where there is none."""
+        return await self._require_group("committed").committed(partitions)
+
+    # --- pause and resume -------------------------------------------------------------------
+
+    def pause(self, *tps: TopicPartition) -> None:
+        with self._fetcher.cond:
+            self._fetcher.pause_locked(tps)
+        self._fetcher.wake()
+
+    def resume(self, *tps: TopicPartition) -> None:
+        with self._fetcher.cond:
+            self._fetcher.resume_locked(tps)
+        self._fetcher.wake()
+
+    def paused(self) -> set[TopicPartition]:
+        with self._fetcher.cond:
+            return set(self._fetcher.paused)
+
     # --- assignment and positions -----------------------------------------------------------
 
     def assign(self, partitions: list[TopicPartition]) -> None:
+        if self._group is not None and self._group.wanted is not None:
+            raise KraftError(ErrorCode.INVALID_REQUEST,
+                             "this consumer subscribed to a group; subscribe() and assign() are "
+                             "exclusive: unsubscribe() first")
         with self._fetcher.cond:
             self._fetcher.assign_locked(partitions)
         self._fetcher.wake()
@@ -86,10 +280,19 @@ class AsyncConsumer(BackgroundService):
                    max_records: int | None = None) -> list[ConsumerRecord]:
         """Records from the prefetch buffer as soon as there are some; [] after timeout_ms."""
         f = self._fetcher
+        g = self._group
         limit = max_records or self.max_poll_records
         deadline = trio.current_time() + timeout_ms / 1000
+        if g is not None:
+            g.last_poll_ms = now_ms()
+            if g.core.poll_expired_at is not None:
+                g.wake()
         while True:
+            if g is not None:
+                await self._run_group_callbacks()
             with f.cond:
+                if g is not None and g.needs_attention_locked():
+                    continue
                 records, wake = f.take_locked(limit)
             if wake:
                 f.wake()
@@ -131,89 +334,25 @@ class AsyncConsumer(BackgroundService):
         return {tp: (None if offset < 0 else (offset, ts)) for tp, (offset, ts) in answers.items()}
 
 
-class Consumer:
-    """The blocking consumer for scripts: same arguments and methods as AsyncConsumer. `poll`
-    reads the prefetch buffer under a lock without entering the trio thread."""
+def _subscription(topics, pattern) -> frozenset[str] | re.Pattern:
+    if pattern is not None:
+        if topics is not None:
+            raise ValueError("subscribe() takes topics or a pattern, not both")
+        return re.compile(pattern) if isinstance(pattern, str) else pattern
+    if isinstance(topics, re.Pattern):
+        return topics
+    if isinstance(topics, str):
+        topics = [topics]
+    names = frozenset(topics or ())
+    if not names or not all(isinstance(t, str) and t for t in names):
+        raise ValueError(f"subscribe() needs topic names or a pattern, got {topics!r}")
+    return names
 
-    def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", **kwargs) -> None:
-        self._async = AsyncConsumer(bootstrap_servers, **kwargs)
-        self._runner = SyncRunner("kraft-consumer")
-        f = self._async._fetcher
-        token = self._runner.token
-        trio_wake = f.wake
 
-        def wake_threadsafe() -> None:
-            if not f.wake_requested:
-                f.wake_requested = True
-                token.run_sync_soon(trio_wake)
-
-        f.wake = wake_threadsafe
-        self._runner.start_service(self._async._serve)
-        self._closed = False
-
-    def assign(self, partitions: list[TopicPartition]) -> None:
-        self._async.assign(partitions)
-
-    def assignment(self) -> set[TopicPartition]:
-        return self._async.assignment()
-
-    def seek(self, tp: TopicPartition, offset: int) -> None:
-        self._async.seek(tp, offset)
-
-    def seek_to_beginning(self, *tps: TopicPartition) -> None:
-        self._async.seek_to_beginning(*tps)
-
-    def seek_to_end(self, *tps: TopicPartition) -> None:
-        self._async.seek_to_end(*tps)
-
-    def position(self, tp: TopicPartition) -> int:
-        f = self._async._fetcher
-        with f.cond:
-            pos = f.positions.get(TopicPartition(*tp))
-        if pos is not None:
-            return pos
-        return self._runner.run(self._async.position, tp)
-
-    def poll(self, timeout_ms: int = 1000, max_records: int | None = None) -> list[ConsumerRecord]:
-        f = self._async._fetcher
-        limit = max_records or self._async.max_poll_records
-        deadline = time.monotonic() + timeout_ms / 1000
-        with f.cond:
-            while True:
-                records, wake = f.take_locked(limit)
-                if records or wake:
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                f.cond.wait(left)
-        if wake:
-            f.wake()
-        return records
-
-    def partitions_for_topic(self, topic: str) -> list[int]:
-        return self._runner.run(self._async.partitions_for_topic, topic)
-
-    def beginning_offsets(self, tps) -> dict[TopicPartition, int]:
-        return self._runner.run(self._async.beginning_offsets, tps)
-
-    def end_offsets(self, tps) -> dict[TopicPartition, int]:
-        return self._runner.run(self._async.end_offsets, tps)
-
-    def offsets_for_times(self, timestamps: dict) -> dict:
-        return self._runner.run(self._async.offsets_for_times, timestamps)
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._runner.run(self._async.aclose)
-        finally:
-            self._runner.close()
-
-    def __enter__(self) -> "Consumer":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
+async def _call_listener(listener, lost: bool, partitions: set) -> None:
+    method = getattr(listener, "on_partitions_lost", None) if lost else None
+    if method is None:
+        method = listener.on_partitions_revoked
+    result = method(partitions)
+    if inspect.isawaitable(result):
+        await result

@@ -60,7 +60,9 @@ class Fetcher:
         self.resets: dict[tuple, int] = {}          # tp -> ListOffsets timestamp, resolved lazily
         self.gens: dict[tuple, int] = {}            # bumped by every seek: stale answers dropped
         self.chunks: dict[tuple, int] = {}
+        self.paused: set[TopicPartition] = set()    # assigned but neither fetched nor returned
         self.buffer: deque = deque()                # [tp, records, index, next_offset]
+        self.group_id: str | None = None            # named in errors about missing positions
         self.error: KraftError | None = None
         self.wake_requested = False
         self.refetch = False
@@ -108,7 +110,34 @@ class Fetcher:
         self._drop_chunks_locked(tp)
         for d in (self.positions, self.fetch_offsets, self.resets, self.chunks):
             d.pop(tp, None)
+        self.paused.discard(tp)
         self.gens[tp] = self.gens.get(tp, 0) + 1
+
+    def pause_locked(self, tps) -> None:
+        """Stop fetching `tps` and drop what is buffered for them (Kafka drops it too): their
+        positions stay where poll left them, so resume reads on from there."""
+        self.refetch = True
+        for tp in tps:
+            tp = TopicPartition(*tp)
+            self._check_assigned(tp)
+            if tp in self.paused:
+                continue
+            self.paused.add(tp)
+            self._drop_chunks_locked(tp)
+            if tp in self.positions:
+                self.fetch_offsets[tp] = self.positions[tp]
+            self.gens[tp] = self.gens.get(tp, 0) + 1
+
+    def resume_locked(self, tps) -> None:
+        for tp in tps:
+            tp = TopicPartition(*tp)
+            self._check_assigned(tp)
+            self.paused.discard(tp)
+
+    def notify_locked(self) -> None:
+        """Wake every poller (blocking and async) so it looks again: the group has callbacks for
+        it to run or an error to raise."""
+        self._notify_data()
 
     def _drop_chunks_locked(self, tp) -> None:
         if self.chunks.get(tp):
@@ -153,9 +182,12 @@ class Fetcher:
         if not buffer and self.reset_policy == "none":
             for tp in self.assigned:
                 if tp not in self.positions and tp not in self.resets:
+                    group = (f"no offset committed in group '{self.group_id}' and "
+                             if self.group_id else "")
                     raise KraftError(ErrorCode.OFFSET_OUT_OF_RANGE,
-                                     f"{tp[0]}-{tp[1]} has no position and auto_offset_reset="
-                                     f"'none'; seek() or seek_to_beginning() first")
+                                     f"{tp[0]}-{tp[1]} has {group}no position and "
+                                     f"auto_offset_reset='none'; seek() or seek_to_beginning() "
+                                     "first")
         out: list = []
         wake = False
         while buffer and len(out) < max_records:
@@ -276,9 +308,10 @@ class Fetcher:
     def _fetchable_locked(self, node: int) -> list:
         leaders = self.cluster.metadata.leaders
         chunks = self.chunks
+        paused = self.paused
         return [(tp, self.fetch_offsets[tp], self.gens.get(tp, 0)) for tp in self.assigned
                 if tp in self.fetch_offsets and leaders.get(tp) == node
-                and chunks.get(tp, 0) < MAX_BUFFERED_CHUNKS]
+                and chunks.get(tp, 0) < MAX_BUFFERED_CHUNKS and tp not in paused]
 
     async def _node_loop(self, node: int) -> None:
         """Keep one Fetch in flight to `node` for its fetchable partitions."""

@@ -3,12 +3,14 @@ library's API swapped into the CLI's factories (`fakes`), and the parser the int
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any, NamedTuple
 
 import pytest
 
 from clients.cli import common, register, run_command
 from clients.errors import ErrorCode, KraftError
+from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
 
 
 class TP(NamedTuple):
@@ -169,12 +171,21 @@ class FakeConsumer(_Closing):
         self.assigned: list = []
         self.seeks: list = []
         self.polls = 0
+        self.subscribed: list | None = None
 
     def partitions_for_topic(self, topic: str) -> list[int]:
         return self.partitions
 
     def assign(self, tps: list) -> None:
         self.assigned = list(tps)
+
+    def subscribe(self, topics: list) -> None:
+        """Like a group of one: every partition is this member's at once."""
+        self.subscribed = list(topics)
+        self.assigned = [TP(t, p) for t in topics for p in self.partitions]
+
+    def assignment(self) -> set:
+        return set(self.assigned)
 
     def seek(self, tp: Any, offset: int) -> None:
         self.seeks.append((tp, offset))
@@ -206,6 +217,9 @@ class FakeAdmin(_Closing):
         self.calls: list = []
         self.replication: dict = {}
         self.election_results: list | None = None
+        self.groups: dict[str, GroupDescription] = {}
+        self.group_offsets: dict[str, dict] = {}
+        self.time_offsets: dict = {}            # {tp: offset} answers for a timestamp
 
     def add_topic(self, name: str, partitions: int = 1, replicas: list = (1,),
                   internal: bool = False) -> None:
@@ -248,8 +262,58 @@ class FakeAdmin(_Closing):
         self.calls.append(("partitions", totals))
 
     def list_offsets(self, specs: dict) -> dict:
-        return {tp: (0 if spec == "earliest" else 10 * (tp.partition + 1))
-                for tp, spec in specs.items()}
+        return {tp: (0 if spec == "earliest" else 10 * (tp.partition + 1) if spec == "latest"
+                     else self.time_offsets.get(tp, -1)) for tp, spec in specs.items()}
+
+    def add_group(self, group_id: str, state: str = "Stable", members: tuple = (),
+                  offsets: dict | None = None) -> None:
+        """A group with `members` ((member_id, client_id, [(topic, p), ...]), ...) and
+        committed `offsets` ({(topic, p): offset}); log ends as list_offsets says."""
+        described = tuple(MemberDescription(m, None, c, "/127.0.0.1",
+                                            tuple(TP(*tp) for tp in tps))
+                          for m, c, tps in members)
+        self.group_offsets[group_id] = {TP(*tp): o for tp, o in (offsets or {}).items()}
+        self.groups[group_id] = GroupDescription(group_id, state, "consumer", "range", 3,
+                                                 members[0][0] if members else "", 1,
+                                                 described, ())
+
+    def list_groups(self, states: list | None = None) -> list:
+        return [GroupListing(g.group_id, g.state, "consumer", 1)
+                for g in sorted(self.groups.values(), key=lambda g: g.group_id)
+                if not states or g.state in states]
+
+    def describe_groups(self, group_ids: list, include_offsets: bool = True) -> list:
+        out = []
+        for gid in group_ids:
+            g = self.groups.get(gid)
+            if g is None:
+                out.append(GroupDescription(gid, "Dead", "", "", 0, "", 1, (), ()))
+                continue
+            offsets = ()
+            if include_offsets:
+                offsets = tuple(GroupOffset(tp.topic, tp.partition, o, 10 * (tp.partition + 1),
+                                            10 * (tp.partition + 1) - o)
+                                for tp, o in sorted(self.group_offsets[gid].items()))
+            out.append(dataclasses.replace(g, offsets=offsets))
+        return out
+
+    def delete_groups(self, group_ids: list) -> None:
+        for gid in group_ids:
+            self.calls.append(("delete-group", gid))
+            g = self.groups.get(gid)
+            if g is None:
+                raise KraftError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                 f"group '{gid}' does not exist (see: kraft group list)")
+            if g.members:
+                raise KraftError(ErrorCode.NON_EMPTY_GROUP, f"group '{gid}' has active members")
+            del self.groups[gid]
+
+    def list_group_offsets(self, group_id: str) -> dict:
+        return dict(self.group_offsets.get(group_id, {}))
+
+    def alter_group_offsets(self, group_id: str, offsets: dict) -> None:
+        self.calls.append(("alter-offsets", group_id, dict(offsets)))
+        self.group_offsets.setdefault(group_id, {}).update(offsets)
 
     def describe_partitions(self, tps: list) -> dict:
         """Partition p's leader: high watermark 10*(p+1), log end 2 past it, the last replica

@@ -1,0 +1,180 @@
+"""Talking to a group's coordinator, for the consumer and the admin client: FindCoordinator through
+any broker, the Group RPCs to the node it names, offsets to and from protobuf, retries."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import trio
+
+from clients import bridge
+from clients.cluster import Cluster
+from clients.errors import ErrorCode, KraftError
+from clients.types import TopicPartition
+from clients.wire import group_pb2, group_pb2_grpc
+
+E = ErrorCode
+# The coordinator moved, is not there yet, or could not be reached: look it up again.
+COORDINATOR_ERRORS = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE,
+                                E.NETWORK_EXCEPTION, E.REQUEST_TIMED_OUT})
+RETRIABLE = COORDINATOR_ERRORS | {E.COORDINATOR_LOAD_IN_PROGRESS}
+RETRY_BACKOFF_S = 0.1
+
+
+@dataclass(frozen=True)
+class Coordinator:
+    node_id: int
+    address: str
+
+
+def group_stub(cluster: Cluster, address: str) -> group_pb2_grpc.GroupStub:
+    """A Group stub on the cluster's channel to `address` (one connection per node; raises
+    once the cluster is closed). Cluster knows Broker and Controller stubs only, hence this."""
+    channel = cluster._channel(address)
+    stubs = cluster.__dict__.setdefault("_group_stubs", {})
+    cached = stubs.get(address)
+    if cached is None or cached[0] is not channel:
+        cached = stubs[address] = (channel, group_pb2_grpc.GroupStub(channel))
+    return cached[1]
+
+
+async def call_any(cluster: Cluster, method: str, request):
+    """Send a Group request to the first broker that answers (known brokers, then bootstrap)."""
+    last: KraftError | None = None
+    addresses = cluster._candidates()
+    for address in addresses:
+        try:
+            return await bridge.call(getattr(group_stub(cluster, address), method), request,
+                                     cluster.timeout)
+        except KraftError as exc:
+            if exc.code != E.NETWORK_EXCEPTION:
+                raise
+            last = exc
+    raise KraftError(E.NETWORK_EXCEPTION, f"no broker answered {method} (tried "
+                     f"{', '.join(addresses)}): {last.message if last else ''}; is the cluster "
+                     "running?")
+
+
+class CoordinatorClient:
+    """The coordinator of one group, looked up on first use and forgotten on COORDINATOR_ERRORS."""
+
+    def __init__(self, cluster: Cluster, group_id: str) -> None:
+        self.cluster = cluster
+        self.group_id = group_id
+        self.coordinator: Coordinator | None = None
+        self._lookup: trio.Event | None = None     # set when a lookup in flight finishes
+        self._lookup_error: KraftError | None = None
+
+    def invalidate(self) -> None:
+        self.coordinator = None
+
+    async def find(self) -> Coordinator:
+        """The coordinator, asking a broker if unknown; concurrent callers share one lookup."""
+        while self.coordinator is None:
+            if self._lookup is not None:
+                await self._lookup.wait()
+                if self.coordinator is None and self._lookup_error is not None:
+                    raise self._lookup_error
+                continue
+            self._lookup, self._lookup_error = trio.Event(), None
+            try:
+                resp = await call_any(self.cluster, "FindCoordinator",
+                                      group_pb2.FindCoordinatorRequest(key=self.group_id))
+                if resp.error_code:
+                    raise KraftError(resp.error_code, f"no coordinator for group "
+                                     f"'{self.group_id}' yet: {resp.error_message}")
+                self.coordinator = Coordinator(resp.node_id, f"{resp.host}:{resp.port}")
+            except KraftError as exc:
+                self._lookup_error = exc
+                raise
+            finally:
+                event, self._lookup = self._lookup, None
+                event.set()
+        return self.coordinator
+
+    async def call(self, method: str, request, timeout: float | None = None):
+        """One RPC to the coordinator; whole-response coordinator errors and network failures
+        forget it (the caller decides whether to retry)."""
+        coordinator = await self.find()
+        stub = group_stub(self.cluster, coordinator.address)
+        try:
+            resp = await bridge.call(getattr(stub, method), request, timeout or self.cluster.timeout)
+        except KraftError as exc:
+            if exc.code in COORDINATOR_ERRORS and self.coordinator == coordinator:
+                self.coordinator = None
+            raise
+        if getattr(resp, "error_code", 0) in COORDINATOR_ERRORS and self.coordinator == coordinator:
+            self.coordinator = None
+        return resp
+
+    async def call_retrying(self, method: str, request, deadline: float,
+                            error_of=lambda resp: resp.error_code):
+        """`call` until `error_of(resp)` is not a retriable coordinator error or `deadline`
+        (time.monotonic) passes; raises KraftError for a failure it gave up on."""
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                with trio.fail_after(max(left, 0.001)):
+                    resp = await self.call(method, request, max(left, 0.001))
+                error = error_of(resp)
+                if error not in RETRIABLE:
+                    return resp
+                if error in COORDINATOR_ERRORS:     # also when only the partitions carry it
+                    self.invalidate()
+                last = KraftError(error, getattr(resp, "error_message", ""))
+            except trio.TooSlowError:
+                last = KraftError(E.REQUEST_TIMED_OUT, f"{method} for group '{self.group_id}'")
+            except KraftError as exc:
+                if exc.code not in RETRIABLE:
+                    raise
+                last = exc
+            if time.monotonic() + RETRY_BACKOFF_S >= deadline:
+                raise KraftError(last.code, f"{method} for group '{self.group_id}' gave up after "
+                                 f"retries: {last.message}")
+            await trio.sleep(RETRY_BACKOFF_S)
+
+    # -- offsets ------------------------------------------------------------------------------
+    async def fetch_offsets(self, partitions: list | None, deadline: float
+                            ) -> dict[TopicPartition, int | None]:
+        """Committed offsets ({tp: offset, None when nothing is committed}); `partitions` None:
+        every partition the group committed."""
+        req = group_pb2.OffsetFetchRequest(group_id=self.group_id, all_partitions=partitions is None,
+                                           partitions=[group_pb2.TopicPartitionRef(
+                                               topic=t, partition=p) for t, p in partitions or ()])
+        resp = await self.call_retrying("OffsetFetch", req, deadline)
+        if resp.error_code:
+            raise KraftError(resp.error_code, f"group '{self.group_id}': {resp.error_message}")
+        out: dict[TopicPartition, int | None] = {}
+        for p in resp.partitions:
+            if p.error_code:
+                raise KraftError(p.error_code, f"group '{self.group_id}' {p.topic}-{p.partition}")
+            out[TopicPartition(p.topic, p.partition)] = p.offset if p.offset >= 0 else None
+        return out
+
+    async def commit_offsets(self, offsets: dict, generation: int, member_id: str,
+                             group_instance_id: str | None, deadline: float) -> None:
+        """OffsetCommit, retried while the coordinator is moving; raises the first partition
+        error (a membership error is the caller's to interpret)."""
+        req = group_pb2.OffsetCommitRequest(
+            group_id=self.group_id, generation_id=generation, member_id=member_id,
+            group_instance_id=group_instance_id,
+            partitions=[group_pb2.CommitPartition(topic=tp[0], partition=tp[1], offset=off,
+                                                  leader_epoch=-1)
+                        for tp, off in sorted(offsets.items())])
+        resp = await self.call_retrying("OffsetCommit", req, deadline, error_of=_commit_error)
+        error = _commit_error(resp)
+        if error:
+            bad = next((p for p in resp.partitions if p.error_code), None)
+            where = f" {bad.topic}-{bad.partition}" if bad is not None else ""
+            message = (bad.error_message if bad is not None else "") or resp.error_message
+            raise KraftError(error, f"commit to group '{self.group_id}' failed{where}"
+                                    + (f": {message}" if message else ""))
+
+
+def _commit_error(resp) -> int:
+    return resp.error_code or next((p.error_code for p in resp.partitions if p.error_code), 0)
+
+
+def deadline_after(timeout_s: float) -> float:
+    return time.monotonic() + timeout_s if math.isfinite(timeout_s) else math.inf
