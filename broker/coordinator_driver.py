@@ -90,6 +90,10 @@ class CoordinatorDriver:
         now = self.clock_ms()
         batch = encode_batch([(key, value, (), now) for key, value in effect.records])
         result = self.replicas.append(OFFSETS_TOPIC, self.partition, batch, ACKS_ALL, now)
+        if not result.error_code:
+            # Followers' fetches parked on "no new data" take it now rather than after their
+            # max wait: an acks=all append waits for them (the Produce servicer does the same).
+            self.replicas.on_change()
         self._inflight.append((effect.append_id, result, trio.current_time() + self.commit_timeout_s))
 
     # -- life ---------------------------------------------------------------------------------------

@@ -173,3 +173,42 @@ async def test_a_broker_that_leads_no_offsets_partition_answers_not_coordinator(
     deleted = await broker.servicer.DeleteGroups(pb.DeleteGroupsRequest(group_ids=[GROUP]))
     assert [g.error_code for g in deleted.groups] == [E.NOT_COORDINATOR]
     assert "find its coordinator again" in deleted.groups[0].error_message
+
+
+async def test_a_commit_wakes_the_followers_parked_fetch_at_once(tmp_path, autojump_clock):
+    """An acks=all commit waits for the followers: their long-polling fetch must take the new
+    record now, not when its max wait ends (that cost every commit and rebalance 500 ms)."""
+    from broker.broker_servicer import BrokerServicer
+    from clients.wire import broker_pb2
+    broker = Broker(tmp_path, replicas=(1, 2))
+    brokers = BrokerServicer(broker.replicas, metadata=None, channel=None, node_id=1, host="h",
+                             port=1, cluster_id="c", clock_ms=lambda: 0)
+
+    def changed() -> None:
+        brokers.replication_changed()
+        broker.groups.replication_changed()
+
+    broker.replicas.on_change = changed
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(broker.groups.run)
+        broker.lead(leader_epoch=1)
+        await trio.testing.wait_all_tasks_blocked()
+        fetched = []
+
+        async def follower_fetch():
+            request = broker_pb2.FetchRequest(replica_id=2, max_wait_ms=10_000, min_bytes=1,
+                                              topics=[broker_pb2.FetchTopic(
+                                                  topic=OFFSETS_TOPIC, partitions=[
+                                                      broker_pb2.FetchPartition(
+                                                          partition=0, current_leader_epoch=1,
+                                                          fetch_offset=0, last_fetched_epoch=-1)])])
+            await brokers.Fetch(request)
+            fetched.append(trio.current_time())
+
+        nursery.start_soon(follower_fetch)
+        await trio.testing.wait_all_tasks_blocked()
+        started = trio.current_time()
+        nursery.start_soon(broker.servicer.OffsetCommit, commit("", -1, 9))
+        await trio.testing.wait_all_tasks_blocked()
+        assert fetched and fetched[0] - started < 1.0
+        nursery.cancel_scope.cancel()
