@@ -44,11 +44,14 @@ class Member(threading.Thread):
     """A blocking consumer of group `group` in its own thread: polls, keeps what it read,
     commits after each poll when `manual` (and in the revocation listener), until closed."""
 
-    def __init__(self, bootstrap: str, name: str, group: str = "g", manual: bool = False) -> None:
+    def __init__(self, bootstrap: str, name: str, group: str = "g", manual: bool = False,
+                 **settings) -> None:
         super().__init__(name=name, daemon=True)
         self.bootstrap, self.group, self.manual = bootstrap, group, manual
+        self.settings = {**MEMBER, **settings}
         self.records: list = []
         self.assigned: set = set()
+        self.revocations = 0
         self.error: BaseException | None = None
         self.ready = threading.Event()
         self._stopping = threading.Event()
@@ -62,13 +65,14 @@ class Member(threading.Thread):
                 if member.manual:
                     member.consumer.commit()
                 member.assigned = set()
+                member.revocations += 1
 
             def on_partitions_assigned(self, partitions):
                 member.assigned = set(partitions)
 
         try:
             with Consumer(self.bootstrap, group_id=self.group, client_id=self.name,
-                          enable_auto_commit=not self.manual, **MEMBER) as c:
+                          enable_auto_commit=not self.manual, **self.settings) as c:
                 self.consumer = c
                 c.subscribe(["t"], listener=Listener())
                 self.ready.set()
@@ -114,6 +118,32 @@ def test_three_members_split_six_partitions_and_a_closed_members_share_moves(nod
     finally:
         for m in members[1:]:
             m.close()
+
+
+def test_a_static_member_restarting_within_its_session_causes_no_rebalance(node_factory):
+    node = single_node(node_factory)
+    static = dict(group_instance_id="worker-1", session_timeout_ms=10_000)
+    first = Member(node.address, "s", **static)
+    other = Member(node.address, "d", session_timeout_ms=10_000)
+    first.start()
+    other.start()
+    restarted = None
+    try:
+        eventually(lambda: shares([first, other]) == [3, 3], 30, "a 3/3 split")
+        with Admin(node.address) as admin:
+            generation = admin.describe_groups(["g"])[0].generation
+            owned, revocations = set(first.assigned), other.revocations
+            first.close()                   # a static member sends no LeaveGroup
+            restarted = Member(node.address, "s", **static)
+            restarted.start()
+            eventually(lambda: restarted.assigned == owned, 30, "its partitions back")
+            [after] = admin.describe_groups(["g"])
+        assert after.generation == generation and after.state == "Stable"
+        assert other.revocations == revocations     # the other member never gave anything up
+    finally:
+        for m in (other, restarted):
+            if m is not None:
+                m.close()
 
 
 MEMBER_SCRIPT = """
