@@ -110,6 +110,12 @@ class GroupCoordinators:
         offsets.topic.replication.factor replicas, or as many brokers as are live if fewer."""
         live = len(self.metadata.image.live_brokers())
         replication = min(self.config.offsets_topic_replication_factor, max(live, 1))
+        if replication < self.config.offsets_topic_replication_factor:
+            # Kafka refuses until enough brokers are up; a one-broker dev cluster would then
+            # need a setting to have groups at all. Say so loudly instead: it is for good.
+            log.warning("creating %s with replication factor %d: only %d brokers are live, "
+                        "offsets.topic.replication.factor is %d", OFFSETS_TOPIC, replication,
+                        live, self.config.offsets_topic_replication_factor)
         request = CreateTopicsRequest((CreatableTopic(
             OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, replication,
             {"cleanup.policy": "compact", "segment.bytes": str(self.segment_bytes)}),))
