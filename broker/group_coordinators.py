@@ -23,6 +23,7 @@ from kraft.metadata.image import BrokerRegistration
 log = logging.getLogger(__name__)
 
 CREATE_TIMEOUT_S = 10.0
+RESTART_BACKOFF_S = 1.0
 
 
 class GroupCoordinators:
@@ -84,7 +85,21 @@ class GroupCoordinators:
                                            commit_timeout_ms=self.commit_timeout_ms, rng=self._rng)
                 scope = trio.CancelScope()
                 self._drivers[partition] = (driver, scope)
-                nursery.start_soon(_run_in, scope, driver)
+                nursery.start_soon(self._run_driver, scope, driver)
+
+    async def _run_driver(self, scope: trio.CancelScope, driver: CoordinatorDriver) -> None:
+        with scope:
+            try:
+                await driver.run()
+            except Exception:
+                # One partition's failure must not take the broker down: its groups hear
+                # NOT_COORDINATOR for a moment, then a new driver loads the partition afresh.
+                log.exception("the coordinator of %s-%d failed; restarting it in %.0f s",
+                              OFFSETS_TOPIC, driver.partition, RESTART_BACKOFF_S)
+                await trio.sleep(RESTART_BACKOFF_S)
+                if self._drivers.get(driver.partition, (None,))[0] is driver:
+                    del self._drivers[driver.partition]
+                    self._changed.set()
 
     # -- FindCoordinator ------------------------------------------------------------------------
     async def find_coordinator(self, group_id: str) -> BrokerRegistration:
@@ -133,12 +148,3 @@ class GroupCoordinators:
                              f"{OFFSETS_TOPIC} was created but this broker has not seen it yet; "
                              "retry")
 
-
-async def _run_in(scope: trio.CancelScope, driver: CoordinatorDriver) -> None:
-    with scope:
-        try:
-            await driver.run()
-        except Exception:
-            # One partition's failure must not take the broker down; its groups get
-            # NOT_COORDINATOR until leadership moves (or the broker restarts).
-            log.exception("the coordinator of %s-%d stopped", OFFSETS_TOPIC, driver.partition)

@@ -212,3 +212,28 @@ async def test_a_commit_wakes_the_followers_parked_fetch_at_once(tmp_path, autoj
         await trio.testing.wait_all_tasks_blocked()
         assert fetched and fetched[0] - started < 1.0
         nursery.cancel_scope.cancel()
+
+
+async def test_a_failed_coordinator_is_restarted_not_left_dead(tmp_path, autojump_clock,
+                                                               monkeypatch, caplog):
+    from broker.coordinator_driver import CoordinatorDriver
+    original, calls = CoordinatorDriver._load, []
+
+    async def load_failing_once(self):
+        calls.append(self)
+        if len(calls) == 1:
+            raise RuntimeError("a bug while loading")
+        return await original(self)
+
+    monkeypatch.setattr(CoordinatorDriver, "_load", load_failing_once)
+    broker = Broker(tmp_path)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(broker.groups.run)
+        broker.lead(leader_epoch=1)
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await committed(broker.servicer)).error_code == E.NOT_COORDINATOR
+        assert "a bug while loading" in caplog.text
+        await trio.sleep(2)                      # the restart backoff
+        assert len(calls) == 2
+        assert (await committed(broker.servicer)).error_code == 0
+        nursery.cancel_scope.cancel()
