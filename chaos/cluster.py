@@ -24,6 +24,10 @@ FAST_SETTINGS = {
     "controller.quorum.request.timeout.ms": "1000", "broker.session.timeout.ms": "3000",
     "broker.heartbeat.interval.ms": "300", "replica.lag.time.max.ms": "3000",
     "auto.create.topics.enable": "false",
+    # The workload's consumer group: a few offsets partitions (Kafka's 50 would mostly idle),
+    # every group write on 3 replicas and acknowledged by 2 at least.
+    "offsets.topic.num.partitions": "3", "offsets.topic.replication.factor": "3",
+    "min.insync.replicas": "2",
 }
 STOP_GRACE_S = 15.0
 

@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rate", type=float, default=100.0, help="sends per second in all (default 100)")
     p.add_argument("--producers", type=int, default=3, help="producer clients (default 3)")
     p.add_argument("--consumers", type=int, default=2, help="consumer clients (default 2)")
+    p.add_argument("--group-members", type=int, default=2,
+                   help="members of the consumer group chaos-group, committing as they poll "
+                        "(default 2)")
     p.add_argument("--recreate", type=duration, default=10.0,
                    help="each client is replaced after about this long (default 10s)")
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic (default 3)")
@@ -160,7 +163,8 @@ class Run:
         rec = Recorder(history, self.clock_ns)
         stop = threading.Event()
         work = Workload(rec, cluster.bootstrap, TOPIC, a.partitions, stop, a.recreate, a.rate,
-                        a.producers, consumers=a.consumers, seed=a.seed)
+                        a.producers, consumers=a.consumers, group_members=a.group_members,
+                        seed=a.seed)
         executor = Executor(cluster, network, lambda: self.view(cluster), self.clock_ns,
                             fault_log.write, self.log, a.seed)
         work.start()

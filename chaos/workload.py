@@ -1,5 +1,6 @@
 """The chaos workload: idempotent acks=all producers writing unique ints per partition, consumers
-that assign every partition and record each poll, and the final drain; all into chaos.history."""
+that assign every partition and record each poll, members of one consumer group that commit what
+they polled, and the final drain; all into chaos.history."""
 from __future__ import annotations
 
 import collections
@@ -11,8 +12,8 @@ import time
 from typing import Callable
 
 from chaos.history import JsonLinesWriter, Op
-from clients.consumer import Consumer
-from clients.errors import KraftError
+from clients.consumer import Consumer, ConsumerRebalanceListener
+from clients.errors import ErrorCode, KraftError
 from clients.producer import Producer
 from clients.types import TopicPartition
 
@@ -25,6 +26,14 @@ CLOSE_TIMEOUT_S = 5.0
 PRODUCER_SETTINGS = dict(acks="all", linger_ms=1, request_timeout_ms=3000,
                          delivery_timeout_ms=10000, retry_backoff_ms=100, max_block_ms=5000)
 CONSUMER_SETTINGS = dict(auto_offset_reset="earliest", request_timeout_ms=3000, fetch_max_wait_ms=200)
+GROUP = "chaos-group"
+# Kafka's shortest session (group.min.session.timeout.ms) so a member cut off by a fault is
+# replaced within a fault window; commits are the workload's own, after each poll.
+GROUP_SETTINGS = dict(group_id=GROUP, enable_auto_commit=False, session_timeout_ms=6000,
+                      heartbeat_interval_ms=1000, max_poll_interval_ms=60000)
+# A commit that failed this way certainly changed nothing; anything else may have landed.
+COMMIT_REFUSED = frozenset({ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID,
+                            ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.FENCED_INSTANCE_ID})
 
 
 class Recorder:
@@ -43,10 +52,11 @@ class Recorder:
             return self._next_process
 
     def op(self, process, type_: str, f: str, value=None, partition: str | None = None,
-           offset: int | None = None) -> None:
+           offset: int | None = None, group: str | None = None, rebalanced=()) -> None:
         with self._lock:
             now = self.clock_ns()
-            self._writer.write(Op(process, type_, f, now, value, partition, offset))
+            self._writer.write(Op(process, type_, f, now, value, partition, offset, group,
+                                  tuple(rebalanced)))
             self.counts[(f, type_)] += 1
             if f == "send" and type_ == "ok":
                 self.last_ok_send_ns = now
@@ -77,6 +87,7 @@ class Workload:
     producers: int = 3
     slots: int = 3                  # logical processes per producer client
     consumers: int = 2
+    group_members: int = 2
     seed: int = 0
     errors: list[str] = dataclasses.field(default_factory=list)
 
@@ -92,6 +103,8 @@ class Workload:
             self._spawn(f"producer-{i}", self._producer, random.Random(f"{self.seed}:p{i}"))
         for i in range(self.consumers):
             self._spawn(f"consumer-{i}", self._consumer, random.Random(f"{self.seed}:c{i}"))
+        for i in range(self.group_members):
+            self._spawn(f"member-{i}", self._group_member, random.Random(f"{self.seed}:g{i}"))
 
     def _spawn(self, name: str, session: Callable[[random.Random], None], rng: random.Random) -> None:
         def loop() -> None:
@@ -188,6 +201,58 @@ class Workload:
             client.close()
 
 
+    def _group_member(self, rng: random.Random) -> None:
+        """One member's life in the group: subscribe, poll, commit the next offset of each
+        partition it polled; on close its partitions go to the other members."""
+        process = self.recorder.new_process()
+        changed = Rebalanced()
+        client = Consumer(self.bootstrap, client_id="chaos-member", **CONSUMER_SETTINGS,
+                          **GROUP_SETTINGS)
+        try:
+            self.recorder.op(process, "invoke", "subscribe", [self.topic])
+            client.subscribe([self.topic], listener=changed)
+            self.recorder.op(process, "ok", "subscribe", [self.topic])
+            end = self._session_end(rng)
+            while not self.stop.is_set() and time.monotonic() < end:
+                records = poll(self.recorder, process, client, 500, changed)
+                if records:
+                    commit(self.recorder, process, client, records)
+        finally:
+            client.close()
+
+
+class Rebalanced(ConsumerRebalanceListener):
+    """The partitions whose assignment changed (given up, lost or received) since `take`."""
+
+    def __init__(self) -> None:
+        self._names: set[str] = set()
+
+    def _note(self, partitions) -> None:
+        self._names.update(f"{tp.topic}-{tp.partition}" for tp in partitions)
+
+    on_partitions_revoked = on_partitions_lost = on_partitions_assigned = _note
+
+    def take(self) -> list[str]:
+        names, self._names = sorted(self._names), set()
+        return names
+
+
+def commit(rec: Recorder, process, client: Consumer, records) -> None:
+    """Commit, for each partition in `records`, the offset after the last one polled."""
+    offsets: dict[TopicPartition, int] = {}
+    for r in records:
+        offsets[TopicPartition(r.topic, r.partition)] = r.offset + 1
+    value = {f"{tp.topic}-{tp.partition}": o for tp, o in sorted(offsets.items())}
+    rec.op(process, "invoke", "commit", value, group=GROUP)
+    try:
+        client.commit(offsets)
+    except KraftError as exc:
+        rec.op(process, "fail" if exc.code in COMMIT_REFUSED else "info", "commit", value,
+               group=GROUP)
+        return
+    rec.op(process, "ok", "commit", value, group=GROUP)
+
+
 def assign(rec: Recorder, process, client: Consumer, topic: str, partitions: int) -> None:
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     names = [f"{topic}-{p}" for p in range(partitions)]
@@ -197,17 +262,20 @@ def assign(rec: Recorder, process, client: Consumer, topic: str, partitions: int
     rec.op(process, "ok", "assign", names)
 
 
-def poll(rec: Recorder, process, client: Consumer, timeout_ms: int) -> list:
+def poll(rec: Recorder, process, client: Consumer, timeout_ms: int,
+         changed: Rebalanced | None = None) -> list:
+    """A poll into the history; a group member's also names the partitions whose assignment
+    changed in it (its listener runs inside poll), which restarts their position sequence."""
     rec.op(process, "invoke", "poll")
     try:
         records = client.poll(timeout_ms=timeout_ms)
     except KraftError:
-        rec.op(process, "fail", "poll")
+        rec.op(process, "fail", "poll")     # its rebalance, if any, goes with the next ok poll
         return []
     read: dict[str, list] = {}
     for r in records:
         read.setdefault(f"{r.topic}-{r.partition}", []).append([r.offset, _value(r.value)])
-    rec.op(process, "ok", "poll", read)
+    rec.op(process, "ok", "poll", read, rebalanced=changed.take() if changed else ())
     return records
 
 

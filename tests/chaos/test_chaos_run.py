@@ -1,7 +1,7 @@
 """A real chaos run, short: `chaos/run.sh --duration 20s --nemesis kill,pause,partition` starts six
 node processes in their own network namespaces, injects faults, heals, drains and exits; its
-history has acknowledged sends and the final drain, its fault log windows with start and end; the
-audit finds nothing (exit 0): no acknowledged write lost, duplicated or moved."""
+history has acknowledged sends, a consumer group's commits and the final drain, its fault log
+windows with start and end; the audit finds nothing (exit 0): no acknowledged write lost, duplicated or moved."""
 from __future__ import annotations
 
 import json
@@ -44,6 +44,11 @@ def test_a_short_run_injects_faults_heals_and_drains(permitted, tmp_path):
     drained = [op for op in ops if op.process == "drain" and op.f == "poll" and op.type == "ok"]
     assert sum(len(pairs) for op in drained for pairs in op.reads().values()) > 0
     assert all(op.time >= 0 for op in ops)
+    # The consumer group's members polled and committed through the faults (its offsets are
+    # checked by commit-backwards, its polls like every other consumer's).
+    commits = [op for op in ops if op.f == "commit" and op.type == "ok"]
+    assert commits and all(op.group == "chaos-group" for op in commits), tail
+    assert any(op.f == "subscribe" and op.type == "ok" for op in ops)
 
     windows = read_faults(out / "faults.jsonl")
     assert len(windows) >= 2, tail
