@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import logging
 import os
 import pathlib
 import random
@@ -161,6 +162,7 @@ class Run:
         fault_log = JsonLinesWriter(self.out / "faults.jsonl")
         self.t0 = time.monotonic_ns()     # the history's and the faults' clock starts here
         rec = Recorder(history, self.clock_ns)
+        _log_clients_to(self.out / "workload.log")
         stop = threading.Event()
         work = Workload(rec, cluster.bootstrap, TOPIC, a.partitions, stop, a.recreate, a.rate,
                         a.producers, consumers=a.consumers, group_members=a.group_members,
@@ -327,5 +329,16 @@ def finish(run: Run, summary: dict, args: argparse.Namespace) -> int:
     return summary["exit_code"]
 
 
+def _log_clients_to(path: pathlib.Path) -> None:
+    """The workload's clients log what they decided (coordinator lookups, committed offsets
+    found, position resets) at INFO: kept in OUT/workload.log to explain the history."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s: %(message)s"))
+    clients_log = logging.getLogger("clients")
+    clients_log.addHandler(handler)
+    clients_log.setLevel(logging.INFO)
+
+
 if __name__ == "__main__":
     sys.exit(main())
+

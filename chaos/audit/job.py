@@ -204,7 +204,8 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     result.violations += problems
     compacted = facts.compacted_topics()
     frames = [rc.integrity(batches), rc.order(valid, broken, compacted),
-              rc.epoch_checkpoint(valid, broken.unionByName(unreadable), checkpoints),
+              rc.epoch_checkpoint(valid, broken.unionByName(unreadable), checkpoints,
+                                  compacted),
               rc.divergence(valid, hw, compacted),
               rc.producer_sequences(valid, broken, compacted)]
     result.checks_run += ["batch-integrity", "offset-order", "leader-epoch-order",

@@ -78,12 +78,14 @@ def order(valid: DataFrame, damaged_logs: DataFrame, compacted: list[str]) -> Da
                     "replica", "base_offset", "epoch", "prev_epoch"))))
 
 
-def epoch_checkpoint(valid: DataFrame, damaged_logs: DataFrame, checkpoints: DataFrame) -> DataFrame:
+def epoch_checkpoint(valid: DataFrame, damaged_logs: DataFrame, checkpoints: DataFrame,
+                     compacted: list[str] = ()) -> DataFrame:
     """Rebuild each replica's epoch entries as the log engine does (an entry where an epoch above
     every earlier one starts) and compare with `checkpoints` (replica, topic, partition, epoch,
     start_offset, first). Tolerated, as the engine repairs them at open: entries at or past the
     log end (a crash between the checkpoint write and the append), and a first entry starting
-    later than its first batch (the log start moved up)."""
+    later than its first batch (the log start moved up). In `compacted` topics an epoch may also
+    start before its first remaining batch, or have none left: compaction removed them."""
     data = valid.filter(F.col("topic") != METADATA_TOPIC).join(damaged_logs, REPLICA_KEY, "left_anti")
     w = Window.partitionBy(*REPLICA_KEY).orderBy("segment", "position") \
         .rowsBetween(Window.unboundedPreceding, -1)
@@ -95,10 +97,13 @@ def epoch_checkpoint(valid: DataFrame, damaged_logs: DataFrame, checkpoints: Dat
             .filter(F.col("start_offset") < F.coalesce("log_end", F.lit(0)))
             .select(*REPLICA_KEY, "epoch", F.col("start_offset").alias("stored"), "first"))
     both = derived.join(kept, REPLICA_KEY + ["epoch"], "full_outer")
+    thinned = (F.col("topic").isin(list(compacted)) & F.col("stored").isNotNull()
+               & (F.col("derived").isNull() | (F.col("stored") < F.col("derived"))))
     wrong = both.filter(
-        F.col("derived").isNull() | F.col("stored").isNull()
-        | ((F.col("derived") != F.col("stored"))
-           & ~(F.col("first") & (F.col("stored") > F.col("derived")))))
+        (F.col("derived").isNull() | F.col("stored").isNull()
+         | ((F.col("derived") != F.col("stored"))
+            & ~(F.col("first") & (F.col("stored") > F.col("derived")))))
+        & ~thinned)
     per_log = wrong.groupBy(*REPLICA_KEY).agg(
         F.sort_array(F.collect_list(F.struct("epoch", "stored", "derived"))).alias("entries"))
     text = F.array_join(F.transform("entries", lambda e: F.format_string(

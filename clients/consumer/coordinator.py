@@ -259,6 +259,8 @@ class ConsumerCoordinator:
                     break
                 log.info("group %s: committed offsets not available yet: %s", self.group_id, exc)
                 await trio.sleep(RETRY_BACKOFF_S)
+        log.info("group %s: assigned %s; committed offsets %s", self.group_id,
+                 sorted(cb.partitions), {f"{t}-{p}": o for (t, p), o in sorted(committed.items())})
         f = self.fetcher
         with f.cond:
             f.assign_locked(cb.partitions)

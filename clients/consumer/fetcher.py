@@ -397,6 +397,8 @@ class Fetcher:
                 if self.gens.get(tp, 0) != gen:
                     continue  # a seek or reset happened while the fetch was out
                 if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
+                    log.info("fetch offset %d of %s-%d is out of range (%s); resetting to %s",
+                             asked[tp][0], tp[0], tp[1], message, self.reset_policy)
                     self._reset_locked(tp, self._policy_timestamp(tp))
                     wake = True
                 elif code in INVALID_METADATA:

@@ -89,13 +89,20 @@ def plant_sequence(c):
     _skip_last_sequences(c, c.topic("seq"))
 
 
+def _epoch_1_from_29(log):   # epoch 1's first batch is at 30: as if compaction removed 29
+    write_epoch_checkpoint(log.dir / LEADER_EPOCH_CHECKPOINT, [(0, 0), (1, 29)])
+
+
 def plant_compacted(c):
-    # The divergence and the sequence hole of diverge-0 and seq-0, in topics compaction may have
-    # thinned (replicas compact on their own schedules): by config, and __consumer_offsets by name.
+    # The divergence, the sequence hole and an epoch starting before its first batch, in topics
+    # compaction may have thinned (replicas compact on their own schedules): by config, and
+    # __consumer_offsets by name. The same epoch entry in a topic never compacted is wrong.
     for name in (c.topic("compacted"), c.topic("__consumer_offsets")):
         _rewrite_second_batch(c, name)
         _skip_last_sequences(c, name)
+        c.mutate(name, _on(BAD, _epoch_1_from_29))
     c.configs["compacted"] = {"cleanup.policy": "compact,delete"}
+    c.mutate(c.topic("earlyepoch"), _on(BAD, _epoch_1_from_29))
 
 
 def plant_torn_tail(c):
@@ -185,6 +192,7 @@ def test_compacted_topics_replicas_and_sequences_are_not_compared(audit):
     # The same planted differences in topics that are not compacted are still reported.
     assert [f[0] for f in found["diverge-0"]] == ["replica-divergence"]
     assert [f[0] for f in found["seq-0"]] == ["producer-sequence"]
+    assert found["earlyepoch-0"] == [("epoch-checkpoint", (BAD,), (29, 30))]
 
 
 def test_epoch_the_metadata_never_gave_is_epoch_not_assigned(audit):
@@ -218,6 +226,6 @@ def test_two_leaders_in_one_epoch_is_multiple_leaders(audit):
 
 def test_nothing_else_is_reported(audit):
     planted = {"crc-0", "index-0", "overlap-0", "epochback-0", "checkpoint-0", "diverge-0",
-               "unassigned-0", "seq-0", "__cluster_metadata-0"}
+               "unassigned-0", "seq-0", "earlyepoch-0", "__cluster_metadata-0"}
     assert set(by_partition(audit)) == planted
     assert len(by_partition(audit)["__cluster_metadata-0"]) == 2
