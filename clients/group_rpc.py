@@ -2,6 +2,7 @@
 any broker, the Group RPCs to the node it names, offsets to and from protobuf, retries."""
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
 from clients.wire import group_pb2, group_pb2_grpc
 
+log = logging.getLogger(__name__)
 E = ErrorCode
 # The coordinator moved, is not there yet, or could not be reached: look it up again.
 COORDINATOR_ERRORS = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE,
@@ -85,6 +87,8 @@ class CoordinatorClient:
                     raise KraftError(resp.error_code, f"no coordinator for group "
                                      f"'{self.group_id}' yet: {resp.error_message}")
                 self.coordinator = Coordinator(resp.node_id, f"{resp.host}:{resp.port}")
+                log.info("group %s: coordinator is node %d at %s", self.group_id, resp.node_id,
+                         self.coordinator.address)
             except KraftError as exc:
                 self._lookup_error = exc
                 raise
@@ -139,28 +143,38 @@ class CoordinatorClient:
                             ) -> dict[TopicPartition, int | None]:
         """Committed offsets ({tp: offset, None when nothing is committed}); `partitions` None:
         every partition the group committed."""
+        got = await self.fetch_committed(partitions, deadline)
+        return {tp: c[0] if c is not None else None for tp, c in got.items()}
+
+    async def fetch_committed(self, partitions: list | None, deadline: float
+                              ) -> dict[TopicPartition, tuple[int, int] | None]:
+        """As fetch_offsets, each with the leader epoch committed beside it (-1: unknown)."""
         req = group_pb2.OffsetFetchRequest(group_id=self.group_id, all_partitions=partitions is None,
                                            partitions=[group_pb2.TopicPartitionRef(
                                                topic=t, partition=p) for t, p in partitions or ()])
         resp = await self.call_retrying("OffsetFetch", req, deadline)
         if resp.error_code:
             raise KraftError(resp.error_code, f"group '{self.group_id}': {resp.error_message}")
-        out: dict[TopicPartition, int | None] = {}
+        out: dict[TopicPartition, tuple[int, int] | None] = {}
         for p in resp.partitions:
             if p.error_code:
                 raise KraftError(p.error_code, f"group '{self.group_id}' {p.topic}-{p.partition}")
-            out[TopicPartition(p.topic, p.partition)] = p.offset if p.offset >= 0 else None
+            out[TopicPartition(p.topic, p.partition)] = ((p.offset, p.leader_epoch)
+                                                         if p.offset >= 0 else None)
         return out
 
     async def commit_offsets(self, offsets: dict, generation: int, member_id: str,
-                             group_instance_id: str | None, deadline: float) -> None:
+                             group_instance_id: str | None, deadline: float,
+                             epochs: dict | None = None) -> None:
         """OffsetCommit, retried while the coordinator is moving; raises the first partition
-        error (a membership error is the caller's to interpret)."""
+        error (a membership error is the caller's to interpret). `epochs`: a leader epoch known
+        to hold each partition's data up to its offset (KIP-320), where known."""
+        epochs = epochs or {}
         req = group_pb2.OffsetCommitRequest(
             group_id=self.group_id, generation_id=generation, member_id=member_id,
             group_instance_id=group_instance_id,
             partitions=[group_pb2.CommitPartition(topic=tp[0], partition=tp[1], offset=off,
-                                                  leader_epoch=-1)
+                                                  leader_epoch=epochs.get(tp, -1))
                         for tp, off in sorted(offsets.items())])
         resp = await self.call_retrying("OffsetCommit", req, deadline, error_of=_commit_error)
         error = _commit_error(resp)

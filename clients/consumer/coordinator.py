@@ -249,8 +249,8 @@ class ConsumerCoordinator:
         committed: dict = {}
         while cb.partitions:
             try:
-                committed = await self.rpc.fetch_offsets(list(cb.partitions),
-                                                         deadline_after(self.timeout_s))
+                committed = await self.rpc.fetch_committed(list(cb.partitions),
+                                                           deadline_after(self.timeout_s))
                 break
             except KraftError as exc:
                 if not exc.retriable:
@@ -259,14 +259,14 @@ class ConsumerCoordinator:
                     break
                 log.info("group %s: committed offsets not available yet: %s", self.group_id, exc)
                 await trio.sleep(RETRY_BACKOFF_S)
-        log.info("group %s: assigned %s; committed offsets %s", self.group_id,
-                 sorted(cb.partitions), {f"{t}-{p}": o for (t, p), o in sorted(committed.items())})
+        log.info("group %s: assigned %s; committed (offset, leader epoch) %s", self.group_id,
+                 sorted(cb.partitions), {f"{t}-{p}": c for (t, p), c in sorted(committed.items())})
         f = self.fetcher
         with f.cond:
             f.assign_locked(cb.partitions)
             for tp in cb.partitions:
                 if committed.get(tp) is not None:
-                    f.seek_locked(tp, committed[tp])
+                    f.seek_locked(tp, *committed[tp])
             cb.ready = True
             f.notify_locked()
         f.wake()
@@ -313,9 +313,11 @@ class ConsumerCoordinator:
                 raise KraftError(E.REBALANCE_IN_PROGRESS, f"group '{self.group_id}' is "
                                  "rebalancing, so nothing was committed (its partitions may be "
                                  "someone else's by now); poll() to finish the rebalance")
+            with self.fetcher.cond:
+                epochs = self.fetcher.epochs_at_locked(offsets)
             try:
                 await self.rpc.commit_offsets(offsets, *identity,
-                                              deadline_after(timeout_s or self.timeout_s))
+                                              deadline_after(timeout_s or self.timeout_s), epochs)
             except KraftError as exc:
                 if exc.code not in _MEMBERSHIP_ERRORS or identity[0] < 0:
                     raise

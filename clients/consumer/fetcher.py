@@ -59,6 +59,11 @@ class Fetcher:
         self.fetch_offsets: dict[tuple, int] = {}   # next offset to fetch (ahead of positions)
         self.resets: dict[tuple, int] = {}          # tp -> ListOffsets timestamp, resolved lazily
         self.gens: dict[tuple, int] = {}            # bumped by every seek: stale answers dropped
+        # KIP-320's bound: a leader epoch known to have held the data up to the position (the
+        # newest batch fetched, or a committed offset's). A leader with an older epoch is a
+        # deposed one its metadata has not caught up with: never fetch from it (its shorter log
+        # would answer OFFSET_OUT_OF_RANGE, and a reset would reread or skip).
+        self.epochs: dict[tuple, int] = {}
         self.chunks: dict[tuple, int] = {}
         self.paused: set[TopicPartition] = set()    # assigned but neither fetched nor returned
         self.buffer: deque = deque()                # [tp, records, index, next_offset]
@@ -70,6 +75,7 @@ class Fetcher:
         self._changed = trio.Event()
         self._data = trio.Event()
         self._metadata_wanted = True
+        self._stale_logged: set = set()
         self._nodes: set[int] = set()
         self._nursery: trio.Nursery | None = None
         self.wake = self._wake  # the blocking facade swaps in a thread-safe version
@@ -108,7 +114,7 @@ class Fetcher:
 
     def _forget_locked(self, tp) -> None:
         self._drop_chunks_locked(tp)
-        for d in (self.positions, self.fetch_offsets, self.resets, self.chunks):
+        for d in (self.positions, self.fetch_offsets, self.resets, self.chunks, self.epochs):
             d.pop(tp, None)
         self.paused.discard(tp)
         self.gens[tp] = self.gens.get(tp, 0) + 1
@@ -144,18 +150,31 @@ class Fetcher:
             self.buffer = deque(c for c in self.buffer if c[0] != tp)
             self.chunks[tp] = 0
 
-    def seek_locked(self, tp, offset: int) -> None:
+    def seek_locked(self, tp, offset: int, leader_epoch: int = -1) -> None:
+        """`leader_epoch`: one known to hold the data before `offset` (a committed offset's),
+        -1 if none is known."""
         self.refetch = True
         self._check_assigned(tp)
         self._drop_chunks_locked(tp)
         self.resets.pop(tp, None)
         self.positions[tp] = self.fetch_offsets[tp] = offset
         self.gens[tp] = self.gens.get(tp, 0) + 1
+        if leader_epoch >= 0:
+            self.epochs[tp] = leader_epoch
+        else:
+            self.epochs.pop(tp, None)
+
+    def epochs_at_locked(self, offsets: dict) -> dict:
+        """For a commit: the leader epoch bound of each partition committed at its position
+        (what poll returned); an offset chosen elsewhere gets none."""
+        return {tp: self.epochs[tp] for tp, o in offsets.items()
+                if tp in self.epochs and self.positions.get(tp) == o}
 
     def _reset_locked(self, tp, timestamp: int | None) -> None:
         self._drop_chunks_locked(tp)
         self.positions.pop(tp, None)
         self.fetch_offsets.pop(tp, None)
+        self.epochs.pop(tp, None)
         self.gens[tp] = self.gens.get(tp, 0) + 1
         if timestamp is None:
             self.resets.pop(tp, None)
@@ -247,6 +266,14 @@ class Fetcher:
             has_resets = bool(self.resets)
         leaders = self.cluster.metadata.leaders
         retry = False
+        with self.cond:
+            stale = [tp for tp in assigned if self._stale_leader(tp)]
+        if stale:
+            if set(stale) != self._stale_logged:
+                log.info("the metadata's leaders of %s are older than the data read or "
+                         "committed there; asking again", ", ".join(f"{t}-{p}" for t, p in stale))
+            self._metadata_wanted = retry = True
+        self._stale_logged = set(stale)
         if assigned and (self._metadata_wanted or any(tp not in leaders for tp in assigned)):
             try:
                 await self.cluster.refresh(sorted({tp[0] for tp in assigned}))
@@ -311,7 +338,13 @@ class Fetcher:
         paused = self.paused
         return [(tp, self.fetch_offsets[tp], self.gens.get(tp, 0)) for tp in self.assigned
                 if tp in self.fetch_offsets and leaders.get(tp) == node
-                and chunks.get(tp, 0) < MAX_BUFFERED_CHUNKS and tp not in paused]
+                and chunks.get(tp, 0) < MAX_BUFFERED_CHUNKS and tp not in paused
+                and not self._stale_leader(tp)]
+
+    def _stale_leader(self, tp) -> bool:
+        """The metadata names a leader older than data this consumer already knows of."""
+        known = self.epochs.get(tp, -1)
+        return known >= 0 and self.cluster.metadata.leader_epoch(tp) < known
 
     async def _node_loop(self, node: int) -> None:
         """Keep one Fetch in flight to `node` for its fetchable partitions."""
@@ -365,21 +398,22 @@ class Fetcher:
                     continue
                 offset, gen = asked[tp]
                 if p.error_code:
-                    decoded.append((tp, gen, p.error_code, p.error_message, None, 0))
+                    decoded.append((tp, gen, p.error_code, p.error_message, None, 0, -1))
                     refresh = refresh or p.error_code in INVALID_METADATA
                     continue
                 data = p.records
                 if not data:
                     continue
-                next_offset = offset
+                next_offset, epoch = offset, -1
                 for _pos, header in iter_batches(data):
                     next_offset = header.base_offset + header.last_offset_delta + 1
+                    epoch = max(epoch, header.partition_leader_epoch)
                 if next_offset <= offset:
                     continue  # only a partial batch: a bigger partition_max_bytes is needed
                 try:
                     recs = decode_records(data, verify_crc=self.check_crcs, skip_control=True)
                 except ValueError as exc:
-                    decoded.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0))
+                    decoded.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
                     continue
                 part = p.partition
                 if recs and recs[0][0] < offset:  # a batch may start before the fetch offset
@@ -387,13 +421,13 @@ class Fetcher:
                                if r[0] >= offset]
                 else:
                     records = [_new(ConsumerRecord, (topic, part) + r) for r in recs]
-                decoded.append((tp, gen, 0, "", records, next_offset))
+                decoded.append((tp, gen, 0, "", records, next_offset, epoch))
         if refresh:
             self._metadata_wanted = True
         wake = refresh
         with self.cond:
             got = False
-            for tp, gen, code, message, records, next_offset in decoded:
+            for tp, gen, code, message, records, next_offset, epoch in decoded:
                 if self.gens.get(tp, 0) != gen:
                     continue  # a seek or reset happened while the fetch was out
                 if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
@@ -408,6 +442,8 @@ class Fetcher:
                     got = True
                 else:
                     self.fetch_offsets[tp] = next_offset
+                    if epoch > self.epochs.get(tp, -1):
+                        self.epochs[tp] = epoch
                     if records:
                         self.buffer.append([tp, records, 0, next_offset])
                         self.chunks[tp] = self.chunks.get(tp, 0) + 1

@@ -40,6 +40,7 @@ class Group:
     members: dict = field(default_factory=dict)
     pending: dict = field(default_factory=dict)     # member ids given by MEMBER_ID_REQUIRED
     offsets: dict = field(default_factory=dict)     # (topic, partition) -> offset
+    epochs: dict = field(default_factory=dict)      # (topic, partition) -> committed leader epoch
     deadline: float = 0.0                           # of the rebalance under way
 
 
@@ -257,6 +258,7 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
             g = self.groups.setdefault(req.group_id, Group(req.group_id))
             offsets = {(p.topic, p.partition): p.offset for p in req.partitions}
             g.offsets.update(offsets)
+            g.epochs.update({(p.topic, p.partition): p.leader_epoch for p in req.partitions})
             self.commits.append((req.group_id, req.generation_id, req.member_id, offsets))
             if g.members:
                 g.members[req.member_id].last_seen = time.monotonic()
@@ -274,7 +276,8 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
                                                                  for p in req.partitions]
             return gp.OffsetFetchResponse(partitions=[
                 gp.FetchedPartition(topic=t, partition=p, offset=offsets.get((t, p), -1),
-                                    leader_epoch=-1) for t, p in wanted])
+                                    leader_epoch=g.epochs.get((t, p), -1) if g else -1)
+                for t, p in wanted])
 
     def ListGroups(self, req, ctx):
         with self.cond:

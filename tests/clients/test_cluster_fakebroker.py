@@ -130,7 +130,7 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
                         if header.producer_id >= 0:
                             log.sequences[(header.producer_id, header.producer_epoch,
                                            header.base_sequence)] = log.end
-                        set_base_offset_and_epoch(buf, pos, log.end, 0)
+                        set_base_offset_and_epoch(buf, pos, log.end, self.leader_epoch)
                         at = len(log.data) + pos
                         log.batches.append((log.end, at, log.end + header.last_offset_delta + 1,
                                             header.max_timestamp, at + header.size))

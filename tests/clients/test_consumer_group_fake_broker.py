@@ -414,3 +414,43 @@ def test_blocking_members_with_manual_commits_read_each_record_exactly_once(fake
     assert len(seen) == len(set(seen)) == 1200
     assert readers["a"] > 300 and readers["b"] > 300, readers
     assert coordinator.groups["g"].offsets == {("t", p): 200 for p in range(6)}
+
+
+def test_a_committed_leader_epoch_keeps_the_next_member_off_a_stale_leader(fake):
+    """KIP-320 as a chaos run needed it: a member commits at an offset it read in leader epoch 3;
+    the next member's metadata names a leader at epoch 2 (a deposed broker that has not heard,
+    whose shorter log would answer OFFSET_OUT_OF_RANGE). It must not fetch there, nor reset to
+    the beginning, but wait for metadata at epoch 3 or later and resume at the commit."""
+    broker, coordinator = fake
+    broker.leader_epoch = 3
+    with Producer(broker.address, linger_ms=0) as p:
+        for i in range(4):
+            p.send("t", b"%d" % i, partition=0)
+        p.flush()
+    with Consumer(broker.address, enable_auto_commit=False, **FAST) as c:
+        c.subscribe(["t"])
+        got = []
+        while len(got) < 4:
+            got += c.poll(timeout_ms=2000)
+        c.commit()
+    assert (coordinator.groups["g"].offsets[("t", 0)], coordinator.groups["g"].epochs[("t", 0)]) \
+        == (4, 3)
+
+    broker.leader_epoch = 2                 # every Metadata answer now names an older leader
+    with Producer(broker.address, linger_ms=0) as p:
+        for i in range(4, 6):
+            p.send("t", b"%d" % i, partition=0)
+        p.flush()
+    with Consumer(broker.address, enable_auto_commit=False, **FAST) as c:
+        c.subscribe(["t"])
+        stale = []
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            stale += c.poll(timeout_ms=100)
+        assert c.assignment() and stale == []           # assigned, but not fetching from it
+        broker.leader_epoch = 4
+        again = []
+        deadline = time.monotonic() + 10
+        while len(again) < 2 and time.monotonic() < deadline:
+            again += c.poll(timeout_ms=100)
+        assert [(r.partition, r.offset) for r in again] == [(0, 4), (0, 5)]
