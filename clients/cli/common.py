@@ -22,6 +22,19 @@ def is_unknown_topic(exc: BaseException) -> bool:
 
 # The client classes are imported when first used, not at import time: `kraft --help` must work
 # even if a client module is broken, and tests replace these three names with fakes.
+def topic_partitions(admin: Any, topic: str) -> list[int]:
+    """The partition numbers of `topic`, sorted; a missing topic is the CLI's clear error."""
+    try:
+        found = [t for t in admin.describe_topics([topic]) if t.name == topic]
+    except KraftError as exc:
+        if is_unknown_topic(exc):
+            raise topic_missing(topic) from None
+        raise
+    if not found:
+        raise topic_missing(topic)
+    return sorted(p.partition for p in found[0].partitions)
+
+
 def _producer(bootstrap: str, **kwargs: Any) -> Any:
     from clients.producer import Producer
     return Producer(bootstrap, **kwargs)

@@ -206,15 +206,7 @@ def reset_offsets(args: argparse.Namespace) -> int:
 def _chosen_partitions(admin: Any, topics: list) -> list:
     out = []
     for topic, wanted in topics:
-        try:
-            found = [t for t in admin.describe_topics([topic]) if t.name == topic]
-        except KraftError as exc:
-            if common.is_unknown_topic(exc):
-                raise common.topic_missing(topic) from None
-            raise
-        if not found:
-            raise common.topic_missing(topic)
-        available = sorted(p.partition for p in found[0].partitions)
+        available = common.topic_partitions(admin, topic)
         for p in wanted or available:
             if p not in available:
                 raise CliError(f"topic '{topic}' has no partition {p}; its partitions are "

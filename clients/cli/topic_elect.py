@@ -8,7 +8,7 @@ from typing import Any, Callable
 from clients.cli import common
 from clients.cli.common import CliError, add_leaf
 from clients.cli.output import print_json, print_table
-from clients.errors import ErrorCode, KraftError
+from clients.errors import ErrorCode
 
 TYPES = ("preferred", "unclean")
 
@@ -76,21 +76,10 @@ def _expand(admin: Any, wanted: list[tuple[str, int | None]]) -> list:
             out.append(common.topic_partition(topic, partition))
             continue
         if topic not in partitions_of:
-            partitions_of[topic] = _partitions(admin, topic)
+            partitions_of[topic] = common.topic_partitions(admin, topic)
         out.extend(common.topic_partition(topic, p) for p in partitions_of[topic])
     return list(dict.fromkeys(out))
 
-
-def _partitions(admin: Any, topic: str) -> list[int]:
-    try:
-        found = [t for t in admin.describe_topics([topic]) if t.name == topic]
-    except KraftError as exc:
-        if common.is_unknown_topic(exc):
-            raise common.topic_missing(topic) from None
-        raise
-    if not found:
-        raise common.topic_missing(topic)
-    return sorted(p.partition for p in found[0].partitions)
 
 
 def _row(result: Any) -> dict[str, Any]:

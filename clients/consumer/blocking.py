@@ -8,7 +8,7 @@ import time
 
 from clients._sync import SyncRunner
 from clients.consumer.consumer import AsyncConsumer
-from clients.consumer.coordinator import Callback, now_ms
+from clients.consumer.coordinator import Callback
 from clients.consumer.fetcher import ConsumerRecord
 from clients.errors import KraftError
 from clients.types import TopicPartition
@@ -164,9 +164,7 @@ class Consumer:
         limit = max_records or self._async.max_poll_records
         deadline = time.monotonic() + timeout_ms / 1000
         if g is not None:
-            g.last_poll_ms = now_ms()
-            if g.core.poll_expired_at is not None:
-                g.wake()
+            g.note_poll()
         while True:
             if g is not None:
                 self._run_group_callbacks()

@@ -11,7 +11,7 @@ import trio
 
 from clients._service import BackgroundService
 from clients.cluster import Cluster
-from clients.consumer.coordinator import Callback, ConsumerCoordinator, now_ms
+from clients.consumer.coordinator import Callback, ConsumerCoordinator
 from clients.consumer.fetcher import ConsumerRecord, Fetcher
 from clients.consumer.membership import MembershipConfig
 from clients.errors import ErrorCode, KraftError
@@ -284,9 +284,7 @@ class AsyncConsumer(BackgroundService):
         limit = max_records or self.max_poll_records
         deadline = trio.current_time() + timeout_ms / 1000
         if g is not None:
-            g.last_poll_ms = now_ms()
-            if g.core.poll_expired_at is not None:
-                g.wake()
+            g.note_poll()
         while True:
             if g is not None:
                 await self._run_group_callbacks()

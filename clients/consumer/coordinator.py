@@ -364,6 +364,13 @@ class ConsumerCoordinator:
         return {tp: got.get(tp) for tp in tps}
 
     # -- what poll, close and unsubscribe call ------------------------------------------------
+    def note_poll(self) -> None:
+        """The user polled: max.poll.interval.ms starts again; a member that left for want of
+        polls rejoins now."""
+        self.last_poll_ms = now_ms()
+        if self.core.poll_expired_at is not None:
+            self.wake()
+
     def take_callback_locked(self) -> Callback | None:
         if self.callbacks and self.callbacks[0].ready:
             return self.callbacks.popleft()
