@@ -266,8 +266,8 @@ class Fetcher:
             has_resets = bool(self.resets)
         leaders = self.cluster.metadata.leaders
         retry = False
-        with self.cond:
-            stale = [tp for tp in assigned if self._stale_leader(tp)]
+        with self.cond:     # (a partition with no leader known yet is simply unknown)
+            stale = [tp for tp in assigned if tp in leaders and self._stale_leader(tp)]
         if stale:
             if set(stale) != self._stale_logged:
                 log.info("the metadata's leaders of %s are older than the data read or "
