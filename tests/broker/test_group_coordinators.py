@@ -237,3 +237,24 @@ async def test_a_failed_coordinator_is_restarted_not_left_dead(tmp_path, autojum
         assert len(calls) == 2
         assert (await committed(broker.servicer)).error_code == 0
         nursery.cancel_scope.cancel()
+
+
+async def test_bad_requests_get_their_error_and_change_nothing(tmp_path, autojump_clock):
+    broker = Broker(tmp_path)
+    nobody = await broker.servicer.FindCoordinator(pb.FindCoordinatorRequest(key=""))
+    assert (nobody.error_code, nobody.node_id) == (E.INVALID_GROUP_ID, -1)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(broker.groups.run)
+        broker.lead(leader_epoch=1)
+        await trio.testing.wait_all_tasks_blocked()
+        too_short = join()
+        too_short.session_timeout_ms = 10           # below group.min.session.timeout.ms
+        answer = await broker.servicer.JoinGroup(too_short)
+        assert answer.error_code == E.INVALID_SESSION_TIMEOUT
+        assert "group.min.session.timeout.ms" in answer.error_message
+        no_protocols = join()
+        del no_protocols.protocols[:]
+        assert (await broker.servicer.JoinGroup(no_protocols)).error_code == \
+            E.INCONSISTENT_GROUP_PROTOCOL
+        assert broker.replicas.get(OFFSETS_TOPIC, 0).log.log_end_offset == 0
+        nursery.cancel_scope.cancel()
