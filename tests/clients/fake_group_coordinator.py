@@ -3,6 +3,7 @@ barrier, leader assigns, session and rebalance timeouts, offsets in memory), on 
 Not a test module: the group tests import it (and `fake_cluster`) by name."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import time
@@ -12,6 +13,23 @@ from dataclasses import dataclass, field
 from clients.errors import ErrorCode as E
 from clients.group.protocol import decode_assignment
 from clients.wire import group_pb2 as gp, group_pb2_grpc
+
+@contextlib.contextmanager
+def fake_cluster(partitions: int):
+    """A started FakeBroker with topic `t` of `partitions` partitions and a FakeGroupCoordinator
+    on its server: yields (broker, coordinator), stops both after."""
+    from test_cluster_fakebroker import FakeBroker     # a sibling module, on sys.path like this one
+
+    broker = FakeBroker()
+    coordinator = FakeGroupCoordinator(broker)
+    broker.start()
+    try:
+        broker.create("t", partitions)
+        yield broker, coordinator
+    finally:
+        coordinator.stop()
+        broker.stop()
+
 
 EMPTY, PREPARING, COMPLETING, STABLE = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
 

@@ -15,19 +15,13 @@ from clients.producer import AsyncProducer
 from clients.types import TopicPartition as TP
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
-from fake_group_coordinator import FakeGroupCoordinator  # noqa: E402
-from test_cluster_fakebroker import FakeBroker  # noqa: E402
+from fake_group_coordinator import fake_cluster  # noqa: E402
 
 
 @pytest.fixture
 def fake():
-    broker = FakeBroker()
-    coordinator = FakeGroupCoordinator(broker)
-    broker.start()
-    broker.create("t", 2)
-    yield broker, coordinator
-    coordinator.stop()
-    broker.stop()
+    with fake_cluster(2) as pair:
+        yield pair
 
 
 async def test_groups_from_describe_to_delete(fake):

@@ -18,8 +18,7 @@ from clients.producer import AsyncProducer, Producer
 from clients.types import TopicPartition as TP
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
-from fake_group_coordinator import FakeGroupCoordinator  # noqa: E402
-from test_cluster_fakebroker import FakeBroker  # noqa: E402
+from fake_group_coordinator import fake_cluster  # noqa: E402
 
 FAST = dict(group_id="g", session_timeout_ms=1000, heartbeat_interval_ms=50,
             auto_offset_reset="earliest", fetch_max_wait_ms=50, retry_backoff_ms=20)
@@ -27,13 +26,8 @@ FAST = dict(group_id="g", session_timeout_ms=1000, heartbeat_interval_ms=50,
 
 @pytest.fixture
 def fake():
-    broker = FakeBroker()
-    coordinator = FakeGroupCoordinator(broker)
-    broker.start()
-    broker.create("t", 6)
-    yield broker, coordinator
-    coordinator.stop()
-    broker.stop()
+    with fake_cluster(6) as pair:
+        yield pair
 
 
 class Recorder(ConsumerRebalanceListener):

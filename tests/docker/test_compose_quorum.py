@@ -8,13 +8,14 @@ import json
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import uuid
 
 import pytest
+
+from chaos.docker_cluster import free_ports
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 IMAGE = "kraft:test"
@@ -55,20 +56,9 @@ def _compose_command() -> list[str] | None:
     return None
 
 
-def _free_ports(count: int) -> list[int]:
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 class ComposeCluster:
     def __init__(self, compose: list[str]) -> None:
-        ports = _free_ports(3)
+        ports = free_ports(3)
         self.project = f"kraft-test-{uuid.uuid4().hex[:8]}"
         self.env = {**os.environ, "KRAFT_IMAGE": IMAGE,
                     **{f"KRAFT_BROKER{i}_PORT": str(p) for i, p in enumerate(ports, 1)}}
