@@ -28,8 +28,9 @@ WRITE_TIMEOUT_S = 30.0       # SyncGroup, LeaveGroup, OffsetCommit, DeleteGroups
 
 
 def _not_coordinator(group_id: str) -> str:
-    return (f"this broker does not coordinate group '{group_id}'; find its coordinator again "
-            "(FindCoordinator)")
+    """NOT_COORDINATOR's message for a response built here; responses encoded by group_wire get
+    the same hint from it, with `group '<id>'` as their detail."""
+    return message(E.NOT_COORDINATOR, f"group '{group_id}'")
 
 
 class GroupServicer:
@@ -59,7 +60,7 @@ class GroupServicer:
         driver = self._driver(group_id)
         if driver is None:
             return dataclasses.replace(fallback, error=E.NOT_COORDINATOR,
-                                       message=_not_coordinator(group_id))
+                                       message=f"group '{group_id}'")
         return await driver.ask(lambda handle, now: call(driver.core, handle, now), fallback,
                                 timeout_s)
 
@@ -158,7 +159,7 @@ class GroupServicer:
         for group_id in request.group_ids:
             driver = self._driver(group_id)
             if driver is None:
-                code, detail = E.NOT_COORDINATOR, _not_coordinator(group_id)
+                code, detail = E.NOT_COORDINATOR, f"group '{group_id}'"
             else:
                 code = await driver.ask(
                     lambda handle, now: driver.core.handle_delete_group(handle, group_id, now),

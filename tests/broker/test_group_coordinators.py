@@ -172,7 +172,10 @@ async def test_a_broker_that_leads_no_offsets_partition_answers_not_coordinator(
     assert (await committed(broker.servicer)).error_code == E.NOT_COORDINATOR
     deleted = await broker.servicer.DeleteGroups(pb.DeleteGroupsRequest(group_ids=[GROUP]))
     assert [g.error_code for g in deleted.groups] == [E.NOT_COORDINATOR]
-    assert "find its coordinator again" in deleted.groups[0].error_message
+    text = deleted.groups[0].error_message
+    assert "group 'g'" in text and text.count("find its coordinator again") == 1, text
+    joined = await broker.servicer.JoinGroup(join())
+    assert joined.error_message.count("find its coordinator again") == 1, joined.error_message
 
 
 async def test_a_commit_wakes_the_followers_parked_fetch_at_once(tmp_path, autojump_clock):
