@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(one_run(cluster, run, args.attempt_timeout_ms, args.give_up_s))
     finally:
         if (data / "cluster.json").exists():
-            subprocess.run([sys.executable, "-m", "broker.cli", "dev", "--stop", "--data", str(data)],
+            subprocess.run([sys.executable, "-m", "entry.main", "dev", "--stop", "--data", str(data)],
                            cwd=ROOT, capture_output=True, timeout=120)
             progress("cluster stopped")
         if args.data is None:

@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 def kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """The `kraft` command line, run from this checkout with this interpreter."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
-    done = subprocess.run([sys.executable, "-m", "broker.cli", *args], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "entry.main", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"kraft {' '.join(args)} exited with {done.returncode}:\n{done.stderr.strip()}")

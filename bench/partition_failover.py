@@ -333,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stubs.close()
         if (data / "cluster.json").exists():
-            subprocess.run([sys.executable, "-m", "broker.cli", "dev", "--stop", "--data", str(data)],
+            subprocess.run([sys.executable, "-m", "entry.main", "dev", "--stop", "--data", str(data)],
                            cwd=ROOT, capture_output=True, timeout=120)
             progress("cluster stopped")
         if args.data is None:

@@ -1,2 +1,2 @@
-"""The broker side: partitions, the gRPC servicers and the node process (roles: controller,
-broker or both). Imports kraft and clients, never the other way round."""
+"""The broker side, one folder per room: replication/, group/, controller/, metadata/,
+idempotence/ and server/ (the node). Imports kraft and clients, never the other way round."""

@@ -1,4 +1,4 @@
-"""`kraft audit`: the command line of the PySpark consistency audit. broker/cli.py registers it
+"""`kraft audit`: the command line of the PySpark consistency audit. entry/main.py registers it
 (clients must not import chaos); Spark is imported only when the command runs."""
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import time
 
 import trio
 
-from broker.dev_cluster import ROOT, log_since, log_tail
 from chaos import netns
+from chaos.node_logs import ROOT, log_since, log_tail
 
 CONTROLLER_PORT = 9093
 BROKER_PORT = 9092
@@ -101,7 +101,7 @@ class NodeSet:
 
     def lagging_brokers(self) -> set[int]:
         """Brokers whose Metadata does not list every broker (or that do not answer)."""
-        from broker.dev_command import broker_views
+        from clients.admin import broker_views
 
         views = trio.run(broker_views, [self.nodes[i].address for i in self.brokers], 2.0)
         wanted = set(self.brokers)
@@ -153,14 +153,14 @@ class LocalCluster(NodeSet):
         for n in self.nodes.values():
             n.node_dir.mkdir(parents=True, exist_ok=True)
             n.config_path.write_text(properties_text(n, list(self.nodes.values()), self.settings))
-            done = subprocess.run([self.python, "-m", "broker.cli", "format", "--config",
+            done = subprocess.run([self.python, "-m", "entry.main", "format", "--config",
                                    str(n.config_path), "--cluster-id", cluster_id],
                                   capture_output=True, text=True, env=self._env(), timeout=60)
             if done.returncode != 0:
                 raise ClusterError(f"kraft format failed for node {n.id}: {done.stderr.strip()}")
 
     def _env(self) -> dict[str, str]:
-        # PYTHONPATH: `-m broker.cli` must find this checkout whatever the current directory.
+        # PYTHONPATH: `-m entry.main` must find this checkout whatever the current directory.
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
 
@@ -171,7 +171,7 @@ class LocalCluster(NodeSet):
             log.flush()
             self.log_offsets[node_id] = log.tell()
             self.procs[node_id] = subprocess.Popen(
-                ["ip", "netns", "exec", netns.ns_name(node_id), self.python, "-m", "broker.cli",
+                ["ip", "netns", "exec", netns.ns_name(node_id), self.python, "-m", "entry.main",
                  "node", "--config", str(n.config_path)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
                 cwd=ROOT, start_new_session=True)   # Ctrl-C on the runner must not hit nodes

@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import Iterable, Mapping
 
-from broker.dev_cluster import ROOT
+from chaos.node_logs import ROOT
 from chaos.cluster import (
     CONTROLLER_PORT, FAST_SETTINGS, STOP_GRACE_S, ChaosNode, ClusterError, NodeSet)
 

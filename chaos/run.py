@@ -251,7 +251,7 @@ def quick_check(history_path: pathlib.Path) -> list[str]:
 
 def audit(out: pathlib.Path, log) -> int | None:
     """`kraft audit` on the run's files; None when this checkout has no audit command yet."""
-    base = [sys.executable, "-m", "broker.cli", "audit"]
+    base = [sys.executable, "-m", "entry.main", "audit"]
     env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[1])}
     probe = subprocess.run(base + ["--help"], capture_output=True, text=True, env=env)
     if probe.returncode != 0:

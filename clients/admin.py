@@ -324,3 +324,15 @@ class Admin:
 __all__ = ["Admin", "AsyncAdmin", "ConfigEntry", "ElectionResult", "GroupDescription",
            "GroupListing", "GroupOffset", "MemberDescription", "NewTopic", "PartitionInfo",
            "TopicDescription"]
+
+
+async def broker_views(addresses: list[str], timeout_s: float) -> dict[str, set[int] | None]:
+    """The broker ids each broker's Metadata answer lists; None for a broker that did not answer."""
+    views: dict[str, set[int] | None] = {}
+    for address in addresses:
+        try:
+            async with AsyncAdmin(address, request_timeout_ms=int(timeout_s * 1000)) as admin:
+                views[address] = {b["id"] for b in (await admin.describe_cluster())["brokers"]}
+        except KraftError:
+            views[address] = None
+    return views

@@ -1,2 +1,2 @@
-"""The group coordinator (DESIGN.md 5, Group service): the `__consumer_offsets` records and a pure
-state machine per offsets partition; the trio driver and servicer sit outside this package."""
+"""The group coordinator: the `__consumer_offsets` records, a pure state machine per offsets
+partition (coordinator.py), its trio driver, the per-broker set of drivers, and the Group service."""

@@ -31,7 +31,7 @@ class NodeProcess:
         return f"127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 30.0) -> "NodeProcess":
-        cmd = [sys.executable, "-m", "broker.cli", "dev", "--data", str(self.data_dir),
+        cmd = [sys.executable, "-m", "entry.main", "dev", "--data", str(self.data_dir),
                "--port", str(self.port)]
         for o in self.overrides:
             cmd += ["--override", o]
@@ -90,7 +90,7 @@ def node_factory(tmp_path):
 def run_kraft(*args: str, input: str | None = None, env: dict | None = None,
               timeout: float = 60) -> subprocess.CompletedProcess:
     """Run the `kraft` command line as a user would (same interpreter, real process)."""
-    return subprocess.run([sys.executable, "-m", "broker.cli", *args], cwd=ROOT, input=input,
+    return subprocess.run([sys.executable, "-m", "entry.main", *args], cwd=ROOT, input=input,
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
 
@@ -133,7 +133,7 @@ class ClusterNode:
     def spawn(self) -> None:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "broker.cli", "node", "--config", str(self.config)], cwd=ROOT,
+            [sys.executable, "-m", "entry.main", "node", "--config", str(self.config)], cwd=ROOT,
             stdout=subprocess.PIPE, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
     def wait_started(self, timeout: float = 60.0) -> None:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from broker.dev_cluster import is_kraft_process
+from entry.dev_cluster import is_kraft_process
 
 pytestmark = pytest.mark.e2e
 
@@ -81,7 +81,7 @@ def test_foreground_reports_a_killed_node_adopts_its_restart_and_stops_all(data,
     err_path = data.parent / "dev.err"
     with open(err_path, "wb") as err:
         supervisor = subprocess.Popen(
-            [sys.executable, "-m", "broker.cli", "dev", "--controllers", "3", "--brokers", "3", "--port", "0",
+            [sys.executable, "-m", "entry.main", "dev", "--controllers", "3", "--brokers", "3", "--port", "0",
              "--data", str(data)], cwd=ROOT, stdout=subprocess.PIPE, stderr=err,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:

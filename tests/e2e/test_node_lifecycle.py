@@ -64,7 +64,7 @@ def test_a_broker_waiting_for_its_controllers_still_stops_on_sigterm(tmp_path, k
     assert kraft("format", "--config", str(config)).returncode == 0
     log = tmp_path / "broker.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "broker.cli", "node", "--config", str(config)],
+        proc = subprocess.Popen([sys.executable, "-m", "entry.main", "node", "--config", str(config)],
                                 cwd=ROOT, stdout=out, stderr=out)
     try:
         deadline = time.monotonic() + 30

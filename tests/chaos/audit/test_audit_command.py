@@ -5,7 +5,7 @@ import json
 import pytest
 
 from audit_helpers import Cluster, MS, write_faults, write_history
-from broker.cli import build_parser, main
+from entry.main import build_parser, main
 from chaos.history import Op
 
 

@@ -42,14 +42,14 @@ def test_json_for_scripts_has_null_for_no_controller(described, cli, capsys):
 
 
 def kraft(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker.cli", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "entry.main", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
 
 
 @pytest.fixture
 def dev_node(tmp_path):
     """A real `kraft dev` single node on a free port; yields its address."""
-    proc = subprocess.Popen([sys.executable, "-m", "broker.cli", "dev", "--data", str(tmp_path / "data"),
+    proc = subprocess.Popen([sys.executable, "-m", "entry.main", "dev", "--data", str(tmp_path / "data"),
                              "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:

@@ -9,7 +9,7 @@ import socket
 import msgpack
 import trio
 
-from broker.quorum_servicer import QuorumServicer
+from broker.metadata.servicer import QuorumServicer
 from clients.bridge import start_server, stop_server
 from clients.errors import KraftError
 from kraft.raft import RaftConfig, RaftCore

@@ -11,7 +11,7 @@ import trio
 from clients.bridge import call, open_channel, start_server, stop_server
 from clients.errors import ErrorCode
 from clients.wire import quorum_pb2_grpc
-from broker.quorum_servicer import QuorumServicer
+from broker.metadata.servicer import QuorumServicer
 from kraft.raft import (ElectionState, MemoryElectionStore, MemoryRaftLog, RaftConfig, RaftCore,
                         codec)
 from kraft.raft.driver import RaftDriver, monotonic_ms

@@ -1,0 +1,70 @@
+"""The Controller gRPC service, in its two places: on a controller's listener it runs the command
+on this node's active controller (NOT_CONTROLLER, naming the active one, when this node is not
+it); on a broker's listener it forwards to the active controller and answers once this broker's
+own metadata image has caught up with what the command wrote (read-your-writes per broker)."""
+from __future__ import annotations
+
+from typing import Awaitable, Callable
+
+from broker.controller import wire as controller_wire
+from broker.controller.active import ActiveController, NotController
+from broker.metadata.publisher import BrokerMetadata
+from broker.controller.channel import ControllerChannel
+from clients.errors import ErrorCode, KraftError
+
+METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs",
+           "RegisterBroker", "BrokerHeartbeat", "AlterPartition", "ElectLeaders",
+           "AllocateProducerIds"]
+
+# How long a forwarded admin call may take in all (Kafka's default.api.timeout.ms is 60 s;
+# admin clients here wait 30 s).
+FORWARD_TIMEOUT_S = 30.0
+
+Answer = Callable[[object], Awaitable[tuple[object, int]]]
+
+
+class ControllerServicer:
+    def __init__(self, answer: Answer) -> None:
+        self._answer = answer
+
+    async def _serve(self, method: str, request_pb):
+        try:
+            request = controller_wire.from_proto(request_pb)
+        except ValueError as exc:
+            return controller_wire.request_error(method, ErrorCode.INVALID_REQUEST, str(exc))
+        try:
+            response, offset = await self._answer(request)
+        except NotController as exc:
+            return controller_wire.not_controller(
+                method, -1 if exc.leader_id is None else exc.leader_id, str(exc))
+        except KraftError as exc:
+            return controller_wire.request_error(method, exc.code, exc.message)
+        answer = controller_wire.to_proto(response)
+        answer.metadata_offset = offset
+        return answer
+
+
+def _rpc(method: str):
+    async def serve(self, request_pb):
+        return await self._serve(method, request_pb)
+    serve.__name__ = method
+    return serve
+
+
+for _method in METHODS:
+    setattr(ControllerServicer, _method, _rpc(_method))
+
+
+def on_controller(active: ActiveController) -> ControllerServicer:
+    return ControllerServicer(active.handle)
+
+
+def on_broker(channel: ControllerChannel, metadata: BrokerMetadata) -> ControllerServicer:
+    async def forward(request) -> tuple[object, int]:
+        response, offset = await channel.send_with_offset(request, FORWARD_TIMEOUT_S)
+        if offset >= 0 and not await metadata.wait_for_offset(offset, FORWARD_TIMEOUT_S):
+            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
+                             f"the change committed at metadata offset {offset}, but this broker "
+                             f"has not replayed it yet; it will shortly")
+        return response, offset
+    return ControllerServicer(forward)

@@ -1,0 +1,169 @@
+"""The Group gRPC service: protobuf in and out at this edge (broker/group/wire.py), each request
+to the driver of the group's `__consumer_offsets` partition. A broker that does not coordinate
+the group answers NOT_COORDINATOR and the client looks the coordinator up again."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from broker.group.driver import CoordinatorDriver
+from broker.group import messages as m
+from broker.group.coordinators import GroupCoordinators
+from broker.group.wire import (commit_request, commit_response, described_group, fetch_request,
+                               fetch_response, heartbeat_request, heartbeat_response,
+                               join_request, join_response, leave_request, leave_response,
+                               message, sync_request, sync_response)
+from broker.replication.replica_manager import ReplicaManager
+from clients.errors import ErrorCode, KraftError
+from clients.types import TopicPartition
+from clients.wire import group_pb2 as pb
+
+E = ErrorCode
+METHODS = ["FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
+           "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups"]
+# A JoinGroup is parked until the rebalance completes: at most its rebalance timeout. Past that
+# (plus this slack) the client has given up anyway; answering frees the gRPC worker thread.
+PARK_SLACK_S = 5.0
+WRITE_TIMEOUT_S = 30.0       # SyncGroup, LeaveGroup, OffsetCommit, DeleteGroups wait for appends
+
+
+def _not_coordinator(group_id: str) -> str:
+    """NOT_COORDINATOR's message for a response built here; responses encoded by group_wire get
+    the same hint from it, with `group '<id>'` as their detail."""
+    return message(E.NOT_COORDINATOR, f"group '{group_id}'")
+
+
+class GroupServicer:
+    def __init__(self, coordinators: GroupCoordinators, replicas: ReplicaManager,
+                 node_id: int) -> None:
+        self.coordinators = coordinators
+        self.replicas = replicas
+        self.node_id = node_id
+
+    def _driver(self, group_id: str) -> CoordinatorDriver | None:
+        return self.coordinators.driver_for(group_id)
+
+    async def FindCoordinator(self, request: pb.FindCoordinatorRequest) -> pb.FindCoordinatorResponse:
+        try:
+            broker = await self.coordinators.find_coordinator(request.key)
+        except KraftError as exc:
+            code = exc.code if exc.code == E.INVALID_GROUP_ID else E.COORDINATOR_NOT_AVAILABLE
+            return pb.FindCoordinatorResponse(error_code=code, error_message=exc.message,
+                                              node_id=-1)
+        return pb.FindCoordinatorResponse(node_id=broker.broker_id, host=broker.host,
+                                          port=broker.port)
+
+    async def _parked(self, group_id: str, call, fallback, timeout_s: float):
+        """The core's answer to a request it may park (`call(core, handle, now_ms)`), `fallback`
+        if the driver stops or `timeout_s` passes first; a NOT_COORDINATOR `fallback` with a
+        hint when this broker does not coordinate the group."""
+        driver = self._driver(group_id)
+        if driver is None:
+            return dataclasses.replace(fallback, error=E.NOT_COORDINATOR,
+                                       message=f"group '{group_id}'")
+        return await driver.ask(lambda handle, now: call(driver.core, handle, now), fallback,
+                                timeout_s)
+
+    async def JoinGroup(self, request: pb.JoinGroupRequest) -> pb.JoinGroupResponse:
+        req = join_request(request)
+        return join_response(await self._parked(
+            req.group_id, lambda core, handle, now: core.handle_join_group(handle, req, now),
+            m.JoinGroupResponse(E.NOT_COORDINATOR, req.member_id),
+            max(req.rebalance_timeout_ms, req.session_timeout_ms) / 1000 + PARK_SLACK_S))
+
+    async def SyncGroup(self, request: pb.SyncGroupRequest) -> pb.SyncGroupResponse:
+        req = sync_request(request)
+        # Parked until the leader's assignment is stored: the core bounds it by the rebalance
+        # timeout.
+        return sync_response(await self._parked(
+            req.group_id, lambda core, handle, now: core.handle_sync_group(handle, req, now),
+            m.SyncGroupResponse(E.REBALANCE_IN_PROGRESS), math.inf))
+
+    async def Heartbeat(self, request: pb.HeartbeatRequest) -> pb.HeartbeatResponse:
+        driver = self._driver(request.group_id)
+        if driver is None:
+            return pb.HeartbeatResponse(error_code=E.NOT_COORDINATOR,
+                                        error_message=_not_coordinator(request.group_id))
+        answer = driver.core.handle_heartbeat(heartbeat_request(request), driver.now())
+        driver.poke()        # a session deadline moved
+        return heartbeat_response(answer)
+
+    async def LeaveGroup(self, request: pb.LeaveGroupRequest) -> pb.LeaveGroupResponse:
+        req = leave_request(request)
+        return leave_response(await self._parked(
+            req.group_id, lambda core, handle, now: core.handle_leave_group(handle, req, now),
+            m.LeaveGroupResponse(E.NOT_COORDINATOR), WRITE_TIMEOUT_S))
+
+    async def OffsetCommit(self, request: pb.OffsetCommitRequest) -> pb.OffsetCommitResponse:
+        req = commit_request(request)
+        driver = self._driver(request.group_id)
+        if driver is None:
+            return commit_response(m.OffsetCommitResponse(
+                {tp: E.NOT_COORDINATOR for tp in req.offsets}))
+        answer = await driver.ask(
+            lambda handle, now: driver.core.handle_offset_commit(handle, req, now),
+            m.OffsetCommitResponse({tp: E.REQUEST_TIMED_OUT for tp in req.offsets}),
+            WRITE_TIMEOUT_S)
+        return commit_response(answer)
+
+    async def OffsetFetch(self, request: pb.OffsetFetchRequest) -> pb.OffsetFetchResponse:
+        driver = self._driver(request.group_id)
+        if driver is None:
+            return pb.OffsetFetchResponse(error_code=E.NOT_COORDINATOR,
+                                          error_message=_not_coordinator(request.group_id))
+        return fetch_response(driver.core.handle_offset_fetch(fetch_request(request)))
+
+    async def ListGroups(self, request: pb.ListGroupsRequest) -> pb.ListGroupsResponse:
+        """The groups this broker coordinates; the admin client asks every broker."""
+        states = tuple(request.states) or None
+        out = pb.ListGroupsResponse()
+        for driver in self.coordinators.drivers():
+            listed = driver.core.list_groups(states)
+            if listed.error:        # still loading: say so rather than list too few
+                return pb.ListGroupsResponse(error_code=listed.error,
+                                             error_message=message(listed.error))
+            for g in listed.groups:
+                out.groups.add(group_id=g.group_id, protocol_type=g.protocol_type, state=g.state,
+                               coordinator=self.node_id)
+        out.groups.sort(key=lambda g: g.group_id)
+        return out
+
+    async def DescribeGroups(self, request: pb.DescribeGroupsRequest) -> pb.DescribeGroupsResponse:
+        out = pb.DescribeGroupsResponse()
+        for group_id in request.group_ids:
+            driver = self._driver(group_id)
+            if driver is None:
+                out.groups.add(group_id=group_id, error_code=E.NOT_COORDINATOR,
+                               error_message=_not_coordinator(group_id), state="Dead")
+                continue
+            ends = self._log_ends(driver, group_id) if request.include_offsets else {}
+            described = driver.core.describe_group(group_id, ends)
+            if not request.include_offsets:
+                described = dataclasses.replace(described, offsets=())
+            out.groups.append(described_group(described, self.node_id, ends))
+        return out
+
+    def _log_ends(self, driver: CoordinatorDriver, group_id: str) -> dict[TopicPartition, int]:
+        """The lag's other half where this broker knows it: the high watermark (what a consumer
+        can reach) of the group's partitions it leads."""
+        committed = driver.core.handle_offset_fetch(m.OffsetFetchRequest(group_id)).partitions
+        ends = {}
+        for tp in committed:
+            hosted = self.replicas.get(tp.topic, tp.partition)
+            if hosted is not None and hosted.is_leader:
+                ends[tp] = hosted.log.high_watermark
+        return ends
+
+    async def DeleteGroups(self, request: pb.DeleteGroupsRequest) -> pb.DeleteGroupsResponse:
+        out = pb.DeleteGroupsResponse()
+        for group_id in request.group_ids:
+            driver = self._driver(group_id)
+            if driver is None:
+                code, detail = E.NOT_COORDINATOR, f"group '{group_id}'"
+            else:
+                code = await driver.ask(
+                    lambda handle, now: driver.core.handle_delete_group(handle, group_id, now),
+                    E.NOT_COORDINATOR, WRITE_TIMEOUT_S)
+                detail = ""
+            out.groups.add(group_id=group_id, error_code=code, error_message=message(code, detail))
+        return out

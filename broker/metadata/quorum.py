@@ -1,0 +1,135 @@
+"""This node's seat on the KRaft metadata log: a voter on controllers, an observer on broker-only
+nodes. It owns the log, quorum-state, Raft core and driver, decodes each committed entry once and
+hands the records, in log order, to every metadata listener (active controller, broker image)."""
+from __future__ import annotations
+
+import logging
+import pathlib
+import random
+from typing import Callable, Protocol, Sequence
+
+import trio
+
+from broker.server.config import ServerConfig, ServerConfigError
+from kraft.metadata import records as r
+from kraft.metadata.image import MetadataImage
+from kraft.metadata.snapshot import snapshot_from_bytes, snapshot_to_bytes
+from kraft.raft import RaftConfig, RaftCore
+from kraft.raft.disk import (FileElectionStore, FileRaftLog, metadata_log_dir, quorum_state_path,
+                             write_initial)
+from kraft.raft.driver import RaftDriver, monotonic_ms
+from kraft.raft.log import Entry, OffsetAndEpoch
+
+log = logging.getLogger(__name__)
+
+# One committed metadata record: (offset, epoch, record).
+CommittedRecord = tuple[int, int, r.MetadataRecord]
+
+
+class MetadataListener(Protocol):
+    def replay_committed(self, records: Sequence[CommittedRecord]) -> None:
+        """Committed records in log order, each exactly once (Raft control records included:
+        they replay as no-ops and move the image's offset)."""
+
+    def load_snapshot(self, image: MetadataImage) -> None:
+        """Start over from a snapshot's image (a follower behind the leader's log start)."""
+
+
+def metadata_dir(config: ServerConfig) -> pathlib.Path:
+    """Kafka's metadata.log.dir defaults to the first of log.dirs; so does ours."""
+    return pathlib.Path(config.log_dirs[0])
+
+
+def raft_config(config: ServerConfig) -> RaftConfig:
+    fetch_timeout = config.quorum_fetch_timeout_ms
+    try:
+        # The leader parks an idle Fetch for at most a quarter of the fetch timeout, so a follower
+        # always hears back well before it would give up on the leader.
+        return RaftConfig(election_timeout_ms=config.quorum_election_timeout_ms,
+                          fetch_timeout_ms=fetch_timeout,
+                          election_backoff_max_ms=config.quorum_election_backoff_max_ms,
+                          request_timeout_ms=config.quorum_request_timeout_ms,
+                          retry_backoff_ms=config.quorum_retry_backoff_ms,
+                          fetch_max_wait_ms=max(1, min(500, fetch_timeout // 4)),
+                          snapshot_interval_entries=max(0, config.metadata_snapshot_interval_records))
+    except ValueError as exc:
+        raise ServerConfigError(f"controller.quorum.*: {exc}") from None
+
+
+def decode_entries(entries: Sequence[Entry]) -> list[CommittedRecord]:
+    """Committed entries as records. An entry this version cannot read is logged and skipped:
+    stopping would take the node down for good, and every node skips the same entry."""
+    out = []
+    for entry in entries:
+        try:
+            out.append((entry.offset, entry.epoch, r.decode(entry.payload)))
+        except r.MetadataRecordError as exc:
+            log.error("metadata log offset %d skipped: %s", entry.offset, exc)
+    return out
+
+
+class MetadataQuorum:
+    """Open before the node serves; `run` runs the driver until cancelled; `close` releases the
+    log files. Listeners and the snapshot source are attached before `run`."""
+
+    def __init__(self, config: ServerConfig, cluster_id: str = "") -> None:
+        self.config = config
+        self.cluster_id = cluster_id
+        self.is_voter = config.runs_quorum
+        self.voters = dict(config.voters)
+        log_dir = metadata_dir(config)
+        self.store = FileElectionStore(quorum_state_path(log_dir))
+        stored = self.store.read()
+        if self.is_voter and stored is not None and set(self.store.voters) != set(self.voters):
+            raise ServerConfigError(
+                f"controller.quorum.voters lists {sorted(self.voters)} but {self.store.path} was "
+                f"formatted for {sorted(self.store.voters)}; fix the config or re-format the node")
+        if not self.is_voter and (stored is None or set(self.store.voters) != set(self.voters)):
+            # An observer's quorum-state only remembers the last leader it knew: never a vote.
+            write_initial(self.store.path, sorted(self.voters), overwrite=True)
+            self.store = FileElectionStore(self.store.path)
+        self.log = FileRaftLog(metadata_log_dir(log_dir), now_ms=monotonic_ms())
+        self.listeners: list[MetadataListener] = []
+        self.snapshot_source: Callable[[], MetadataImage] | None = None
+        try:
+            core = RaftCore(config.node_id, frozenset(self.voters), self.log, self.store,
+                            random.Random(), raft_config(config), monotonic_ms(),
+                            is_observer=not self.is_voter)
+            peers = {i: a for i, a in self.voters.items() if i != config.node_id}
+            self.driver = RaftDriver(core, self.log, self.store, peers,
+                                     on_commit=self._on_commit,
+                                     on_snapshot_load=self._on_snapshot_load,
+                                     take_snapshot=self._take_snapshot,
+                                     cluster_id=cluster_id)
+        except BaseException:
+            self.log.close()
+            raise
+
+    @property
+    def leader_id(self) -> int | None:
+        return self.driver.core.describe().leader_id
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        await self.driver.run(task_status=task_status)
+
+    def close(self) -> None:
+        self.log.close()
+
+    # -- driver callbacks (run inside the driver's loop, in commit order)
+    def _on_commit(self, entries: Sequence[Entry]) -> None:
+        records = decode_entries(entries)
+        for listener in self.listeners:
+            listener.replay_committed(records)
+
+    def _on_snapshot_load(self, snapshot_id: OffsetAndEpoch, data: bytes | None) -> None:
+        if data is None:
+            log.error("metadata snapshot %s is missing; keeping the current image", snapshot_id)
+            return
+        image = snapshot_from_bytes(data, snapshot_id.offset, snapshot_id.epoch)
+        for listener in self.listeners:
+            listener.load_snapshot(image)
+
+    def _take_snapshot(self) -> bytes:
+        if self.snapshot_source is None:
+            raise RuntimeError("a snapshot was due but no listener keeps an image")
+        return snapshot_to_bytes(self.snapshot_source())

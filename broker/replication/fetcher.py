@@ -1,0 +1,119 @@
+"""Followers pull from their leaders: one task per leader broker, one Fetch at a time carrying every
+partition this broker follows from it (fetch offset = log end offset, last fetched epoch), the
+answers handed to each partition's PartitionState (append, truncate by epoch, take the HW)."""
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+import trio
+
+from broker.replication.replica_manager import ReplicaManager
+from broker.replication.messages import EpochEndOffset, FetchAnswer
+from clients import bridge
+from clients.errors import ErrorCode, KraftError
+from clients.wire import broker_pb2 as pb
+from clients.wire import broker_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+FETCH_MAX_WAIT_MS = 500       # long poll: the leader answers at once when it has data
+FETCH_MAX_BYTES = 16 << 20
+PARTITION_MAX_BYTES = 1 << 20
+ERROR_BACKOFF_S = 0.1
+RESCAN_S = 0.1                # how soon a new leadership assignment gets its fetcher
+
+
+class ReplicaFetchers:
+    def __init__(self, replicas: ReplicaManager, broker_address: Callable[[int], str | None],
+                 broker_epoch: Callable[[], int], clock_ms: Callable[[], int]) -> None:
+        self.replicas = replicas
+        self.broker_address = broker_address
+        self.broker_epoch = broker_epoch
+        self.clock_ms = clock_ms
+        self._running: set[int] = set()
+
+    async def run(self) -> None:
+        """Keep one fetcher per leader this broker follows; each ends once it follows nothing
+        from that leader any more. Runs until cancelled."""
+        async with trio.open_nursery() as nursery:
+            while True:
+                for leader in self.replicas.leaders_followed() - self._running:
+                    self._running.add(leader)
+                    nursery.start_soon(self._fetch_from, leader)
+                await trio.sleep(RESCAN_S)
+
+    async def _fetch_from(self, leader: int) -> None:
+        channel = stub = None
+        address = None
+        try:
+            while True:
+                work = self.replicas.followed_from(leader)
+                if not work:
+                    return
+                wanted = self.broker_address(leader)
+                if wanted is None:
+                    await trio.sleep(ERROR_BACKOFF_S)   # not registered yet in our image
+                    continue
+                if wanted != address:
+                    if channel is not None:
+                        channel.close()
+                    address, channel = wanted, bridge.open_channel(wanted)
+                    stub = broker_pb2_grpc.BrokerStub(channel)
+                if not await self._fetch_once(stub, leader, work):
+                    await trio.sleep(ERROR_BACKOFF_S)
+        finally:
+            self._running.discard(leader)
+            if channel is not None:
+                channel.close()
+
+    async def _fetch_once(self, stub, leader: int, work) -> bool:
+        """One Fetch for every partition in `work`; False when the leader should be left alone
+        for a moment (unreachable, or every partition refused)."""
+        topics: dict[str, list] = {}
+        for partition, fetch in work:
+            topics.setdefault(partition.topic, []).append(pb.FetchPartition(
+                partition=partition.partition, current_leader_epoch=fetch.current_leader_epoch,
+                fetch_offset=fetch.fetch_offset, last_fetched_epoch=fetch.last_fetched_epoch,
+                log_start_offset=partition.log.log_start_offset,
+                partition_max_bytes=PARTITION_MAX_BYTES))
+        request = pb.FetchRequest(
+            replica_id=self.replicas.node_id, max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1,
+            max_bytes=FETCH_MAX_BYTES,
+            topics=[pb.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()])
+        if hasattr(request, "replica_epoch"):
+            request.replica_epoch = self.broker_epoch()
+        try:
+            response = await bridge.call(stub.Fetch, request, FETCH_MAX_WAIT_MS / 1000 + 5)
+        except KraftError as exc:
+            log.debug("fetch from broker %d failed: %s", leader, exc.message)
+            return False
+        by_key = {(p.topic, p.partition): (p, f) for p, f in work}
+        progressed = False
+        for topic in response.topics:
+            for answer in topic.partitions:
+                found = by_key.get((topic.topic, answer.partition))
+                if found is None:
+                    continue
+                partition, fetch = found
+                progressed |= answer.error_code == 0
+                if answer.error_code not in (0, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                             ErrorCode.FENCED_LEADER_EPOCH,
+                                             ErrorCode.UNKNOWN_LEADER_EPOCH):
+                    log.info("fetch of %s-%d from broker %d: %s", partition.topic,
+                             partition.partition, leader, answer.error_message)
+                diverging = answer.diverging_epoch if answer.HasField("diverging_epoch") else None
+                self.replicas.apply_fetch_response(partition, fetch, FetchAnswer(
+                    error=_code(answer.error_code), high_watermark=answer.high_watermark,
+                    log_start_offset=answer.log_start_offset,
+                    diverging_epoch=None if diverging is None
+                    else EpochEndOffset(diverging.epoch, diverging.end_offset),
+                    records=answer.records), self.clock_ms())
+        return progressed
+
+
+def _code(value: int) -> ErrorCode:
+    try:
+        return ErrorCode(value)
+    except ValueError:       # a newer leader's code: an error all the same
+        return ErrorCode.UNKNOWN_SERVER_ERROR

@@ -1,0 +1,402 @@
+"""The partitions this node hosts and the data path through them: append (produce), read (consumer
+and follower fetches), list offsets, and the replication state each partition's core keeps.
+Synchronous; the servicer adds the waiting. Log errors become Kafka error codes here, so a
+client's bytes can never take the broker down."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from typing import Callable
+
+import trio
+
+from broker.idempotence import producer_state_file
+from broker.replication.partition import Partition
+from broker.idempotence.producer_state import (ProducerStateManager, check_request, record_request,
+                                   request_headers)
+from broker.replication.messages import Effect, FetchAnswer, FollowerFetch, ProposeIsr
+from clients.errors import ErrorCode, KraftError
+from clients.record.batch_header import CorruptBatchError
+from kraft.log.log import Log
+from kraft.log.log_config import LogConfig
+from kraft.log.log_manager import LogManager
+from kraft.log.log_validator import CorruptRecords
+from kraft.metadata.image import PartitionRegistration
+
+log = logging.getLogger(__name__)
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+CONSUMER_REPLICA_ID = -1
+ACKS_ALL = -1
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProduceResult:
+    error_code: int = 0
+    error_message: str = ""
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    # Where the append ended and in which leader epoch: what acks=all waits for (-1: nothing new).
+    last_offset: int = -1
+    leader_epoch: int = -1
+
+
+@dataclasses.dataclass(frozen=True)
+class FetchResult:
+    error_code: int = 0
+    error_message: str = ""
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    records: bytes = b""
+    diverging_epoch: tuple[int, int] | None = None    # follower fetches only (KIP-101)
+
+
+@dataclasses.dataclass(frozen=True)
+class OffsetResult:
+    error_code: int = 0
+    error_message: str = ""
+    timestamp: int = -1
+    offset: int = -1
+    leader_epoch: int = -1
+
+
+def _unknown(topic: str, partition: int) -> KraftError:
+    return KraftError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                      f"this node hosts no partition {topic}-{partition}")
+
+
+class ReplicaManager:
+    def __init__(self, log_manager: LogManager, node_id: int, *,
+                 replica_lag_time_max_ms: int = 30_000,
+                 broker_epoch: Callable[[], int] = lambda: -1,
+                 clock_ms: Callable[[], int] = monotonic_ms) -> None:
+        self.log_manager = log_manager
+        self.node_id = node_id
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self.broker_epoch = broker_epoch
+        self.clock_ms = clock_ms          # replication timing (lag), monotonic
+        self._partitions: dict[tuple[str, int], Partition] = {}
+        # Idempotent producers: (the log it describes, its state) per hosted partition.
+        self._producer_states: dict[tuple[str, int], tuple[Log, ProducerStateManager]] = {}
+        # ISR proposals waiting to go to the controller, the latest per partition.
+        self._proposals: dict[tuple[str, int], tuple[Partition, ProposeIsr]] = {}
+        self._proposals_ready = trio.Event()
+        # Called when a high watermark, ISR or leadership moved (the servicer wakes its waiters).
+        self.on_change: Callable[[], None] = lambda: None
+
+    # -- hosting (driven by the metadata image) ----------------------------------------------
+    def apply_registration(self, topic: str, partition: int, topic_id: str, config: LogConfig,
+                           reg: PartitionRegistration, *, config_changed: bool = False,
+                           now_ms: int | None = None) -> Partition:
+        """Host the replica (creating its log if needed) and tell its core the partition's
+        leader, epochs and ISR as the metadata log says them."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            log_ = self.log_manager.get_or_create_log(topic, partition, config, topic_id)
+            log_.update_config(config)
+            hosted = Partition(topic, partition, topic_id, log_, self.node_id,
+                               self.replica_lag_time_max_ms, self.broker_epoch())
+            self._partitions[(topic, partition)] = hosted
+            self._preload_producer_state(topic, partition)
+        elif config_changed:
+            hosted.update_config(config)
+        hosted.set_broker_epoch(self.broker_epoch())
+        now = self.clock_ms() if now_ms is None else now_ms
+        was = (hosted.is_leader, hosted.leader_epoch)
+        self._absorb(hosted, hosted.apply_registration(reg, self.node_id, now))
+        if (hosted.is_leader, hosted.leader_epoch) != was:
+            # acks=all waiters of a deposed leader answer NOT_LEADER_OR_FOLLOWER now, so their
+            # producers retry on the new leader instead of waiting out request.timeout.ms.
+            self.on_change()
+        return hosted
+
+    def remove_partition(self, topic: str, partition: int) -> None:
+        self._producer_states.pop((topic, partition), None)
+        self._proposals.pop((topic, partition), None)
+        if self._partitions.pop((topic, partition), None) is not None:
+            self.log_manager.delete_log(topic, partition)
+            self.on_change()
+
+    def get(self, topic: str, partition: int) -> Partition | None:
+        return self._partitions.get((topic, partition))
+
+    def partitions(self) -> list[Partition]:
+        return list(self._partitions.values())
+
+    def _absorb(self, hosted: Partition, effects: tuple[Effect, ...]) -> None:
+        if not effects:
+            return
+        proposals, wake, truncated = hosted.absorb(effects)
+        for proposal in proposals:
+            self._proposals[(hosted.topic, hosted.partition)] = (hosted, proposal)
+            self._proposals_ready.set()
+        if truncated is not None:
+            self.on_log_truncated(hosted.topic, hosted.partition)
+        if wake:
+            self.on_change()
+
+    def _checked(self, topic: str, partition: int, current_leader_epoch: int) -> Partition:
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            raise _unknown(topic, partition)
+        if not hosted.is_leader:
+            leader = f"broker {hosted.leader_id}" if hosted.leader_id >= 0 else "no broker (yet)"
+            raise KraftError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                             f"this broker does not lead {topic}-{partition}; {leader} does")
+        if current_leader_epoch >= 0 and current_leader_epoch != hosted.leader_epoch:
+            code = (ErrorCode.FENCED_LEADER_EPOCH if current_leader_epoch < hosted.leader_epoch
+                    else ErrorCode.UNKNOWN_LEADER_EPOCH)
+            raise KraftError(code, f"{topic}-{partition} is at leader epoch {hosted.leader_epoch}, "
+                                   f"the request says {current_leader_epoch}")
+        return hosted
+
+    # -- produce -----------------------------------------------------------------------------
+    def append(self, topic: str, partition: int, records: bytes, acks: int, now_ms: int) -> ProduceResult:
+        try:
+            hosted = self._checked(topic, partition, -1)
+            if not records:
+                raise KraftError(ErrorCode.CORRUPT_MESSAGE, "the request carries no record batch")
+            refused = hosted.state.check_min_isr(acks)
+            if refused != ErrorCode.NONE:
+                # Before the duplicate check: a retry must not be told "done" while the ISR is short.
+                raise KraftError(refused, f"{topic}-{partition}: in-sync replicas "
+                                          f"{list(hosted.state.isr)} are fewer than min.insync.replicas="
+                                          f"{hosted.state.config.min_insync_replicas}; retry once "
+                                          "followers catch up, or use acks=1")
+            headers, verdict = self._check_producers(hosted, records)   # idempotent producers
+            if verdict is not None:
+                return verdict
+            result = hosted.state.append_as_leader(records, acks, now_ms)
+            if result.error != ErrorCode.NONE:
+                return ProduceResult(result.error, result.message)
+            self._record_producers(hosted, headers, result.first_offset)
+            self._absorb(hosted, result.effects)
+            return ProduceResult(base_offset=result.first_offset,
+                                 log_append_time=hosted.last_append_time,
+                                 log_start_offset=hosted.log.log_start_offset,
+                                 last_offset=result.last_offset, leader_epoch=result.leader_epoch)
+        except KraftError as exc:
+            return ProduceResult(exc.code, exc.message)
+        except CorruptBatchError as exc:
+            return ProduceResult(ErrorCode.CORRUPT_MESSAGE, str(exc))
+        except OSError as exc:
+            log.exception("append to %s-%d failed", topic, partition)
+            return ProduceResult(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error: {exc}")
+
+    def acks_satisfied(self, topic: str, partition: int, offset: int,
+                       leader_epoch: int) -> ErrorCode | None:
+        """For an acks=all append: None while waiting, NONE once committed, else the error."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return hosted.state.acks_satisfied(offset, leader_epoch)
+
+    # -- fetch: consumers --------------------------------------------------------------------
+    def read(self, topic: str, partition: int, fetch_offset: int, max_bytes: int, *,
+             current_leader_epoch: int = -1, min_one_batch: bool = True) -> FetchResult:
+        try:
+            hosted = self._checked(topic, partition, current_leader_epoch)
+            log_ = hosted.log
+            # Consumers see only committed records: up to the high watermark.
+            if log_.high_watermark < fetch_offset <= log_.log_end_offset:
+                data = b""
+            else:
+                data = log_.read(fetch_offset, max_bytes, max_offset=log_.high_watermark,
+                                 min_one_batch=min_one_batch).records
+            return FetchResult(high_watermark=log_.high_watermark,
+                               log_start_offset=log_.log_start_offset, records=data)
+        except KraftError as exc:
+            hosted = self._partitions.get((topic, partition))
+            return FetchResult(exc.code, exc.message,
+                               hosted.log.high_watermark if hosted else -1,
+                               hosted.log.log_start_offset if hosted else -1)
+        except OSError as exc:
+            log.exception("read from %s-%d failed", topic, partition)
+            return FetchResult(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error: {exc}")
+
+    # -- fetch: followers (leader side) ------------------------------------------------------
+    def read_for_follower(self, topic: str, partition: int, replica_id: int, fetch_offset: int,
+                          last_fetched_epoch: int, current_leader_epoch: int, max_bytes: int,
+                          now_ms: int, *, broker_epoch: int = -1,
+                          min_one_batch: bool = True) -> FetchResult:
+        """A follower's fetch: its position acknowledges what it holds (the HW may move); the
+        answer is records up to the log end, or the epoch where its log diverged."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            return FetchResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                               f"this node hosts no partition {topic}-{partition}")
+        decision = hosted.state.handle_follower_fetch(replica_id, fetch_offset, last_fetched_epoch,
+                                                      current_leader_epoch, now_ms, broker_epoch)
+        self._absorb(hosted, decision.effects)
+        log_ = hosted.log
+        if decision.error != ErrorCode.NONE:
+            return FetchResult(decision.error, decision.message, log_.high_watermark,
+                               log_.log_start_offset)
+        if decision.diverging_epoch is not None:
+            return FetchResult(high_watermark=log_.high_watermark,
+                               log_start_offset=log_.log_start_offset,
+                               diverging_epoch=tuple(decision.diverging_epoch))
+        try:
+            data = log_.read(decision.read_from, max_bytes, min_one_batch=min_one_batch).records
+        except OSError as exc:
+            log.exception("read from %s-%d failed", topic, partition)
+            return FetchResult(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error: {exc}")
+        return FetchResult(high_watermark=log_.high_watermark,
+                           log_start_offset=log_.log_start_offset, records=data)
+
+    # -- fetch: followers (follower side) ----------------------------------------------------
+    def leaders_followed(self) -> set[int]:
+        return {p.state.leader_id for p in self._partitions.values()
+                if not p.is_leader and p.state.leader_id is not None}
+
+    def followed_from(self, leader_id: int) -> list[tuple[Partition, FollowerFetch]]:
+        out = []
+        epoch = self.broker_epoch()
+        for p in self._partitions.values():
+            p.set_broker_epoch(epoch)
+            fetch = p.state.fetch_request()
+            if fetch is not None and fetch.leader_id == leader_id:
+                out.append((p, fetch))
+        return out
+
+    def apply_fetch_response(self, hosted: Partition, fetch: FollowerFetch, answer: FetchAnswer,
+                             now_ms: int) -> None:
+        if self._partitions.get((hosted.topic, hosted.partition)) is not hosted:
+            return   # dropped or replaced while the fetch was out
+        try:
+            effects = hosted.state.handle_fetch_response(fetch, answer, now_ms)
+        except (CorruptRecords, CorruptBatchError) as exc:
+            log.error("%s-%d: the leader sent batches this replica cannot append (%s); "
+                      "fetching again", hosted.topic, hosted.partition, exc)
+            return
+        except OSError:
+            log.exception("append to follower %s-%d failed", hosted.topic, hosted.partition)
+            return
+        self._absorb(hosted, effects)
+
+    # -- ISR (leader side) -------------------------------------------------------------------
+    def tick(self, now_ms: int | None = None) -> None:
+        """Periodic: shrink lagging replicas out of ISRs, resend unanswered proposals."""
+        now = self.clock_ms() if now_ms is None else now_ms
+        for hosted in list(self._partitions.values()):
+            if hosted.is_leader:
+                self._absorb(hosted, hosted.state.tick(now))
+
+    async def wait_isr_proposals(self) -> None:
+        await self._proposals_ready.wait()
+        self._proposals_ready = trio.Event()
+
+    def take_isr_proposals(self) -> list[tuple[Partition, ProposeIsr]]:
+        out = list(self._proposals.values())
+        self._proposals.clear()
+        return out
+
+    def on_alter_partition_result(self, hosted: Partition, proposal: ProposeIsr, error: ErrorCode,
+                                  leader_epoch: int, partition_epoch: int, isr: tuple[int, ...],
+                                  now_ms: int) -> None:
+        if self._partitions.get((hosted.topic, hosted.partition)) is hosted:
+            self._absorb(hosted, hosted.state.on_alter_partition_result(
+                proposal, error, leader_epoch, partition_epoch, isr, now_ms))
+
+    # -- list offsets ------------------------------------------------------------------------
+    def list_offset(self, topic: str, partition: int, timestamp: int,
+                    current_leader_epoch: int = -1) -> OffsetResult:
+        try:
+            hosted = self._checked(topic, partition, current_leader_epoch)
+            log_ = hosted.log
+            if timestamp == EARLIEST_TIMESTAMP:
+                return OffsetResult(offset=log_.log_start_offset, leader_epoch=hosted.leader_epoch)
+            if timestamp == LATEST_TIMESTAMP:
+                return OffsetResult(offset=log_.high_watermark, leader_epoch=hosted.leader_epoch)
+            if timestamp < 0:
+                raise KraftError(ErrorCode.INVALID_REQUEST,
+                                 f"timestamp {timestamp}: use -1 (latest), -2 (earliest) or a time in ms")
+            found = log_.offset_for_timestamp(timestamp)
+            if found is None or found[0] >= log_.high_watermark:
+                return OffsetResult(leader_epoch=hosted.leader_epoch)
+            return OffsetResult(offset=found[0], timestamp=found[1], leader_epoch=hosted.leader_epoch)
+        except KraftError as exc:
+            return OffsetResult(exc.code, exc.message)
+
+    # -- idempotent producers (issue 4 item 6) ---------------------------------------------------
+    def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
+        """The partition's producer state, describing all of its log: loaded (snapshot, then the
+        log after it) on first use or when the log was replaced, else caught up with the log."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            raise _unknown(topic, partition)
+        known = self._producer_states.get((topic, partition))
+        if known is None or known[0] is not hosted.log:
+            state = producer_state_file.load_producer_state(hosted.log)
+            self._producer_states[(topic, partition)] = (hosted.log, state)
+            return state
+        producer_state_file.catch_up(known[1], hosted.log)
+        return known[1]
+
+    def _preload_producer_state(self, topic: str, partition: int) -> None:
+        try:
+            self.producer_state(topic, partition)
+        except (OSError, ValueError):
+            # Hosting must not fail on it: the first produce tries again and answers the error.
+            log.exception("loading the producer state of %s-%d failed", topic, partition)
+
+    def on_replicated_batches(self, topic: str, partition: int, headers) -> None:
+        """A follower appended these batch headers (final offsets) to its log: record the
+        idempotent ones so a leadership change finds the state current."""
+        known = self._producer_states.get((topic, partition))
+        headers = list(headers)
+        # Out of step (a batch missed, or seen twice): leave it to producer_state's catch-up.
+        if known is not None and headers and known[1].end_offset == headers[0].base_offset:
+            known[1].on_replicated_batches(headers)
+
+    def on_log_truncated(self, topic: str, partition: int) -> None:
+        """The log lost its tail (KIP-101 truncation): snapshots past the new end are deleted
+        and the state reloaded, since replaying forward cannot undo batches."""
+        known = self._producer_states.get((topic, partition))
+        if known is not None:
+            producer_state_file.reload(known[1], known[0])
+
+    def checkpoint_producer_states(self) -> None:
+        """Snapshot every partition's producer state that changed since its last snapshot (the
+        periodic checkpoint and shutdown call this), so a restart replays only the log after it."""
+        for (topic, partition), (log_, state) in list(self._producer_states.items()):
+            hosted = self._partitions.get((topic, partition))
+            if hosted is None or hosted.log is not log_:
+                continue
+            try:
+                producer_state_file.catch_up(state, log_)
+                if state.end_offset != state.snapshot_offset:
+                    producer_state_file.write_snapshot(log_.dir, state)
+            except OSError:
+                log.exception("producer state snapshot of %s-%d failed", topic, partition)
+
+    def _check_producers(self, hosted: Partition, records: bytes):
+        """(headers, None) to append, or (None, the ProduceResult) for a duplicate (the original
+        offset, nothing appended) or a sequence / epoch error (nothing appended)."""
+        state = self.producer_state(hosted.topic, hosted.partition)
+        headers = request_headers(records)
+        if headers is None:
+            return None, None
+        verdict = check_request(state, headers, hosted.log.log_end_offset)
+        if verdict is None:
+            return headers, None
+        if verdict.is_duplicate:
+            # last_offset: acks=all answers a duplicate once the original is committed, as Kafka.
+            return None, ProduceResult(base_offset=verdict.first_offset,
+                                       log_start_offset=hosted.log.log_start_offset,
+                                       last_offset=verdict.last_offset,
+                                       leader_epoch=hosted.leader_epoch)
+        return None, ProduceResult(verdict.error_code, verdict.message,
+                                   log_start_offset=hosted.log.log_start_offset)
+
+    def _record_producers(self, hosted: Partition, headers, first_offset: int) -> None:
+        # The state was current just before this append (_check_producers caught it up).
+        state = self._producer_states[(hosted.topic, hosted.partition)][1]
+        record_request(state, headers, first_offset, hosted.log.log_end_offset)

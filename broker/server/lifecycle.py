@@ -1,0 +1,105 @@
+"""A broker's membership in the cluster: register with the active controller (a new broker epoch
+per process), heartbeat with the metadata offset replayed here, learn when it is unfenced, and
+on shutdown ask to be fenced first so partition leadership moves away before it stops."""
+from __future__ import annotations
+
+import logging
+import uuid
+
+import trio
+
+from broker.metadata.publisher import BrokerMetadata
+from broker.controller.channel import ControllerChannel
+from clients.errors import ErrorCode, KraftError
+from kraft.controller.messages import BrokerHeartbeatRequest, RegisterBrokerRequest
+
+log = logging.getLogger(__name__)
+
+# While fenced the broker heartbeats often: it is unfenced by the first heartbeat that shows it
+# has caught up, and start-up (and tests) wait on that.
+STARTING_HEARTBEAT_MS = 50
+REQUEST_TIMEOUT_S = 5.0
+
+
+class BrokerLifecycle:
+    def __init__(self, node_id: int, host: str, port: int, rack: str | None,
+                 channel: ControllerChannel, metadata: BrokerMetadata,
+                 heartbeat_interval_ms: int) -> None:
+        self.node_id = node_id
+        self.host, self.port, self.rack = host, port, rack or None
+        self.channel = channel
+        self.metadata = metadata
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.incarnation_id = uuid.uuid4().hex
+        self.broker_epoch = -1
+        self.fenced = True
+        self.unfenced = trio.Event()     # set the first time the controller unfences us
+
+    async def run(self) -> None:
+        """Register, then heartbeat until cancelled; registers again if the controller forgot
+        this process (STALE_BROKER_EPOCH, e.g. after a newer registration or a restore)."""
+        while True:
+            await self._register()
+            await self._heartbeat_until_stale()
+
+    async def _register(self) -> None:
+        request = RegisterBrokerRequest(self.node_id, self.incarnation_id, self.host, self.port,
+                                        self.rack)
+        while True:
+            try:
+                response = await self.channel.send(request, REQUEST_TIMEOUT_S)
+            except KraftError as exc:
+                log.info("broker %d registration: %s; retrying", self.node_id, exc.message)
+                continue
+            if response.error_code == 0:
+                self.broker_epoch = response.broker_epoch
+                log.info("broker %d registered with broker epoch %d", self.node_id,
+                         self.broker_epoch)
+                return
+            log.warning("broker %d registration refused: %s", self.node_id, response.error_message)
+            await trio.sleep(1.0 if response.error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION
+                             else 0.2)
+
+    async def _heartbeat_until_stale(self) -> None:
+        while True:
+            request = BrokerHeartbeatRequest(self.node_id, self.broker_epoch, self.metadata.offset)
+            try:
+                response = await self.channel.send(request, REQUEST_TIMEOUT_S)
+            except KraftError as exc:
+                log.info("broker %d heartbeat: %s", self.node_id, exc.message)
+                response = None
+            if response is not None:
+                if response.error_code in (ErrorCode.STALE_BROKER_EPOCH,
+                                           ErrorCode.BROKER_ID_NOT_REGISTERED):
+                    log.warning("broker %d must register again: %s", self.node_id,
+                                response.error_message)
+                    self.fenced = True
+                    return
+                if response.error_code == 0:
+                    self._on_fenced(response.is_fenced)
+            interval = STARTING_HEARTBEAT_MS if self.fenced else self.heartbeat_interval_ms
+            await trio.sleep(interval / 1000)
+
+    def _on_fenced(self, fenced: bool) -> None:
+        if self.fenced and not fenced:
+            log.info("broker %d is unfenced (caught up to metadata offset %d)", self.node_id,
+                     self.metadata.offset)
+            if not self.unfenced.is_set():
+                self.metadata.remove_strays()
+            self.unfenced.set()
+        self.fenced = fenced
+
+    async def controlled_shutdown(self, timeout_s: float = 5.0) -> None:
+        """Ask to be fenced so the controller moves leadership away, then stop. Best effort: a
+        broker that cannot reach the controller is fenced when its session expires."""
+        if self.broker_epoch < 0:
+            return
+        request = BrokerHeartbeatRequest(self.node_id, self.broker_epoch, self.metadata.offset,
+                                         want_shutdown=True)
+        with trio.move_on_after(timeout_s):
+            try:
+                response = await self.channel.send(request, timeout_s)
+                if response.error_code == 0 and response.should_shut_down:
+                    log.info("broker %d fenced for shutdown", self.node_id)
+            except KraftError as exc:
+                log.info("broker %d controlled shutdown skipped: %s", self.node_id, exc.message)

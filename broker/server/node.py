@@ -1,0 +1,274 @@
+"""One node process: the metadata quorum seat (voter or observer), the active controller when it
+is a controller, the broker (partitions, Broker and Controller services, periodic log jobs, and
+its registration) when it is a broker. Stops cleanly on SIGTERM/SIGINT: the broker first asks to
+be fenced so leadership moves away, then checkpoints and leaves the clean-shutdown marker."""
+from __future__ import annotations
+
+import logging
+import pathlib
+import random
+import signal
+from typing import Callable
+
+import trio
+
+from broker.controller import servicer as controller_servicer
+from broker.group import servicer as group_servicer
+from broker.server import servicer as broker_servicer
+from broker.controller.active import ActiveController
+from broker.server.lifecycle import BrokerLifecycle
+from broker.metadata.publisher import BrokerMetadata
+from broker.server.servicer import BrokerServicer, wall_clock_ms
+from broker.server.config import ServerConfig
+from broker.controller.channel import ControllerChannel
+from broker.group.coordinators import GroupCoordinators
+from broker.group.servicer import GroupServicer
+from broker.idempotence.producer_ids import ProducerIdBlocks
+from broker.metadata.quorum import MetadataQuorum, metadata_dir
+from broker.metadata.servicer import QuorumServicer
+from broker.replication.isr_updates import IsrUpdates
+from broker.replication.fetcher import ReplicaFetchers
+from broker.replication.replica_manager import ReplicaManager, monotonic_ms
+from clients.bridge import serve_async_servicer, start_server, stop_server
+from clients.wire import broker_pb2_grpc, controller_pb2_grpc, group_pb2_grpc
+from kraft.controller.controller import QuorumController
+from kraft.controller.controller_config import ControllerConfig
+from kraft.log.log_config import LogConfig
+from kraft.log.log_manager import LogManager, read_meta_properties
+from kraft.raft.disk import quorum_state_path
+
+log = logging.getLogger(__name__)
+
+# How often leaders look for followers that fell out of sync (replica.lag.time.max.ms is 30 s).
+ISR_CHECK_MS = 250
+
+
+class NodeStartError(RuntimeError):
+    """The node cannot start; the message says why and what to do."""
+
+
+def check_formatted(config: ServerConfig) -> str:
+    """The cluster id shared by every log dir; refuses unformatted or mismatched dirs."""
+    cluster_ids = set()
+    for d in config.log_dirs:
+        meta = read_meta_properties(pathlib.Path(d))
+        if meta is None:
+            raise NodeStartError(f"log dir {d} is not formatted; run: kraft format --config <server.properties>")
+        if int(meta.get("node.id", -1)) != config.node_id:
+            raise NodeStartError(f"log dir {d} belongs to node {meta.get('node.id')}, but node.id is "
+                                 f"{config.node_id}; fix node.id or point log.dirs elsewhere")
+        cluster_ids.add(meta.get("cluster.id", ""))
+    if len(cluster_ids) != 1:
+        raise NodeStartError(f"log dirs disagree on cluster.id ({', '.join(sorted(cluster_ids))})")
+    if config.runs_quorum and not quorum_state_path(metadata_dir(config)).exists():
+        raise NodeStartError(f"log dir {metadata_dir(config)} has no quorum-state; "
+                             f"run: kraft format --config <server.properties> --ignore-formatted")
+    return cluster_ids.pop()
+
+
+def controller_config(config: ServerConfig) -> ControllerConfig:
+    return ControllerConfig(num_partitions=config.num_partitions,
+                            default_replication_factor=config.default_replication_factor,
+                            broker_session_timeout_ms=config.broker_session_timeout_ms,
+                            delete_topic_enable=config.delete_topic_enable,
+                            topic_defaults=dict(config.topic_defaults),
+                            auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
+                            leader_imbalance_check_interval_seconds=(
+                                config.leader_imbalance_check_interval_seconds),
+                            leader_imbalance_per_broker_percentage=(
+                                config.leader_imbalance_per_broker_percentage))
+
+
+async def _every(interval_ms: int, job: Callable[[int], object], clock_ms: Callable[[], int]) -> None:
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        job(clock_ms())
+
+
+class Node:
+    def __init__(self, config: ServerConfig, *, announce: Callable[[str], None] = print,
+                 clock_ms: Callable[[], int] = wall_clock_ms) -> None:
+        self.config = config
+        self.announce = announce
+        self.clock_ms = clock_ms
+        self.is_broker = "broker" in config.process_roles
+        self.lifecycle: BrokerLifecycle | None = None
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled. `task_status.started(port)` once the node serves: a broker once the
+        controller has unfenced it (its port), a controller-only node once its listener is up."""
+        config = self.config
+        cluster_id = check_formatted(config)
+        for key in config.unknown_keys:
+            log.warning("config key %r is not used by kraft; ignored", key)
+        quorum = MetadataQuorum(config, cluster_id)
+        try:
+            active = None
+            if config.runs_quorum:
+                active = ActiveController(QuorumController(controller_config(config),
+                                                           rng=random.Random()), quorum.driver)
+                quorum.listeners.append(active)
+                quorum.snapshot_source = active.image
+            channel = ControllerChannel(quorum.voters, lambda: quorum.leader_id, active)
+            async with trio.open_nursery() as nursery:
+                listening = []
+                port = None
+                if config.runs_quorum and config.controller_listener is not None:
+                    port = await nursery.start(self._serve_controller, quorum, active)
+                    listening.append(f"{config.controller_listener[0]}:{port}")
+                if self.is_broker:
+                    broker_port = await nursery.start(self._run_broker, cluster_id, quorum, channel)
+                await nursery.start(quorum.run)
+                if active is not None:
+                    nursery.start_soon(active.run)
+                if self.is_broker:
+                    nursery.start_soon(self.lifecycle.run)
+                    log.info("broker %d: waiting to be registered and unfenced by the active "
+                             "controller (voters %s)", config.node_id,
+                             ",".join(f"{i}@{a}" for i, a in quorum.voters.items()))
+                    await self.lifecycle.unfenced.wait()
+                    port = broker_port
+                    listening.insert(0, f"{config.host}:{broker_port}")
+                what = f"listening on {listening[0]}" if listening else "running (no listener)"
+                if len(listening) > 1:
+                    what += f", controller on {listening[1]}"
+                self.announce(f"kraft node {config.node_id} ({','.join(config.process_roles)}) "
+                              f"{what}, cluster {cluster_id}, data in {', '.join(config.log_dirs)}")
+                task_status.started(port)
+        finally:
+            channel.close()
+            quorum.close()
+            log.info("node %d stopped cleanly", config.node_id)
+
+    async def controlled_shutdown(self) -> None:
+        if self.lifecycle is not None:
+            await self.lifecycle.controlled_shutdown()
+
+    async def _serve_controller(self, quorum: MetadataQuorum, active: ActiveController, *,
+                                task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Quorum and Controller services on the controller listener; `started(port)`."""
+        host, port = self.config.controller_listener
+        token = trio.lowlevel.current_trio_token()
+        quorum_servicer = QuorumServicer(quorum.driver, quorum.cluster_id)
+        controllers = controller_servicer.on_controller(active)
+
+        def register(server) -> None:
+            quorum_servicer.register(server, token)
+            serve_async_servicer(controllers, controller_pb2_grpc.add_ControllerServicer_to_server,
+                                 server, token, controller_servicer.METHODS)
+
+        server, port = start_server(f"{host}:{port}", register)
+        try:
+            task_status.started(port)
+            await trio.sleep_forever()
+        finally:
+            await stop_server(server, grace=0.5)
+
+    async def _run_broker(self, cluster_id: str, quorum: MetadataQuorum, channel: ControllerChannel,
+                          *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """The Broker and (forwarding) Controller services and the periodic log jobs;
+        `started(port)` once listening. Partitions come from the metadata image."""
+        config, clock_ms = self.config, self.clock_ms
+        log_dirs = [pathlib.Path(d) for d in config.log_dirs]
+        log_manager = LogManager(log_dirs, LogConfig.from_props(config.topic_defaults), now_ms=clock_ms())
+        try:
+            replicas = ReplicaManager(
+                log_manager, config.node_id, replica_lag_time_max_ms=config.replica_lag_time_max_ms,
+                broker_epoch=lambda: self.lifecycle.broker_epoch if self.lifecycle else -1)
+            metadata = BrokerMetadata(config.node_id, replicas, config.topic_defaults)
+            quorum.listeners.append(metadata)
+            if quorum.snapshot_source is None:
+                quorum.snapshot_source = lambda: metadata.image
+            token = trio.lowlevel.current_trio_token()
+            brokers = BrokerServicer(replicas, metadata, channel, node_id=config.node_id,
+                                     host=config.host, port=config.port, cluster_id=cluster_id,
+                                     rack=config.rack, auto_create=config.auto_create_topics_enable,
+                                     controller_id=lambda: quorum.leader_id, clock_ms=clock_ms)
+
+            groups = GroupCoordinators(replicas, metadata, channel, config.group_config,
+                                       clock_ms=clock_ms,
+                                       segment_bytes=config.offsets_topic_segment_bytes,
+                                       commit_timeout_ms=config.offsets_commit_timeout_ms)
+
+            def register(server) -> None:
+                serve_async_servicer(brokers, broker_pb2_grpc.add_BrokerServicer_to_server, server,
+                                     token, broker_servicer.METHODS)
+                serve_async_servicer(GroupServicer(groups, replicas, config.node_id),
+                                     group_pb2_grpc.add_GroupServicer_to_server, server, token,
+                                     group_servicer.METHODS)
+                serve_async_servicer(controller_servicer.on_broker(channel, metadata),
+                                     controller_pb2_grpc.add_ControllerServicer_to_server,
+                                     server, token, controller_servicer.METHODS)
+
+            server, port = start_server(f"{config.host}:{config.port}", register)
+            brokers.node.port = port   # port 0 picks one: advertise the real one
+
+            def replication_changed() -> None:
+                brokers.replication_changed()
+                groups.replication_changed()
+
+            replicas.on_change = replication_changed
+            self.lifecycle = BrokerLifecycle(config.node_id, config.host, port, config.rack, channel,
+                                             metadata, config.broker_heartbeat_interval_ms)
+            lifecycle = self.lifecycle
+            brokers.producer_ids = ProducerIdBlocks(channel, config.node_id,
+                                                    lambda: lifecycle.broker_epoch)
+            try:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
+                    nursery.start_soon(_every, config.flush_scheduler_interval_ms, log_manager.flush_due, clock_ms)
+                    # Compaction changes a log's segment list: it runs in this loop like retention.
+                    nursery.start_soon(_every, config.cleaner_backoff_ms, log_manager.clean_compacted,
+                                       clock_ms)
+                    nursery.start_soon(_every, config.checkpoint_interval_ms,
+                                       lambda _now: log_manager.checkpoint(), clock_ms)
+                    nursery.start_soon(_every, config.checkpoint_interval_ms,
+                                       lambda _now: replicas.checkpoint_producer_states(), clock_ms)
+                    self._start_replication(nursery, replicas, metadata, channel)
+                    nursery.start_soon(groups.run)
+                    task_status.started(port)
+                    await trio.sleep_forever()
+            finally:
+                await stop_server(server, grace=0.5)
+                replicas.checkpoint_producer_states()   # no more appends: a restart loads this
+        finally:
+            log_manager.close()
+
+
+    def _start_replication(self, nursery, replicas: ReplicaManager, metadata: BrokerMetadata,
+                           channel: ControllerChannel) -> None:
+        """Follower fetchers, ISR proposals to the controller, and the ISR shrink timer."""
+        def broker_epoch() -> int:
+            return self.lifecycle.broker_epoch if self.lifecycle else -1
+
+        def address(broker_id: int) -> str | None:
+            b = metadata.image.broker(broker_id)
+            return None if b is None else f"{b.host}:{b.port}"
+
+        nursery.start_soon(ReplicaFetchers(replicas, address, broker_epoch, monotonic_ms).run)
+        nursery.start_soon(IsrUpdates(replicas, channel, broker_epoch, monotonic_ms).run)
+        nursery.start_soon(_every, ISR_CHECK_MS, lambda _now: replicas.tick(), monotonic_ms)
+
+
+async def run_node(config: ServerConfig, *, announce: Callable[[str], None] = print,
+                   clock_ms: Callable[[], int] = wall_clock_ms,
+                   task_status=trio.TASK_STATUS_IGNORED) -> None:
+    await Node(config, announce=announce, clock_ms=clock_ms).run(task_status=task_status)
+
+
+async def run_until_signalled(config: ServerConfig, announce: Callable[[str], None] = print) -> None:
+    """Run the node until SIGTERM or SIGINT (Ctrl-C), then stop it cleanly."""
+    node = Node(config, announce=announce)
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def stop_on_signal() -> None:
+                async for signum in signals:
+                    announce(f"received {signal.Signals(signum).name}, stopping")
+                    await node.controlled_shutdown()
+                    nursery.cancel_scope.cancel()
+                    return
+
+            # Listening before the node is up: a broker waiting for its controllers still stops.
+            nursery.start_soon(stop_on_signal)
+            await nursery.start(node.run)

@@ -1,0 +1,268 @@
+"""The Broker gRPC service (Metadata, Produce, Fetch, ListOffsets): protobuf in and out at this
+edge, the replica manager inside. Fetch long-polls until min_bytes arrive or max_wait_ms passes."""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import trio
+
+from broker.metadata.publisher import BrokerMetadata
+from broker.controller.channel import ControllerChannel
+from broker.replication.describe_partitions import describe_partitions
+from broker.group.records import OFFSETS_TOPIC
+from broker.idempotence.producer_ids import ProducerIdBlocks, init_producer_id
+from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
+from clients.errors import ErrorCode, KraftError
+from clients.topics import topic_name_problem
+from clients.wire import broker_pb2 as pb
+from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
+from kraft.metadata.image import MetadataImage
+
+METHODS = ["Metadata", "Produce", "Fetch", "ListOffsets", "InitProducerId", "DescribePartitions"]
+MAX_WAIT_MS_LIMIT = 60_000
+AUTO_CREATE_TIMEOUT_S = 10.0
+DEFAULT_PRODUCE_TIMEOUT_MS = 30_000     # Kafka's request.timeout.ms
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class BrokerServicer:
+    def __init__(self, replicas: ReplicaManager, metadata: BrokerMetadata, channel: ControllerChannel,
+                 *, node_id: int, host: str, port: int, cluster_id: str, rack: str = "",
+                 auto_create: bool = True, controller_id: Callable[[], int | None] = lambda: None,
+                 clock_ms: Callable[[], int] = wall_clock_ms,
+                 monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000)) -> None:
+        self.replicas = replicas
+        self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
+        self.metadata = metadata
+        self.channel = channel
+        self.node = pb.BrokerNode(node_id=node_id, host=host, port=port, rack=rack)
+        self.cluster_id = cluster_id
+        self.auto_create = auto_create
+        self.controller_id = controller_id
+        self.clock_ms = clock_ms
+        # Fetches waiting for data park here; every successful append wakes them to re-check.
+        self._appended = trio.lowlevel.ParkingLot()
+
+    # -- Metadata ----------------------------------------------------------------------------
+    async def Metadata(self, request: pb.MetadataRequest) -> pb.MetadataResponse:
+        image = self.metadata.image
+        names = sorted(image.topics_by_name) if request.all_topics or not request.topics \
+            else list(request.topics)
+        if request.allow_auto_topic_creation and self.auto_create:
+            missing = [n for n in names if image.topic(n) is None and not topic_name_problem(n)]
+            created = await self._auto_create(missing) if missing else {}
+        else:
+            created = {}
+        image = self.metadata.image
+        topics = [created.get(name) or self._topic_metadata(image, name) for name in names]
+        brokers = [pb.BrokerNode(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack or "")
+                   for b in image.live_brokers()]
+        controller = self.controller_id()
+        return pb.MetadataResponse(brokers=brokers,
+                                   controller_id=-1 if controller is None else controller,
+                                   cluster_id=self.cluster_id, topics=topics)
+
+    async def _auto_create(self, names: list[str]) -> dict[str, pb.TopicMetadata]:
+        """Create missing topics with the cluster's defaults (Kafka's auto.create.topics.enable)
+        and wait until this broker's image has them; failures become per-topic errors."""
+        request = CreateTopicsRequest(tuple(CreatableTopic(n) for n in names))
+        try:
+            response, offset = await self.channel.send_with_offset(request, AUTO_CREATE_TIMEOUT_S)
+        except KraftError as exc:
+            return {n: pb.TopicMetadata(name=n, error_code=exc.code, error_message=exc.message)
+                    for n in names}
+        failed = {}
+        for result in response.topics:
+            if result.error_code not in (0, ErrorCode.TOPIC_ALREADY_EXISTS):
+                failed[result.name] = pb.TopicMetadata(name=result.name, error_code=result.error_code,
+                                                       error_message=result.error_message)
+        await self.metadata.wait_for(lambda image: all(image.topic(n) is not None
+                                                       for n in names if n not in failed),
+                                     AUTO_CREATE_TIMEOUT_S)
+        return failed
+
+    def _topic_metadata(self, image: MetadataImage, name: str) -> pb.TopicMetadata:
+        problem = topic_name_problem(name)
+        if problem:
+            return pb.TopicMetadata(name=name, error_code=ErrorCode.INVALID_TOPIC_EXCEPTION, error_message=problem)
+        topic = image.topic(name)
+        if topic is None:
+            return pb.TopicMetadata(
+                name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                error_message=f"topic '{name}' does not exist; create it with: kraft topic create {name}")
+        partitions = []
+        for p, reg in sorted(topic.partitions.items()):
+            partitions.append(pb.PartitionMetadata(
+                partition=p, leader=reg.leader, leader_epoch=reg.leader_epoch,
+                replicas=list(reg.replicas), isr=list(reg.isr),
+                offline_replicas=[b for b in reg.replicas if not image.is_live(b)],
+                error_code=0 if reg.has_leader else ErrorCode.LEADER_NOT_AVAILABLE,
+                error_message="" if reg.has_leader else
+                f"{name}-{p} has no live leader (replicas {list(reg.replicas)} are fenced or down)"))
+        return pb.TopicMetadata(name=name, topic_id=topic.topic_id, is_internal=name.startswith("__"),
+                                partitions=partitions)
+
+    # -- Produce -----------------------------------------------------------------------------
+    async def Produce(self, request: pb.ProduceRequest) -> pb.ProduceResponse:
+        acks = request.acks
+        now_ms = self.clock_ms()
+        appended = False
+        response = pb.ProduceResponse()
+        waiting = []     # acks=all answers still waiting for the high watermark
+        for topic in request.topics:
+            # Answers are made in place with add(): protobuf copies a message handed to a
+            # constructor or append, so an error set on the original after the acks=all wait
+            # would never reach the producer (it would read success at an offset since lost).
+            answers = response.topics.add(name=topic.name).partitions
+            for part in topic.partitions:
+                if topic.name == OFFSETS_TOPIC:
+                    # Only the group coordinators write it; a client's bytes there would be
+                    # replayed as group state by every future coordinator.
+                    answers.add(partition=part.partition,
+                                error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                error_message=f"{OFFSETS_TOPIC} is internal: commit offsets "
+                                              "through a consumer group instead")
+                    continue
+                if acks not in (0, 1, ACKS_ALL):
+                    answers.add(partition=part.partition, error_code=ErrorCode.INVALID_REQUIRED_ACKS,
+                                error_message=f"acks={acks}: use 0, 1 or -1 (all)")
+                    continue
+                result = self.replicas.append(topic.name, part.partition, part.records, acks, now_ms)
+                appended |= result.error_code == 0
+                answer = answers.add(
+                    partition=part.partition, error_code=result.error_code,
+                    error_message=result.error_message, base_offset=result.base_offset,
+                    log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset)
+                if result.error_code == 0 and acks == ACKS_ALL and result.last_offset >= 0:
+                    waiting.append((topic.name, result, answer))
+        if appended:
+            self._appended.unpark_all()
+        if waiting:
+            timeout_ms = request.timeout_ms if request.timeout_ms > 0 else DEFAULT_PRODUCE_TIMEOUT_MS
+            await self._wait_for_acks(waiting, timeout_ms)
+        return response
+
+    async def _wait_for_acks(self, waiting: list, timeout_ms: int) -> None:
+        """acks=all: answer each batch once the high watermark has passed it (every ISR member
+        has it), with NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR fell below
+        min.insync.replicas, or REQUEST_TIMED_OUT after the producer's timeout."""
+        deadline = trio.current_time() + min(timeout_ms, MAX_WAIT_MS_LIMIT) / 1000
+        while waiting:
+            still = []
+            for topic, result, answer in waiting:
+                code = self.replicas.acks_satisfied(topic, answer.partition, result.last_offset,
+                                                    result.leader_epoch)
+                if code is None:
+                    still.append((topic, result, answer))
+                elif code != ErrorCode.NONE:
+                    answer.error_code = code
+                    answer.error_message = (
+                        f"{topic}-{answer.partition}: written at offset {result.base_offset} but "
+                        f"not acknowledged by every in-sync replica ({code.name}); it may or may "
+                        "not be committed: retry (an idempotent producer makes the retry safe)")
+            waiting = still
+            if not waiting:
+                return
+            if trio.current_time() >= deadline:
+                for topic, result, answer in waiting:
+                    answer.error_code = ErrorCode.REQUEST_TIMED_OUT
+                    answer.error_message = (
+                        f"{topic}-{answer.partition}: the in-sync replicas did not all fetch offset "
+                        f"{result.last_offset} within {timeout_ms} ms; retry")
+                return
+            with trio.move_on_at(deadline):
+                await self._appended.park()
+
+    def replication_changed(self) -> None:
+        """The replica manager's hook: a high watermark, ISR or leadership moved; acks=all
+        produces and consumer fetches parked on it look again."""
+        self._appended.unpark_all()
+
+    # -- Fetch -------------------------------------------------------------------------------
+    async def Fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        max_wait_s = min(max(request.max_wait_ms, 0), MAX_WAIT_MS_LIMIT) / 1000
+        deadline = trio.current_time() + max_wait_s
+        while True:
+            response, size, failed = self._read(request)
+            if size >= max(request.min_bytes, 1) or failed or trio.current_time() >= deadline:
+                return response
+            with trio.move_on_at(deadline):
+                await self._appended.park()
+
+    def _read(self, request: pb.FetchRequest) -> tuple[pb.FetchResponse, int, bool]:
+        remaining = request.max_bytes if request.max_bytes > 0 else 50 * 1024 * 1024
+        total, failed = 0, False
+        topics = []
+        follower = request.replica_id >= 0
+        now_ms = self.monotonic_ms()
+        for topic in request.topics:
+            answers = []
+            for part in topic.partitions:
+                limit = min(part.partition_max_bytes or remaining, remaining)
+                if follower:
+                    result = self.replicas.read_for_follower(
+                        topic.topic, part.partition, request.replica_id, part.fetch_offset,
+                        part.last_fetched_epoch, part.current_leader_epoch, limit, now_ms,
+                        broker_epoch=getattr(request, "replica_epoch", -1),
+                        min_one_batch=total == 0)
+                else:
+                    result = self.replicas.read(
+                        topic.topic, part.partition, part.fetch_offset, limit,
+                        current_leader_epoch=part.current_leader_epoch,
+                        min_one_batch=total == 0)   # Kafka: only the first partition may overshoot
+                failed |= result.error_code != 0 or result.diverging_epoch is not None
+                total += len(result.records)
+                remaining = max(remaining - len(result.records), 0)
+                answer = pb.FetchPartitionResponse(
+                    partition=part.partition, error_code=result.error_code,
+                    error_message=result.error_message, high_watermark=result.high_watermark,
+                    last_stable_offset=result.high_watermark, log_start_offset=result.log_start_offset,
+                    records=result.records)
+                if result.diverging_epoch is not None:
+                    answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset = \
+                        result.diverging_epoch
+                answers.append(answer)
+            topics.append(pb.FetchTopicResponse(topic=topic.topic, partitions=answers))
+        return pb.FetchResponse(topics=topics), total, failed
+
+    # -- ListOffsets -------------------------------------------------------------------------
+    async def ListOffsets(self, request: pb.ListOffsetsRequest) -> pb.ListOffsetsResponse:
+        topics = []
+        for topic in request.topics:
+            answers = []
+            for part in topic.partitions:
+                r = self.replicas.list_offset(topic.name, part.partition, part.timestamp,
+                                              part.current_leader_epoch)
+                answers.append(pb.ListOffsetsPartitionResponse(
+                    partition=part.partition, error_code=r.error_code, error_message=r.error_message,
+                    timestamp=r.timestamp, offset=r.offset, leader_epoch=r.leader_epoch))
+            topics.append(pb.ListOffsetsTopicResponse(name=topic.name, partitions=answers))
+        return pb.ListOffsetsResponse(topics=topics)
+
+    # -- InitProducerId (idempotent producers, issue 4 item 6) ---------------------------------
+    producer_ids: ProducerIdBlocks | None = None    # set by the node once it can reach a controller
+
+    async def InitProducerId(self, request: pb.InitProducerIdRequest) -> pb.InitProducerIdResponse:
+        if request.transactional_id:
+            return pb.InitProducerIdResponse(
+                error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1,
+                error_message=f"transactional id {request.transactional_id!r}: transactions are "
+                              f"not supported yet; leave transactional_id empty")
+        try:
+            pid, epoch = await init_producer_id(
+                self.producer_ids,
+                request.producer_id if request.HasField("producer_id") else None,
+                request.producer_epoch if request.HasField("producer_epoch") else None)
+        except KraftError as exc:
+            return pb.InitProducerIdResponse(error_code=exc.code, error_message=exc.message,
+                                             producer_id=-1, producer_epoch=-1)
+        return pb.InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)
+
+    # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
+    async def DescribePartitions(self, request: pb.DescribePartitionsRequest
+                                 ) -> pb.DescribePartitionsResponse:
+        return describe_partitions(self.replicas, request)

@@ -1,0 +1,298 @@
+"""kraft dev's multi-process cluster minus its wait loops: the plan (pure), its server.properties
+and cluster.json files, and launching, recognising and stopping node processes."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from typing import Callable, Iterable
+
+from broker.server.config import parse_overrides
+from chaos.node_logs import ROOT
+from kraft.fs import atomic_write
+from kraft.log.log_manager import read_meta_properties
+
+DEFAULT_BROKER_PORT = 9092
+DEFAULT_CONTROLLER_PORT = 9192   # not Kafka's 9093: brokers take 9092, 9093, ... here
+MAX_CONTROLLERS = 9
+STOP_GRACE_S = 10.0
+# kraft dev wires these per node; overriding one for every node would break the wiring.
+MANAGED_KEYS = ("node.id", "process.roles", "listeners", "controller.listener.names",
+                "controller.quorum.voters", "log.dirs", "log.dir")
+
+
+class DevClusterError(ValueError):
+    """Something kraft dev cannot do; the message says what to do instead (`kraft` prints it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NodePlan:
+    id: int
+    roles: tuple[str, ...]
+    address: str                  # a broker's broker listener, a controller's controller listener
+    data_dir: pathlib.Path        # its log.dirs
+    properties: dict[str, str]    # its server.properties, in file order
+
+    @property
+    def node_dir(self) -> pathlib.Path:
+        return self.data_dir.parent
+
+    @property
+    def config_path(self) -> pathlib.Path:
+        return self.node_dir / "server.properties"
+
+    @property
+    def log_path(self) -> pathlib.Path:
+        return self.node_dir / "node.log"
+
+    @property
+    def label(self) -> str:
+        return f"node {self.id} ({','.join(self.roles)})"
+
+
+def free_ports(host: str, count: int) -> list[int]:
+    """`count` distinct ports free right now; the sockets stay bound together so none repeats."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(family)
+            socks.append(s)
+            s.bind((host, 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def plan_cluster(data_dir: pathlib.Path | str, controllers: int, brokers: int, host: str = "127.0.0.1",
+                 port: int = DEFAULT_BROKER_PORT, controller_port: int = DEFAULT_CONTROLLER_PORT,
+                 extra_overrides: Iterable[str] = (), *,
+                 pick_ports: Callable[[str, int], list[int]] = free_ports) -> list[NodePlan]:
+    """Controllers are nodes 1..N at controller_port, +1, ...; brokers N+1..N+M at port, +1, ....
+    Port 0 picks free ports up front (for `port`: all of them), since every node's
+    controller.quorum.voters must name the controllers before any of them starts."""
+    if not 1 <= controllers <= MAX_CONTROLLERS:
+        raise DevClusterError(f"--controllers {controllers}: give 1 to {MAX_CONTROLLERS} "
+                              f"(3 tolerate one failure, 5 two)")
+    if brokers < 1:
+        raise DevClusterError(f"--brokers {brokers}: give 1 or more")
+    overrides = parse_overrides(list(extra_overrides))
+    managed = [k for k in overrides if k in MANAGED_KEYS]
+    if managed:
+        raise DevClusterError(f"--override {managed[0]}: kraft dev sets it for each node; to choose "
+                              f"it, write server.properties files and run kraft node")
+    if port == 0:
+        picked = pick_ports(host, controllers + brokers)
+        controller_ports, broker_ports = picked[:controllers], picked[controllers:]
+    else:
+        broker_ports = list(range(port, port + brokers))
+        controller_ports = (pick_ports(host, controllers) if controller_port == 0
+                            else list(range(controller_port, controller_port + controllers)))
+    used = controller_ports + broker_ports
+    if len(set(used)) != len(used):
+        raise DevClusterError(f"broker ports {_span(broker_ports)} and controller ports "
+                              f"{_span(controller_ports)} overlap; move one with --port or "
+                              f"--controller-port (or --port 0 for free ones)")
+    if min(used) < 1 or max(used) > 65535:
+        raise DevClusterError(f"ports {_span(used)} are not all between 1 and 65535; "
+                              f"pick lower --port / --controller-port")
+    data = pathlib.Path(data_dir)
+    voters = ",".join(f"{i}@{host}:{p}" for i, p in enumerate(controller_ports, 1))
+    plans = []
+    for node_id, node_port in enumerate(used, 1):
+        role, listener = ("controller", "CONTROLLER") if node_id <= controllers else ("broker", "PLAINTEXT")
+        log_dir = data / f"node-{node_id}" / "data"
+        props = {"node.id": str(node_id), "process.roles": role,
+                 "listeners": f"{listener}://{host}:{node_port}",
+                 "controller.listener.names": "CONTROLLER", "controller.quorum.voters": voters,
+                 "log.dirs": str(log_dir), **overrides}
+        plans.append(NodePlan(node_id, (role,), f"{host}:{node_port}", log_dir, props))
+    return plans
+
+
+def _span(ports: list[int]) -> str:
+    return str(ports[0]) if len(ports) == 1 else f"{min(ports)}-{max(ports)}"
+
+
+def properties_text(plan: NodePlan) -> str:
+    lines = [f"# {plan.label} of a kraft dev cluster; kraft dev rewrites this file on every start"]
+    return "\n".join(lines + [f"{k}={v}" for k, v in plan.properties.items()]) + "\n"
+
+
+# --- cluster.json: what runs where; chaos tooling reads id, roles, address, pid and data_dir ---
+
+def node_entry(plan: NodePlan, pid: int | None) -> dict:
+    return {"id": plan.id, "roles": list(plan.roles), "address": plan.address, "pid": pid,
+            "data_dir": str(plan.data_dir), "config": str(plan.config_path), "log": str(plan.log_path)}
+
+
+def write_cluster_json(data: pathlib.Path, doc: dict) -> None:
+    atomic_write(pathlib.Path(data) / "cluster.json", json.dumps(doc, indent=1) + "\n")
+
+
+def read_cluster_json(data: pathlib.Path) -> dict | None:
+    path = pathlib.Path(data) / "cluster.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (ValueError, OSError) as exc:
+        raise DevClusterError(f"{path} is unreadable ({exc}); delete it if no cluster runs from {data}") from None
+
+
+# --- processes ---
+
+def is_kraft_process(pid: int) -> bool:
+    """A live (not zombie) process whose command line runs kraft. A pid read from an old
+    cluster.json may since belong to something else, which must never be signalled."""
+    if not isinstance(pid, int) or pid <= 1 or pid == os.getpid():
+        return False
+    try:   # Linux's procfs; elsewhere nothing counts as ours, so --stop never signals blindly
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        args = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and any(map(_runs_kraft, args))
+
+
+def _runs_kraft(arg: str) -> bool:
+    return arg == "entry.main" or arg.endswith("entry/main.py") or os.path.basename(arg) == "kraft"
+
+
+def node_command(config: pathlib.Path) -> list[str]:
+    return [sys.executable, "-m", "entry.main", "node", "--config", str(config)]
+
+
+def launch(config: pathlib.Path, log_path: pathlib.Path, *, detach: bool) -> tuple[subprocess.Popen, int]:
+    """Starts `kraft node --config F` with stdout and stderr appended to its log. Returns the
+    process and the log's size before it: this run's lines start there."""
+    # PYTHONPATH: `-m entry.main` must find this checkout whatever the current directory.
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        offset = log.tell()
+        proc = subprocess.Popen(node_command(config), stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, env=env, start_new_session=detach)
+    return proc, offset
+
+
+@dataclasses.dataclass
+class Target:
+    label: str
+    pid: int
+    proc: subprocess.Popen | None = None    # our own child: poll() also reaps it
+    controller: bool = False
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None if self.proc is not None else is_kraft_process(self.pid)
+
+    def send(self, signum: int) -> None:
+        try:
+            os.kill(self.pid, signum)
+        except ProcessLookupError:
+            pass
+
+
+def stop_targets(targets: list[Target], grace: float = STOP_GRACE_S) -> list[str]:
+    """Brokers (and the supervisor) first, while the controllers they report to still answer,
+    then the controllers; a line each."""
+    return (_stop_together([t for t in targets if not t.controller], grace)
+            + _stop_together([t for t in targets if t.controller], grace))
+
+
+def _stop_together(targets: list[Target], grace: float) -> list[str]:
+    """SIGTERM every live target, wait up to `grace` s for all, SIGKILL the rest."""
+    live = [t for t in targets if t.alive()]
+    for t in live:
+        t.send(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while any(t.alive() for t in live) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = []
+    for t in live:
+        if t.alive():
+            t.send(signal.SIGKILL)
+            lines.append(f"killed {t.label}, pid {t.pid}: still running {grace:g} s after SIGTERM")
+        else:
+            lines.append(f"stopped {t.label}, pid {t.pid}")
+    deadline = time.monotonic() + 5
+    while any(t.alive() for t in live) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return lines
+
+
+def targets_of(doc: dict) -> list[Target]:
+    targets = [Target("the kraft dev supervisor", doc["supervisor_pid"])] if doc.get("supervisor_pid") else []
+    return targets + [Target(f"node {n['id']} ({','.join(n['roles'])})", n["pid"],
+                             controller="controller" in n["roles"])
+                      for n in doc.get("nodes", []) if n.get("pid")]
+
+
+# --- reusing a data dir ---
+
+def check_reuse(data: pathlib.Path, plans: list[NodePlan], previous: dict | None) -> None:
+    """Re-running kraft dev on its data dir restarts that cluster, so it must be the same shape."""
+    if previous is not None:
+        running = [t for t in targets_of(previous) if t.alive()]
+        if running:
+            pids = ", ".join(str(t.pid) for t in running)
+            raise DevClusterError(f"a kraft dev cluster is already running from {data} (pids {pids}); "
+                                  f"stop it with: kraft dev --stop --data {data}")
+    if (data / "meta.properties").exists():
+        raise DevClusterError(f"{data} holds a single-node kraft dev cluster; run it with: "
+                              f"kraft dev --data {data}, or pick another --data")
+    had = sorted((n["id"], tuple(n["roles"])) for n in (previous or {}).get("nodes", []))
+    if had and had != sorted((p.id, p.roles) for p in plans):
+        raise DevClusterError(f"{data} holds a cluster of {shape(previous)}; restart it with: "
+                              f"{start_command(previous, data)}, or pick another --data")
+
+
+def _counts(doc: dict) -> tuple[int, int]:
+    roles = [tuple(n.get("roles", ())) for n in doc.get("nodes", [])]
+    return roles.count(("controller",)), roles.count(("broker",))
+
+
+def shape(doc: dict) -> str:
+    c, b = _counts(doc)
+    return f"{c} controller{'s' * (c != 1)} and {b} broker{'s' * (b != 1)}"
+
+
+def start_command(doc: dict, data: pathlib.Path) -> str:
+    """The kraft dev command that (re)starts the cluster `doc` (a cluster.json) describes."""
+    c, b = _counts(doc)
+    return f"kraft dev --controllers {c} --brokers {b} --data {data}"
+
+
+def cluster_id_for(data: pathlib.Path, plans: list[NodePlan]) -> str:
+    metas = [read_meta_properties(p.data_dir) or {} for p in plans]
+    ids = {m["cluster.id"] for m in metas if m.get("cluster.id")}
+    if len(ids) > 1:
+        raise DevClusterError(f"the nodes under {data} belong to different clusters "
+                              f"({', '.join(sorted(ids))}); pick another --data")
+    return ids.pop() if ids else uuid.uuid4().hex
+
+
+def check_ports_free(plans: list[NodePlan]) -> None:
+    for p in plans:
+        host, _, port = p.address.rpartition(":")
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            # SO_REUSEADDR as grpc sets it: a just-stopped cluster's TIME_WAIT ports are fine.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((host, int(port)))
+            except OSError as exc:
+                raise DevClusterError(
+                    f"{p.label} cannot listen on {p.address} ({exc.strerror}); stop what uses it "
+                    f"(another kraft dev? kraft dev --stop --data DIR) or choose other ports with "
+                    f"--port and --controller-port (0 picks free ones)") from None
+
+

@@ -1,0 +1,114 @@
+"""server.properties parsing: Kafka's key names and defaults, --override, and errors naming keys."""
+import pytest
+
+from broker.server.config import ServerConfigError, build_config, load_config, parse_properties
+from broker.group.messages import GroupConfig
+
+
+def test_defaults_are_a_local_single_node():
+    c = build_config({})
+    assert (c.node_id, c.process_roles, c.host, c.port) == (1, ("broker", "controller"), "127.0.0.1", 9092)
+    assert c.num_partitions == 1 and c.auto_create_topics_enable
+
+
+def test_properties_file_with_comments_and_overrides(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text("# a comment\n! another\nnode.id=3\nlisteners = PLAINTEXT://0.0.0.0:19092\n"
+                    "log.dirs=/a,/b\nlog.retention.hours=2\nlog.segment.bytes: 1048576\n")
+    c = load_config(str(path), ["num.partitions=6", "node.id=4"])
+    assert (c.node_id, c.host, c.port, c.log_dirs, c.num_partitions) == (4, "0.0.0.0", 19092, ("/a", "/b"), 6)
+    assert c.topic_defaults == {"retention.ms": "7200000", "segment.bytes": "1048576"}
+
+
+@pytest.mark.parametrize("props, key", [({"node.id": "one"}, "node.id"),
+                                        ({"auto.create.topics.enable": "yes"}, "auto.create.topics.enable"),
+                                        ({"process.roles": "leader"}, "process.roles"),
+                                        ({"listeners": "PLAINTEXT://nohost"}, "listeners")])
+def test_bad_values_name_their_key(props, key):
+    with pytest.raises(ServerConfigError, match=key):
+        build_config(props)
+
+
+def test_unknown_keys_are_reported_not_fatal():
+    assert build_config({"no.such.key": "1"}).unknown_keys == ("no.such.key",)
+
+
+def test_malformed_lines_and_overrides_are_errors(tmp_path):
+    with pytest.raises(ServerConfigError, match="line 2"):
+        parse_properties("a=1\njust words\n")
+    with pytest.raises(ServerConfigError, match="not key=value"):
+        load_config(None, ["novalue"])
+    with pytest.raises(ServerConfigError, match="does not exist"):
+        load_config(str(tmp_path / "missing.properties"), [])
+
+
+def test_quorum_voters_parse_to_ids_and_addresses():
+    c = build_config({"controller.quorum.voters": "1@127.0.0.1:9093, 2@h2:9094,3@h3:9095",
+                      "listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"})
+    assert c.quorum_voters == {1: "127.0.0.1:9093", 2: "h2:9094", 3: "h3:9095"}
+    assert c.runs_quorum
+    single = build_config({})
+    assert single.quorum_voters == {} and single.runs_quorum
+    assert single.voters == {1: "127.0.0.1:0"}      # a quorum of one, never dialled
+
+
+def test_a_broker_only_node_needs_the_voters_and_must_not_be_one():
+    with pytest.raises(ServerConfigError, match="controller.quorum.voters: a broker-only node"):
+        build_config({"process.roles": "broker"})
+    with pytest.raises(ServerConfigError, match="names node.id 1, but process.roles has no controller"):
+        build_config({"process.roles": "broker", "controller.quorum.voters": "1@h:9093"})
+    broker = build_config({"process.roles": "broker", "node.id": "4",
+                           "controller.quorum.voters": "1@h:9093"})
+    assert not broker.runs_quorum and broker.voters == {1: "h:9093"}
+
+
+@pytest.mark.parametrize("voters", ["1@h:9093,nohost", "x@h:9093", "1@h:port", "1@:9093",
+                                    "1@h:9093,1@h:9094"])
+def test_bad_quorum_voters_name_their_key(voters):
+    with pytest.raises(ServerConfigError, match="controller.quorum.voters"):
+        build_config({"controller.quorum.voters": voters, "process.roles": "broker"})
+
+
+def test_listeners_give_the_broker_and_the_controller_address():
+    c = build_config({"listeners": "CONTROLLER://127.0.0.1:9093,PLAINTEXT://0.0.0.0:9092"})
+    assert (c.host, c.port) == ("0.0.0.0", 9092)               # host/port stay the broker's
+    assert c.controller_listener == ("127.0.0.1", 9093)
+    assert c.controller_listener_names == ("CONTROLLER",)
+    named = build_config({"listeners": "BROKER://h:1,RAFT://h:2", "controller.listener.names": "RAFT"})
+    assert (named.listener, named.controller_listener) == (("h", 1), ("h", 2))
+    only = build_config({"listeners": "CONTROLLER://127.0.0.1:9093", "process.roles": "controller"})
+    assert only.controller_listener == ("127.0.0.1", 9093) and only.listener == ("127.0.0.1", 9093)
+    assert build_config({}).controller_listener is None
+
+
+@pytest.mark.parametrize("props, key", [
+    ({"process.roles": "controller", "controller.quorum.voters": "2@h:9093",
+      "listeners": "CONTROLLER://h:9093"}, "controller.quorum.voters"),    # node 1 is no voter
+    ({"process.roles": "controller", "controller.quorum.voters": "1@h:9093",
+      "listeners": "PLAINTEXT://h:9092"}, "listeners"),                    # no controller listener
+    ({"controller.quorum.voters": "1@h:9093", "listeners": "CONTROLLER://h:9093"}, "listeners"),
+    ({"listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2"}, "listeners"),
+])
+def test_an_unusable_quorum_setup_names_its_key(props, key):
+    with pytest.raises(ServerConfigError, match=key):
+        build_config(props)
+
+
+def test_group_keys_reach_the_coordinator_config_with_kafkas_defaults():
+    assert build_config({}).group_config == GroupConfig()       # Kafka's defaults, both sides
+    c = build_config({"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
+                      "group.min.session.timeout.ms": "1000"})
+    g = c.group_config
+    assert (g.initial_rebalance_delay_ms, g.offsets_topic_num_partitions,
+            g.min_session_timeout_ms) == (0, 3, 1000)
+    assert c.unknown_keys == ()
+
+
+@pytest.mark.parametrize("props, key", [
+    ({"offsets.topic.num.partitions": "0"}, "offsets.topic.num.partitions"),
+    ({"offsets.topic.replication.factor": "-1"}, "offsets.topic.replication.factor"),
+    ({"group.min.session.timeout.ms": "9000", "group.max.session.timeout.ms": "8000"},
+     "group.min.session.timeout.ms")])
+def test_bad_group_keys_name_their_key(props, key):
+    with pytest.raises(ServerConfigError, match=key):
+        build_config(props)
