@@ -1,4 +1,4 @@
-"""Controller failover (issue 3): the time from kill -9 of the active controller to the first
+"""Controller failover: the time from kill -9 of the active controller to the first
 CreateTopics a broker acknowledges, over N runs of a local `kraft dev` cluster (3 controllers, 1
 broker). `python bench/controller_failover.py [--preset tuned|defaults|fast] [--runs 20]`."""
 from __future__ import annotations

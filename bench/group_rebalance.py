@@ -1,4 +1,4 @@
-"""Consumer groups (issue 5): how long a group of 3 takes to rebalance when a member joins and when
+"""Consumer groups: how long a group of 3 takes to rebalance when a member joins and when
 one is killed -9 (ms until every member has run on_partitions_assigned with the final 2/2/2 or 3/3
 split), and consumer throughput of a group of 3 against one consumer; on a local `kraft dev`
 cluster (1 controller, 3 brokers), every member its own process.

@@ -1,4 +1,4 @@
-"""Partition failover (issue 4): ms from kill -9 of a partition's leader to the first write the new
+"""Partition failover: ms from kill -9 of a partition's leader to the first write the new
 leader acknowledges (acks=all, idempotent producer: an ack of an offset beyond the last acknowledged
 before the kill), over N runs on a local `kraft dev` cluster (3 controllers, 3 brokers, RF=3,
 min.insync.replicas=2). `python bench/partition_failover.py [--session-timeout-ms 1500] [--runs 20]`."""

@@ -41,6 +41,7 @@ class GroupCoordinators:
         self._drivers: dict[int, tuple[CoordinatorDriver, trio.CancelScope]] = {}
         self._changed = trio.Event()
         self._rng = random.Random()     # member ids: from the OS's entropy, never a fixed seed
+        replicas.purgatory.watch(OFFSETS_TOPIC, self._offsets_partition_moved)
 
     # -- which driver ---------------------------------------------------------------------------
     def num_partitions(self) -> int:
@@ -58,11 +59,13 @@ class GroupCoordinators:
         return [d for d, _ in self._drivers.values()]
 
     # -- following leadership -------------------------------------------------------------------
-    def replication_changed(self) -> None:
-        """The replica manager's hook: leadership, a high watermark or the ISR moved."""
+    def _offsets_partition_moved(self, partition: int) -> None:
+        """Leadership, the log end, the high watermark or the ISR of an offsets partition moved:
+        look at leadership again, and wake that partition's driver (it may be loading)."""
         self._changed.set()
-        for driver, _ in self._drivers.values():
-            driver.poke()
+        entry = self._drivers.get(partition)
+        if entry is not None:
+            entry[0].poke()
 
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:

@@ -89,11 +89,8 @@ class CoordinatorDriver:
     def _append(self, effect: AppendRecords) -> None:
         now = self.clock_ms()
         batch = encode_batch([(key, value, (), now) for key, value in effect.records])
+        # The replica manager wakes the followers' parked fetches: they take it at once.
         result = self.replicas.append(OFFSETS_TOPIC, self.partition, batch, ACKS_ALL, now)
-        if not result.error_code:
-            # Followers' fetches parked on "no new data" take it now rather than after their
-            # max wait: an acks=all append waits for them (the Produce servicer does the same).
-            self.replicas.on_change()
         self._inflight.append((effect.append_id, result, trio.current_time() + self.commit_timeout_s))
 
     # -- life ---------------------------------------------------------------------------------------
@@ -176,12 +173,9 @@ class CoordinatorDriver:
             if result.error_code:
                 error = ErrorCode(result.error_code)
             else:
-                error = self.replicas.acks_satisfied(OFFSETS_TOPIC, self.partition,
-                                                     result.last_offset, result.leader_epoch)
-                if error is None and trio.current_time() < give_up:
-                    with trio.move_on_at(give_up):
-                        await self._changed.park()
-                    continue
+                error = await self.replicas.wait_committed(OFFSETS_TOPIC, self.partition,
+                                                           result.last_offset, result.leader_epoch,
+                                                           give_up)
                 if error is None:
                     error = ErrorCode.REQUEST_TIMED_OUT
             self._inflight.popleft()

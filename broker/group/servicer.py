@@ -19,10 +19,8 @@ from clients.types import TopicPartition
 from clients.wire import group_pb2 as pb
 
 E = ErrorCode
-METHODS = ["FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
-           "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups"]
 # A JoinGroup is parked until the rebalance completes: at most its rebalance timeout. Past that
-# (plus this slack) the client has given up anyway; answering frees the gRPC worker thread.
+# (plus this slack) the client has given up anyway; answering ends the parked call.
 PARK_SLACK_S = 5.0
 WRITE_TIMEOUT_S = 30.0       # SyncGroup, LeaveGroup, OffsetCommit, DeleteGroups wait for appends
 

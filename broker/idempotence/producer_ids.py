@@ -24,7 +24,7 @@ class ProducerIdBlocks:
                  broker_epoch: Callable[[], int], timeout_s: float = REQUEST_TIMEOUT_S) -> None:
         self.channel = channel
         self.broker_id = broker_id
-        self.broker_epoch = broker_epoch     # BrokerLifecycle.broker_epoch: -1 until registered
+        self.broker_epoch = broker_epoch     # the BrokerEpoch: -1 until registered
         self.timeout_s = timeout_s
         self._next = 0
         self._end = 0                        # the current block is [_next, _end)

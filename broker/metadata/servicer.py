@@ -1,17 +1,13 @@
-"""The Quorum gRPC service (DESIGN.md 5): KRaft's Raft RPCs between controllers. Each call is
+"""The Quorum gRPC service: KRaft's Raft RPCs between controllers. Each call is
 decoded, handed to the node's RaftDriver, and the core's answer encoded back; DescribeQuorum
 answers from the core's own view."""
 from __future__ import annotations
 
 import logging
 
-import grpc
-import trio
-
-from clients.bridge import serve_async_servicer
+from clients.grpc_server import TrioGrpcServer
 from clients.quorum_info import quorum_info_to_proto
 from clients.wire import quorum_pb2 as pb
-from clients.wire import quorum_pb2_grpc
 from clients.errors import ErrorCode
 from kraft.raft import codec
 from kraft.raft.messages import error_response
@@ -19,8 +15,6 @@ from kraft.raft.driver import RaftDriver
 
 log = logging.getLogger(__name__)
 
-METHODS = ["Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fetch", "FetchSnapshot",
-           "DescribeQuorum"]
 
 
 class QuorumServicer:
@@ -59,6 +53,5 @@ class QuorumServicer:
     async def DescribeQuorum(self, request: pb.DescribeQuorumRequest) -> pb.DescribeQuorumResponse:
         return quorum_info_to_proto(self.driver.describe())
 
-    def register(self, server: grpc.Server, token: trio.lowlevel.TrioToken) -> None:
-        serve_async_servicer(self, quorum_pb2_grpc.add_QuorumServicer_to_server, server, token,
-                             METHODS)
+    def register(self, server: TrioGrpcServer) -> None:
+        server.add_servicer(self, pb, "Quorum")

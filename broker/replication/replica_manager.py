@@ -13,6 +13,7 @@ import trio
 
 from broker.idempotence import producer_state_file
 from broker.replication.partition import Partition
+from broker.replication.purgatory import Purgatory
 from broker.idempotence.producer_state import (ProducerStateManager, check_request, record_request,
                                    request_headers)
 from broker.replication.messages import Effect, FetchAnswer, FollowerFetch, ProposeIsr
@@ -28,7 +29,6 @@ log = logging.getLogger(__name__)
 
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
-CONSUMER_REPLICA_ID = -1
 ACKS_ALL = -1
 
 
@@ -76,7 +76,8 @@ class ReplicaManager:
     def __init__(self, log_manager: LogManager, node_id: int, *,
                  replica_lag_time_max_ms: int = 30_000,
                  broker_epoch: Callable[[], int] = lambda: -1,
-                 clock_ms: Callable[[], int] = monotonic_ms) -> None:
+                 clock_ms: Callable[[], int] = monotonic_ms,
+                 purgatory: Purgatory | None = None) -> None:
         self.log_manager = log_manager
         self.node_id = node_id
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
@@ -88,8 +89,9 @@ class ReplicaManager:
         # ISR proposals waiting to go to the controller, the latest per partition.
         self._proposals: dict[tuple[str, int], tuple[Partition, ProposeIsr]] = {}
         self._proposals_ready = trio.Event()
-        # Called when a high watermark, ISR or leadership moved (the servicer wakes its waiters).
-        self.on_change: Callable[[], None] = lambda: None
+        # Requests parked on a partition: woken when its log end, high watermark, ISR or
+        # leadership moves.
+        self.purgatory = purgatory if purgatory is not None else Purgatory()
 
     # -- hosting (driven by the metadata image) ----------------------------------------------
     def apply_registration(self, topic: str, partition: int, topic_id: str, config: LogConfig,
@@ -114,7 +116,7 @@ class ReplicaManager:
         if (hosted.is_leader, hosted.leader_epoch) != was:
             # acks=all waiters of a deposed leader answer NOT_LEADER_OR_FOLLOWER now, so their
             # producers retry on the new leader instead of waiting out request.timeout.ms.
-            self.on_change()
+            self.purgatory.moved(topic, partition)
         return hosted
 
     def remove_partition(self, topic: str, partition: int) -> None:
@@ -122,7 +124,7 @@ class ReplicaManager:
         self._proposals.pop((topic, partition), None)
         if self._partitions.pop((topic, partition), None) is not None:
             self.log_manager.delete_log(topic, partition)
-            self.on_change()
+            self.purgatory.moved(topic, partition)
 
     def get(self, topic: str, partition: int) -> Partition | None:
         return self._partitions.get((topic, partition))
@@ -140,7 +142,7 @@ class ReplicaManager:
         if truncated is not None:
             self.on_log_truncated(hosted.topic, hosted.partition)
         if wake:
-            self.on_change()
+            self.purgatory.moved(hosted.topic, hosted.partition)
 
     def _checked(self, topic: str, partition: int, current_leader_epoch: int) -> Partition:
         hosted = self._partitions.get((topic, partition))
@@ -178,6 +180,8 @@ class ReplicaManager:
                 return ProduceResult(result.error, result.message)
             self._record_producers(hosted, headers, result.first_offset)
             self._absorb(hosted, result.effects)
+            # The log end moved: followers' parked fetches take the new batches now.
+            self.purgatory.moved(topic, partition)
             return ProduceResult(base_offset=result.first_offset,
                                  log_append_time=hosted.last_append_time,
                                  log_start_offset=hosted.log.log_start_offset,
@@ -197,6 +201,15 @@ class ReplicaManager:
         if hosted is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         return hosted.state.acks_satisfied(offset, leader_epoch)
+
+    async def wait_committed(self, topic: str, partition: int, offset: int, leader_epoch: int,
+                             deadline: float) -> ErrorCode | None:
+        """The one acks=all rule: wait until `offset` (appended at `leader_epoch`) is committed
+        (NONE), the wait fails (the error: leadership moved, the ISR fell below
+        min.insync.replicas), or trio's clock passes `deadline` (None)."""
+        return await self.purgatory.wait_until(
+            [(topic, partition)],
+            lambda: self.acks_satisfied(topic, partition, offset, leader_epoch), deadline)
 
     # -- fetch: consumers --------------------------------------------------------------------
     def read(self, topic: str, partition: int, fetch_offset: int, max_bytes: int, *,
@@ -325,7 +338,7 @@ class ReplicaManager:
         except KraftError as exc:
             return OffsetResult(exc.code, exc.message)
 
-    # -- idempotent producers (issue 4 item 6) ---------------------------------------------------
+    # -- idempotent producers -----------------------------------------------------------------
     def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
         """The partition's producer state, describing all of its log: loaded (snapshot, then the
         log after it) on first use or when the log was replaced, else caught up with the log."""
@@ -346,15 +359,6 @@ class ReplicaManager:
         except (OSError, ValueError):
             # Hosting must not fail on it: the first produce tries again and answers the error.
             log.exception("loading the producer state of %s-%d failed", topic, partition)
-
-    def on_replicated_batches(self, topic: str, partition: int, headers) -> None:
-        """A follower appended these batch headers (final offsets) to its log: record the
-        idempotent ones so a leadership change finds the state current."""
-        known = self._producer_states.get((topic, partition))
-        headers = list(headers)
-        # Out of step (a batch missed, or seen twice): leave it to producer_state's catch-up.
-        if known is not None and headers and known[1].end_offset == headers[0].base_offset:
-            known[1].on_replicated_batches(headers)
 
     def on_log_truncated(self, topic: str, partition: int) -> None:
         """The log lost its tail (KIP-101 truncation): snapshots past the new end are deleted

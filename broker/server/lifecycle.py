@@ -21,9 +21,21 @@ STARTING_HEARTBEAT_MS = 50
 REQUEST_TIMEOUT_S = 5.0
 
 
+class BrokerEpoch:
+    """This broker's epoch as the controller gave it at registration (-1 before): written by the
+    lifecycle, read by replication (KIP-903 ISR joins) and producer-id requests. Callable, as
+    they take a `() -> int`."""
+
+    def __init__(self) -> None:
+        self.value = -1
+
+    def __call__(self) -> int:
+        return self.value
+
+
 class BrokerLifecycle:
     def __init__(self, node_id: int, host: str, port: int, rack: str | None,
-                 channel: ControllerChannel, metadata: BrokerMetadata,
+                 channel: ControllerChannel, metadata: BrokerMetadata, epoch: "BrokerEpoch",
                  heartbeat_interval_ms: int) -> None:
         self.node_id = node_id
         self.host, self.port, self.rack = host, port, rack or None
@@ -31,7 +43,7 @@ class BrokerLifecycle:
         self.metadata = metadata
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.incarnation_id = uuid.uuid4().hex
-        self.broker_epoch = -1
+        self.epoch = epoch
         self.fenced = True
         self.unfenced = trio.Event()     # set the first time the controller unfences us
 
@@ -52,9 +64,9 @@ class BrokerLifecycle:
                 log.info("broker %d registration: %s; retrying", self.node_id, exc.message)
                 continue
             if response.error_code == 0:
-                self.broker_epoch = response.broker_epoch
+                self.epoch.value = response.broker_epoch
                 log.info("broker %d registered with broker epoch %d", self.node_id,
-                         self.broker_epoch)
+                         self.epoch.value)
                 return
             log.warning("broker %d registration refused: %s", self.node_id, response.error_message)
             await trio.sleep(1.0 if response.error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION
@@ -62,7 +74,7 @@ class BrokerLifecycle:
 
     async def _heartbeat_until_stale(self) -> None:
         while True:
-            request = BrokerHeartbeatRequest(self.node_id, self.broker_epoch, self.metadata.offset)
+            request = BrokerHeartbeatRequest(self.node_id, self.epoch.value, self.metadata.offset)
             try:
                 response = await self.channel.send(request, REQUEST_TIMEOUT_S)
             except KraftError as exc:
@@ -92,9 +104,9 @@ class BrokerLifecycle:
     async def controlled_shutdown(self, timeout_s: float = 5.0) -> None:
         """Ask to be fenced so the controller moves leadership away, then stop. Best effort: a
         broker that cannot reach the controller is fenced when its session expires."""
-        if self.broker_epoch < 0:
+        if self.epoch.value < 0:
             return
-        request = BrokerHeartbeatRequest(self.node_id, self.broker_epoch, self.metadata.offset,
+        request = BrokerHeartbeatRequest(self.node_id, self.epoch.value, self.metadata.offset,
                                          want_shutdown=True)
         with trio.move_on_after(timeout_s):
             try:

@@ -13,10 +13,8 @@ from typing import Callable
 import trio
 
 from broker.controller import servicer as controller_servicer
-from broker.group import servicer as group_servicer
-from broker.server import servicer as broker_servicer
 from broker.controller.active import ActiveController
-from broker.server.lifecycle import BrokerLifecycle
+from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
 from broker.server.config import ServerConfig
@@ -29,12 +27,12 @@ from broker.metadata.servicer import QuorumServicer
 from broker.replication.isr_updates import IsrUpdates
 from broker.replication.fetcher import ReplicaFetchers
 from broker.replication.replica_manager import ReplicaManager, monotonic_ms
-from clients.bridge import serve_async_servicer, start_server, stop_server
-from clients.wire import broker_pb2_grpc, controller_pb2_grpc, group_pb2_grpc
+from clients.grpc_server import TrioGrpcServer
+from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig
 from kraft.log.log_config import LogConfig
-from kraft.log.log_manager import LogManager, read_meta_properties
+from kraft.log.log_manager import LogManager, read_meta_properties, write_checkpoints
 from kraft.raft.disk import quorum_state_path
 
 log = logging.getLogger(__name__)
@@ -85,6 +83,13 @@ async def _every(interval_ms: int, job: Callable[[int], object], clock_ms: Calla
         job(clock_ms())
 
 
+async def _checkpoint_every(interval_ms: int, log_manager: LogManager) -> None:
+    """The offsets are read on the loop that moves them; the fsyncing writes run in a thread."""
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        await trio.to_thread.run_sync(write_checkpoints, log_manager.checkpoint_offsets())
+
+
 class Node:
     def __init__(self, config: ServerConfig, *, announce: Callable[[str], None] = print,
                  clock_ms: Callable[[], int] = wall_clock_ms) -> None:
@@ -117,7 +122,8 @@ class Node:
                     port = await nursery.start(self._serve_controller, quorum, active)
                     listening.append(f"{config.controller_listener[0]}:{port}")
                 if self.is_broker:
-                    broker_port = await nursery.start(self._run_broker, cluster_id, quorum, channel)
+                    broker_port, self.lifecycle = await nursery.start(self._run_broker, cluster_id,
+                                                                      quorum, channel)
                 await nursery.start(quorum.run)
                 if active is not None:
                     nursery.start_soon(active.run)
@@ -148,21 +154,11 @@ class Node:
                                 task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Quorum and Controller services on the controller listener; `started(port)`."""
         host, port = self.config.controller_listener
-        token = trio.lowlevel.current_trio_token()
-        quorum_servicer = QuorumServicer(quorum.driver, quorum.cluster_id)
-        controllers = controller_servicer.on_controller(active)
-
-        def register(server) -> None:
-            quorum_servicer.register(server, token)
-            serve_async_servicer(controllers, controller_pb2_grpc.add_ControllerServicer_to_server,
-                                 server, token, controller_servicer.METHODS)
-
-        server, port = start_server(f"{host}:{port}", register)
-        try:
-            task_status.started(port)
-            await trio.sleep_forever()
-        finally:
-            await stop_server(server, grace=0.5)
+        server = TrioGrpcServer(f"{host}:{port}")
+        server.add_servicer(QuorumServicer(quorum.driver, quorum.cluster_id), quorum_pb2, "Quorum")
+        server.add_servicer(controller_servicer.on_controller(active), controller_pb2, "Controller")
+        async with trio.open_nursery() as nursery:
+            task_status.started(await nursery.start(server.serve))
 
     async def _run_broker(self, cluster_id: str, quorum: MetadataQuorum, channel: ControllerChannel,
                           *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -172,74 +168,53 @@ class Node:
         log_dirs = [pathlib.Path(d) for d in config.log_dirs]
         log_manager = LogManager(log_dirs, LogConfig.from_props(config.topic_defaults), now_ms=clock_ms())
         try:
-            replicas = ReplicaManager(
-                log_manager, config.node_id, replica_lag_time_max_ms=config.replica_lag_time_max_ms,
-                broker_epoch=lambda: self.lifecycle.broker_epoch if self.lifecycle else -1)
+            epoch = BrokerEpoch()     # the lifecycle writes it; replication and producer ids read it
+            replicas = ReplicaManager(log_manager, config.node_id, broker_epoch=epoch,
+                                      replica_lag_time_max_ms=config.replica_lag_time_max_ms)
             metadata = BrokerMetadata(config.node_id, replicas, config.topic_defaults)
             quorum.listeners.append(metadata)
             if quorum.snapshot_source is None:
                 quorum.snapshot_source = lambda: metadata.image
-            token = trio.lowlevel.current_trio_token()
-            brokers = BrokerServicer(replicas, metadata, channel, node_id=config.node_id,
-                                     host=config.host, port=config.port, cluster_id=cluster_id,
-                                     rack=config.rack, auto_create=config.auto_create_topics_enable,
-                                     controller_id=lambda: quorum.leader_id, clock_ms=clock_ms)
-
             groups = GroupCoordinators(replicas, metadata, channel, config.group_config,
                                        clock_ms=clock_ms,
                                        segment_bytes=config.offsets_topic_segment_bytes,
                                        commit_timeout_ms=config.offsets_commit_timeout_ms)
-
-            def register(server) -> None:
-                serve_async_servicer(brokers, broker_pb2_grpc.add_BrokerServicer_to_server, server,
-                                     token, broker_servicer.METHODS)
-                serve_async_servicer(GroupServicer(groups, replicas, config.node_id),
-                                     group_pb2_grpc.add_GroupServicer_to_server, server, token,
-                                     group_servicer.METHODS)
-                serve_async_servicer(controller_servicer.on_broker(channel, metadata),
-                                     controller_pb2_grpc.add_ControllerServicer_to_server,
-                                     server, token, controller_servicer.METHODS)
-
-            server, port = start_server(f"{config.host}:{config.port}", register)
-            brokers.node.port = port   # port 0 picks one: advertise the real one
-
-            def replication_changed() -> None:
-                brokers.replication_changed()
-                groups.replication_changed()
-
-            replicas.on_change = replication_changed
-            self.lifecycle = BrokerLifecycle(config.node_id, config.host, port, config.rack, channel,
-                                             metadata, config.broker_heartbeat_interval_ms)
-            lifecycle = self.lifecycle
-            brokers.producer_ids = ProducerIdBlocks(channel, config.node_id,
-                                                    lambda: lifecycle.broker_epoch)
+            server = TrioGrpcServer(f"{config.host}:{config.port}")
+            server.add_servicer(BrokerServicer(
+                replicas, metadata, channel, cluster_id=cluster_id,
+                producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
+                auto_create=config.auto_create_topics_enable,
+                controller_id=lambda: quorum.leader_id, clock_ms=clock_ms), broker_pb2, "Broker")
+            server.add_servicer(GroupServicer(groups, replicas, config.node_id), group_pb2, "Group")
+            server.add_servicer(controller_servicer.on_broker(channel, metadata), controller_pb2,
+                                "Controller")
             try:
                 async with trio.open_nursery() as nursery:
+                    port = await nursery.start(server.serve)     # port 0 picks one: advertise it
+                    lifecycle = BrokerLifecycle(config.node_id, config.host, port, config.rack,
+                                                channel, metadata, epoch,
+                                                config.broker_heartbeat_interval_ms)
                     nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
                     nursery.start_soon(_every, config.flush_scheduler_interval_ms, log_manager.flush_due, clock_ms)
                     # Compaction changes a log's segment list: it runs in this loop like retention.
                     nursery.start_soon(_every, config.cleaner_backoff_ms, log_manager.clean_compacted,
                                        clock_ms)
-                    nursery.start_soon(_every, config.checkpoint_interval_ms,
-                                       lambda _now: log_manager.checkpoint(), clock_ms)
+                    nursery.start_soon(_checkpoint_every, config.checkpoint_interval_ms,
+                                       log_manager)
                     nursery.start_soon(_every, config.checkpoint_interval_ms,
                                        lambda _now: replicas.checkpoint_producer_states(), clock_ms)
-                    self._start_replication(nursery, replicas, metadata, channel)
+                    self._start_replication(nursery, replicas, metadata, channel, epoch)
                     nursery.start_soon(groups.run)
-                    task_status.started(port)
+                    task_status.started((port, lifecycle))
                     await trio.sleep_forever()
             finally:
-                await stop_server(server, grace=0.5)
                 replicas.checkpoint_producer_states()   # no more appends: a restart loads this
         finally:
             log_manager.close()
 
-
     def _start_replication(self, nursery, replicas: ReplicaManager, metadata: BrokerMetadata,
-                           channel: ControllerChannel) -> None:
+                           channel: ControllerChannel, broker_epoch: BrokerEpoch) -> None:
         """Follower fetchers, ISR proposals to the controller, and the ISR shrink timer."""
-        def broker_epoch() -> int:
-            return self.lifecycle.broker_epoch if self.lifecycle else -1
 
         def address(broker_id: int) -> str | None:
             b = metadata.image.broker(broker_id)
@@ -248,12 +223,6 @@ class Node:
         nursery.start_soon(ReplicaFetchers(replicas, address, broker_epoch, monotonic_ms).run)
         nursery.start_soon(IsrUpdates(replicas, channel, broker_epoch, monotonic_ms).run)
         nursery.start_soon(_every, ISR_CHECK_MS, lambda _now: replicas.tick(), monotonic_ms)
-
-
-async def run_node(config: ServerConfig, *, announce: Callable[[str], None] = print,
-                   clock_ms: Callable[[], int] = wall_clock_ms,
-                   task_status=trio.TASK_STATUS_IGNORED) -> None:
-    await Node(config, announce=announce, clock_ms=clock_ms).run(task_status=task_status)
 
 
 async def run_until_signalled(config: ServerConfig, announce: Callable[[str], None] = print) -> None:

@@ -19,7 +19,6 @@ from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import MetadataImage
 
-METHODS = ["Metadata", "Produce", "Fetch", "ListOffsets", "InitProducerId", "DescribePartitions"]
 MAX_WAIT_MS_LIMIT = 60_000
 AUTO_CREATE_TIMEOUT_S = 10.0
 DEFAULT_PRODUCE_TIMEOUT_MS = 30_000     # Kafka's request.timeout.ms
@@ -31,7 +30,7 @@ def wall_clock_ms() -> int:
 
 class BrokerServicer:
     def __init__(self, replicas: ReplicaManager, metadata: BrokerMetadata, channel: ControllerChannel,
-                 *, node_id: int, host: str, port: int, cluster_id: str, rack: str = "",
+                 *, cluster_id: str, producer_ids: ProducerIdBlocks | None = None,
                  auto_create: bool = True, controller_id: Callable[[], int | None] = lambda: None,
                  clock_ms: Callable[[], int] = wall_clock_ms,
                  monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000)) -> None:
@@ -39,13 +38,11 @@ class BrokerServicer:
         self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
         self.metadata = metadata
         self.channel = channel
-        self.node = pb.BrokerNode(node_id=node_id, host=host, port=port, rack=rack)
+        self.producer_ids = producer_ids
         self.cluster_id = cluster_id
         self.auto_create = auto_create
         self.controller_id = controller_id
         self.clock_ms = clock_ms
-        # Fetches waiting for data park here; every successful append wakes them to re-check.
-        self._appended = trio.lowlevel.ParkingLot()
 
     # -- Metadata ----------------------------------------------------------------------------
     async def Metadata(self, request: pb.MetadataRequest) -> pb.MetadataResponse:
@@ -110,7 +107,6 @@ class BrokerServicer:
     async def Produce(self, request: pb.ProduceRequest) -> pb.ProduceResponse:
         acks = request.acks
         now_ms = self.clock_ms()
-        appended = False
         response = pb.ProduceResponse()
         waiting = []     # acks=all answers still waiting for the high watermark
         for topic in request.topics:
@@ -132,66 +128,48 @@ class BrokerServicer:
                                 error_message=f"acks={acks}: use 0, 1 or -1 (all)")
                     continue
                 result = self.replicas.append(topic.name, part.partition, part.records, acks, now_ms)
-                appended |= result.error_code == 0
                 answer = answers.add(
                     partition=part.partition, error_code=result.error_code,
                     error_message=result.error_message, base_offset=result.base_offset,
                     log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset)
                 if result.error_code == 0 and acks == ACKS_ALL and result.last_offset >= 0:
                     waiting.append((topic.name, result, answer))
-        if appended:
-            self._appended.unpark_all()
         if waiting:
             timeout_ms = request.timeout_ms if request.timeout_ms > 0 else DEFAULT_PRODUCE_TIMEOUT_MS
-            await self._wait_for_acks(waiting, timeout_ms)
+            async with trio.open_nursery() as nursery:
+                for topic, result, answer in waiting:
+                    nursery.start_soon(self._wait_for_acks, topic, result, answer, timeout_ms)
         return response
 
-    async def _wait_for_acks(self, waiting: list, timeout_ms: int) -> None:
-        """acks=all: answer each batch once the high watermark has passed it (every ISR member
+    async def _wait_for_acks(self, topic: str, result, answer, timeout_ms: int) -> None:
+        """acks=all: answer the batch once the high watermark has passed it (every ISR member
         has it), with NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR fell below
         min.insync.replicas, or REQUEST_TIMED_OUT after the producer's timeout."""
         deadline = trio.current_time() + min(timeout_ms, MAX_WAIT_MS_LIMIT) / 1000
-        while waiting:
-            still = []
-            for topic, result, answer in waiting:
-                code = self.replicas.acks_satisfied(topic, answer.partition, result.last_offset,
-                                                    result.leader_epoch)
-                if code is None:
-                    still.append((topic, result, answer))
-                elif code != ErrorCode.NONE:
-                    answer.error_code = code
-                    answer.error_message = (
-                        f"{topic}-{answer.partition}: written at offset {result.base_offset} but "
-                        f"not acknowledged by every in-sync replica ({code.name}); it may or may "
-                        "not be committed: retry (an idempotent producer makes the retry safe)")
-            waiting = still
-            if not waiting:
-                return
-            if trio.current_time() >= deadline:
-                for topic, result, answer in waiting:
-                    answer.error_code = ErrorCode.REQUEST_TIMED_OUT
-                    answer.error_message = (
-                        f"{topic}-{answer.partition}: the in-sync replicas did not all fetch offset "
-                        f"{result.last_offset} within {timeout_ms} ms; retry")
-                return
-            with trio.move_on_at(deadline):
-                await self._appended.park()
-
-    def replication_changed(self) -> None:
-        """The replica manager's hook: a high watermark, ISR or leadership moved; acks=all
-        produces and consumer fetches parked on it look again."""
-        self._appended.unpark_all()
+        code = await self.replicas.wait_committed(topic, answer.partition, result.last_offset,
+                                                  result.leader_epoch, deadline)
+        if code is None:
+            answer.error_code = ErrorCode.REQUEST_TIMED_OUT
+            answer.error_message = (
+                f"{topic}-{answer.partition}: the in-sync replicas did not all fetch offset "
+                f"{result.last_offset} within {timeout_ms} ms; retry")
+        elif code != ErrorCode.NONE:
+            answer.error_code = code
+            answer.error_message = (
+                f"{topic}-{answer.partition}: written at offset {result.base_offset} but "
+                f"not acknowledged by every in-sync replica ({code.name}); it may or may "
+                "not be committed: retry (an idempotent producer makes the retry safe)")
 
     # -- Fetch -------------------------------------------------------------------------------
     async def Fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
         max_wait_s = min(max(request.max_wait_ms, 0), MAX_WAIT_MS_LIMIT) / 1000
         deadline = trio.current_time() + max_wait_s
+        partitions = [(t.topic, p.partition) for t in request.topics for p in t.partitions]
         while True:
             response, size, failed = self._read(request)
             if size >= max(request.min_bytes, 1) or failed or trio.current_time() >= deadline:
                 return response
-            with trio.move_on_at(deadline):
-                await self._appended.park()
+            await self.replicas.purgatory.wait_moved(partitions, deadline)
 
     def _read(self, request: pb.FetchRequest) -> tuple[pb.FetchResponse, int, bool]:
         remaining = request.max_bytes if request.max_bytes > 0 else 50 * 1024 * 1024
@@ -243,9 +221,7 @@ class BrokerServicer:
             topics.append(pb.ListOffsetsTopicResponse(name=topic.name, partitions=answers))
         return pb.ListOffsetsResponse(topics=topics)
 
-    # -- InitProducerId (idempotent producers, issue 4 item 6) ---------------------------------
-    producer_ids: ProducerIdBlocks | None = None    # set by the node once it can reach a controller
-
+    # -- InitProducerId (idempotent producers) ------------------------------------------------
     async def InitProducerId(self, request: pb.InitProducerIdRequest) -> pb.InitProducerIdResponse:
         if request.transactional_id:
             return pb.InitProducerIdResponse(

@@ -40,10 +40,6 @@ def _encode_unsigned(z: int) -> bytes:
     return bytes(out)
 
 
-def varint_size(n: int) -> int:
-    return len(encode_varint(n))
-
-
 def decode_varint(buf, pos: int) -> tuple[int, int]:
     """Read one zigzag varint at `pos`: returns (value, position after it).
     Raises CorruptBatchError when it runs past the end or exceeds 10 bytes."""

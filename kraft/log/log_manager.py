@@ -2,6 +2,7 @@
 shutdown was clean), create, delete, retention, flush.ms, checkpoints and meta.properties."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -132,14 +133,19 @@ class LogManager:
         return dict(self._logs)
 
     def checkpoint(self) -> None:
+        write_checkpoints(self.checkpoint_offsets())
+
+    def checkpoint_offsets(self) -> list[DirCheckpoints]:
+        """What each dir's recovery-point, log-start and replication checkpoints say now: taken
+        where the logs move, so the (fsyncing) write can run elsewhere."""
+        out = []
         for log_dir in self.log_dirs:
             mine = {tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
-            write_offset_checkpoint(log_dir / fn.RECOVERY_POINT_CHECKPOINT,
-                                    {tp: log.recovery_point for tp, log in mine.items()})
-            write_offset_checkpoint(log_dir / fn.LOG_START_OFFSET_CHECKPOINT,
-                                    {tp: log.log_start_offset for tp, log in mine.items()})
-            write_offset_checkpoint(log_dir / fn.REPLICATION_OFFSET_CHECKPOINT,
-                                    {tp: log.high_watermark for tp, log in mine.items()})
+            out.append(DirCheckpoints(
+                log_dir, {tp: log.recovery_point for tp, log in mine.items()},
+                {tp: log.log_start_offset for tp, log in mine.items()},
+                {tp: log.high_watermark for tp, log in mine.items()}))
+        return out
 
     def cleanup(self, now_ms: int) -> int:
         self._now_ms = now_ms
@@ -192,3 +198,20 @@ class LogManager:
             atomic_write(log_dir / fn.CLEAN_SHUTDOWN, b"")
         self._logs.clear()
         self._dir_of.clear()
+
+
+@dataclasses.dataclass(frozen=True)
+class DirCheckpoints:
+    log_dir: Path
+    recovery_points: dict[tuple[str, int], int]
+    log_start_offsets: dict[tuple[str, int], int]
+    high_watermarks: dict[tuple[str, int], int]
+
+
+def write_checkpoints(checkpoints: list[DirCheckpoints]) -> None:
+    """Write (crash-safe: tmp, fsync, rename) what `checkpoint_offsets` took; safe off the loop,
+    as it touches only these values and the checkpoint files."""
+    for c in checkpoints:
+        write_offset_checkpoint(c.log_dir / fn.RECOVERY_POINT_CHECKPOINT, c.recovery_points)
+        write_offset_checkpoint(c.log_dir / fn.LOG_START_OFFSET_CHECKPOINT, c.log_start_offsets)
+        write_offset_checkpoint(c.log_dir / fn.REPLICATION_OFFSET_CHECKPOINT, c.high_watermarks)

@@ -1,5 +1,5 @@
 """The metadata log's records: frozen dataclasses, each stored as one msgpack map
-{"type": <name>, "version": <int>, ...fields} (DESIGN.md 3), with encode() and decode()."""
+{"type": <name>, "version": <int>, ...fields}, with encode() and decode()."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,5 +1,5 @@
 """Raft's on-disk storage in one import: where the metadata log and `quorum-state` live in a log
-dir (DESIGN.md 3), the file-backed RaftLog and ElectionStore, and `kraft format`'s initial write."""
+dir, the file-backed RaftLog and ElectionStore, and `kraft format`'s initial write."""
 from __future__ import annotations
 
 from pathlib import Path

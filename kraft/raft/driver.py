@@ -1,4 +1,4 @@
-"""RaftDriver: the one trio loop around a RaftCore (STYLE.md habit 2). It wakes at the core's next
+"""RaftDriver: the one trio loop around a RaftCore: persist, then send, then apply. It wakes at the core's next
 deadline or when a message or proposal arrives, steps or ticks the core, then works through
 `ready()` in order: persist (quorum-state, log flush, in a worker thread), then send, then apply,
 then `advance`. Outbound requests go to peers' Quorum services through clients.bridge, one task

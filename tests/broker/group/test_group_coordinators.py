@@ -40,7 +40,6 @@ class Broker:
             self.replicas, OneOffsetsPartition(), channel=None,
             config=GroupConfig(initial_rebalance_delay_ms=0),
             clock_ms=lambda: int(trio.current_time() * 1000))
-        self.replicas.on_change = self.groups.replication_changed
         self.servicer = GroupServicer(self.groups, self.replicas, node_id=1)
 
     def lead(self, leader_epoch: int, leader: int = 1) -> None:
@@ -184,14 +183,8 @@ async def test_a_commit_wakes_the_followers_parked_fetch_at_once(tmp_path, autoj
     from broker.server.servicer import BrokerServicer
     from clients.wire import broker_pb2
     broker = Broker(tmp_path, replicas=(1, 2))
-    brokers = BrokerServicer(broker.replicas, metadata=None, channel=None, node_id=1, host="h",
-                             port=1, cluster_id="c", clock_ms=lambda: 0)
-
-    def changed() -> None:
-        brokers.replication_changed()
-        broker.groups.replication_changed()
-
-    broker.replicas.on_change = changed
+    brokers = BrokerServicer(broker.replicas, metadata=None, channel=None, 
+                             cluster_id="c", clock_ms=lambda: 0)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(broker.groups.run)
         broker.lead(leader_epoch=1)

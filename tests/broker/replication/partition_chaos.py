@@ -3,7 +3,7 @@ delays, duplicates, data-plane cuts, brokers cut from the controller, crashes th
 records and restarts; then everything heals and the partition must recover.
 
 Fault model. Kafka promises that a committed record survives while one ISR replica holding it
-survives (DESIGN.md 4); it does not survive every ISR member losing its unflushed tail, nor the
+survives (the durability promise in README.md); it does not survive every ISR member losing its unflushed tail, nor the
 "last replica standing" cases of KIP-966. So the nemesis keeps within the promise:
 - a broker is crashed only while some *other* ISR member is alive, registered with its current
   process and reachable by the controller, and never while its own AlterPartition is in flight

@@ -25,9 +25,8 @@ def registration(leader: int, leader_epoch: int) -> PartitionRegistration:
 def leader_and_servicer(tmp_path) -> tuple[ReplicaManager, BrokerServicer]:
     replicas = ReplicaManager(LogManager([tmp_path], LogConfig(), now_ms=0), node_id=1)
     replicas.apply_registration("t", 0, "topic-id", LogConfig(), registration(1, 1))
-    servicer = BrokerServicer(replicas, metadata=None, channel=None, node_id=1, host="h", port=1,
+    servicer = BrokerServicer(replicas, metadata=None, channel=None, 
                               cluster_id="c", clock_ms=lambda: 0)
-    replicas.on_change = servicer.replication_changed
     return replicas, servicer
 
 

@@ -16,7 +16,7 @@ async def test_a_produce_to_the_offsets_topic_is_refused_and_appends_nothing(tmp
     replicas.apply_registration(OFFSETS_TOPIC, 0, "id", LogConfig(cleanup_policy="compact"),
                                 PartitionRegistration(replicas=(1,), isr=(1,), leader=1,
                                                       leader_epoch=1, partition_epoch=1))
-    servicer = BrokerServicer(replicas, metadata=None, channel=None, node_id=1, host="h", port=1,
+    servicer = BrokerServicer(replicas, metadata=None, channel=None, 
                               cluster_id="c", clock_ms=lambda: 0)
     batch = encode_batch([(b"key", b"forged group state", (), 1000)])
     response = await servicer.Produce(pb.ProduceRequest(acks=1, topics=[pb.TopicProduceData(

@@ -10,7 +10,7 @@ import msgpack
 import trio
 
 from broker.metadata.servicer import QuorumServicer
-from clients.bridge import start_server, stop_server
+from clients.grpc_server import TrioGrpcServer
 from clients.errors import KraftError
 from kraft.raft import RaftConfig, RaftCore
 from kraft.raft.disk import (FileElectionStore, FileRaftLog, metadata_log_dir, quorum_state_path,
@@ -70,7 +70,7 @@ class Node:
         self.taken[len(self.applied)] = data
         return data
 
-    def start(self, token) -> None:
+    async def start(self, nursery: trio.Nursery) -> None:
         servicer = QuorumServicer(self.driver)
         handle = self.driver.handle_request
 
@@ -78,11 +78,13 @@ class Node:
             self.served.append(request)
             return await handle(request)
         self.driver.handle_request = recording
-        self.server, _ = start_server(self.address, lambda s: servicer.register(s, token))
+        self.server = TrioGrpcServer(self.address, grace_s=0)
+        servicer.register(self.server)
+        await nursery.start(self.server.serve)
 
     async def stop(self) -> None:
         if self.server is not None:
-            await stop_server(self.server, grace=0)
+            await self.server.stop()
             self.server = None
 
     def payloads(self) -> list[bytes]:

@@ -8,7 +8,8 @@ import time
 
 import trio
 
-from clients.bridge import call, open_channel, start_server, stop_server
+from clients.bridge import call, open_channel
+from clients.grpc_server import TrioGrpcServer
 from clients.errors import ErrorCode
 from clients.wire import quorum_pb2_grpc
 from broker.metadata.servicer import QuorumServicer
@@ -31,33 +32,38 @@ def _driver(store: MemoryElectionStore) -> RaftDriver:
 async def test_a_request_to_a_loop_that_does_not_run_gets_an_error_answer_over_grpc():
     store = MemoryElectionStore(ElectionState(3, None, None))
     driver = _driver(store)   # its loop is not running: nothing will answer
-    server, port = start_server("127.0.0.1:0",
-                                lambda s: QuorumServicer(driver).register(
-                                    s, trio.lowlevel.current_trio_token()))
-    channel = open_channel(f"127.0.0.1:{port}")
-    try:
-        stub = quorum_pb2_grpc.QuorumStub(channel)
-        began = time.monotonic()
-        answer = codec.from_proto(await call(
-            stub.Fetch, codec.to_proto(FetchRequest(1, 2, 3, 0, 0, request_id=9, max_wait_ms=100)),
-            timeout=2))
-        took_ms = (time.monotonic() - began) * 1000
-        assert answer == FetchResponse(2, 1, 3, None, 9, ErrorCode.REQUEST_TIMED_OUT)
-        # Long poll plus half the rest of the request timeout: before the requester resends.
-        assert 150 <= took_ms < CONFIG.request_timeout_ms + 100
+    server = TrioGrpcServer("127.0.0.1:0", grace_s=0)
+    QuorumServicer(driver).register(server)
+    async with trio.open_nursery() as serving:
+        port = await serving.start(server.serve)
+        channel = open_channel(f"127.0.0.1:{port}")
+        try:
+            await _ask_the_stalled_node(channel, driver, store)
+        finally:
+            channel.close()
+            await server.stop()
 
-        vote = codec.from_proto(await call(
-            stub.Vote, codec.to_proto(VoteRequest(1, 2, epoch=4, last_epoch=3, last_offset=0)),
-            timeout=2))
-        assert vote == VoteResponse(2, 1, 3, None, vote_granted=False,
-                                    error=ErrorCode.REQUEST_TIMED_OUT)
 
-        # Once the loop runs, the vote request it never answered is not granted behind our back.
-        async with trio.open_nursery() as nursery:
-            await nursery.start(driver.run)
-            await trio.sleep(0.1)
-            nursery.cancel_scope.cancel()
-        assert store.read() == ElectionState(3, None, None)
-    finally:
-        channel.close()
-        await stop_server(server, grace=0)
+async def _ask_the_stalled_node(channel, driver, store) -> None:
+    stub = quorum_pb2_grpc.QuorumStub(channel)
+    began = time.monotonic()
+    answer = codec.from_proto(await call(
+        stub.Fetch, codec.to_proto(FetchRequest(1, 2, 3, 0, 0, request_id=9, max_wait_ms=100)),
+        timeout=2))
+    took_ms = (time.monotonic() - began) * 1000
+    assert answer == FetchResponse(2, 1, 3, None, 9, ErrorCode.REQUEST_TIMED_OUT)
+    # Long poll plus half the rest of the request timeout: before the requester resends.
+    assert 150 <= took_ms < CONFIG.request_timeout_ms + 100
+
+    vote = codec.from_proto(await call(
+        stub.Vote, codec.to_proto(VoteRequest(1, 2, epoch=4, last_epoch=3, last_offset=0)),
+        timeout=2))
+    assert vote == VoteResponse(2, 1, 3, None, vote_granted=False,
+                                error=ErrorCode.REQUEST_TIMED_OUT)
+
+    # Once the loop runs, the vote request it never answered is not granted behind our back.
+    async with trio.open_nursery() as nursery:
+        await nursery.start(driver.run)
+        await trio.sleep(0.1)
+        nursery.cancel_scope.cancel()
+    assert store.read() == ElectionState(3, None, None)

@@ -18,7 +18,6 @@ SLOW_TO_GIVE_UP = replace(CONFIG, fetch_timeout_ms=20_000, fetch_max_wait_ms=100
 
 async def test_an_observer_asks_another_voter_when_its_leader_refuses_connections(tmp_path):
     addresses = {i: f"127.0.0.1:{free_port()}" for i in (1, 2, 3, 4)}   # 3 never starts
-    token = trio.lowlevel.current_trio_token()
     observer_dir = tmp_path / "node-4"
     write_initial(quorum_state_path(observer_dir), VOTERS)
     # The observer last knew voter 3 as the leader of epoch 1.
@@ -30,7 +29,7 @@ async def test_an_observer_asks_another_voter_when_its_leader_refuses_connection
     with trio.fail_after(15):
         async with trio.open_nursery() as nursery:
             for n in nodes:
-                n.start(token)
+                await n.start(nursery)
                 await nursery.start(n.driver.run)
             for i in range(3):
                 await commit(voters, b"entry-%d" % i)

@@ -8,7 +8,6 @@ import random
 
 import trio
 
-from clients.bridge import stop_server
 from driver_cluster import CONFIG, Node, commit, free_port
 from kraft.raft import MemoryElectionStore, MemoryRaftLog, RaftConfig, RaftCore
 from kraft.raft.driver import RaftDriver, monotonic_ms
@@ -71,12 +70,11 @@ async def test_three_voters_agree_on_the_leader_and_the_old_one_notices_it_lost(
     addresses = {i: f"127.0.0.1:{free_port()}" for i in sorted(VOTERS)}
     nodes = [Node(i, VOTERS, tmp_path / f"node-{i}", addresses, seed=i, config=CONFIG)
              for i in sorted(VOTERS)]
-    token = trio.lowlevel.current_trio_token()
     try:
         with trio.fail_after(20):
             async with trio.open_nursery() as nursery:
                 for n in nodes:
-                    n.start(token)
+                    await n.start(nursery)
                     await nursery.start(n.driver.run)
                 old = await commit(nodes, b"a")
                 epoch = old.driver.epoch
@@ -96,7 +94,7 @@ async def test_three_voters_agree_on_the_leader_and_the_old_one_notices_it_lost(
                         await old.driver.wait_leader_change()
                     lost.set()
                 nursery.start_soon(watch)
-                await stop_server(old.server, grace=0)   # nobody can reach it any more
+                await old.stop()   # nobody can reach it any more
                 old.server = None
                 await lost.wait()                         # check-quorum made it resign
                 survivors = [n for n in nodes if n is not old]

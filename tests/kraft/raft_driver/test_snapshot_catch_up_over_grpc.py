@@ -22,7 +22,6 @@ def _requests_from(nodes: list[Node], src: int, kind: type) -> list:
 
 async def test_a_late_voter_and_an_observer_catch_up_from_a_chunked_snapshot(tmp_path):
     addresses = {i: f"127.0.0.1:{free_port()}" for i in (1, 2, 3, 4)}
-    token = trio.lowlevel.current_trio_token()
 
     def node(i: int) -> Node:
         return Node(i, VOTERS, tmp_path / f"node-{i}", addresses, seed=i,
@@ -33,7 +32,7 @@ async def test_a_late_voter_and_an_observer_catch_up_from_a_chunked_snapshot(tmp
         with trio.fail_after(30):
             async with trio.open_nursery() as nursery:
                 for n in nodes:
-                    n.start(token)
+                    await n.start(nursery)
                     await nursery.start(n.driver.run)
                 # 1. Two of three voters commit enough for several snapshots.
                 for i in range(60):
@@ -52,7 +51,7 @@ async def test_a_late_voter_and_an_observer_catch_up_from_a_chunked_snapshot(tmp
                 # 2. The third voter and an observer join with empty logs.
                 late = [node(3), node(4)]
                 for n in late:
-                    n.start(token)
+                    await n.start(nursery)
                     await nursery.start(n.driver.run)
                 nodes += late
                 for i in range(5):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import trio
 
-from clients.bridge import call, open_channel, stop_server
+from clients.bridge import call, open_channel
 from clients.quorum_info import quorum_info_from_proto
 from clients.wire import quorum_pb2, quorum_pb2_grpc
 from driver_cluster import Node, assert_identical, commit, free_port, wait_applied
@@ -17,12 +17,11 @@ async def test_elect_commit_fail_over_and_agree(tmp_path):
     addresses = {i: f"127.0.0.1:{free_port()}" for i in sorted(VOTERS)}
     nodes = [Node(i, VOTERS, tmp_path / f"node-{i}", addresses, seed=i)
              for i in sorted(VOTERS)]
-    token = trio.lowlevel.current_trio_token()
     try:
         with trio.fail_after(25):
             async with trio.open_nursery() as nursery:
                 for n in nodes:
-                    n.start(token)
+                    await n.start(nursery)
                     await nursery.start(n.driver.run)
 
                 # 1. A leader is elected and commits on all three.
@@ -46,7 +45,7 @@ async def test_elect_commit_fail_over_and_agree(tmp_path):
                 old_epoch = old.driver.core.epoch
 
                 # 2. The leader's server stops: nobody can reach it; the others elect anew.
-                await stop_server(old.server, grace=0)
+                await old.stop()
                 old.server = None
                 survivors = [n for n in nodes if n is not old]
                 for i in range(10):
@@ -66,5 +65,5 @@ async def test_elect_commit_fail_over_and_agree(tmp_path):
     finally:
         for n in nodes:
             if n.server is not None:
-                await stop_server(n.server, grace=0)
+                await n.stop()
             n.log.close()

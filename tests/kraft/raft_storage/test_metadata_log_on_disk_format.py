@@ -1,4 +1,4 @@
-"""The metadata log's files are DESIGN.md 3's: `__cluster_metadata-0/` with Kafka-named segments,
+"""The metadata log's files are laid out as Kafka's: `__cluster_metadata-0/` with Kafka-named segments,
 one v2 batch per entry (epoch in partitionLeaderEpoch, control bit), snapshot, quorum-state."""
 from clients.record.codec import decode_batch, iter_batches
 from kraft.raft.disk import FileRaftLog, metadata_log_dir, quorum_state_path, write_initial

@@ -1,0 +1,66 @@
+"""Requests parked on partitions, as Kafka's DelayedProduce / DelayedFetch purgatory: a waiter
+names the partitions it waits on and sleeps until one of them moves or its deadline passes.
+
+Keyed by partition, so an append to A wakes no waiter of B (one broker-wide broadcast woke every
+parked fetch and produce on every append). "Moved" means anything a waiter may be waiting for:
+the log end (followers' fetches), the high watermark, the ISR or the leadership (acks=all
+answers, consumers' fetches). Waiters re-check their own condition after each wake."""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import trio
+
+TopicPartition = tuple[str, int]
+
+
+class Purgatory:
+    def __init__(self) -> None:
+        self._waiters: dict[TopicPartition, set[trio.Event]] = {}
+        self._watchers: dict[str, list[Callable[[int], None]]] = {}
+
+    def moved(self, topic: str, partition: int) -> None:
+        """Something changed on `topic`-`partition`: wake its waiters (and only them)."""
+        for waiter in self._waiters.get((topic, partition), ()):
+            waiter.set()
+        for watcher in self._watchers.get(topic, ()):
+            watcher(partition)
+
+    def watch(self, topic: str, callback: Callable[[int], None]) -> None:
+        """Call `callback(partition)` on every move of one of `topic`'s partitions (the group
+        coordinators follow the leadership of `__consumer_offsets` this way)."""
+        self._watchers.setdefault(topic, []).append(callback)
+
+    def waiting(self, topic: str, partition: int) -> int:
+        return len(self._waiters.get((topic, partition), ()))
+
+    async def wait_moved(self, partitions: Iterable[TopicPartition], deadline: float) -> bool:
+        """Until one of `partitions` moves (True) or trio's clock passes `deadline` (False)."""
+        waiter = trio.Event()
+        keys = list(dict.fromkeys(partitions))
+        for key in keys:
+            self._waiters.setdefault(key, set()).add(waiter)
+        try:
+            with trio.move_on_at(deadline):
+                await waiter.wait()
+        finally:
+            for key in keys:
+                waiters = self._waiters.get(key)
+                if waiters is not None:
+                    waiters.discard(waiter)
+                    if not waiters:
+                        del self._waiters[key]
+        return waiter.is_set()
+
+    async def wait_until(self, partitions: Iterable[TopicPartition], ready: Callable[[], object],
+                         deadline: float) -> object:
+        """`ready()` once it answers something other than None, re-checked after each move of
+        `partitions`; None if the deadline passes first."""
+        keys = list(partitions)
+        while True:
+            answer = ready()
+            if answer is not None:
+                return answer
+            if trio.current_time() >= deadline:
+                return None
+            await self.wait_moved(keys, deadline)

@@ -1,0 +1,257 @@
+"""The server half of the trio<->grpcio bridge: grpcio's asyncio server runs on a thread of its
+own, and each request runs as a trio task in the node's loop, so a parked request holds no thread.
+
+Why this shape: grpcio's thread-pool server ties up one worker thread per in-flight call, so a few
+dozen long-polling consumers blocked every other request. grpc.aio parks a call as a coroutine;
+the only hops are asyncio -> trio (`run_sync_soon`) and trio -> asyncio (`call_soon_threadsafe`).
+Requests are parsed and answers serialized here, on the asyncio thread: a request that does not
+parse gets INVALID_ARGUMENT and one rate-limited WARNING, never a traceback per request."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from typing import Any, Awaitable, Callable
+
+import grpc
+import trio
+from google.protobuf import message_factory
+
+from clients.bridge import CHANNEL_OPTIONS
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Any], Awaitable[Any]]
+# A raw-bytes handler answers serialized bytes itself (a response built around file reads).
+RAW = "raw"
+
+
+class RateLimitedLog:
+    """At most one line per `interval_s` for one kind of event, with the count of those held back:
+    a client that sends garbage in a loop must not fill the disk with our logs."""
+
+    def __init__(self, interval_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval_s = interval_s
+        self.clock = clock
+        self._last: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def warning(self, kind: str, message: str, *args: Any) -> bool:
+        now = self.clock()
+        last = self._last.get(kind)
+        if last is not None and now - last < self.interval_s:
+            self._held[kind] = self._held.get(kind, 0) + 1
+            return False
+        held = self._held.pop(kind, 0)
+        self._last[kind] = now
+        suffix = f" ({held} more like it since the last report)" if held else ""
+        log.warning(message + suffix, *args)
+        return True
+
+
+class TrioGrpcServer:
+    """Serves async servicers (`async def Method(request) -> response`) from the current trio
+    loop. Use as `port = await nursery.start(server.serve)`; cancelling that task stops it."""
+
+    def __init__(self, address: str, *, grace_s: float = 0.5) -> None:
+        self.address = address
+        self.grace_s = grace_s
+        self._services: list[tuple[str, dict[str, grpc.RpcMethodHandler]]] = []
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._nursery: trio.Nursery | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._scope = trio.CancelScope()
+        self._stopped: trio.Event | None = None
+        self._port = 0
+        self.bad_requests = RateLimitedLog()
+
+    # -- registration (before serve) ---------------------------------------------------------
+    def add_servicer(self, servicer: Any, pb2_module: Any, service: str,
+                     raw_methods: tuple[str, ...] = ()) -> None:
+        """Serve every method of `service` (as named in the .proto) from `servicer`. A method in
+        `raw_methods` returns already-serialized bytes instead of a message."""
+        descriptor = pb2_module.DESCRIPTOR.services_by_name[service]
+        handlers = {}
+        for method in descriptor.methods:
+            request_type = message_factory.GetMessageClass(method.input_type)
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+                self._shim(f"{service}.{method.name}", getattr(servicer, method.name), request_type,
+                           raw=method.name in raw_methods))
+        self._services.append((descriptor.full_name, handlers))
+
+    def _shim(self, name: str, handler: Handler, request_type: Any, *, raw: bool):
+        async def run(data: bytes, context: grpc.aio.ServicerContext) -> bytes:
+            try:
+                request = request_type.FromString(data)
+            except Exception as exc:     # noqa: BLE001 - any parse failure is the client's bytes
+                peer = context.peer()
+                self.bad_requests.warning(name, "%s: a request from %s does not parse (%s); refused",
+                                          name, peer, exc)
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                    f"{name}: the request is not a valid {request_type.__name__} "
+                                    f"message ({exc})")
+            response = await self._in_trio(name, handler, request, context)
+            return response if raw else response.SerializeToString()
+        return run
+
+    async def _in_trio(self, name: str, handler: Handler, request: Any,
+                       context: grpc.aio.ServicerContext) -> Any:
+        """Run `handler(request)` as a trio task and await its answer from the asyncio side."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future = loop.create_future()
+        call = _TrioCall(handler, request, answer, loop)
+        try:
+            self._token.run_sync_soon(self._start, call)
+        except trio.RunFinishedError:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "node is shutting down")
+        try:
+            return await answer
+        except asyncio.CancelledError:
+            # The client went away or its deadline passed: stop the trio side too.
+            try:
+                self._token.run_sync_soon(call.cancel)
+            except trio.RunFinishedError:
+                pass
+            raise
+        except _Unavailable:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "node is shutting down")
+        except Exception as exc:     # noqa: BLE001 - a bug must answer, not hang or kill the node
+            log.error("%s failed on a request; answered UNKNOWN_SERVER_ERROR", name,
+                      exc_info=(type(exc), exc, exc.__traceback__))
+            await context.abort(grpc.StatusCode.INTERNAL,
+                                f"UNKNOWN_SERVER_ERROR: {name} failed ({type(exc).__name__}: {exc}); "
+                                "the node logged the details")
+
+    def _start(self, call: "_TrioCall") -> None:     # on the trio thread
+        if self._nursery is None:
+            call.settle_exception(_Unavailable())
+            return
+        self._nursery.start_soon(call.run)
+
+    # -- lifetime ----------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self._port
+
+    async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Listen; `task_status.started(port)`; serve until cancelled (or `stop()`), then stop:
+        calls in flight get `grace_s` to finish, their trio tasks are cancelled after that."""
+        self._token = trio.lowlevel.current_trio_token()
+        self._stopped = trio.Event()
+        try:
+            with self._scope:
+                await self._serve(task_status)
+        finally:
+            self._stopped.set()
+
+    async def stop(self) -> None:
+        """Stop serving and wait until the port is closed."""
+        self._scope.cancel()
+        if self._stopped is not None:
+            await self._stopped.wait()
+
+    async def _serve(self, task_status) -> None:
+        started = trio.Event()
+        stopped = trio.Event()
+        outcome: dict[str, Any] = {}
+        token = self._token
+
+        def report(key: str, value: Any, event: trio.Event) -> None:
+            outcome[key] = value
+            token.run_sync_soon(event.set)
+
+        thread = threading.Thread(target=self._thread_main, args=(report, started, stopped),
+                                  name=f"grpc-aio {self.address}", daemon=True)
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            thread.start()
+            with trio.CancelScope(shield=True):
+                await started.wait()
+            if "error" in outcome:
+                with trio.CancelScope(shield=True):
+                    await stopped.wait()
+                raise outcome["error"]
+            try:
+                self._port = outcome["port"]
+                task_status.started(self._port)
+                await trio.sleep_forever()
+            finally:
+                with trio.CancelScope(shield=True):
+                    self._loop.call_soon_threadsafe(outcome["stop"].set)
+                    with trio.move_on_after(self.grace_s + 5):
+                        await stopped.wait()
+                self._nursery = None
+                nursery.cancel_scope.cancel()
+
+    def _thread_main(self, report, started: trio.Event, stopped: trio.Event) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._run_aio(report, started))
+        except BaseException as exc:     # noqa: BLE001 - reported to the trio side
+            report("error", exc, started)
+        finally:
+            loop.close()
+            report("done", True, stopped)
+
+    async def _run_aio(self, report, started: trio.Event) -> None:
+        # grpcio turns SO_REUSEPORT on by default: a second node would share the port silently.
+        server = grpc.aio.server(options=[*CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)])
+        for name, handlers in self._services:
+            server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+        try:
+            port = server.add_insecure_port(self.address)
+        except RuntimeError:
+            port = 0
+        if port == 0:
+            raise OSError(f"cannot listen on {self.address}: the port is in use or the address "
+                          "is not local")
+        await server.start()
+        stop = asyncio.Event()
+        report("stop", stop, trio.Event())     # set before "port": serve reads both after started
+        report("port", port, started)
+        await stop.wait()
+        await server.stop(self.grace_s)
+
+
+class _Unavailable(Exception):
+    """The node stopped before the request could run."""
+
+
+class _TrioCall:
+    """One request's trio side: runs the handler, hands its answer to the asyncio future."""
+
+    def __init__(self, handler: Handler, request: Any, answer: asyncio.Future,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.handler, self.request, self.answer, self.loop = handler, request, answer, loop
+        self.scope = trio.CancelScope()
+
+    def cancel(self) -> None:     # on the trio thread
+        self.scope.cancel()
+
+    async def run(self) -> None:
+        with self.scope:
+            try:
+                response = await self.handler(self.request)
+            except Exception as exc:     # noqa: BLE001 - the asyncio side logs and answers it
+                self.settle_exception(exc)
+                return
+            self.loop.call_soon_threadsafe(_settle, self.answer, response, None)
+            return
+        self.settle_exception(_Unavailable())     # cancelled: the node is stopping
+
+    def settle_exception(self, exc: BaseException) -> None:
+        try:
+            self.loop.call_soon_threadsafe(_settle, self.answer, None, exc)
+        except RuntimeError:
+            pass     # the asyncio loop already closed: nobody waits for this answer
+
+
+def _settle(future: asyncio.Future, result: Any, exc: BaseException | None) -> None:
+    if future.done():
+        return     # cancelled by the client meanwhile
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
