@@ -9,6 +9,8 @@ parse gets INVALID_ARGUMENT and one rate-limited WARNING, never a traceback per 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import dataclasses
 import logging
 import threading
 import time
@@ -25,6 +27,35 @@ log = logging.getLogger(__name__)
 Handler = Callable[[Any], Awaitable[Any]]
 # A raw-bytes handler answers serialized bytes itself (a response built around file reads).
 RAW = "raw"
+
+
+@dataclasses.dataclass(frozen=True)
+class RequestContext:
+    """Who sent the request being served: what authorization decides on. `principal` is Kafka's
+    form ("User:alice"); ANONYMOUS until a listener authenticates its peers."""
+    principal: str = "User:ANONYMOUS"
+    host: str = ""
+    listener: str = ""
+
+
+ANONYMOUS = RequestContext()
+_REQUEST: contextvars.ContextVar[RequestContext] = contextvars.ContextVar("kraft_request",
+                                                                          default=ANONYMOUS)
+
+
+def request_context() -> RequestContext:
+    """The context of the request this trio task serves (ANONYMOUS outside a request)."""
+    return _REQUEST.get()
+
+
+def peer_host(peer: str) -> str:
+    """grpc's peer string ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000") to its host."""
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv6":
+        return rest.rpartition(":")[0].strip("[]")
+    if kind == "ipv4":
+        return rest.rpartition(":")[0]
+    return rest
 
 
 class RateLimitedLog:
@@ -54,8 +85,9 @@ class TrioGrpcServer:
     """Serves async servicers (`async def Method(request) -> response`) from the current trio
     loop. Use as `port = await nursery.start(server.serve)`; cancelling that task stops it."""
 
-    def __init__(self, address: str, *, grace_s: float = 0.5) -> None:
+    def __init__(self, address: str, *, grace_s: float = 0.5, listener_name: str = "") -> None:
         self.address = address
+        self.listener_name = listener_name
         self.grace_s = grace_s
         self._services: list[tuple[str, dict[str, grpc.RpcMethodHandler]]] = []
         self._token: trio.lowlevel.TrioToken | None = None
@@ -100,7 +132,8 @@ class TrioGrpcServer:
         """Run `handler(request)` as a trio task and await its answer from the asyncio side."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future = loop.create_future()
-        call = _TrioCall(handler, request, answer, loop)
+        who = RequestContext(host=peer_host(context.peer()), listener=self.listener_name)
+        call = _TrioCall(handler, request, answer, loop, who)
         try:
             self._token.run_sync_soon(self._start, call)
         except trio.RunFinishedError:
@@ -223,14 +256,16 @@ class _TrioCall:
     """One request's trio side: runs the handler, hands its answer to the asyncio future."""
 
     def __init__(self, handler: Handler, request: Any, answer: asyncio.Future,
-                 loop: asyncio.AbstractEventLoop) -> None:
+                 loop: asyncio.AbstractEventLoop, who: RequestContext) -> None:
         self.handler, self.request, self.answer, self.loop = handler, request, answer, loop
+        self.who = who
         self.scope = trio.CancelScope()
 
     def cancel(self) -> None:     # on the trio thread
         self.scope.cancel()
 
     async def run(self) -> None:
+        _REQUEST.set(self.who)     # this task's own context: no other request sees it
         with self.scope:
             try:
                 response = await self.handler(self.request)
