@@ -18,7 +18,7 @@ if "--debug" not in sys.argv:
 import trio  # noqa: E402
 
 from broker.server.config import ServerConfigError, load_config  # noqa: E402
-from broker.server.node import NodeStartError, run_until_signalled  # noqa: E402
+from broker.server.node import NodeReady, NodeStartError, run_until_signalled  # noqa: E402
 from chaos import cli as chaos_cli  # noqa: E402
 from clients import cli as client_cli  # noqa: E402
 
@@ -112,20 +112,16 @@ def cmd_dev(args) -> int:
     config = load_config(None, overrides)
     format_dirs(config, uuid.uuid4().hex, ignore_formatted=True)
 
-    def announce(line: str) -> None:
+    def record(ready: NodeReady) -> None:
+        """cluster.json names the node and its address, as `kraft dev --controllers N` does."""
         from kraft.fs import atomic_write
-        from kraft.log.log_manager import read_meta_properties
 
-        _announce(line)
-        if "listening on" in line:
-            address = line.split("listening on ", 1)[1].split(",", 1)[0]
-            node = {"id": config.node_id, "roles": list(config.process_roles), "address": address,
-                    "pid": os.getpid(), "data_dir": str(data.resolve())}
-            cluster_id = (read_meta_properties(data) or {}).get("cluster.id")
-            atomic_write(data / "cluster.json",
-                         json.dumps({"cluster_id": cluster_id, "nodes": [node]}, indent=1) + "\n")
+        node = {"id": ready.node_id, "roles": list(ready.roles), "address": ready.addresses[0],
+                "pid": os.getpid(), "data_dir": str(data.resolve())}
+        atomic_write(data / "cluster.json",
+                     json.dumps({"cluster_id": ready.cluster_id, "nodes": [node]}, indent=1) + "\n")
 
-    trio.run(run_until_signalled, config, announce)
+    trio.run(run_until_signalled, config, _announce, record)
     return 0
 
 

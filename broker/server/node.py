@@ -4,6 +4,7 @@ its registration) when it is a broker. Stops cleanly on SIGTERM/SIGINT: the brok
 be fenced so leadership moves away, then checkpoints and leaves the clean-shutdown marker."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pathlib
 import random
@@ -83,6 +84,31 @@ async def _every(interval_ms: int, job: Callable[[int], object], clock_ms: Calla
         job(clock_ms())
 
 
+async def _flush_every(interval_ms: int, log_manager: LogManager,
+                       clock_ms: Callable[[], int]) -> None:
+    """flush.ms and rolled segments: what is owed is decided on the loop, fsynced in a thread
+    (Kafka's background flusher), and the recovery points move on the loop once it is done."""
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        pending = log_manager.due_flushes(clock_ms())
+        if pending:
+            for p in await trio.to_thread.run_sync(_fsync_all, pending):
+                p.log.flushed(p)
+
+
+def _fsync_all(pending: list) -> list:
+    """The flushes that succeeded; a failed one leaves its recovery point where it was."""
+    done = []
+    for p in pending:
+        try:
+            p.fsync()
+            done.append(p)
+        except OSError as exc:
+            log.error("fsync of %s failed: %s; its recovery point stays, the next flush retries",
+                      p.log.dir, exc)
+    return done
+
+
 async def _checkpoint_every(interval_ms: int, log_manager: LogManager) -> None:
     """The offsets are read on the loop that moves them; the fsyncing writes run in a thread."""
     while True:
@@ -90,11 +116,30 @@ async def _checkpoint_every(interval_ms: int, log_manager: LogManager) -> None:
         await trio.to_thread.run_sync(write_checkpoints, log_manager.checkpoint_offsets())
 
 
+@dataclasses.dataclass(frozen=True)
+class NodeReady:
+    """A node that serves: what `kraft dev` records in cluster.json and the start line says."""
+    node_id: int
+    roles: tuple[str, ...]
+    addresses: tuple[str, ...]       # the client-facing listener first, then the controller's
+    cluster_id: str
+    log_dirs: tuple[str, ...]
+
+    def describe(self) -> str:
+        what = f"listening on {self.addresses[0]}" if self.addresses else "running (no listener)"
+        if len(self.addresses) > 1:
+            what += f", controller on {self.addresses[1]}"
+        return (f"kraft node {self.node_id} ({','.join(self.roles)}) {what}, cluster "
+                f"{self.cluster_id}, data in {', '.join(self.log_dirs)}")
+
+
 class Node:
     def __init__(self, config: ServerConfig, *, announce: Callable[[str], None] = print,
+                 on_ready: Callable[[NodeReady], None] = lambda ready: None,
                  clock_ms: Callable[[], int] = wall_clock_ms) -> None:
         self.config = config
         self.announce = announce
+        self.on_ready = on_ready
         self.clock_ms = clock_ms
         self.is_broker = "broker" in config.process_roles
         self.lifecycle: BrokerLifecycle | None = None
@@ -135,11 +180,10 @@ class Node:
                     await self.lifecycle.unfenced.wait()
                     port = broker_port
                     listening.insert(0, f"{config.host}:{broker_port}")
-                what = f"listening on {listening[0]}" if listening else "running (no listener)"
-                if len(listening) > 1:
-                    what += f", controller on {listening[1]}"
-                self.announce(f"kraft node {config.node_id} ({','.join(config.process_roles)}) "
-                              f"{what}, cluster {cluster_id}, data in {', '.join(config.log_dirs)}")
+                ready = NodeReady(config.node_id, tuple(config.process_roles), tuple(listening),
+                                  cluster_id, tuple(config.log_dirs))
+                self.announce(ready.describe())
+                self.on_ready(ready)
                 task_status.started(port)
         finally:
             channel.close()
@@ -195,7 +239,8 @@ class Node:
                                                 channel, metadata, epoch,
                                                 config.broker_heartbeat_interval_ms)
                     nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
-                    nursery.start_soon(_every, config.flush_scheduler_interval_ms, log_manager.flush_due, clock_ms)
+                    nursery.start_soon(_flush_every, config.flush_scheduler_interval_ms,
+                                       log_manager, clock_ms)
                     # Compaction changes a log's segment list: it runs in this loop like retention.
                     nursery.start_soon(_every, config.cleaner_backoff_ms, log_manager.clean_compacted,
                                        clock_ms)
@@ -225,9 +270,10 @@ class Node:
         nursery.start_soon(_every, ISR_CHECK_MS, lambda _now: replicas.tick(), monotonic_ms)
 
 
-async def run_until_signalled(config: ServerConfig, announce: Callable[[str], None] = print) -> None:
+async def run_until_signalled(config: ServerConfig, announce: Callable[[str], None] = print,
+                              on_ready: Callable[[NodeReady], None] = lambda ready: None) -> None:
     """Run the node until SIGTERM or SIGINT (Ctrl-C), then stop it cleanly."""
-    node = Node(config, announce=announce)
+    node = Node(config, announce=announce, on_ready=on_ready)
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
 

@@ -352,17 +352,26 @@ class Log:
     def flush(self, offset: int | None = None) -> None:
         """fsync every segment holding offsets in [recovery_point, offset) and advance the
         recovery point to `offset` (default: the log end offset)."""
-        offset = self.log_end_offset if offset is None else min(offset, self.log_end_offset)
+        pending = self._pending_flush(self.log_end_offset if offset is None else offset)
+        pending.fsync()
+        self.flushed(pending)
+
+    def _pending_flush(self, offset: int) -> "PendingFlush":
+        offset = min(offset, self.log_end_offset)
+        segments = []
         if offset > self.recovery_point:
             n = len(self._segments)
             for i, seg in enumerate(self._segments):
                 upper = self._bases[i + 1] if i + 1 < n else None
                 if (upper is None or upper > self.recovery_point) and seg.base_offset < offset:
-                    seg.flush()
-        if self._dir_dirty:
-            fsync_dir(self.dir)
-            self._dir_dirty = False
-        self.recovery_point = max(self.recovery_point, offset)
+                    segments.append(seg)
+        directory = self.dir if self._dir_dirty else None
+        self._dir_dirty = False
+        return PendingFlush(self, offset, tuple(segments), directory)
+
+    def flushed(self, pending: "PendingFlush") -> None:
+        """The recovery point moves once the fsyncs are done (never past a truncated end)."""
+        self.recovery_point = max(self.recovery_point, min(pending.offset, self.log_end_offset))
 
     def _maybe_flush_after_append(self, now_ms: int | None) -> None:
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
@@ -379,10 +388,22 @@ class Log:
         return False
 
     def maybe_flush(self, now_ms: int) -> None:
-        """flush.ms, and the fsync of segments rolled since the last call (kept off the append
-        path: Kafka does it on a background thread)."""
-        if not self._flush_if_time(now_ms) and self._roll_flush_offset > self.recovery_point:
-            self.flush(self._roll_flush_offset)
+        """flush.ms, and the fsync of segments rolled since the last call, all inline."""
+        pending = self.due_flush(now_ms)
+        if pending is not None:
+            pending.fsync()
+            self.flushed(pending)
+
+    def due_flush(self, now_ms: int) -> "PendingFlush | None":
+        """What the periodic flush owes (flush.ms, segments rolled since the last call), for
+        another thread to fsync as Kafka's background flusher does; then `flushed(it)`."""
+        if self.log_end_offset > self.recovery_point and \
+                now_ms - self._last_flush_ms >= self.config.flush_ms:
+            self._last_flush_ms = now_ms
+            return self._pending_flush(self.log_end_offset)
+        if self._roll_flush_offset > self.recovery_point:
+            return self._pending_flush(self._roll_flush_offset)
+        return None
 
     def close(self) -> None:
         self._segments[-1].seal()
@@ -398,3 +419,23 @@ class Log:
 def _largest_timestamp(seg: LogSegment) -> int:
     # Kafka falls back to the file's mtime when no batch carries a timestamp.
     return seg.max_timestamp if seg.max_timestamp >= 0 else seg.last_modified_ms()
+
+
+@dataclass(frozen=True)
+class PendingFlush:
+    """fsyncs owed by one log: safe to run off the loop that appends (fsync of a file another
+    thread appends to is fine; a segment deleted meanwhile needs no fsync any more)."""
+    log: Log
+    offset: int
+    segments: tuple[LogSegment, ...]
+    directory: Path | None
+
+    def fsync(self) -> None:
+        for seg in self.segments:
+            try:
+                seg.flush()
+            except OSError:
+                if seg in self.log._segments:     # still the log's: a real disk error
+                    raise
+        if self.directory is not None:
+            fsync_dir(self.directory)

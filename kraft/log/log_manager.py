@@ -16,7 +16,7 @@ from kraft.log.checkpoint import (
     CheckpointError, read_offset_checkpoint, read_properties, write_offset_checkpoint,
     write_properties)
 from kraft.log.cleaner import DEFAULT_MAX_MAP_ENTRIES, CleanResult, clean_log, plan_cleaning
-from kraft.log.log import Log
+from kraft.log.log import Log, PendingFlush
 from kraft.log.log_config import LogConfig
 
 _logger = logging.getLogger(__name__)
@@ -183,9 +183,14 @@ class LogManager:
 
     def flush_due(self, now_ms: int) -> None:
         """Call periodically: flush.ms, and the fsync of segments rolled since the last call."""
+        for pending in self.due_flushes(now_ms):
+            pending.fsync()
+            pending.log.flushed(pending)
+
+    def due_flushes(self, now_ms: int) -> list[PendingFlush]:
+        """The periodic flush's fsyncs, for a thread to run; each log's `flushed` after."""
         self._now_ms = now_ms
-        for log in self._logs.values():
-            log.maybe_flush(now_ms)
+        return [p for p in (log.due_flush(now_ms) for log in self._logs.values()) if p is not None]
 
     def close(self) -> None:
         """Flush everything, checkpoint, close, then mark each dir cleanly shut down."""

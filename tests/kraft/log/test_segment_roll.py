@@ -52,3 +52,20 @@ def test_log_append_time_is_stamped_inside_the_crc(tmp_path):
     assert info.log_append_time == 777 and info.max_timestamp == 777
     header = validate_batch(log.read(0, 1000).records)
     assert header.max_timestamp == 777 and header.attributes & 0x08
+
+
+def test_a_due_flush_moves_the_recovery_point_only_once_its_fsyncs_are_done(tmp_path):
+    """The node fsyncs in a thread: deciding what is owed must not move the recovery point (a
+    checkpoint taken meanwhile would claim unsynced data), and `flushed` never passes the end."""
+    log = Log.open(tmp_path / "t-0", LogConfig(flush_ms=5), now_ms=0)
+    for i in range(5):
+        log.append_as_leader(make_batch(1), 0, now_ms=i)
+    assert log.recovery_point == 0
+    pending = log.due_flush(now_ms=10)
+    assert pending is not None and pending.offset == log.log_end_offset
+    assert log.recovery_point == 0            # owed, not yet done
+    pending.fsync()
+    log.truncate_to(2)                        # a KIP-101 truncation while the fsync ran
+    log.flushed(pending)
+    assert log.recovery_point == 2
+    assert log.due_flush(now_ms=20) is None   # nothing owed any more
