@@ -21,7 +21,7 @@ _sleep = time.sleep
 
 def register(subparsers: argparse._SubParsersAction,
              add_common: Callable[[argparse.ArgumentParser], None]) -> None:
-    from clients.cli import bench_consume
+    from clients.cli import bench_consume, bench_e2e
     bench = subparsers.add_parser(
         "bench", help="measure produce and consume throughput and latency",
         description="Measure produce and consume throughput and latency.",
@@ -57,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction,
     p.add_argument("--histogram", action="store_true", help="also print a latency histogram")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     bench_consume.register(sub, add_common)
+    bench_e2e.register(sub, add_common)
 
 
 def make_payload(size: int, seed: int = 0) -> bytes:
