@@ -127,7 +127,12 @@ def test_a_controller_formatted_for_another_cluster_is_refused(cluster_factory, 
         assert stranger["log_end_offset"] == -1 and stranger["last_fetch_ms"] is None
         own = wait_for(kraft, lambda d: True, [nodes[3].address], 15, "node 3 answering")
         assert own["leader_id"] not in (1, 2) and own["log_end_offset"] == 0
-        logs = "".join((cluster.root / f"node-{i}.log").read_text() for i in (1, 2))
-        assert "from node 3 of cluster theirs (this is cluster ours)" in logs
+        # Node 3 asks for votes once its own election timeout passes, maybe after the above.
+        refusal = "from node 3: cluster_id is 'theirs' but node"
+        deadline = time.monotonic() + 15
+        while refusal not in "".join((cluster.root / f"node-{i}.log").read_text()
+                                     for i in (1, 2)):
+            assert time.monotonic() < deadline, f"no node of 1 and 2 logged {refusal!r}"
+            time.sleep(0.1)
     finally:
         cluster.stop()
