@@ -235,16 +235,17 @@ class RaftDriver:
     # -- inbound (from the Quorum servicer) -------------------------------------------------------
     async def handle_request(self, request: Message) -> Message:
         """Step an inbound request into the core and return the core's answer. A parked Fetch
-        waits up to its max_wait_ms. If the loop does not answer in time (stalled, or not
-        running), the answer is the response type with error REQUEST_TIMED_OUT and this node's
-        epoch and leader, which the requester's core handles like any error answer."""
+        waits up to its max_wait_ms (at most this node's own fetch_max_wait_ms). If the loop
+        does not answer in time (stalled, or not running), the answer is the response type with
+        error REQUEST_TIMED_OUT and this node's epoch and leader, which the requester's core
+        handles like any error answer."""
         slot = _Slot()
         key = _key(request)
         self._waiters.setdefault(key, []).append(slot)
         self._enqueue(request)
         # Answer before the requester's core gives up and resends (request_timeout_ms after its
         # send, on top of a fetch's long poll), so the error reaches a request still waiting.
-        wait_ms = getattr(request, "max_wait_ms", 0)
+        wait_ms = min(getattr(request, "max_wait_ms", 0), self.core.config.fetch_max_wait_ms)
         timeout = (wait_ms + max(0, self.core.config.request_timeout_ms - wait_ms) // 2) / 1000
         try:
             with trio.move_on_after(timeout):

@@ -1,9 +1,10 @@
 """Vote, BeginQuorumEpoch and EndQuorumEpoch from a node that is not a voter (a broker, an unknown
 id) are refused with INCONSISTENT_VOTER_SET and change nothing, on the leader or a follower; a
-Fetch from an unknown id never moves the high watermark."""
+Fetch from an unknown id never moves the high watermark, and unknown ids cost bounded memory."""
 import pytest
 
 from clients.errors import ErrorCode
+from kraft.raft.leader_state import MAX_OBSERVERS
 from kraft.raft.messages import (BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
                                  VoteRequest)
 from forged_requests import deliver, settled, state
@@ -84,3 +85,14 @@ def test_a_fetch_from_an_unknown_replica_never_moves_the_high_watermark():
     assert leader.core.high_watermark == hw
     assert {o.replica_id for o in leader.core.describe().observers} >= {7, 8}
 
+
+def test_fetches_from_endless_unknown_ids_keep_a_bounded_observer_list():
+    sim = settled()
+    leader = sim.leader()
+    for replica in range(100, 100 + MAX_OBSERVERS + 50):
+        leader.core.step(FetchRequest(replica, leader.node_id, leader.core.epoch, 0, 0,
+                                      request_id=1), sim.now)
+    sim.pump(leader)
+    observers = {o.replica_id for o in leader.core.describe().observers}
+    assert len(observers) == MAX_OBSERVERS
+    assert 100 + MAX_OBSERVERS + 49 in observers
