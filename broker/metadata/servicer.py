@@ -4,35 +4,49 @@ answers from the core's own view."""
 from __future__ import annotations
 
 import logging
+import time
 
 from clients.grpc_server import TrioGrpcServer
 from clients.quorum_info import quorum_info_to_proto
 from clients.wire import quorum_pb2 as pb
-from clients.errors import ErrorCode
 from kraft.raft import codec
 from kraft.raft.messages import error_response
 from kraft.raft.driver import RaftDriver
+from kraft.raft.validation import check_request
 
 log = logging.getLogger(__name__)
 
 
 
 class QuorumServicer:
-    def __init__(self, driver: RaftDriver, cluster_id: str = "") -> None:
+    def __init__(self, driver: RaftDriver, cluster_id: str | None = None) -> None:
         self.driver = driver
-        self.cluster_id = cluster_id
+        # Requests must carry it (an empty one is refused); by default the one the driver sends.
+        self.cluster_id = driver.cluster_id if cluster_id is None else cluster_id
+        self._quiet_until, self._unlogged = 0.0, 0
 
     async def _relay(self, request):
         message = codec.from_proto(request)
-        if request.cluster_id and self.cluster_id and request.cluster_id != self.cluster_id:
-            # A node formatted for another cluster must never vote here or fetch our log. The
-            # answer carries the sender's own epoch, so it cannot move the sender's either.
-            log.warning("refused %s from node %d of cluster %s (this is cluster %s); format "
-                        "it with this cluster's id", type(message).__name__, message.src,
-                        request.cluster_id, self.cluster_id)
+        refusal = check_request(message, request.cluster_id, self.cluster_id,
+                                self.driver.core.node_id)
+        if refusal is not None:
+            # Refused before the core sees it, so it changes nothing. The answer carries the
+            # sender's own epoch: it cannot move the sender's either.
+            self._log_refusal(f"refused {type(message).__name__} from node {message.src}: "
+                              f"{refusal.message}")
             return codec.to_proto(error_response(message, message.dst, message.epoch, None,
-                                                 ErrorCode.INCONSISTENT_CLUSTER_ID))
+                                                 refusal.error, refusal.message))
         return codec.to_proto(await self.driver.handle_request(message))
+
+    def _log_refusal(self, line: str) -> None:
+        # At most one line a second: a stream of bad requests must not fill the disk with logs.
+        now = time.monotonic()
+        if now < self._quiet_until:
+            self._unlogged += 1
+            return
+        more = f" ({self._unlogged} more refused since the last line)" if self._unlogged else ""
+        log.warning("%s%s", line, more)
+        self._quiet_until, self._unlogged = now + 1.0, 0
 
     async def Vote(self, request: pb.VoteRequest) -> pb.VoteResponse:
         return await self._relay(request)

@@ -53,7 +53,7 @@ class VoteRequest(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., last_epoch: _Optional[int] = ..., last_offset: _Optional[int] = ..., pre_vote: _Optional[bool] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class VoteResponse(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "leader_id", "vote_granted", "pre_vote", "error_code")
+    __slots__ = ("src", "dst", "epoch", "leader_id", "vote_granted", "pre_vote", "error_code", "error_message")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,7 @@ class VoteResponse(_message.Message):
     VOTE_GRANTED_FIELD_NUMBER: _ClassVar[int]
     PRE_VOTE_FIELD_NUMBER: _ClassVar[int]
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
@@ -68,7 +69,8 @@ class VoteResponse(_message.Message):
     vote_granted: bool
     pre_vote: bool
     error_code: int
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., vote_granted: _Optional[bool] = ..., pre_vote: _Optional[bool] = ..., error_code: _Optional[int] = ...) -> None: ...
+    error_message: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., vote_granted: _Optional[bool] = ..., pre_vote: _Optional[bool] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class BeginQuorumEpochRequest(_message.Message):
     __slots__ = ("src", "dst", "epoch", "cluster_id")
@@ -83,18 +85,20 @@ class BeginQuorumEpochRequest(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class BeginQuorumEpochResponse(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "leader_id", "error_code")
+    __slots__ = ("src", "dst", "epoch", "leader_id", "error_code", "error_message")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
     leader_id: int
     error_code: int
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., error_code: _Optional[int] = ...) -> None: ...
+    error_message: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class EndQuorumEpochRequest(_message.Message):
     __slots__ = ("src", "dst", "epoch", "preferred_successors", "cluster_id")
@@ -111,18 +115,20 @@ class EndQuorumEpochRequest(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., preferred_successors: _Optional[_Iterable[int]] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class EndQuorumEpochResponse(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "leader_id", "error_code")
+    __slots__ = ("src", "dst", "epoch", "leader_id", "error_code", "error_message")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
     leader_id: int
     error_code: int
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., error_code: _Optional[int] = ...) -> None: ...
+    error_message: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
     __slots__ = ("src", "dst", "epoch", "fetch_offset", "last_fetched_epoch", "request_id", "max_entries", "max_wait_ms", "known_high_watermark", "cluster_id")
@@ -149,7 +155,7 @@ class FetchRequest(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., last_fetched_epoch: _Optional[int] = ..., request_id: _Optional[int] = ..., max_entries: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., known_high_watermark: _Optional[int] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "leader_id", "request_id", "error_code", "high_watermark", "log_start_offset", "records", "diverging_epoch", "snapshot_id")
+    __slots__ = ("src", "dst", "epoch", "leader_id", "request_id", "error_code", "high_watermark", "log_start_offset", "records", "diverging_epoch", "snapshot_id", "error_message")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -161,6 +167,7 @@ class FetchResponse(_message.Message):
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     DIVERGING_EPOCH_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
@@ -172,7 +179,8 @@ class FetchResponse(_message.Message):
     records: _containers.RepeatedCompositeFieldContainer[Entry]
     diverging_epoch: EpochEndOffset
     snapshot_id: OffsetAndEpoch
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., request_id: _Optional[int] = ..., error_code: _Optional[int] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., records: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., diverging_epoch: _Optional[_Union[EpochEndOffset, _Mapping]] = ..., snapshot_id: _Optional[_Union[OffsetAndEpoch, _Mapping]] = ...) -> None: ...
+    error_message: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., request_id: _Optional[int] = ..., error_code: _Optional[int] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., records: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., diverging_epoch: _Optional[_Union[EpochEndOffset, _Mapping]] = ..., snapshot_id: _Optional[_Union[OffsetAndEpoch, _Mapping]] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class FetchSnapshotRequest(_message.Message):
     __slots__ = ("src", "dst", "epoch", "request_id", "snapshot_id", "position", "max_bytes", "cluster_id")
@@ -195,7 +203,7 @@ class FetchSnapshotRequest(_message.Message):
     def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., request_id: _Optional[int] = ..., snapshot_id: _Optional[_Union[OffsetAndEpoch, _Mapping]] = ..., position: _Optional[int] = ..., max_bytes: _Optional[int] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class FetchSnapshotResponse(_message.Message):
-    __slots__ = ("src", "dst", "epoch", "leader_id", "request_id", "snapshot_id", "error_code", "position", "size", "chunk")
+    __slots__ = ("src", "dst", "epoch", "leader_id", "request_id", "snapshot_id", "error_code", "position", "size", "chunk", "error_message")
     SRC_FIELD_NUMBER: _ClassVar[int]
     DST_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -206,6 +214,7 @@ class FetchSnapshotResponse(_message.Message):
     POSITION_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     CHUNK_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     src: int
     dst: int
     epoch: int
@@ -216,7 +225,8 @@ class FetchSnapshotResponse(_message.Message):
     position: int
     size: int
     chunk: bytes
-    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., request_id: _Optional[int] = ..., snapshot_id: _Optional[_Union[OffsetAndEpoch, _Mapping]] = ..., error_code: _Optional[int] = ..., position: _Optional[int] = ..., size: _Optional[int] = ..., chunk: _Optional[bytes] = ...) -> None: ...
+    error_message: str
+    def __init__(self, src: _Optional[int] = ..., dst: _Optional[int] = ..., epoch: _Optional[int] = ..., leader_id: _Optional[int] = ..., request_id: _Optional[int] = ..., snapshot_id: _Optional[_Union[OffsetAndEpoch, _Mapping]] = ..., error_code: _Optional[int] = ..., position: _Optional[int] = ..., size: _Optional[int] = ..., chunk: _Optional[bytes] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class DescribeQuorumRequest(_message.Message):
     __slots__ = ()

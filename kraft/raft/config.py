@@ -26,6 +26,11 @@ class RaftConfig:
     snapshot_interval_entries: int = 0
     # A leader that has not heard from a majority for factor * fetch_timeout_ms resigns.
     check_quorum_factor: float = 1.5
+    # The most a single Vote or BeginQuorumEpoch request may move this node's epoch forward (not
+    # a Kafka key). Honest quorums never come near it; it keeps one forged request from taking
+    # the epoch to the end of int32. A node further behind learns the epoch from the answers to
+    # its own requests, which it always believes.
+    max_epoch_jump: int = 1000
 
     @property
     def check_quorum_timeout_ms(self) -> int:
@@ -35,6 +40,7 @@ class RaftConfig:
         if self.fetch_max_wait_ms >= self.fetch_timeout_ms:
             raise ValueError("fetch_max_wait_ms must be below fetch_timeout_ms, or an idle "
                              "follower would time out while its fetch is parked")
-        for name in ("election_timeout_ms", "fetch_timeout_ms", "request_timeout_ms"):
+        for name in ("election_timeout_ms", "fetch_timeout_ms", "request_timeout_ms",
+                     "max_epoch_jump"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -21,6 +21,7 @@ from kraft.raft.ready import LeaderAndEpoch, Ready
 from kraft.raft.replication import ReplicationHandlers
 from kraft.raft.state import (CandidateState, FollowerState, ProspectiveState, ResignedState,
                               UnattachedState, VotedState)
+from kraft.raft.validation import MAX_EPOCH
 
 if TYPE_CHECKING:  # the core only ever uses the Random it is given, never the global one
     from random import Random
@@ -42,6 +43,8 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         FetchSnapshotRequest: "handle_fetch_snapshot_request",
         FetchSnapshotResponse: "handle_fetch_snapshot_response",
     }
+    _REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
+                 FetchSnapshotRequest)
 
     def __init__(self, node_id: int, voters: frozenset[int], log: RaftLog,
                  election_store: ElectionStore, rng: Random, config: RaftConfig,
@@ -87,7 +90,8 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
     def _maybe_elect_alone(self) -> None:
         """A sole voter needs nobody's vote: it elects itself at once instead of waiting out an
         election timeout (Kafka does the same), whatever it was before the restart."""
-        if not self.is_observer and self.voters == {self.node_id} and not self.is_leader:
+        if not self.is_observer and self.voters == {self.node_id} and not self.is_leader \
+                and self._can_stand():
             self._become_candidate()
 
     # -- public API -------------------------------------------------------------------------------
@@ -115,6 +119,8 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         self._now = max(self._now, now_ms)
         if message.dst != self.node_id or message.src == self.node_id:
             return
+        if message.epoch >= MAX_EPOCH and not isinstance(message, self._REQUESTS):
+            return  # an answer no node could have sent (see validation.py): as good as lost
         getattr(self, self._HANDLERS[type(message)])(message)
         self._maybe_send_fetch()
 
@@ -241,8 +247,19 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         self._transition(FollowerState(self._now + self.config.fetch_timeout_ms))
         self._next_fetch_ms = self._now
 
+    def _can_stand(self) -> bool:
+        """Whether the next epoch still fits in int32. Only forged requests could bring a quorum
+        this far (validation.py, RaftConfig.max_epoch_jump); there it stays, never crashes."""
+        return self.epoch + 1 < MAX_EPOCH
+
     def _become_prospective(self) -> None:
         if self.is_observer or self.node_id not in self.voters:
+            return
+        if not self._can_stand():
+            self._set_election(self.epoch, self.voted_for, None)
+            deadline = self._random_election_deadline()
+            self._transition(VotedState(deadline) if self.voted_for is not None
+                             else UnattachedState(deadline))
             return
         tally = VoteTally(self.voters, self.node_id)
         self._transition(ProspectiveState(self._random_election_deadline(), tally))

@@ -9,6 +9,7 @@ published to the user (on_leader_change, wait_leader_change) once the change is 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from typing import Callable, Iterable, Sequence
 
@@ -25,6 +26,9 @@ from kraft.raft.messages import FetchRequest, Message, error_response
 from kraft.raft.ready import LeaderAndEpoch, Ready
 
 _REQUEST_OF = {resp: req for req, resp in codec.RESPONSE_OF.items()}
+log = logging.getLogger(__name__)
+_MISCONFIGURED = (ErrorCode.INCONSISTENT_CLUSTER_ID, ErrorCode.INCONSISTENT_VOTER_SET,
+                  ErrorCode.INVALID_REQUEST)
 
 
 def monotonic_ms() -> int:
@@ -70,6 +74,7 @@ class RaftDriver:
         self._waiters: dict[tuple, list[_Slot]] = {}
         self._channels: dict[int, object] = {}
         self._stubs: dict[int, quorum_pb2_grpc.QuorumStub] = {}
+        self._refusals: dict[int, str] = {}     # peer -> the last refusal it explained
         self._proposed_epochs: dict[int, int] = {}
         # Offsets of this node's proposals that committed with another leader's entry.
         self._lost_proposals: set[int] = set()
@@ -217,21 +222,30 @@ class RaftDriver:
                 self._enqueue(error_response(message, message.dst, self.core.epoch, None,
                                              ErrorCode.NETWORK_EXCEPTION))
             return  # otherwise the core resends on its timers
-        self._enqueue(codec.from_proto(answer))
+        response = codec.from_proto(answer)
+        if response.error in _MISCONFIGURED \
+                and self._refusals.get(message.dst) != response.error_message:
+            # A peer refused our request for a reason no retry cures (another cluster, not a
+            # voter there, a field out of range): tell the operator once per new reason.
+            self._refusals[message.dst] = response.error_message
+            log.warning("node %d refused our %s: %s", message.dst, type(message).__name__,
+                        response.error_message)
+        self._enqueue(response)
 
     # -- inbound (from the Quorum servicer) -------------------------------------------------------
     async def handle_request(self, request: Message) -> Message:
         """Step an inbound request into the core and return the core's answer. A parked Fetch
-        waits up to its max_wait_ms. If the loop does not answer in time (stalled, or not
-        running), the answer is the response type with error REQUEST_TIMED_OUT and this node's
-        epoch and leader, which the requester's core handles like any error answer."""
+        waits up to its max_wait_ms (at most this node's own fetch_max_wait_ms). If the loop
+        does not answer in time (stalled, or not running), the answer is the response type with
+        error REQUEST_TIMED_OUT and this node's epoch and leader, which the requester's core
+        handles like any error answer."""
         slot = _Slot()
         key = _key(request)
         self._waiters.setdefault(key, []).append(slot)
         self._enqueue(request)
         # Answer before the requester's core gives up and resends (request_timeout_ms after its
         # send, on top of a fetch's long poll), so the error reaches a request still waiting.
-        wait_ms = getattr(request, "max_wait_ms", 0)
+        wait_ms = min(getattr(request, "max_wait_ms", 0), self.core.config.fetch_max_wait_ms)
         timeout = (wait_ms + max(0, self.core.config.request_timeout_ms - wait_ms) // 2) / 1000
         try:
             with trio.move_on_after(timeout):
@@ -315,6 +329,13 @@ class RaftDriver:
                                      f"(leader: {self.core.leader_id})")
         self._wake.set()
         return result.offset
+
+    async def resign(self) -> None:
+        """Step down as leader and ask the other voters to elect now (EndQuorumEpoch), as a
+        leader shutting down gracefully does. Does nothing on a node that does not lead."""
+        async with self._core_lock:
+            self.core.resign(self._clock())
+        self._wake.set()
 
     async def wait_committed(self, offset: int) -> None:
         """Return once the entry at `offset` is committed and applied here. If it was this node's

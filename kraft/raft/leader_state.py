@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from kraft.raft.messages import FetchRequest
 from kraft.raft.quorum import majority, majority_end_offset
 
+# Observers are whoever fetches without being a voter (brokers), and the core cannot tell a real
+# one from an invented id: past this many it forgets the one heard from least recently, so a
+# stream of made-up ids costs bounded memory. They never count toward anything but DescribeQuorum.
+MAX_OBSERVERS = 1000
+
 
 @dataclass
 class ReplicaState:
@@ -35,7 +40,13 @@ class LeaderState:
     def replica(self, replica_id: int) -> ReplicaState:
         state = self.voter_states.get(replica_id)
         if state is None:
-            state = self.observer_states.setdefault(replica_id, ReplicaState())
+            state = self.observer_states.get(replica_id)
+        if state is None:
+            if len(self.observer_states) >= MAX_OBSERVERS:
+                stalest = min(self.observer_states,
+                              key=lambda o: self.observer_states[o].last_fetch_ms or 0)
+                del self.observer_states[stalest]
+            state = self.observer_states[replica_id] = ReplicaState()
         return state
 
     def record_contact(self, replica_id: int, now_ms: int) -> None:

@@ -37,6 +37,7 @@ class VoteResponse:
     vote_granted: bool
     pre_vote: bool = False
     error: ErrorCode = ErrorCode.NONE
+    error_message: str = ""  # why a request was refused, for the requester's log
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,7 @@ class BeginQuorumEpochResponse:
     epoch: int
     leader_id: int | None
     error: ErrorCode = ErrorCode.NONE
+    error_message: str = ""  # why a request was refused, for the requester's log
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,7 @@ class EndQuorumEpochResponse:
     epoch: int
     leader_id: int | None
     error: ErrorCode = ErrorCode.NONE
+    error_message: str = ""  # why a request was refused, for the requester's log
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,7 @@ class FetchResponse:
     records: tuple[Entry, ...] = ()
     diverging_epoch: EpochEndOffset | None = None
     snapshot_id: OffsetAndEpoch | None = None
+    error_message: str = ""  # why a request was refused, for the requester's log
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +154,7 @@ class FetchSnapshotResponse:
     position: int = 0
     size: int = 0
     chunk: bytes = b""
+    error_message: str = ""  # why a request was refused, for the requester's log
 
 
 Message = Union[VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
@@ -158,19 +163,20 @@ Message = Union[VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumE
 
 
 def error_response(request: Message, responder: int, epoch: int, leader_id: int | None,
-                   error: ErrorCode) -> Message:
+                   error: ErrorCode, error_message: str = "") -> Message:
     """The answer to `request` that carries only `error` and the responder's epoch and leader: what
     a node sends when it could not handle the request (its loop did not answer in time). Every
     requester already treats such an answer like a lost one (retry after a backoff)."""
     head = (responder, request.src, epoch, leader_id)
+    tail = dict(error=error, error_message=error_message)
     if isinstance(request, VoteRequest):
-        return VoteResponse(*head, vote_granted=False, pre_vote=request.pre_vote, error=error)
+        return VoteResponse(*head, vote_granted=False, pre_vote=request.pre_vote, **tail)
     if isinstance(request, BeginQuorumEpochRequest):
-        return BeginQuorumEpochResponse(*head, error=error)
+        return BeginQuorumEpochResponse(*head, **tail)
     if isinstance(request, EndQuorumEpochRequest):
-        return EndQuorumEpochResponse(*head, error=error)
+        return EndQuorumEpochResponse(*head, **tail)
     if isinstance(request, FetchRequest):
-        return FetchResponse(*head, request.request_id, error=error)
+        return FetchResponse(*head, request.request_id, **tail)
     if isinstance(request, FetchSnapshotRequest):
-        return FetchSnapshotResponse(*head, request.request_id, request.snapshot_id, error=error)
+        return FetchSnapshotResponse(*head, request.request_id, request.snapshot_id, **tail)
     raise TypeError(f"{type(request).__name__} is not a request")

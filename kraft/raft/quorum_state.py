@@ -8,6 +8,7 @@ from typing import Iterable
 
 from kraft.fs import atomic_write
 from kraft.raft.log import ElectionState
+from kraft.raft.validation import INT32_MAX, INT64_MAX, MAX_EPOCH
 
 QUORUM_STATE_FILE = "quorum-state"
 DATA_VERSION_KEY = "data_version"
@@ -64,12 +65,26 @@ def decode_quorum_state(text: str, path: Path) -> tuple[ElectionState, tuple[int
         raise _unreadable(path, f"{', '.join(bad)} must be integers")
     if doc["leaderEpoch"] < 0:
         raise _unreadable(path, f"leaderEpoch is {doc['leaderEpoch']}, below 0")
+    if doc["leaderEpoch"] >= MAX_EPOCH:
+        # Epochs are int32 and no node ever holds the last one: a larger value is damage (or an
+        # older version's answer to a forged request) and the node could never elect again.
+        raise _unreadable(path, f"leaderEpoch is {doc['leaderEpoch']}, above the largest epoch "
+                                f"a node can hold ({MAX_EPOCH - 1})")
+    for key in ("leaderId", "votedId"):
+        if not NO_ID <= doc[key] <= INT32_MAX:
+            raise _unreadable(path, f"{key} is {doc[key]}, outside {NO_ID}..{INT32_MAX}")
+    if not -1 <= doc["appliedOffset"] <= INT64_MAX:
+        raise _unreadable(path, f"appliedOffset is {doc['appliedOffset']}, outside "
+                                f"-1..{INT64_MAX}")
     voters = doc["currentVoters"]
     if voters is None:      # nullable in Kafka's schema
         voters = []
     if not isinstance(voters, list) or not all(
-            isinstance(v, dict) and isinstance(v.get("voterId"), int) for v in voters):
+            isinstance(v, dict) and type(v.get("voterId")) is int for v in voters):
         raise _unreadable(path, 'currentVoters must be a list of {"voterId": <int>}')
+    out_of_range = [v["voterId"] for v in voters if not 0 <= v["voterId"] <= INT32_MAX]
+    if out_of_range:
+        raise _unreadable(path, f"voterId {out_of_range[0]} is outside 0..{INT32_MAX}")
     leader, voted = doc["leaderId"], doc["votedId"]
     state = ElectionState(epoch=doc["leaderEpoch"],
                           voted_for=None if voted == NO_ID else voted,

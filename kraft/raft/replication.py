@@ -43,7 +43,9 @@ class ReplicationHandlers:
                     and m.known_high_watermark < self.high_watermark
                 if m.max_wait_ms > 0 and m.fetch_offset >= self._log.log_end_offset \
                         and not behind:
-                    leader.parked[m.src] = (m, self._now + m.max_wait_ms)
+                    # Never longer than our own long poll: each parked fetch keeps a call open.
+                    wait_ms = min(m.max_wait_ms, self.config.fetch_max_wait_ms)
+                    leader.parked[m.src] = (m, self._now + wait_ms)
                     return
         self._answer_fetch(m)
 

@@ -1,7 +1,7 @@
 """Three controller-only `kraft node` processes form the Raft metadata quorum: `kraft quorum
 describe` shows a leader; after kill -9 of the leader another node leads at a higher epoch; the
-killed node, restarted on its data, rejoins as a voter that catches up. A missing or damaged
-quorum-state stops a controller with a message, never a silent empty vote."""
+killed node, restarted on its data, rejoins as a voter that catches up. A missing, damaged or
+out-of-range quorum-state stops a controller with a message, never a silent empty vote."""
 from __future__ import annotations
 
 import json
@@ -108,6 +108,24 @@ def test_a_damaged_quorum_state_stops_the_controller_with_a_message(cluster_fact
     assert "re-format" in refused.stderr
 
 
+def test_an_epoch_no_election_can_follow_stops_the_controller_in_one_line(cluster_factory, kraft):
+    # What one forged BeginQuorumEpoch left behind before requests were checked: every restart
+    # then crashed with a protobuf range error.
+    node = cluster_factory(3, 0, start=False).nodes[1]
+    assert kraft("format", "--config", str(node.config)).returncode == 0
+    state = node.data_dir / "__cluster_metadata-0" / "quorum-state"
+    doc = json.loads(state.read_text())
+    doc.update(leaderEpoch=2**31 - 1, leaderId=2)
+    state.write_text(json.dumps(doc) + "\n")
+
+    refused = kraft("node", "--config", str(node.config), timeout=60)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    [line] = [x for x in refused.stderr.splitlines() if x.startswith("kraft node:")]
+    assert f"quorum-state at {state}" in line and "leaderEpoch is 2147483647" in line
+    assert "kraft format" in line
+    assert json.loads(state.read_text()) == doc      # left for the operator to restore
+
+
 def test_a_controller_formatted_for_another_cluster_is_refused(cluster_factory, kraft):
     cluster = cluster_factory(3, 0, start=False)
     nodes = cluster.nodes
@@ -127,7 +145,12 @@ def test_a_controller_formatted_for_another_cluster_is_refused(cluster_factory, 
         assert stranger["log_end_offset"] == -1 and stranger["last_fetch_ms"] is None
         own = wait_for(kraft, lambda d: True, [nodes[3].address], 15, "node 3 answering")
         assert own["leader_id"] not in (1, 2) and own["log_end_offset"] == 0
-        logs = "".join((cluster.root / f"node-{i}.log").read_text() for i in (1, 2))
-        assert "from node 3 of cluster theirs (this is cluster ours)" in logs
+        # Node 3 asks for votes once its own election timeout passes, maybe after the above.
+        refusal = "from node 3: cluster_id is 'theirs' but node"
+        deadline = time.monotonic() + 15
+        while refusal not in "".join((cluster.root / f"node-{i}.log").read_text()
+                                     for i in (1, 2)):
+            assert time.monotonic() < deadline, f"no node of 1 and 2 logged {refusal!r}"
+            time.sleep(0.1)
     finally:
         cluster.stop()

@@ -14,6 +14,7 @@ from clients.errors import ErrorCode
 from kraft.raft import MemoryElectionStore, MemoryRaftLog, OffsetAndEpoch, RaftConfig, RaftCore
 from kraft.raft.messages import (BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
                                  FetchSnapshotRequest, VoteRequest, error_response)
+from kraft.raft.validation import field_problem
 
 REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
             FetchSnapshotRequest)
@@ -216,6 +217,9 @@ class Simulation:
         node = self.nodes.get(m.dst)
         if node is None or not node.alive or (m.src, m.dst) in self.cut:
             return
+        if isinstance(m, REQUESTS) and field_problem(m) is not None:
+            # The Quorum service would refuse it: an honest node must never send one.
+            self.fail(f"node {m.src} sent {m}, which the wire edge refuses: {field_problem(m)}")
         if self.timed_out and isinstance(m, REQUESTS) and self.rng.random() < self.timed_out:
             leader_id, epoch = node.core.leader_and_epoch
             self._send(error_response(m, node.node_id, epoch, leader_id,

@@ -18,6 +18,7 @@ from kraft.raft.disk import (FileElectionStore, FileRaftLog, metadata_log_dir, q
 from kraft.raft.disk_log import DEFAULT_SEGMENT_BYTES
 from kraft.raft.driver import RaftDriver, monotonic_ms
 
+CLUSTER_ID = "driver-test-cluster"
 CONFIG = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=500, election_backoff_max_ms=150,
                     request_timeout_ms=300, retry_backoff_ms=20, fetch_max_wait_ms=100)
 
@@ -50,7 +51,8 @@ class Node:
         peers = {i: a for i, a in addresses.items() if i != node_id}
         self.driver = RaftDriver(core, self.log, self.store, peers, on_commit=self._apply,
                                  on_snapshot_load=self._load, take_snapshot=self._take,
-                                 on_leader_change=lambda *view: self.leader_changes.append(view))
+                                 on_leader_change=lambda *view: self.leader_changes.append(view),
+                                 cluster_id=CLUSTER_ID)
         self.server = None
 
     def _apply(self, entries) -> None:

@@ -21,12 +21,19 @@ from kraft.raft.messages import FetchRequest, FetchResponse, VoteRequest, VoteRe
 # A long election timeout: the node must not start an election of its own during the test.
 CONFIG = RaftConfig(election_timeout_ms=10_000, fetch_timeout_ms=20_000, request_timeout_ms=300,
                     fetch_max_wait_ms=100)
+CLUSTER = "c-stalled"
 
 
 def _driver(store: MemoryElectionStore) -> RaftDriver:
     log = MemoryRaftLog()
     core = RaftCore(2, frozenset({1, 2, 3}), log, store, random.Random(2), CONFIG, monotonic_ms())
-    return RaftDriver(core, log, store, {})
+    return RaftDriver(core, log, store, {}, cluster_id=CLUSTER)
+
+
+def _request(message):
+    request = codec.to_proto(message)
+    request.cluster_id = CLUSTER
+    return request
 
 
 async def test_a_request_to_a_loop_that_does_not_run_gets_an_error_answer_over_grpc():
@@ -48,7 +55,7 @@ async def _ask_the_stalled_node(channel, driver, store) -> None:
     stub = quorum_pb2_grpc.QuorumStub(channel)
     began = time.monotonic()
     answer = codec.from_proto(await call(
-        stub.Fetch, codec.to_proto(FetchRequest(1, 2, 3, 0, 0, request_id=9, max_wait_ms=100)),
+        stub.Fetch, _request(FetchRequest(1, 2, 3, 0, 0, request_id=9, max_wait_ms=100)),
         timeout=2))
     took_ms = (time.monotonic() - began) * 1000
     assert answer == FetchResponse(2, 1, 3, None, 9, ErrorCode.REQUEST_TIMED_OUT)
@@ -56,7 +63,7 @@ async def _ask_the_stalled_node(channel, driver, store) -> None:
     assert 150 <= took_ms < CONFIG.request_timeout_ms + 100
 
     vote = codec.from_proto(await call(
-        stub.Vote, codec.to_proto(VoteRequest(1, 2, epoch=4, last_epoch=3, last_offset=0)),
+        stub.Vote, _request(VoteRequest(1, 2, epoch=4, last_epoch=3, last_offset=0)),
         timeout=2))
     assert vote == VoteResponse(2, 1, 3, None, vote_granted=False,
                                 error=ErrorCode.REQUEST_TIMED_OUT)

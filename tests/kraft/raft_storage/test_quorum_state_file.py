@@ -73,6 +73,23 @@ def test_a_torn_temporary_file_does_not_touch_the_state(path):
      '"currentVoters": [], "data_version": 0}', "leaderEpoch is -2, below 0"),
     ('{"leaderId": -1, "leaderEpoch": 3, "votedId": -1, "appliedOffset": 0, '
      '"currentVoters": [1], "data_version": 0}', "currentVoters must be a list"),
+    # Out of the wire types' range: the node would crash sending it (int32 epochs and ids).
+    ('{"leaderId": -1, "leaderEpoch": 2147483648, "votedId": -1, "appliedOffset": 0, '
+     '"currentVoters": [], "data_version": 0}', "leaderEpoch is 2147483648, above the largest"),
+    # What one forged BeginQuorumEpoch left behind before requests were checked: no election
+    # can follow the last int32 epoch.
+    ('{"leaderId": 2, "leaderEpoch": 2147483647, "votedId": -1, "appliedOffset": 0, '
+     '"currentVoters": [], "data_version": 0}', "leaderEpoch is 2147483647, above the largest"),
+    ('{"leaderId": 2147483648, "leaderEpoch": 3, "votedId": -1, "appliedOffset": 0, '
+     '"currentVoters": [], "data_version": 0}', "leaderId is 2147483648, outside -1..2147483647"),
+    ('{"leaderId": -1, "leaderEpoch": 3, "votedId": -7, "appliedOffset": 0, '
+     '"currentVoters": [], "data_version": 0}', "votedId is -7, outside -1..2147483647"),
+    ('{"leaderId": -1, "leaderEpoch": 3, "votedId": -1, "appliedOffset": 9223372036854775808, '
+     '"currentVoters": [], "data_version": 0}', "appliedOffset is 9223372036854775808"),
+    ('{"leaderId": -1, "leaderEpoch": 3, "votedId": -1, "appliedOffset": 0, '
+     '"currentVoters": [{"voterId": -3}], "data_version": 0}', "voterId -3 is outside"),
+    ('{"leaderId": -1, "leaderEpoch": 3, "votedId": -1, "appliedOffset": 0, '
+     '"currentVoters": [{"voterId": true}], "data_version": 0}', "currentVoters must be a list"),
 ])
 def test_a_damaged_file_stops_the_node_with_help(path, content, why):
     path.parent.mkdir(parents=True)
