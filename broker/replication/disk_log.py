@@ -19,6 +19,14 @@ class DiskReplicaLog:
         return self.log.log_end_offset
 
     @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        self.log.high_watermark = offset
+
+    @property
     def latest_epoch(self) -> int:
         return self.log.leader_epoch_cache.latest_epoch
 

@@ -36,6 +36,9 @@ class ReplicaLog(Protocol):
         """Assigns offsets; returns something with `first_offset` and `last_offset`."""
     def append_as_follower(self, records: Any, *, now_ms: int | None = None) -> Any:
         """Offsets and epochs come from the leader; they continue the log end offset."""
+    high_watermark: int
+    """Where the partition's high watermark lives (the core reads and moves it here)."""
+
     def truncate_to(self, offset: int) -> None:
         """Drop every record at or after `offset`, and every epoch-cache entry starting there
         even when no record goes (a leader's epoch assigned with nothing appended), so the next
@@ -59,6 +62,7 @@ class MemoryReplicaLog:
         self._records: list[Record] = []
         self._epochs = LeaderEpochCache(None)
         self.flushed_offset = 0
+        self.high_watermark = 0
         # Bumped on every truncation or crash, so checkers can re-verify only what may have moved.
         self.generation = 0
 

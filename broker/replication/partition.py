@@ -25,7 +25,6 @@ class Partition:
         self._replica_log = DiskReplicaLog(log)
         self.state = PartitionState(node_id, self._replica_log, config, broker_epoch,
                                     high_watermark=log.high_watermark)
-        self.log.high_watermark = self.state.high_watermark
 
     # -- views
     @property
@@ -70,15 +69,13 @@ class Partition:
 
     # -- effects
     def absorb(self, effects: tuple[Effect, ...]) -> tuple[list[ProposeIsr], bool, int | None]:
-        """Carry out what is local: the log's HW. Returns (ISR proposals to send, whether waiters
-        should re-check, the truncation offset if the log was cut)."""
+        """Sort the core's effects: (ISR proposals to send, whether waiters should re-check, the
+        truncation offset if the log was cut). The high watermark itself the core keeps in the log."""
         proposals, wake, truncated = [], False, None
         for effect in effects:
             if isinstance(effect, HighWatermarkAdvanced):
-                self.log.high_watermark = effect.high_watermark
                 wake = True
             elif isinstance(effect, Truncated):
-                self.log.high_watermark = self.state.high_watermark
                 truncated, wake = effect.offset, True
             elif isinstance(effect, ProposeIsr):
                 proposals.append(effect)

@@ -92,6 +92,15 @@ class PartitionState:
 
     # -- views ------------------------------------------------------------------------------------
     @property
+    def high_watermark(self) -> int:
+        """Kept in the log (one value: the log serves reads up to it and checkpoints it)."""
+        return self._log.high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        self._log.high_watermark = offset
+
+    @property
     def is_leader(self) -> bool:
         return self.role == LEADER
 
