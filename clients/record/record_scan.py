@@ -65,6 +65,7 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
         raise InvalidRecordsError(f"recordsCount {count} cannot fit in {end_all - p} bytes of "
                                   f"records (a record takes at least 7)")
     slow = read_unsigned
+    limit = _INT32_ZIGZAG_LIMIT
     lo, hi = _NO_LOW, _NO_HIGH
     keyless = -1
     i = 0
@@ -75,20 +76,23 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
         previous = -1
     try:
         for i in range(count):
-            b = data[p]
+            b = data[p]                 # the record's length; zigzag's low bit is the sign
+            if b & 1:
+                z, _ = slow(data, p)
+                raise _bad(i, f"record length {(z >> 1) ^ -(z & 1)} is negative")
             if b < 0x80:
-                z = b
                 p += 1
+                end = p + (b >> 1)
             else:
                 c = data[p + 1]
                 if c < 0x80:
-                    z = (b & 0x7F) | (c << 7)
                     p += 2
+                    end = p + (((b & 0x7F) | (c << 7)) >> 1)
                 else:
                     z, p = slow(data, p)
-            if z & 1 or z >= _INT32_ZIGZAG_LIMIT:
-                raise _bad(i, f"record length {(z >> 1) ^ -(z & 1)} is not a valid length")
-            end = p + (z >> 1)
+                    if z >= limit:
+                        raise _bad(i, f"record length {z >> 1} exceeds 2^31-1")
+                    end = p + (z >> 1)
             b = data[p + 1]       # past the record's attributes byte (unused in v2)
             if b < 0x80:
                 z = b
@@ -139,7 +143,7 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
                     p += b >> 1
             else:
                 z, p = slow(data, p)
-                if z & 1 or z >= _INT32_ZIGZAG_LIMIT:
+                if z & 1 or z >= limit:
                     raise _bad_length(i, "key", z)
                 p += z >> 1
             b = data[p]
@@ -156,7 +160,7 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
                     p += 2 + (((b & 0x7F) | (c << 7)) >> 1)
                 else:
                     z, p = slow(data, p)
-                    if z & 1 or z >= _INT32_ZIGZAG_LIMIT:
+                    if z & 1 or z >= limit:
                         raise _bad_length(i, "value", z)
                     p += z >> 1
             if data[p] == 0:
