@@ -157,6 +157,8 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
             else:
                 c = data[p + 1]
                 if c < 0x80:
+                    if b & 1:
+                        raise _bad_length(i, "value", (b & 0x7F) | (c << 7))
                     p += 2 + (((b & 0x7F) | (c << 7)) >> 1)
                 else:
                     z, p = slow(data, p)

@@ -56,3 +56,16 @@ def test_thinned_batches_walk_only_where_compaction_may_have_thinned_them():
 def test_bad_varints_and_lengths_are_named(section, match):
     with pytest.raises(InvalidRecordsError, match=match):
         scan_records(section, 0, 1)
+
+
+def test_negative_lengths_are_refused_in_every_varint_size():
+    for n in (-2, -100, -10_000, -(2**31)):
+        z = (n << 1) ^ (n >> 63)
+        varint = bytearray()
+        while z > 0x7F:
+            varint.append((z & 0x7F) | 0x80)
+            z >>= 7
+        varint.append(z)
+        body = b"\x00\x00\x00\x01" + bytes(varint) + b"\x00"     # null key, value length n
+        with pytest.raises(InvalidRecordsError, match=f"value length {n} is not"):
+            scan_records(bytes([len(body) << 1]) + body, 0, 1)

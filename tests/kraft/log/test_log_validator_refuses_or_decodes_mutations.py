@@ -16,7 +16,7 @@ from kraft_log_helpers import with_crc
 CONFIG = LogConfig()
 COMPACTED = LogConfig(cleanup_policy="compact")
 
-blob = st.one_of(st.none(), st.binary(max_size=40))
+blob = st.one_of(st.none(), st.binary(max_size=90))   # 64 and up: two-byte lengths
 header = st.tuples(st.text(max_size=5), blob)
 record = st.tuples(blob, blob, st.lists(header, max_size=2), st.integers(1_000, 1_100))
 edit = st.tuples(st.sampled_from(["set", "insert", "delete"]), st.integers(0, 10_000),
