@@ -26,6 +26,8 @@ ZSTD_LEVEL = 3
 MAX_DECOMPRESSED_SIZE = 64 << 20
 # The bounded zstd reader's output buffer: one zstd block is 128 KiB at most.
 _SCRATCH_SIZE = 128 << 10
+# lz4's first output request: a 16 KiB batch at ratio 4 fits in one.
+_LZ4_FIRST_STEP = 256 << 10
 
 # zstandard's contexts are not safe to share between threads (gRPC handlers, to_thread workers),
 # so each thread keeps its own and reuses it: building one per call costs more than small batches.
@@ -134,13 +136,21 @@ def _gzip_member(data: bytes, room: int) -> tuple[bytes, bytes]:
 
 
 def _lz4_frame(data: bytes, room: int) -> tuple[bytes, bytes]:
+    """lz4 allocates all of max_length up front, so ask for output in doubling steps."""
     d = lz4.frame.LZ4FrameDecompressor()
-    out = d.decompress(data, max_length=room + 1)
-    if len(out) > room:
-        raise _too_large(room)
-    if not d.eof:
-        raise CorruptBatchError("truncated lz4 frame in the records section")
-    return out, d.unused_data or b""
+    parts, total, want = [], 0, _LZ4_FIRST_STEP
+    while True:
+        out = d.decompress(data, max_length=min(want, room + 1 - total))
+        data = b""
+        total += len(out)
+        parts.append(out)
+        if total > room:
+            raise _too_large(room)
+        if d.eof:
+            return (parts[0] if len(parts) == 1 else b"".join(parts)), d.unused_data or b""
+        if d.needs_input:
+            raise CorruptBatchError("truncated lz4 frame in the records section")
+        want *= 2
 
 
 def _zstd_frames(data, max_size: int) -> bytes:

@@ -118,3 +118,18 @@ def test_the_consumers_decode_survives_a_zstd_bomb_under_a_memory_limit(tmp_path
     assert run.returncode == 0, run.stderr[-2000:]
     assert "refused: the records section inflates past the bound" in run.stdout
     assert resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY   # ours untouched
+
+
+@pytest.mark.parametrize("codec", [GZIP, LZ4, ZSTD])
+def test_a_small_section_costs_small_memory_under_a_large_bound(codec):
+    """The bound caps memory; it is not what a small batch allocates (lz4 would allocate the
+    whole of max_length at once if asked for it)."""
+    data = {GZIP: lambda b: gzip.compress(b, mtime=0), LZ4: lz4.frame.compress,
+            ZSTD: lambda b: zstandard.ZstdCompressor().compress(b)}[codec](b"x" * 16384)
+    tracemalloc.start()
+    try:
+        assert len(decompress(codec, data, 64 * MiB)) == 16384
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < MiB
