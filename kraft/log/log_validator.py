@@ -92,13 +92,23 @@ def validate_records(buf, config: LogConfig, name: str, *, leader: bool,
 
 def check_batch_records(buf, pos: int, header: BatchHeader, config: LogConfig, where: str,
                         now_ms: int | None) -> None:
-    """Kafka's LogValidator on one intact batch: recordsCount equals lastOffsetDelta + 1 and the
+    """Kafka's LogValidator on one intact batch from a client: not a control batch, a base
+    sequence with a producer id, recordsCount equal to lastOffsetDelta + 1 and the
     records really present, offset deltas 0..n-1, exact varint framing, maxTimestamp the largest
     record timestamp, CreateTime within message.timestamp.before/after.max.ms of `now_ms`, keys on
     compacted topics, a codec kraft reads. The records section inflates to at most
     max.message.bytes: compression saves bandwidth and disk but does not raise the topic's size
     limit, so a bomb is refused after that many bytes (Kafka has no such bound)."""
     attributes = header.attributes
+    if attributes & CONTROL_FLAG:
+        # Control batches (transaction markers) are the broker's to write; consumers skip them,
+        # so a produced one would only hide its records (Kafka refuses them from clients too).
+        raise InvalidRecord(f"{where}: is a control batch (attributes bit 5); only the broker "
+                            f"writes those: produce ordinary batches; nothing was appended")
+    if header.producer_id >= 0 and header.base_sequence < 0:
+        raise InvalidRecord(f"{where}: has producerId {header.producer_id} but baseSequence "
+                            f"{header.base_sequence}: an idempotent producer numbers its "
+                            f"batches from 0 (no producer id: -1); nothing was appended")
     codec = attributes & COMPRESSION_MASK
     if codec not in _READABLE_CODECS:
         raise InvalidRecord(f"{where}: compression codec {codec} "
@@ -118,7 +128,7 @@ def check_batch_records(buf, pos: int, header: BatchHeader, config: LogConfig, w
     if not attributes & TIMESTAMP_TYPE_MASK:      # CreateTime: the records' own timestamps
         _check_timestamps(header, scan.min_timestamp_delta, scan.max_timestamp_delta, config,
                           where, now_ms)
-    if config.compact and scan.first_keyless >= 0 and not attributes & CONTROL_FLAG:
+    if config.compact and scan.first_keyless >= 0:
         # Compaction keeps the last record per key, so a keyless one has no meaning there
         # (Kafka's LogValidator refuses it too).
         raise InvalidRecord(

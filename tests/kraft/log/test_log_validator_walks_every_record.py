@@ -172,3 +172,13 @@ def test_follower_appends_keep_to_header_checks(tmp_path):
     struct.pack_into(">i", thinned, 23, 4)      # lastOffsetDelta 4 over one kept record
     log.append_as_follower(with_crc(thinned))
     assert log.log_end_offset == 7
+
+
+def test_control_batches_and_producer_ids_without_sequences_are_not_produced(tmp_path):
+    log = open_log(tmp_path)
+    marker = encode_batch([(b"\x00\x00\x00\x00", b"", (), 1_000)], is_control=True,
+                          is_transactional=True, producer_id=3, producer_epoch=0,
+                          base_sequence=0)
+    refused(log, marker, match="is a control batch")
+    refused(log, encode_batch([(b"k", b"v", (), 1_000)], producer_id=3, producer_epoch=0),
+            match="has producerId 3 but baseSequence -1")
