@@ -33,7 +33,7 @@ def fmt(pattern: str, *cols):
 
 
 def integrity(batches: DataFrame) -> DataFrame:
-    bad = batches.filter(F.col("problem_kind").isin("corrupt", "index"))
+    bad = batches.filter(F.col("problem_kind").isin("corrupt", "index", "records"))
     return violations(bad, "batch-integrity", F.col("base_offset"), F.col("last_offset"),
                       F.array("replica"), {"segment": F.col("segment"), "position": F.col("position"),
                                            "kind": F.col("problem_kind")},

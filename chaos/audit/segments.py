@@ -8,6 +8,8 @@ import os
 from clients.record.batch_header import (
     HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError, validate_batch)
 from clients.record.codec import decode_batch
+from clients.record.compression import MAX_DECOMPRESSED_SIZE
+from clients.record.record_scan import walk_batch
 from kraft.log.offset_index import ENTRY as INDEX_ENTRY
 
 CHUNK = 16 * 1024 * 1024          # bytes read per pread: the memory a task holds per file
@@ -19,7 +21,9 @@ FILE_FIELDS = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("
                ("path", "string"), ("index_path", "string"), ("size", "long"),
                ("is_last", "boolean")]
 # One row per batch, or per problem: problem_kind is null for a valid batch, else "corrupt"
-# (unreadable from here to the end of the file), "index" (a bad .index entry) or "torn-tail"
+# (unreadable from here to the end of the file), "index" (a bad .index entry), "records" (an
+# intact batch whose records do not walk: a count that lies, bad framing, a bad or bomb
+# compressed section; a row of its own, after the batch's) or "torn-tail"
 # (an incomplete last batch of the active segment: what a kill -9 mid-write leaves; the log
 # engine cuts it at the next start, so it is reported as a notice, not a violation).
 BATCH_FIELDS = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("segment", "long"),
@@ -74,6 +78,19 @@ def _batches(fd: int, size: int):
         pos += header.size
 
 
+def _records_problem(view, header) -> str | None:
+    """What is wrong with an intact batch's records, walked as the broker's validator walks a
+    produce (inflating to a bounded size), or None. Any log may have been compacted (thinned
+    batches); emptied batches the cleaner keeps hold no records by design."""
+    if header.records_count == 0:
+        return None
+    try:
+        walk_batch(view, 0, header, MAX_DECOMPRESSED_SIZE, compacted=True)
+    except CorruptBatchError as exc:
+        return str(exc)
+    return None
+
+
 def _index_problems(seg: dict, starts: dict[int, int], end: int) -> list[tuple[int, int, str]]:
     """(offset, position, problem) for each .index entry that is not (last offset, start) of a
     batch; Kafka's rule (kraft/log/segment.py _track): an entry keys a batch's last offset."""
@@ -124,6 +141,10 @@ def scan_batches(seg: dict):
             yield key + (pos, h.base_offset, h.last_offset, h.partition_leader_epoch, h.size,
                          h.attributes, h.producer_id, h.producer_epoch, h.base_sequence,
                          h.records_count, digest, None, None)
+            problem = _records_problem(view, h)
+            if problem:
+                yield key + (pos, h.base_offset, h.last_offset, None, None, None, None, None,
+                             None, None, None, f"batch at position {pos}: {problem}", "records")
     finally:
         os.close(fd)
     for offset, position, problem in _index_problems(seg, starts, end):
@@ -152,7 +173,10 @@ def scan_records(seg: dict):
             control = h.is_control
             if control and not metadata:
                 continue     # transaction markers: consumers never see them
-            _, records = decode_batch(bytes(view), verify_crc=False)   # _batches checked the CRC
+            try:       # _batches checked the CRC; a bad batch is scan_batches' to report
+                _, records = decode_batch(bytes(view), verify_crc=False)
+            except CorruptBatchError:
+                continue
             epoch = h.partition_leader_epoch
             for r in records:
                 if metadata:

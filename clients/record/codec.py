@@ -9,6 +9,7 @@ from typing import Iterator, NamedTuple
 import google_crc32c
 
 from clients.record import compression as _compression
+from clients.record.compression import MAX_DECOMPRESSED_SIZE
 from clients.record.batch_header import (
     ATTRIBUTES_OFFSET, COMPRESSION_MASK, CONTROL_FLAG, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC,
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG, BatchHeader, CorruptBatchError)
@@ -135,11 +136,12 @@ def _check_batch(buf: bytes, pos: int, verify_crc: bool) -> tuple[BatchHeader, b
     return header, covered
 
 
-def _records_into(out: list, header: BatchHeader, covered: bytes, pos: int) -> None:
+def _records_into(out: list, header: BatchHeader, covered: bytes, pos: int,
+                  max_decompressed: int) -> None:
     codec = header.attributes & COMPRESSION_MASK
     start = HEADER_SIZE - ATTRIBUTES_OFFSET
     if codec:
-        covered = _compression.decompress(codec, covered[start:])
+        covered = _compression.decompress(codec, covered[start:], max_decompressed)
         start = 0
     first = len(out)
     _decode_section(covered, start, header.records_count, header.base_offset,
@@ -303,13 +305,15 @@ def _read_headers(data: bytes, p: int, batch_pos: int):
     return tuple(headers), p
 
 
-def decode_batch(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[BatchHeader, list[Record]]:
-    """Decode the one whole batch at `pos`, decompressing as needed; raises CorruptBatchError."""
+def decode_batch(buf, pos: int = 0, *, verify_crc: bool = True,
+                 max_decompressed: int = MAX_DECOMPRESSED_SIZE) -> tuple[BatchHeader, list[Record]]:
+    """Decode the one whole batch at `pos`, decompressing to at most `max_decompressed` bytes;
+    raises CorruptBatchError (DecompressedTooLarge past the bound)."""
     if not isinstance(buf, bytes):
         buf = bytes(buf)
     header, covered = _check_batch(buf, pos, verify_crc)
     records: list[Record] = []
-    _records_into(records, header, covered, pos)
+    _records_into(records, header, covered, pos, max_decompressed)
     return header, records
 
 
@@ -333,9 +337,11 @@ def iter_batches(buf) -> Iterator[tuple[int, BatchHeader]]:
         pos += LOG_OVERHEAD + length
 
 
-def decode_records(buf, *, verify_crc: bool = True, skip_control: bool = False) -> list[Record]:
+def decode_records(buf, *, verify_crc: bool = True, skip_control: bool = False,
+                   max_decompressed: int = MAX_DECOMPRESSED_SIZE) -> list[Record]:
     """All records of all whole batches in `buf`, in order (the consumer's hot path); a trailing
-    partial batch is ignored. `skip_control` drops transaction markers, as Kafka's consumer does."""
+    partial batch is ignored. `skip_control` drops transaction markers, as Kafka's consumer does.
+    Each compressed batch inflates to at most `max_decompressed` bytes (a bomb fails fast)."""
     if not isinstance(buf, bytes):
         buf = bytes(buf)
     out: list[Record] = []
@@ -349,7 +355,7 @@ def decode_records(buf, *, verify_crc: bool = True, skip_control: bool = False) 
             if skip_control and header.attributes & CONTROL_FLAG:
                 continue
             header, covered = _check_batch(buf, pos, verify_crc)
-            _records_into(out, header, covered, pos)
+            _records_into(out, header, covered, pos, max_decompressed)
     finally:
         if gc_was_enabled:
             gc.enable()

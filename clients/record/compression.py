@@ -20,6 +20,15 @@ _SUPPORTED = tuple(_BY_NAME)
 GZIP_LEVEL = 6
 ZSTD_LEVEL = 3
 
+# Bound on a decompressed records section when the caller has no better one (clients reading
+# what brokers already validated): 64 times Kafka's default max.message.bytes. The broker passes
+# the topic's max.message.bytes instead (log_validator.py).
+MAX_DECOMPRESSED_SIZE = 64 << 20
+# The bounded zstd reader's output buffer: one zstd block is 128 KiB at most.
+_SCRATCH_SIZE = 128 << 10
+# lz4's first output request: a 16 KiB batch at ratio 4 fits in one.
+_LZ4_FIRST_STEP = 256 << 10
+
 # zstandard's contexts are not safe to share between threads (gRPC handlers, to_thread workers),
 # so each thread keeps its own and reuses it: building one per call costs more than small batches.
 _local = threading.local()
@@ -65,25 +74,127 @@ def compress(codec: int, data: bytes) -> bytes:
                      f"use one of: {', '.join(_SUPPORTED)}")
 
 
-def decompress(codec: int, data: bytes) -> bytes:
-    """Inflate a records section; raises CorruptBatchError on bad data or an unsupported codec."""
+class DecompressedTooLarge(CorruptBatchError):
+    """A records section that inflates past the caller's bound (a compression bomb, or a batch
+    bigger than the topic takes): refused before the output is held in memory."""
+
+
+def decompress(codec: int, data, max_size: int = MAX_DECOMPRESSED_SIZE) -> bytes:
+    """Inflate a records section to at most `max_size` bytes, reading every frame (gzip members,
+    lz4 and zstd frames) to its end; raises DecompressedTooLarge past the bound, CorruptBatchError
+    on bad, truncated or trailing data or an unsupported codec. Memory stays within about
+    `max_size` plus one codec block whatever the input claims."""
     try:
         if codec == LZ4:
-            return lz4.frame.decompress(data)
+            return _inflate_frames(data, max_size, _lz4_frame)
         if codec == ZSTD:
-            # Streamed frames (Kafka's Java producer, ours) carry no content size, so stream out.
-            dobj = _zstd_decompressor().decompressobj()
-            out = dobj.decompress(data)
-            if not dobj.eof:
-                raise CorruptBatchError("truncated zstd frame in the records section")
-            return out
+            return _zstd_frames(data, max_size)
         if codec == GZIP:
-            return gzip.decompress(data)
+            return _inflate_frames(data, max_size, _gzip_member)
         if codec == NONE:
+            if len(data) > max_size:
+                raise DecompressedTooLarge(f"records section of {len(data)} bytes is over the "
+                                           f"{max_size}-byte bound")
             return bytes(data)
     except CorruptBatchError:
         raise
     except (RuntimeError, OSError, EOFError, zlib.error, zstandard.ZstdError, ValueError) as exc:
-        raise CorruptBatchError(f"cannot decompress {NAMES[codec]} records section: {exc}") from None
+        raise CorruptBatchError(f"cannot decompress {NAMES[codec]} records section: "
+                                f"{exc}") from None
     raise CorruptBatchError(f"unsupported compression codec {codec} "
-                            f"({NAMES.get(codec, 'unknown')}) in batch attributes")
+                            f"({NAMES.get(codec, 'unknown')}) in batch attributes; kraft reads "
+                            f"{', '.join(_SUPPORTED)}")
+
+
+def _inflate_frames(data, max_size: int, one_frame) -> bytes:
+    """Concatenated frames (Java's GZIPInputStream and zstd streams read on across them), each
+    inflated by `one_frame(rest, room) -> (output, unused input)` within what is left."""
+    if not data:
+        raise CorruptBatchError("empty compressed records section")
+    parts, total, rest = [], 0, bytes(data)
+    while rest:
+        out, rest = one_frame(rest, max_size - total)
+        total += len(out)
+        parts.append(out)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _too_large(room: int) -> DecompressedTooLarge:
+    return DecompressedTooLarge(f"the records section inflates past the bound ({room} bytes "
+                                f"were left of it); the batch decompresses to more than the "
+                                f"limit allows")
+
+
+def _gzip_member(data: bytes, room: int) -> tuple[bytes, bytes]:
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)        # gzip header and trailer
+    out = d.decompress(data, room + 1)
+    if len(out) > room:
+        raise _too_large(room)
+    if not d.eof:
+        raise CorruptBatchError("truncated gzip member in the records section")
+    return out, d.unused_data
+
+
+def _lz4_frame(data: bytes, room: int) -> tuple[bytes, bytes]:
+    """lz4 allocates all of max_length up front, so ask for output in doubling steps."""
+    d = lz4.frame.LZ4FrameDecompressor()
+    parts, total, want = [], 0, _LZ4_FIRST_STEP
+    while True:
+        out = d.decompress(data, max_length=min(want, room + 1 - total))
+        data = b""
+        total += len(out)
+        parts.append(out)
+        if total > room:
+            raise _too_large(room)
+        if d.eof:
+            return (parts[0] if len(parts) == 1 else b"".join(parts)), d.unused_data or b""
+        if d.needs_input:
+            raise CorruptBatchError("truncated lz4 frame in the records section")
+        want *= 2
+
+
+def _zstd_frames(data, max_size: int) -> bytes:
+    """decompressobj stops at a frame's end (so truncation and what follows are seen) but has
+    no output bound. libzstd enforces a declared content size, so such a frame only needs its
+    size checked; frames without one (Java's and any streamed writer's) are first inflated
+    through a bounded reader that keeps nothing, then for real: twice the work, bounded memory."""
+    if not data:
+        raise CorruptBatchError("empty compressed records section")
+    dctx = _zstd_decompressor()
+    parts, total, rest, measured = [], 0, bytes(data), False
+    while rest:
+        room = max_size - total
+        size = zstandard.frame_content_size(rest)
+        if size > room:
+            raise _too_large(room)
+        if size < 0 and not measured:
+            _measure_zstd(dctx, rest, room)   # all the frames left: once is enough
+            measured = True
+        dobj = dctx.decompressobj()
+        out = dobj.decompress(rest)
+        if not dobj.eof:
+            raise CorruptBatchError("truncated zstd frame in the records section")
+        total += len(out)
+        parts.append(out)
+        rest = dobj.unused_data
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _measure_zstd(dctx, data: bytes, room: int) -> None:
+    reader = dctx.stream_reader(data, read_across_frames=True)
+    scratch = _scratch()
+    seen = 0
+    while True:
+        n = reader.readinto(scratch)
+        if not n:
+            return
+        seen += n
+        if seen > room:
+            raise _too_large(room)
+
+
+def _scratch() -> bytearray:
+    buf = getattr(_local, "scratch", None)
+    if buf is None:
+        buf = _local.scratch = bytearray(_SCRATCH_SIZE)
+    return buf

@@ -34,7 +34,7 @@ from clients.record.batch_header import (
     COMPRESSION_MASK, CONTROL_FLAG, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, TIMESTAMP_TYPE_MASK,
     BatchHeader, CorruptBatchError)
 from clients.record.codec import decode_records
-from clients.record.compression import compress, decompress
+from clients.record.compression import MAX_DECOMPRESSED_SIZE, compress, decompress
 from clients.record.varint import read_unsigned
 from kraft.log.cleaner_swap import CLEANED_SUFFIX, swap_in
 from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
@@ -122,10 +122,12 @@ def clean_log(log, plan: CleanPlan, now_ms: int, *,
     between would move the segments the plan counts."""
     segs = log.segments
     dirty_from = next(i for i in range(plan.end_index) if segs[i + 1].base_offset > plan.first_dirty)
-    offset_map, end_index = _build_offset_map(segs, dirty_from, plan.end_index, max_map_entries)
+    bound = inflate_bound(log.config)
+    offset_map, end_index = _build_offset_map(segs, dirty_from, plan.end_index, max_map_entries,
+                                              bound)
     end_offset = segs[end_index].base_offset
     bytes_before = sum(s.size for s in segs[:end_index])
-    cleaner = _SegmentCleaner(log, offset_map, now_ms - log.config.delete_retention_ms)
+    cleaner = _SegmentCleaner(log, offset_map, now_ms - log.config.delete_retention_ms, bound)
     first = 0
     for group in _group_segments(segs[:end_index], log.config.segment_bytes,
                                  log.config.segment_index_bytes):
@@ -138,7 +140,15 @@ def clean_log(log, plan: CleanPlan, now_ms: int, *,
                        bytes_before, after, len(segs), log.segment_count)
 
 
-def _build_offset_map(segs, start: int, end: int, max_entries: int) -> tuple[dict, int]:
+def inflate_bound(config) -> int:
+    """How far the cleaner inflates one batch: what the log validator allowed when it was
+    appended (max.message.bytes, perhaps lowered since), and never less than the clients' bound,
+    so a lowered max.message.bytes cannot make a cleaned log unreadable to the cleaner."""
+    return max(config.max_message_bytes, MAX_DECOMPRESSED_SIZE)
+
+
+def _build_offset_map(segs, start: int, end: int, max_entries: int,
+                      bound: int) -> tuple[dict, int]:
     """key -> last offset over segs[start:end]; stops after the segment that fills the map.
     Returns the map and the index of the first segment it does not cover."""
     offset_map: dict[bytes, int] = {}
@@ -146,7 +156,7 @@ def _build_offset_map(segs, start: int, end: int, max_entries: int) -> tuple[dic
         if len(offset_map) >= max_entries:
             return offset_map, k
         for data, _ in _read_batches(segs[k]):
-            for record in decode_records(data, skip_control=True):
+            for record in decode_records(data, skip_control=True, max_decompressed=bound):
                 key = record[2]
                 if key is not None:
                     offset_map[key] = record[0]
@@ -177,8 +187,9 @@ def _group_segments(segs, max_bytes: int, max_index_bytes: int) -> list[list[Log
 class _SegmentCleaner:
     """Rewrites groups of one log's segments against the offset map."""
 
-    def __init__(self, log, offset_map: dict, delete_horizon_ms: int) -> None:
+    def __init__(self, log, offset_map: dict, delete_horizon_ms: int, bound: int) -> None:
         self.log = log
+        self.bound = bound
         self.offset_map = offset_map
         self.delete_horizon_ms = delete_horizon_ms
         self._producer_last: dict[int, int] | None = None
@@ -217,7 +228,7 @@ class _SegmentCleaner:
     def _filter_chunk(self, data: bytes, batches, drop_tombstones: bool, out: bytearray,
                       infos: list) -> bool:
         """Append the kept form of each batch in `data` to `out`; True if any batch changed."""
-        records = decode_records(data)
+        records = decode_records(data, max_decompressed=self.bound)
         latest = self.offset_map.get
         changed, r = False, 0
         for pos, header in batches:
@@ -242,7 +253,7 @@ class _SegmentCleaner:
             else:
                 changed = True
                 if kept:
-                    batch, max_ts = _rebuild(data, pos, header, batch_records, kept)
+                    batch, max_ts = _rebuild(data, pos, header, batch_records, kept, self.bound)
                     self.records_kept += len(kept)
                 elif self._is_producers_last(header):
                     max_ts = header.max_timestamp
@@ -266,13 +277,13 @@ class _SegmentCleaner:
         return self._producer_last.get(header.producer_id) == header.base_offset
 
 
-def _rebuild(data: bytes, pos: int, header: BatchHeader, records, kept: list[int]):
+def _rebuild(data: bytes, pos: int, header: BatchHeader, records, kept: list[int], bound: int):
     """The batch with only records[kept]: their bytes are reused as they are (their offset and
     timestamp deltas stay right because base offset and base timestamp do not change)."""
     section = data[pos + HEADER_SIZE:pos + header.size]
     codec = header.attributes & COMPRESSION_MASK
     if codec:
-        section = decompress(codec, section)
+        section = decompress(codec, section, bound)
     starts = _record_starts(section, header.records_count)
     body = b"".join([section[starts[i]:starts[i + 1]] for i in kept])
     if codec:

@@ -126,7 +126,7 @@ class Log:
     # -- appends -----------------------------------------------------------------------------
     def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
         buf = bytearray(records)
-        headers = validate_records(buf, self.config, self._name(), leader=True)
+        headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms)
         first_offset = next_offset = self.log_end_offset
         if not headers:
             return AppendInfo(first_offset, first_offset - 1, -1, -1, 0, 0, 0)

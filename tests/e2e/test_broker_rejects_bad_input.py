@@ -6,11 +6,12 @@ import struct
 import threading
 import time
 
+import google_crc32c
 import pytest
 
 from clients.bridge import open_channel
 from clients.errors import ErrorCode
-from clients.record.codec import encode_batch
+from clients.record.codec import decode_records, encode_batch
 from clients.wire import broker_pb2 as bpb, broker_pb2_grpc, controller_pb2 as cpb, controller_pb2_grpc
 
 pytestmark = pytest.mark.e2e
@@ -83,6 +84,42 @@ def test_corrupt_batch_is_rejected_whole(node, name):
     assert answer.error_message
     assert raw.log_end("t") == before
     assert raw.produce("t", batch()).base_offset == before      # still serving, nothing skipped
+
+
+def crc_fixed(data) -> bytes:
+    out = bytearray(data)
+    struct.pack_into(">I", out, 17, google_crc32c.value(bytes(out[21:])))
+    return bytes(out)
+
+
+def invalid_record_variants() -> dict[str, bytes]:
+    """Intact batches (their CRC recomputed) whose records do not match their header."""
+    lie = bytearray(batch(n=1))
+    struct.pack_into(">i", lie, 23, 2**31 - 2)           # lastOffsetDelta
+    struct.pack_into(">i", lie, 57, 2**31 - 1)           # recordsCount
+    cut = bytearray(batch()[:-4])
+    struct.pack_into(">i", cut, 8, len(cut) - 12)        # batchLength fits what is left
+    garbage = bytearray(batch(n=1)[:61] + b"not zstd at all" * 3)
+    struct.pack_into(">i", garbage, 8, len(garbage) - 12)
+    struct.pack_into(">h", garbage, 21, 4)               # attributes: zstd
+    snappy = bytearray(batch(n=1))
+    struct.pack_into(">h", snappy, 21, 2)
+    return {"count that lies": crc_fixed(lie), "cut short": crc_fixed(cut),
+            "garbage zstd": crc_fixed(garbage), "snappy": crc_fixed(snappy)}
+
+
+def test_intact_batches_whose_records_do_not_walk_are_refused(node):
+    raw = Raw(node.address)
+    assert raw.create("walked").error_code == 0
+    assert raw.produce("walked", batch()).error_code == 0
+    for name, bad in invalid_record_variants().items():
+        answer = raw.produce("walked", bad)
+        assert answer.error_code == ErrorCode.INVALID_RECORD, (name, answer)
+        assert "nothing was appended" in answer.error_message
+        assert raw.log_end("walked") == 3, name
+    fetched = raw.fetch("walked", 0)
+    assert len(decode_records(fetched.records)) == 3      # consumers read on
+    assert raw.produce("walked", batch()).base_offset == 3
 
 
 def test_each_bad_request_gets_its_error_and_the_broker_keeps_serving(node):

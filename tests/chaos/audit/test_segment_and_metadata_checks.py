@@ -1,6 +1,10 @@
 """Each segment or metadata-log check sees exactly the anomaly planted for it: every anomaly sits
 in its own topic (or metadata entry), one audit runs over them all, untouched topics stay clean."""
+import struct
+
+import google_crc32c
 import pytest
+import zstandard
 
 from audit_helpers import (BROKERS, Cluster, append_raw, batch, by_partition)
 from chaos.audit.job import run_audit
@@ -111,6 +115,26 @@ def plant_torn_tail(c):
     c.mutate(c.topic("torn"), _on(6, half))
 
 
+def plant_records(c):
+    def bad_records(node, log):  # intact batches (CRC right) whose records do not walk
+        end = log.log_end_offset
+        bomb = bytearray(batch([1]))
+        bomb[61:] = zstd_stream_bomb(256 << 20)                   # 8 KB inflating to 256 MiB
+        cut = bytearray(batch([2, 3, 4])[:-3])                    # the last record cut short
+        for i, (b, codec) in enumerate(((bomb, 4), (cut, 0))):
+            struct.pack_into(">i", b, 8, len(b) - 12)
+            struct.pack_into(">h", b, 21, codec)
+            set_base_offset_and_epoch(b, 0, end + i, 1)
+            struct.pack_into(">I", b, 17, google_crc32c.value(bytes(b[21:])))
+        append_raw(log, bytes(bomb) + bytes(cut))
+    c.mutate(c.topic("records"), bad_records)   # on every replica: they agree, all are bad
+
+
+def zstd_stream_bomb(size: int) -> bytes:
+    cobj = zstandard.ZstdCompressor().compressobj()
+    return b"".join(cobj.compress(bytes(1 << 20)) for _ in range(size >> 20)) + cobj.flush()
+
+
 def plant_metadata(c):
     # Same offset, same epoch, different entries: node 3 disagrees with nodes 1 and 2.
     c.controller_extra = {1: [r.NoOpRecord()], 2: [r.NoOpRecord()],
@@ -125,7 +149,7 @@ def audit(spark, tmp_path_factory):
     c.topic("clean", partitions=2)
     for plant in (plant_crc, plant_index, plant_overlap, plant_epoch_back, plant_checkpoint,
                   plant_divergence, plant_unassigned, plant_sequence, plant_torn_tail,
-                  plant_metadata, plant_compacted):
+                  plant_metadata, plant_compacted, plant_records):
         plant(c)
     result = run_audit(spark, [str(c.write())])
     result.metadata_end = len(c.metadata_entries())    # where the controllers' extra entry sits
@@ -224,8 +248,17 @@ def test_two_leaders_in_one_epoch_is_multiple_leaders(audit):
     assert v.values["epoch"] == 1 and "quorum-state of node 2" in v.message
 
 
+def test_intact_batches_whose_records_do_not_walk_are_batch_integrity(audit):
+    found = by_partition(audit)["records-0"]
+    assert sorted(found) == sorted([("batch-integrity", (n,), (60,)) for n in BROKERS]
+                                   + [("batch-integrity", (n,), (61, 63)) for n in BROKERS])
+    messages = {v.message for v in audit.violations if v.partition == "records-0"}
+    assert any("inflates past the bound" in m for m in messages)
+    assert any("record 2: it runs past the end" in m for m in messages)
+
+
 def test_nothing_else_is_reported(audit):
     planted = {"crc-0", "index-0", "overlap-0", "epochback-0", "checkpoint-0", "diverge-0",
-               "unassigned-0", "seq-0", "earlyepoch-0", "__cluster_metadata-0"}
+               "unassigned-0", "seq-0", "earlyepoch-0", "__cluster_metadata-0", "records-0"}
     assert set(by_partition(audit)) == planted
     assert len(by_partition(audit)["__cluster_metadata-0"]) == 2

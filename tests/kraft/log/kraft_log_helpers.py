@@ -63,3 +63,30 @@ def read_all(log, max_offset=None) -> bytes:
         out.append(data)
         offset = headers(data)[-1].next_offset
     return b"".join(out)
+
+
+def with_crc(batch) -> bytes:
+    """The batch with its CRC recomputed: how a sender makes edited bytes pass the CRC check."""
+    out = bytearray(batch)
+    struct.pack_into(">I", out, 17, google_crc32c.value(bytes(out[21:])))
+    return bytes(out)
+
+
+def zstd_bomb(size: int) -> bytes:
+    """A zstd frame of `size` zero bytes written as a stream (no content size in its header, as
+    Java's producer writes them): a few KB that inflate to `size`."""
+    import zstandard
+
+    cobj = zstandard.ZstdCompressor(level=3).compressobj()
+    chunk = bytes(1 << 20)
+    parts = [cobj.compress(chunk) for _ in range(size >> 20)]
+    return b"".join(parts) + cobj.flush()
+
+
+def batch_with_section(section: bytes, *, codec: int, count: int = 1, base_ts: int = 1_000,
+                       max_ts: int | None = None) -> bytes:
+    """A batch around an arbitrary records section (compressed or not), its CRC right."""
+    max_ts = base_ts if max_ts is None else max_ts
+    header = HEADER.pack(0, 49 + len(section), -1, 2, 0, codec, count - 1, base_ts, max_ts,
+                         -1, -1, -1, count)
+    return with_crc(header + section)
