@@ -18,9 +18,9 @@ from clients.types import TopicPartition
 from test_replication_failover import FAST, partition_state, read_all
 from waiting import eventually
 
-pytestmark = pytest.mark.e2e
-
 CYCLES = int(os.environ.get("KRAFT_TORTURE_CYCLES", "6"))
+# A cycle takes a few seconds (a broker's rejoin most of them): the full run needs its own limit.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120 + 30 * CYCLES)]
 
 
 def _rng() -> random.Random:
