@@ -14,7 +14,7 @@ from clients.errors import ErrorCode, KraftError
 
 METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs",
            "RegisterBroker", "BrokerHeartbeat", "AlterPartition", "ElectLeaders",
-           "AllocateProducerIds"]
+           "AllocateProducerIds", "CreateAcls", "DeleteAcls", "DescribeAcls"]
 
 # How long a forwarded admin call may take in all (Kafka's default.api.timeout.ms is 60 s;
 # admin clients here wait 30 s).
