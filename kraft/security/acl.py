@@ -112,9 +112,11 @@ class AclBinding:
         return None
 
     def describe(self) -> str:
-        pattern = "" if self.pattern_type == PatternType.LITERAL else f" ({camel(self.pattern_type)})"
+        pattern = ("" if self.pattern_type == PatternType.LITERAL
+                   else f" ({camel(self.pattern_type)})")
         return (f"{camel(self.permission_type)} {self.principal} from {self.host} to "
-                f"{camel(self.operation)} {camel(self.resource_type)}:{self.resource_name}{pattern}")
+                f"{camel(self.operation)} {camel(self.resource_type)}:{self.resource_name}"
+                f"{pattern}")
 
 
 @dataclass(frozen=True)
