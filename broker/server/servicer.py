@@ -295,4 +295,9 @@ class BrokerServicer:
     # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
     async def DescribePartitions(self, request: pb.DescribePartitionsRequest
                                  ) -> pb.DescribePartitionsResponse:
-        return describe_partitions(self.replicas, request)
+        out = describe_partitions(self.replicas, request)
+        if self.authz.enabled:      # only the partitions of topics the caller may Describe
+            kept = [p for p in out.partitions if self.authz.allowed(Op.DESCRIBE, R.TOPIC, p.topic)]
+            del out.partitions[:]
+            out.partitions.extend(kept)
+        return out

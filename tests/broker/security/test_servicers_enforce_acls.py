@@ -166,3 +166,9 @@ async def test_without_an_authorizer_everything_but_internal_topics_is_allowed(b
         internal = await broker.Produce(produce("__transaction_state"))
     assert response.topics[0].partitions[0].error_code == 0
     assert internal.topics[0].partitions[0].error_code == E.INVALID_TOPIC_EXCEPTION
+
+
+async def test_describe_partitions_shows_only_describable_topics(broker):
+    with serving_as(ALICE):
+        response = await broker.DescribePartitions(pb.DescribePartitionsRequest())
+    assert {p.topic for p in response.partitions} == {"alice-orders"}
