@@ -78,6 +78,9 @@ class Screened:
 def screen(authz: RequestAuthorizer, request, response_cls: type) -> Screened:
     """Raises KraftError (CLUSTER_AUTHORIZATION_FAILED) for a refused cluster call."""
     operation = _CLUSTER_OPERATION.get(type(request))
+    if operation == Op.CLUSTER_ACTION:
+        authz.require_cluster_action()
+        return Screened(request)
     if operation is not None:
         authz.require(operation, R.CLUSTER)
         return Screened(request)

@@ -86,15 +86,22 @@ class RequestAuthorizer:
         if refused is not None:
             raise KraftError(*refused)
 
-    def require_cluster_action(self) -> None:
+    def node_call_denial(self) -> tuple[int, str] | None:
         """For node-to-node calls (registration, heartbeats, ISR changes, follower fetches):
-        only a principal with ClusterAction on the cluster, i.e. a node, may make them."""
-        self.require(Operation.CLUSTER_ACTION, ResourceType.CLUSTER)
+        only a principal with ClusterAction on the cluster, i.e. a node, may make them. The one
+        place that decides what a node is (ClusterAction; super users included)."""
+        return self.denial(Operation.CLUSTER_ACTION, ResourceType.CLUSTER)
+
+    def require_cluster_action(self) -> None:
+        """node_call_denial() as a KraftError (CLUSTER_AUTHORIZATION_FAILED)."""
+        refused = self.node_call_denial()
+        if refused is not None:
+            raise KraftError(*refused)
 
     def is_node(self) -> bool:
         """Whether the request comes from a node (ClusterAction): a controller trusts a broker
         that forwards a client's call to have authorized that client already."""
-        return self.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER)
+        return self.node_call_denial() is None
 
 
 OPEN = RequestAuthorizer()

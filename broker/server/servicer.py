@@ -191,7 +191,7 @@ class BrokerServicer:
         partitions = [(t.topic, p.partition) for t in request.topics for p in t.partitions]
         if request.replica_id >= 0:     # a follower: only nodes may replicate
             denials = dict.fromkeys({t.topic for t in request.topics},
-                                    self.authz.denial(Op.CLUSTER_ACTION, R.CLUSTER))
+                                    self.authz.node_call_denial())
         else:
             denials = {t.topic: self.authz.denial(Op.READ, R.TOPIC, t.topic)
                        for t in request.topics}
