@@ -8,6 +8,8 @@ import json
 import pytest
 
 from clients.admin import Admin, NewTopic
+from clients.consumer import Consumer
+from clients.producer import Producer
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
 
@@ -71,3 +73,23 @@ def test_acls_protect_topics_groups_and_internal_topics_across_restarts(node_fac
                     "--bootstrap-server", restarted.address)
     assert removed.returncode == 0, removed.stderr
     assert [a["principal"] for a in json.loads(removed.stdout)] == ["User:alice"]
+
+
+def test_a_cluster_of_processes_with_an_authorizer_replicates_when_its_nodes_are_super_users(
+        cluster_factory):
+    # Nodes are User:ANONYMOUS until listeners authenticate: registration, heartbeats, follower
+    # fetches and ISR changes pass the ClusterAction checks as super users.
+    cluster = cluster_factory(controllers=1, brokers=2, authorizer_class_name=AUTHORIZER.split(
+        "=", 1)[1], super_users="User:ANONYMOUS")
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topics([NewTopic("orders", 1, 2)])
+    with Producer(cluster.bootstrap, acks="all") as producer:
+        producer.send("orders", b"v").result(timeout=30)
+    with Consumer(cluster.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition("orders", 0)])
+        records = []
+        for _ in range(50):
+            records += consumer.poll(timeout_ms=200)
+            if records:
+                break
+    assert [r.value for r in records] == [b"v"]
