@@ -12,6 +12,7 @@ from clients.errors import ErrorCode as E
 from clients.grpc_server import RequestContext, serving_as
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2 as pb, controller_pb2 as cpb, group_pb2 as gpb
+from broker.group import messages as m_group
 from kraft.controller import messages as m
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
@@ -33,6 +34,7 @@ def allow(rtype, name, principal, op, pattern=P.LITERAL):
 
 
 ACLS = [allow(R.TOPIC, "alice-", "User:alice", O.ALL, P.PREFIXED),
+        allow(R.GROUP, "alice-", "User:alice", O.READ, P.PREFIXED),
         allow(R.TOPIC, "bob-orders", "User:bob", O.READ),
         allow(R.TOPIC, "bob-orders", "User:bob", O.WRITE)]
 
@@ -172,3 +174,41 @@ async def test_describe_partitions_shows_only_describable_topics(broker):
     with serving_as(ALICE):
         response = await broker.DescribePartitions(pb.DescribePartitionsRequest())
     assert {p.topic for p in response.partitions} == {"alice-orders"}
+
+
+class FakeCoordinators:
+    """Coordinates two groups; any other call means a check let a request through."""
+
+    class _Driver:
+        class core:
+            @staticmethod
+            def list_groups(states):
+                return m_group.ListGroupsResponse(groups=(
+                    m_group.ListedGroup("alice-billing", "consumer", "Empty"),
+                    m_group.ListedGroup("bob-billing", "consumer", "Empty")))
+
+    def drivers(self):
+        return [self._Driver()]
+
+    def driver_for(self, group_id):
+        return None          # not the coordinator: the answer says NOT_COORDINATOR
+
+
+async def test_list_groups_shows_only_describable_groups(authz):
+    groups = GroupServicer(FakeCoordinators(), replicas=None, node_id=1, authorizer=authz)
+    with serving_as(ALICE):
+        listed = await groups.ListGroups(gpb.ListGroupsRequest())
+    assert [g.group_id for g in listed.groups] == ["alice-billing"]
+
+
+async def test_offset_commit_needs_read_on_each_topic(authz):
+    groups = GroupServicer(FakeCoordinators(), replicas=None, node_id=1, authorizer=authz)
+    request = gpb.OffsetCommitRequest(group_id="alice-billing", generation_id=-1, partitions=[
+        gpb.CommitPartition(topic="alice-orders", partition=0, offset=5),
+        gpb.CommitPartition(topic="bob-orders", partition=0, offset=5)])
+    with serving_as(ALICE):
+        response = await groups.OffsetCommit(request)
+        refused = await groups.OffsetCommit(gpb.OffsetCommitRequest(group_id="bob-billing"))
+    assert {(p.topic, p.error_code) for p in response.partitions} == {
+        ("alice-orders", E.NOT_COORDINATOR), ("bob-orders", E.TOPIC_AUTHORIZATION_FAILED)}
+    assert refused.error_code == E.GROUP_AUTHORIZATION_FAILED
