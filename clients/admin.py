@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
 from clients.describe_partitions import PartitionReplication, describe_partitions
-from clients import group_admin
+from clients import acl_admin, group_admin
+from clients.acl_admin import AclEntry, AclFilter
 from clients.errors import ErrorCode, KraftError
 from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
 from clients.list_offsets import list_offsets
@@ -237,6 +238,16 @@ class AsyncAdmin:
         await group_admin.alter_group_offsets(self._cluster, group_id, offsets,
                                               self._timeout_ms / 1000)
 
+    # -- ACLs (clients/acl_admin.py)
+    async def create_acls(self, entries: list[AclEntry]) -> None:
+        await acl_admin.create_acls(self, entries)
+
+    async def delete_acls(self, filters: list[AclFilter]) -> list[AclEntry]:
+        return await acl_admin.delete_acls(self, filters)
+
+    async def describe_acls(self, acl_filter: AclFilter = AclFilter()) -> list[AclEntry]:
+        return await acl_admin.describe_acls(self, acl_filter)
+
     async def aclose(self) -> None:
         self._cluster.close()
 
@@ -309,6 +320,15 @@ class Admin:
 
     def alter_group_offsets(self, group_id: str, offsets: dict) -> None:
         return self._run("alter_group_offsets", group_id, offsets)
+
+    def create_acls(self, entries: list[AclEntry]) -> None:
+        self._run("create_acls", entries)
+
+    def delete_acls(self, filters: list[AclFilter]) -> list[AclEntry]:
+        return self._run("delete_acls", filters)
+
+    def describe_acls(self, acl_filter: AclFilter = AclFilter()) -> list[AclEntry]:
+        return self._run("describe_acls", acl_filter)
 
     def close(self) -> None:
         self._async._cluster.close()

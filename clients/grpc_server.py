@@ -9,6 +9,7 @@ parse gets INVALID_ARGUMENT and one rate-limited WARNING, never a traceback per 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import logging
@@ -46,6 +47,17 @@ _REQUEST: contextvars.ContextVar[RequestContext] = contextvars.ContextVar("kraft
 def request_context() -> RequestContext:
     """The context of the request this trio task serves (ANONYMOUS outside a request)."""
     return _REQUEST.get()
+
+
+@contextlib.contextmanager
+def serving_as(context: RequestContext):
+    """Test hook: code inside runs as if serving a request from `context` (in-process tests
+    call servicers directly with the principal an authenticated listener would set)."""
+    token = _REQUEST.set(context)
+    try:
+        yield context
+    finally:
+        _REQUEST.reset(token)
 
 
 def peer_host(peer: str) -> str:

@@ -31,6 +31,9 @@ _COMMANDS: dict[type, str] = {
     m.IncrementalAlterConfigsRequest: "handle_incremental_alter_configs",
     m.AllocateProducerIdsRequest: "handle_allocate_producer_ids",
     m.ElectLeadersRequest: "handle_elect_leaders",
+    m.CreateAclsRequest: "handle_create_acls",
+    m.DeleteAclsRequest: "handle_delete_acls",
+    m.DescribeAclsRequest: "handle_describe_acls",
 }
 
 # How often the active controller looks for brokers whose session expired, at most.

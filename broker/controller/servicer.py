@@ -8,13 +8,15 @@ from typing import Awaitable, Callable
 
 from broker.controller import wire as controller_wire
 from broker.controller.active import ActiveController, NotController
+from broker.controller.authorize import Screened, screen
 from broker.metadata.publisher import BrokerMetadata
 from broker.controller.channel import ControllerChannel
+from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from clients.errors import ErrorCode, KraftError
 
 METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs",
            "RegisterBroker", "BrokerHeartbeat", "AlterPartition", "ElectLeaders",
-           "AllocateProducerIds"]
+           "AllocateProducerIds", "CreateAcls", "DeleteAcls", "DescribeAcls"]
 
 # How long a forwarded admin call may take in all (Kafka's default.api.timeout.ms is 60 s;
 # admin clients here wait 30 s).
@@ -24,8 +26,14 @@ Answer = Callable[[object], Awaitable[tuple[object, int]]]
 
 
 class ControllerServicer:
-    def __init__(self, answer: Answer) -> None:
+    """`trust_nodes`: on a controller, a call from a node (ClusterAction) is a broker forwarding
+    a client's call it has already authorized, so only the node is checked."""
+
+    def __init__(self, answer: Answer, authorizer: RequestAuthorizer = OPEN,
+                 trust_nodes: bool = False) -> None:
         self._answer = answer
+        self._authz = authorizer
+        self._trust_nodes = trust_nodes
 
     async def _serve(self, method: str, request_pb):
         try:
@@ -33,7 +41,15 @@ class ControllerServicer:
         except ValueError as exc:
             return controller_wire.request_error(method, ErrorCode.INVALID_REQUEST, str(exc))
         try:
-            response, offset = await self._answer(request)
+            if self._trust_nodes and self._authz.is_node():
+                screened = Screened(request)
+            else:
+                screened = screen(self._authz, request, controller_wire.RESPONSE_OF[type(request)])
+            if screened.request is None:        # every item refused: nothing to send
+                response, offset = screened.merge(None), -1
+            else:
+                response, offset = await self._answer(screened.request)
+                response = screened.merge(response)
         except NotController as exc:
             return controller_wire.not_controller(
                 method, -1 if exc.leader_id is None else exc.leader_id, str(exc))
@@ -55,11 +71,13 @@ for _method in METHODS:
     setattr(ControllerServicer, _method, _rpc(_method))
 
 
-def on_controller(active: ActiveController) -> ControllerServicer:
-    return ControllerServicer(active.handle)
+def on_controller(active: ActiveController,
+                  authorizer: RequestAuthorizer = OPEN) -> ControllerServicer:
+    return ControllerServicer(active.handle, authorizer, trust_nodes=True)
 
 
-def on_broker(channel: ControllerChannel, metadata: BrokerMetadata) -> ControllerServicer:
+def on_broker(channel: ControllerChannel, metadata: BrokerMetadata,
+              authorizer: RequestAuthorizer = OPEN) -> ControllerServicer:
     async def forward(request) -> tuple[object, int]:
         response, offset = await channel.send_with_offset(request, FORWARD_TIMEOUT_S)
         if offset >= 0 and not await metadata.wait_for_offset(offset, FORWARD_TIMEOUT_S):
@@ -67,4 +85,4 @@ def on_broker(channel: ControllerChannel, metadata: BrokerMetadata) -> Controlle
                              f"the change committed at metadata offset {offset}, but this broker "
                              f"has not replayed it yet; it will shortly")
         return response, offset
-    return ControllerServicer(forward)
+    return ControllerServicer(forward, authorizer)

@@ -10,6 +10,7 @@ from google.protobuf.message import Message
 from clients.errors import ErrorCode
 from clients.wire import controller_pb2 as pb
 from kraft.controller import messages as m
+from kraft.security import acl
 
 # RPC name -> (request dataclass, response dataclass).
 _RPCS: dict[str, tuple[type, type]] = {
@@ -23,6 +24,9 @@ _RPCS: dict[str, tuple[type, type]] = {
     "AlterPartition": (m.AlterPartitionRequest, m.AlterPartitionResponse),
     "AllocateProducerIds": (m.AllocateProducerIdsRequest, m.AllocateProducerIdsResponse),
     "ElectLeaders": (m.ElectLeadersRequest, m.ElectLeadersResponse),
+    "CreateAcls": (m.CreateAclsRequest, m.CreateAclsResponse),
+    "DeleteAcls": (m.DeleteAclsRequest, m.DeleteAclsResponse),
+    "DescribeAcls": (m.DescribeAclsRequest, m.DescribeAclsResponse),
 }
 RPC_OF: dict[type, str] = {req: rpc for rpc, (req, _) in _RPCS.items()}
 RESPONSE_OF: dict[type, type] = dict(_RPCS.values())
@@ -55,6 +59,12 @@ PROTO_OF: dict[type, type] = {
     m.AllocateProducerIdsResponse: pb.AllocateProducerIdsResponse,
     m.ElectLeadersRequest: pb.ElectLeadersRequest, m.ElectLeadersResult: pb.ElectLeadersResult,
     m.ElectLeadersResponse: pb.ElectLeadersResponse,
+    acl.AclBinding: pb.AclBinding, acl.AclBindingFilter: pb.AclBindingFilter,
+    m.CreateAclsRequest: pb.CreateAclsRequest, m.AclCreationResult: pb.AclCreationResult,
+    m.CreateAclsResponse: pb.CreateAclsResponse, m.DeleteAclsRequest: pb.DeleteAclsRequest,
+    m.DeleteAclsFilterResult: pb.DeleteAclsFilterResult,
+    m.DeleteAclsResponse: pb.DeleteAclsResponse, m.DescribeAclsRequest: pb.DescribeAclsRequest,
+    m.DescribeAclsResponse: pb.DescribeAclsResponse,
 }
 DATACLASS_OF: dict[type, type] = {v: k for k, v in PROTO_OF.items()}
 
@@ -120,6 +130,10 @@ _SPECIAL: dict[tuple[type, str], tuple[Any, Any]] = {
     (m.ElectLeadersRequest, "partitions"): (_partitions_to_pb, _partitions_from_pb),
     (m.RegisterBrokerRequest, "rack"): (lambda rack: rack or "", lambda v: v or None),
 }
+for _cls in (acl.AclBinding, acl.AclBindingFilter):
+    for _field, _enum in (("resource_type", acl.ResourceType), ("pattern_type", acl.PatternType),
+                          ("operation", acl.Operation), ("permission_type", acl.Permission)):
+        _SPECIAL[(_cls, _field)] = (int, _enum_from_pb(_enum))
 for _cls in (m.ConfigResource, m.DescribeConfigsResult, m.AlterConfigsResource,
              m.AlterConfigsResult):
     _SPECIAL[(_cls, "resource_type")] = (_resource_to_pb, _resource_from_pb)

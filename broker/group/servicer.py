@@ -14,9 +14,11 @@ from broker.group.wire import (commit_request, commit_response, described_group,
                                join_request, join_response, leave_request, leave_response,
                                message, sync_request, sync_response)
 from broker.replication.replica_manager import ReplicaManager
+from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
 from clients.wire import group_pb2 as pb
+from kraft.security.acl import Operation as Op, ResourceType as R
 
 E = ErrorCode
 # A JoinGroup is parked until the rebalance completes: at most its rebalance timeout. Past that
@@ -33,15 +35,28 @@ def _not_coordinator(group_id: str) -> str:
 
 class GroupServicer:
     def __init__(self, coordinators: GroupCoordinators, replicas: ReplicaManager,
-                 node_id: int) -> None:
+                 node_id: int, authorizer: RequestAuthorizer = OPEN) -> None:
         self.coordinators = coordinators
         self.replicas = replicas
         self.node_id = node_id
+        self.authz = authorizer
+
+    def _refused(self, response_cls, group_id: str, operation: Op = Op.READ):
+        """`response_cls` carrying GROUP_AUTHORIZATION_FAILED if the caller may not do
+        `operation` on the group, else None."""
+        denial = self.authz.denial(operation, R.GROUP, group_id)
+        if denial is None:
+            return None
+        return response_cls(error_code=denial[0], error_message=denial[1])
 
     def _driver(self, group_id: str) -> CoordinatorDriver | None:
         return self.coordinators.driver_for(group_id)
 
     async def FindCoordinator(self, request: pb.FindCoordinatorRequest) -> pb.FindCoordinatorResponse:
+        refused = self._refused(pb.FindCoordinatorResponse, request.key, Op.DESCRIBE)
+        if refused is not None:
+            refused.node_id = -1
+            return refused
         try:
             broker = await self.coordinators.find_coordinator(request.key)
         except KraftError as exc:
@@ -63,6 +78,9 @@ class GroupServicer:
                                 timeout_s)
 
     async def JoinGroup(self, request: pb.JoinGroupRequest) -> pb.JoinGroupResponse:
+        refused = self._refused(pb.JoinGroupResponse, request.group_id)
+        if refused is not None:
+            return refused
         req = join_request(request)
         return join_response(await self._parked(
             req.group_id, lambda core, handle, now: core.handle_join_group(handle, req, now),
@@ -70,6 +88,9 @@ class GroupServicer:
             max(req.rebalance_timeout_ms, req.session_timeout_ms) / 1000 + PARK_SLACK_S))
 
     async def SyncGroup(self, request: pb.SyncGroupRequest) -> pb.SyncGroupResponse:
+        refused = self._refused(pb.SyncGroupResponse, request.group_id)
+        if refused is not None:
+            return refused
         req = sync_request(request)
         # Parked until the leader's assignment is stored: the core bounds it by the rebalance
         # timeout.
@@ -78,6 +99,9 @@ class GroupServicer:
             m.SyncGroupResponse(E.REBALANCE_IN_PROGRESS), math.inf))
 
     async def Heartbeat(self, request: pb.HeartbeatRequest) -> pb.HeartbeatResponse:
+        refused = self._refused(pb.HeartbeatResponse, request.group_id)
+        if refused is not None:
+            return refused
         driver = self._driver(request.group_id)
         if driver is None:
             return pb.HeartbeatResponse(error_code=E.NOT_COORDINATOR,
@@ -87,40 +111,66 @@ class GroupServicer:
         return heartbeat_response(answer)
 
     async def LeaveGroup(self, request: pb.LeaveGroupRequest) -> pb.LeaveGroupResponse:
+        refused = self._refused(pb.LeaveGroupResponse, request.group_id)
+        if refused is not None:
+            return refused
         req = leave_request(request)
         return leave_response(await self._parked(
             req.group_id, lambda core, handle, now: core.handle_leave_group(handle, req, now),
             m.LeaveGroupResponse(E.NOT_COORDINATOR), WRITE_TIMEOUT_S))
 
     async def OffsetCommit(self, request: pb.OffsetCommitRequest) -> pb.OffsetCommitResponse:
+        refused = self._refused(pb.OffsetCommitResponse, request.group_id)
+        if refused is not None:
+            return refused
         req = commit_request(request)
+        # Kafka: committing a partition's offset needs Read on its topic too.
+        denied = {tp: E.TOPIC_AUTHORIZATION_FAILED for tp in req.offsets
+                  if not self.authz.allowed(Op.READ, R.TOPIC, tp.topic)}
+        if denied:
+            req = dataclasses.replace(req, offsets={tp: o for tp, o in req.offsets.items()
+                                                    if tp not in denied})
         driver = self._driver(request.group_id)
         if driver is None:
             return commit_response(m.OffsetCommitResponse(
-                {tp: E.NOT_COORDINATOR for tp in req.offsets}))
+                {tp: E.NOT_COORDINATOR for tp in req.offsets} | denied))
+        if not req.offsets:
+            return commit_response(m.OffsetCommitResponse(denied))
         answer = await driver.ask(
             lambda handle, now: driver.core.handle_offset_commit(handle, req, now),
             m.OffsetCommitResponse({tp: E.REQUEST_TIMED_OUT for tp in req.offsets}),
             WRITE_TIMEOUT_S)
-        return commit_response(answer)
+        return commit_response(m.OffsetCommitResponse(dict(answer.partitions) | denied))
 
     async def OffsetFetch(self, request: pb.OffsetFetchRequest) -> pb.OffsetFetchResponse:
+        refused = self._refused(pb.OffsetFetchResponse, request.group_id)
+        if refused is not None:
+            return refused
         driver = self._driver(request.group_id)
         if driver is None:
             return pb.OffsetFetchResponse(error_code=E.NOT_COORDINATOR,
                                           error_message=_not_coordinator(request.group_id))
-        return fetch_response(driver.core.handle_offset_fetch(fetch_request(request)))
+        out = fetch_response(driver.core.handle_offset_fetch(fetch_request(request)))
+        if self.authz.enabled:
+            # Kafka: offsets of topics the caller may not Describe are left out.
+            kept = [p for p in out.partitions if self.authz.allowed(Op.DESCRIBE, R.TOPIC, p.topic)]
+            del out.partitions[:]
+            out.partitions.extend(kept)
+        return out
 
     async def ListGroups(self, request: pb.ListGroupsRequest) -> pb.ListGroupsResponse:
         """The groups this broker coordinates; the admin client asks every broker."""
         states = tuple(request.states) or None
         out = pb.ListGroupsResponse()
+        every = self.authz.allowed(Op.DESCRIBE, R.CLUSTER)     # else only Describe-able groups
         for driver in self.coordinators.drivers():
             listed = driver.core.list_groups(states)
             if listed.error:        # still loading: say so rather than list too few
                 return pb.ListGroupsResponse(error_code=listed.error,
                                              error_message=message(listed.error))
             for g in listed.groups:
+                if not every and not self.authz.allowed(Op.DESCRIBE, R.GROUP, g.group_id):
+                    continue
                 out.groups.add(group_id=g.group_id, protocol_type=g.protocol_type, state=g.state,
                                coordinator=self.node_id)
         out.groups.sort(key=lambda g: g.group_id)
@@ -129,6 +179,11 @@ class GroupServicer:
     async def DescribeGroups(self, request: pb.DescribeGroupsRequest) -> pb.DescribeGroupsResponse:
         out = pb.DescribeGroupsResponse()
         for group_id in request.group_ids:
+            denial = self.authz.denial(Op.DESCRIBE, R.GROUP, group_id)
+            if denial is not None:
+                out.groups.add(group_id=group_id, error_code=denial[0], error_message=denial[1],
+                               state="Dead")
+                continue
             driver = self._driver(group_id)
             if driver is None:
                 out.groups.add(group_id=group_id, error_code=E.NOT_COORDINATOR,
@@ -155,6 +210,10 @@ class GroupServicer:
     async def DeleteGroups(self, request: pb.DeleteGroupsRequest) -> pb.DeleteGroupsResponse:
         out = pb.DeleteGroupsResponse()
         for group_id in request.group_ids:
+            denial = self.authz.denial(Op.DELETE, R.GROUP, group_id)
+            if denial is not None:
+                out.groups.add(group_id=group_id, error_code=denial[0], error_message=denial[1])
+                continue
             driver = self._driver(group_id)
             if driver is None:
                 code, detail = E.NOT_COORDINATOR, f"group '{group_id}'"

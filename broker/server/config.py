@@ -7,6 +7,7 @@ import pathlib
 from typing import Callable, Mapping
 
 from broker.group.messages import GroupConfig
+from kraft.security.authorizer import AuthorizerConfig, parse_super_users
 
 
 class ServerConfigError(ValueError):
@@ -97,6 +98,13 @@ def _names(key: str, text: str) -> tuple[str, ...]:
     return names
 
 
+def _super_users(key: str, text: str) -> frozenset[str]:
+    try:
+        return parse_super_users(text)
+    except ValueError as exc:
+        raise ServerConfigError(str(exc)) from None
+
+
 # server.properties key -> (attribute, parser, default text). Kafka's defaults unless noted.
 _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "node.id": ("node_id", _int, "1"),
@@ -139,6 +147,11 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "offsets.topic.replication.factor": ("offsets_topic_replication_factor", _int_in(1), "3"),
     "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", _int_in(1024), "104857600"),
     "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", _int_in(1), "5000"),
+    # Authorization (Kafka's names): any authorizer.class.name turns on ACLs from the metadata
+    # log (StandardAuthorizer); super.users ("User:admin;User:broker") bypass them.
+    "authorizer.class.name": ("authorizer_class_name", lambda k, v: v.strip(), ""),
+    "super.users": ("super_users", _super_users, ""),
+    "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool, "false"),
 }
 
 # Broker-wide defaults for topic configs: server key -> topic key (Kafka's naming).
@@ -202,8 +215,19 @@ class ServerConfig:
     offsets_topic_replication_factor: int
     offsets_topic_segment_bytes: int
     offsets_commit_timeout_ms: int
+    authorizer_class_name: str
+    super_users: frozenset[str]
+    allow_everyone_if_no_acl_found: bool
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
+
+    @property
+    def authorizer_config(self) -> AuthorizerConfig | None:
+        """None when no authorizer.class.name is set: every request is allowed (Kafka's
+        default), internal topics stay protected."""
+        if not self.authorizer_class_name:
+            return None
+        return AuthorizerConfig(self.super_users, self.allow_everyone_if_no_acl_found)
 
     @property
     def listener(self) -> tuple[str, int]:

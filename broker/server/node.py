@@ -28,6 +28,7 @@ from broker.metadata.servicer import QuorumServicer
 from broker.replication.isr_updates import IsrUpdates
 from broker.replication.fetcher import ReplicaFetchers
 from broker.replication.replica_manager import ReplicaManager, monotonic_ms
+from broker.security.request_authorizer import RequestAuthorizer
 from clients.grpc_server import TrioGrpcServer
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2
 from kraft.controller.controller import QuorumController
@@ -200,7 +201,9 @@ class Node:
         host, port = self.config.controller_listener
         server = TrioGrpcServer(f"{host}:{port}")
         server.add_servicer(QuorumServicer(quorum.driver, quorum.cluster_id), quorum_pb2, "Quorum")
-        server.add_servicer(controller_servicer.on_controller(active), controller_pb2, "Controller")
+        authorizer = RequestAuthorizer(active.image, self.config.authorizer_config)
+        server.add_servicer(controller_servicer.on_controller(active, authorizer), controller_pb2,
+                            "Controller")
         async with trio.open_nursery() as nursery:
             task_status.started(await nursery.start(server.serve))
 
@@ -224,14 +227,18 @@ class Node:
                                        segment_bytes=config.offsets_topic_segment_bytes,
                                        commit_timeout_ms=config.offsets_commit_timeout_ms)
             server = TrioGrpcServer(f"{config.host}:{config.port}")
+            # Each broker's authorizer follows its own metadata image, ACLs included.
+            authorizer = RequestAuthorizer(lambda: metadata.image, config.authorizer_config)
             server.add_servicer(BrokerServicer(
                 replicas, metadata, channel, cluster_id=cluster_id,
                 producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
                 auto_create=config.auto_create_topics_enable,
-                controller_id=lambda: quorum.leader_id, clock_ms=clock_ms), broker_pb2, "Broker")
-            server.add_servicer(GroupServicer(groups, replicas, config.node_id), group_pb2, "Group")
-            server.add_servicer(controller_servicer.on_broker(channel, metadata), controller_pb2,
-                                "Controller")
+                controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
+                authorizer=authorizer), broker_pb2, "Broker")
+            server.add_servicer(GroupServicer(groups, replicas, config.node_id, authorizer),
+                                group_pb2, "Group")
+            server.add_servicer(controller_servicer.on_broker(channel, metadata, authorizer),
+                                controller_pb2, "Controller")
             try:
                 async with trio.open_nursery() as nursery:
                     port = await nursery.start(server.serve)     # port 0 picks one: advertise it

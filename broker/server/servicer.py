@@ -10,14 +10,15 @@ import trio
 from broker.metadata.publisher import BrokerMetadata
 from broker.controller.channel import ControllerChannel
 from broker.replication.describe_partitions import describe_partitions
-from broker.group.records import OFFSETS_TOPIC
 from broker.idempotence.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
+from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from clients.errors import ErrorCode, KraftError
-from clients.topics import topic_name_problem
+from clients.topics import INTERNAL_TOPICS, topic_name_problem
 from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import MetadataImage
+from kraft.security.acl import Operation as Op, ResourceType as R
 
 MAX_WAIT_MS_LIMIT = 60_000
 AUTO_CREATE_TIMEOUT_S = 10.0
@@ -33,8 +34,10 @@ class BrokerServicer:
                  *, cluster_id: str, producer_ids: ProducerIdBlocks | None = None,
                  auto_create: bool = True, controller_id: Callable[[], int | None] = lambda: None,
                  clock_ms: Callable[[], int] = wall_clock_ms,
-                 monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000)) -> None:
+                 monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000),
+                 authorizer: RequestAuthorizer = OPEN) -> None:
         self.replicas = replicas
+        self.authz = authorizer
         self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
         self.metadata = metadata
         self.channel = channel
@@ -47,13 +50,28 @@ class BrokerServicer:
     # -- Metadata ----------------------------------------------------------------------------
     async def Metadata(self, request: pb.MetadataRequest) -> pb.MetadataResponse:
         image = self.metadata.image
-        names = sorted(image.topics_by_name) if request.all_topics or not request.topics \
-            else list(request.topics)
+        authz = self.authz
+        if request.all_topics or not request.topics:
+            # Kafka lists only the topics the principal may Describe.
+            names = [n for n in sorted(image.topics_by_name)
+                     if authz.allowed(Op.DESCRIBE, R.TOPIC, n)]
+        else:
+            names = list(request.topics)
+        refused = {}
+        for n in names:
+            denial = authz.denial(Op.DESCRIBE, R.TOPIC, n)
+            if denial is None and image.topic(n) is None and request.allow_auto_topic_creation \
+                    and self.auto_create and not authz.allowed(Op.CREATE, R.CLUSTER):
+                denial = authz.denial(Op.CREATE, R.TOPIC, n)
+            if denial is not None:
+                refused[n] = pb.TopicMetadata(name=n, error_code=denial[0], error_message=denial[1])
         if request.allow_auto_topic_creation and self.auto_create:
-            missing = [n for n in names if image.topic(n) is None and not topic_name_problem(n)]
+            missing = [n for n in names if image.topic(n) is None and not topic_name_problem(n)
+                       and n not in refused]
             created = await self._auto_create(missing) if missing else {}
         else:
             created = {}
+        created.update(refused)
         image = self.metadata.image
         topics = [created.get(name) or self._topic_metadata(image, name) for name in names]
         brokers = [pb.BrokerNode(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack or "")
@@ -114,14 +132,20 @@ class BrokerServicer:
             # constructor or append, so an error set on the original after the acks=all wait
             # would never reach the producer (it would read success at an offset since lost).
             answers = response.topics.add(name=topic.name).partitions
+            denial = self.authz.denial(Op.WRITE, R.TOPIC, topic.name)
             for part in topic.partitions:
-                if topic.name == OFFSETS_TOPIC:
-                    # Only the group coordinators write it; a client's bytes there would be
-                    # replayed as group state by every future coordinator.
+                if topic.name in INTERNAL_TOPICS:
+                    # Only the brokers write them, by their own paths; a client's bytes in
+                    # __consumer_offsets would be replayed as group state by every future
+                    # coordinator. Refused whatever the ACLs say.
                     answers.add(partition=part.partition,
                                 error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
-                                error_message=f"{OFFSETS_TOPIC} is internal: commit offsets "
-                                              "through a consumer group instead")
+                                error_message=f"{topic.name} is internal: only brokers write it "
+                                              "(commit offsets through a consumer group)")
+                    continue
+                if denial is not None:
+                    answers.add(partition=part.partition, error_code=denial[0],
+                                error_message=denial[1])
                     continue
                 if acks not in (0, 1, ACKS_ALL):
                     answers.add(partition=part.partition, error_code=ErrorCode.INVALID_REQUIRED_ACKS,
@@ -165,13 +189,21 @@ class BrokerServicer:
         max_wait_s = min(max(request.max_wait_ms, 0), MAX_WAIT_MS_LIMIT) / 1000
         deadline = trio.current_time() + max_wait_s
         partitions = [(t.topic, p.partition) for t in request.topics for p in t.partitions]
+        if request.replica_id >= 0:     # a follower: only nodes may replicate
+            denials = dict.fromkeys({t.topic for t in request.topics},
+                                    self.authz.node_call_denial())
+        else:
+            denials = {t.topic: self.authz.denial(Op.READ, R.TOPIC, t.topic)
+                       for t in request.topics}
+        denials = {topic: d for topic, d in denials.items() if d is not None}
         while True:
-            response, size, failed = self._read(request)
+            response, size, failed = self._read(request, denials)
             if size >= max(request.min_bytes, 1) or failed or trio.current_time() >= deadline:
                 return response
             await self.replicas.purgatory.wait_moved(partitions, deadline)
 
-    def _read(self, request: pb.FetchRequest) -> tuple[pb.FetchResponse, int, bool]:
+    def _read(self, request: pb.FetchRequest,
+              denials: dict[str, tuple[int, str]]) -> tuple[pb.FetchResponse, int, bool]:
         remaining = request.max_bytes if request.max_bytes > 0 else 50 * 1024 * 1024
         total, failed = 0, False
         topics = []
@@ -181,6 +213,12 @@ class BrokerServicer:
             answers = []
             for part in topic.partitions:
                 limit = min(part.partition_max_bytes or remaining, remaining)
+                if topic.topic in denials:
+                    code, text = denials[topic.topic]
+                    answers.append(pb.FetchPartitionResponse(
+                        partition=part.partition, error_code=code, error_message=text))
+                    failed = True
+                    continue
                 if follower:
                     result = self.replicas.read_for_follower(
                         topic.topic, part.partition, request.replica_id, part.fetch_offset,
@@ -212,7 +250,13 @@ class BrokerServicer:
         topics = []
         for topic in request.topics:
             answers = []
+            denial = self.authz.denial(Op.DESCRIBE, R.TOPIC, topic.name)
             for part in topic.partitions:
+                if denial is not None:
+                    answers.append(pb.ListOffsetsPartitionResponse(
+                        partition=part.partition, error_code=denial[0], error_message=denial[1],
+                        offset=-1))
+                    continue
                 r = self.replicas.list_offset(topic.name, part.partition, part.timestamp,
                                               part.current_leader_epoch)
                 answers.append(pb.ListOffsetsPartitionResponse(
@@ -223,6 +267,16 @@ class BrokerServicer:
 
     # -- InitProducerId (idempotent producers) ------------------------------------------------
     async def InitProducerId(self, request: pb.InitProducerIdRequest) -> pb.InitProducerIdResponse:
+        if request.transactional_id:
+            denial = self.authz.denial(Op.WRITE, R.TRANSACTIONAL_ID, request.transactional_id)
+        elif self.authz.allowed(Op.IDEMPOTENT_WRITE, R.CLUSTER) \
+                or self.authz.allowed_any(Op.WRITE, R.TOPIC):
+            denial = None       # Kafka: IdempotentWrite on the cluster, or Write on any topic
+        else:
+            denial = self.authz.denial(Op.IDEMPOTENT_WRITE, R.CLUSTER)
+        if denial is not None:
+            return pb.InitProducerIdResponse(error_code=denial[0], error_message=denial[1],
+                                             producer_id=-1, producer_epoch=-1)
         if request.transactional_id:
             return pb.InitProducerIdResponse(
                 error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1,
@@ -241,4 +295,9 @@ class BrokerServicer:
     # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
     async def DescribePartitions(self, request: pb.DescribePartitionsRequest
                                  ) -> pb.DescribePartitionsResponse:
-        return describe_partitions(self.replicas, request)
+        out = describe_partitions(self.replicas, request)
+        if self.authz.enabled:      # only the partitions of topics the caller may Describe
+            kept = [p for p in out.partitions if self.authz.allowed(Op.DESCRIBE, R.TOPIC, p.topic)]
+            del out.partitions[:]
+            out.partitions.extend(kept)
+        return out

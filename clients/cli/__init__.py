@@ -30,8 +30,9 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds topic (create|list|describe|alter|delete), produce, consume, group
-    (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe and cluster info; every leaf parser gets set_defaults(func=f) with f(args) -> exit code."""
-    from clients.cli import bench, cluster, consume, group, produce, quorum, topic
+    (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info
+    and acl (add|remove|list); every leaf parser gets set_defaults(func=f) with f(args) -> exit code."""
+    from clients.cli import acl, bench, cluster, consume, group, produce, quorum, topic
     topic.register(subparsers, add_common_options)
     produce.register(subparsers, add_common_options)
     consume.register(subparsers, add_common_options)
@@ -39,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench.register(subparsers, add_common_options)
     quorum.register(subparsers, add_common_options)
     cluster.register(subparsers, add_common_options)
+    acl.register(subparsers, add_common_options)
 
 
 def run_command(args: argparse.Namespace) -> int:

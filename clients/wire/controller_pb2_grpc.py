@@ -84,6 +84,21 @@ class ControllerStub:
                 request_serializer=controller__pb2.ElectLeadersRequest.SerializeToString,
                 response_deserializer=controller__pb2.ElectLeadersResponse.FromString,
                 _registered_method=True)
+        self.CreateAcls = channel.unary_unary(
+                '/kraft.controller.v1.Controller/CreateAcls',
+                request_serializer=controller__pb2.CreateAclsRequest.SerializeToString,
+                response_deserializer=controller__pb2.CreateAclsResponse.FromString,
+                _registered_method=True)
+        self.DeleteAcls = channel.unary_unary(
+                '/kraft.controller.v1.Controller/DeleteAcls',
+                request_serializer=controller__pb2.DeleteAclsRequest.SerializeToString,
+                response_deserializer=controller__pb2.DeleteAclsResponse.FromString,
+                _registered_method=True)
+        self.DescribeAcls = channel.unary_unary(
+                '/kraft.controller.v1.Controller/DescribeAcls',
+                request_serializer=controller__pb2.DescribeAclsRequest.SerializeToString,
+                response_deserializer=controller__pb2.DescribeAclsResponse.FromString,
+                _registered_method=True)
 
 
 class ControllerServicer:
@@ -151,6 +166,25 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateAcls(self, request, context):
+        """ACLs, stored in the metadata log (Kafka's CreateAcls, DeleteAcls, DescribeAcls).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -203,6 +237,21 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.ElectLeaders,
                     request_deserializer=controller__pb2.ElectLeadersRequest.FromString,
                     response_serializer=controller__pb2.ElectLeadersResponse.SerializeToString,
+            ),
+            'CreateAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateAcls,
+                    request_deserializer=controller__pb2.CreateAclsRequest.FromString,
+                    response_serializer=controller__pb2.CreateAclsResponse.SerializeToString,
+            ),
+            'DeleteAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteAcls,
+                    request_deserializer=controller__pb2.DeleteAclsRequest.FromString,
+                    response_serializer=controller__pb2.DeleteAclsResponse.SerializeToString,
+            ),
+            'DescribeAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeAcls,
+                    request_deserializer=controller__pb2.DescribeAclsRequest.FromString,
+                    response_serializer=controller__pb2.DescribeAclsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -475,6 +524,87 @@ class Controller:
             '/kraft.controller.v1.Controller/ElectLeaders',
             controller__pb2.ElectLeadersRequest.SerializeToString,
             controller__pb2.ElectLeadersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/CreateAcls',
+            controller__pb2.CreateAclsRequest.SerializeToString,
+            controller__pb2.CreateAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/DeleteAcls',
+            controller__pb2.DeleteAclsRequest.SerializeToString,
+            controller__pb2.DeleteAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/DescribeAcls',
+            controller__pb2.DescribeAclsRequest.SerializeToString,
+            controller__pb2.DescribeAclsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from clients.errors import ErrorCode
+from clients.topics import INTERNAL_TOPICS
 from kraft.controller.controller_config import ControllerConfig
 from kraft.controller.messages import (AlterConfigOpType, AlterConfigsResult, ConfigEntry,
                                        DescribeConfigsRequest, DescribeConfigsResponse,
@@ -19,6 +20,15 @@ from kraft.metadata.records import ConfigRecord
 
 def unknown_topic_message(name: str) -> str:
     return f"topic '{name}' does not exist; create it with: kraft topic create {name}"
+
+
+def internal_topic_problem(name: str, action: str) -> str | None:
+    """Internal topics are the cluster's own state (every committed offset, the metadata log):
+    no client may delete, reconfigure or resize them, whatever its ACLs say."""
+    if name not in INTERNAL_TOPICS:
+        return None
+    return (f"topic '{name}' is internal to kraft and cannot be {action} by a client; "
+            f"its brokers manage it")
 
 
 class TopicConfigs:
@@ -108,6 +118,9 @@ class TopicConfigs:
             return (ErrorCode.INVALID_REQUEST,
                     f"resource type '{res.resource_type}' is not supported; use 'topic'", [])
         name = res.resource_name
+        internal = internal_topic_problem(name, "reconfigured")
+        if internal:
+            return ErrorCode.POLICY_VIOLATION, internal, []
         if image.topic(name) is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, unknown_topic_message(name), []
         keys = [op.name for op in res.ops]

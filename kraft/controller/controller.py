@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import random
 
-from kraft.controller import cluster_control, replication_control
+from kraft.controller import acl_control, cluster_control, replication_control
 from kraft.controller.cluster_control import BrokerSessions
 from kraft.controller.config_control import TopicConfigs
 from kraft.controller.controller_config import ControllerConfig
-from kraft.controller.messages import (AllocateProducerIdsRequest, AllocateProducerIdsResponse,
+from kraft.controller.messages import (CreateAclsRequest, CreateAclsResponse,
+                                       DeleteAclsRequest, DeleteAclsResponse,
+                                       DescribeAclsRequest, DescribeAclsResponse,
+                                       AllocateProducerIdsRequest, AllocateProducerIdsResponse,
                                        AlterPartitionRequest, AlterPartitionResponse,
                                        BrokerHeartbeatRequest, BrokerHeartbeatResponse,
                                        CreatePartitionsRequest, CreatePartitionsResponse,
@@ -137,3 +140,16 @@ class QuorumController:
     def handle_allocate_producer_ids(self, req: AllocateProducerIdsRequest, now_ms: int
                                      ) -> ControllerResult[AllocateProducerIdsResponse]:
         return allocate_producer_ids(self._image, req)
+
+    # -- ACLs
+    def handle_create_acls(self, req: CreateAclsRequest,
+                           now_ms: int) -> ControllerResult[CreateAclsResponse]:
+        return acl_control.create_acls(self._image, req, self.rng)
+
+    def handle_delete_acls(self, req: DeleteAclsRequest,
+                           now_ms: int) -> ControllerResult[DeleteAclsResponse]:
+        return acl_control.delete_acls(self._image, req)
+
+    def handle_describe_acls(self, req: DescribeAclsRequest,
+                             now_ms: int) -> ControllerResult[DescribeAclsResponse]:
+        return acl_control.describe_acls(self._image, req)

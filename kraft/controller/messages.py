@@ -6,6 +6,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kraft.security.acl import AclBinding, AclBindingFilter
+
 
 # -- brokers
 @dataclass(frozen=True)
@@ -289,6 +291,59 @@ class ElectLeadersResult:
 @dataclass(frozen=True)
 class ElectLeadersResponse:
     results: tuple[ElectLeadersResult, ...]
+    error_code: int = 0
+    error_message: str = ""
+    controller_id: int = -1
+
+
+# -- ACLs (Kafka's CreateAcls, DeleteAcls, DescribeAcls)
+@dataclass(frozen=True)
+class CreateAclsRequest:
+    creations: tuple[AclBinding, ...]
+
+
+@dataclass(frozen=True)
+class AclCreationResult:
+    error_code: int = 0
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class CreateAclsResponse:
+    results: tuple[AclCreationResult, ...]      # one per creation, in order
+    error_code: int = 0
+    error_message: str = ""
+    controller_id: int = -1
+
+
+@dataclass(frozen=True)
+class DeleteAclsRequest:
+    filters: tuple[AclBindingFilter, ...]
+
+
+@dataclass(frozen=True)
+class DeleteAclsFilterResult:
+    error_code: int = 0
+    error_message: str = ""
+    matching_acls: tuple[AclBinding, ...] = ()  # the bindings this filter deleted
+
+
+@dataclass(frozen=True)
+class DeleteAclsResponse:
+    filter_results: tuple[DeleteAclsFilterResult, ...]
+    error_code: int = 0
+    error_message: str = ""
+    controller_id: int = -1
+
+
+@dataclass(frozen=True)
+class DescribeAclsRequest:
+    filters: tuple[AclBindingFilter, ...]       # bindings matching any of them
+
+
+@dataclass(frozen=True)
+class DescribeAclsResponse:
+    acls: tuple[AclBinding, ...] = ()
     error_code: int = 0
     error_message: str = ""
     controller_id: int = -1

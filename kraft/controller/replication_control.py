@@ -8,7 +8,8 @@ import uuid
 from clients.errors import ErrorCode
 from clients.topics import topic_name_problem
 from kraft.controller.cluster_control import check_broker_epoch
-from kraft.controller.config_control import TopicConfigs, unknown_topic_message
+from kraft.controller.config_control import (TopicConfigs, internal_topic_problem,
+                                             unknown_topic_message)
 from kraft.controller.messages import (AlterPartitionRequest, AlterPartitionResponse,
                                        AlterPartitionResult, CreatePartitionsRequest,
                                        CreatePartitionsResponse, CreatePartitionsResult,
@@ -119,6 +120,10 @@ def delete_topics(image: MetadataImage, configs: TopicConfigs,
             results.append(DeleteTopicResult(name, ErrorCode.POLICY_VIOLATION,
                                              "topic deletion is off (delete.topic.enable=false)"))
             continue
+        internal = internal_topic_problem(name, "deleted")
+        if internal:
+            results.append(DeleteTopicResult(name, ErrorCode.POLICY_VIOLATION, internal))
+            continue
         if name in deleted:     # named twice: deleted once
             results.append(DeleteTopicResult(name, topic_id=deleted[name]))
             continue
@@ -143,6 +148,9 @@ def create_partitions(image: MetadataImage, configs: TopicConfigs, req: CreatePa
             if names.count(t.name) > 1:
                 raise _Refused(ErrorCode.INVALID_REQUEST,
                                f"topic '{t.name}' appears more than once in the request")
+            internal = internal_topic_problem(t.name, "resized")
+            if internal:
+                raise _Refused(ErrorCode.POLICY_VIOLATION, internal)
             topic = image.topic(t.name)
             if topic is None:
                 raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, unknown_topic_message(t.name))

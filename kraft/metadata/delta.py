@@ -5,6 +5,7 @@ from __future__ import annotations
 from kraft.metadata import records as r
 from kraft.metadata.image import (TOPIC_RESOURCE, BrokerRegistration, MetadataImage,
                                   PartitionRegistration, TopicImage, frozen_map)
+from kraft.security.acl import acl_from_record
 
 
 class MetadataReplayError(ValueError):
@@ -25,6 +26,7 @@ class MetadataDelta:
         self._partitions: dict[str, dict] = {}     # topic_id -> working partitions dict
         self._configs: dict | None = None
         self._next_producer_id = image.next_producer_id
+        self._acls: dict | None = None
 
     # -- copy on first write
     def _brokers_w(self) -> dict:
@@ -144,6 +146,24 @@ class MetadataDelta:
                 f"{self._next_producer_id}; producer ids would be handed out twice")
         self._next_producer_id = rec.next_producer_id
 
+    def _acls_w(self) -> dict:
+        if self._acls is None:
+            self._acls = dict(self.image.acls)
+        return self._acls
+
+    def _acl(self, rec: r.AccessControlEntryRecord) -> None:
+        acls = self._acls_w()
+        if rec.id in acls:
+            raise MetadataReplayError(f"AccessControlEntry: ACL id {rec.id} already exists")
+        try:
+            acls[rec.id] = acl_from_record(rec)
+        except ValueError as exc:
+            raise MetadataReplayError(f"AccessControlEntry {rec.id}: {exc}") from None
+
+    def _remove_acl(self, rec: r.RemoveAccessControlEntryRecord) -> None:
+        if self._acls_w().pop(rec.id, None) is None:
+            raise MetadataReplayError(f"RemoveAccessControlEntry: unknown ACL id {rec.id}")
+
     def _nothing(self, rec) -> None:
         pass
 
@@ -161,9 +181,10 @@ class MetadataDelta:
             by_id = frozen_map(topics)
             by_name = frozen_map({t.name: t for t in topics.values()})
         configs = image.configs if self._configs is None else frozen_map(dict(self._configs))
+        acls = image.acls if self._acls is None else frozen_map(dict(self._acls))
         return MetadataImage(offset=self.offset, epoch=self.epoch, brokers=brokers,
                              topics_by_id=by_id, topics_by_name=by_name, configs=configs,
-                             next_producer_id=self._next_producer_id)
+                             next_producer_id=self._next_producer_id, acls=acls)
 
 
 _HANDLERS = {
@@ -176,6 +197,8 @@ _HANDLERS = {
     r.RemoveTopicRecord: MetadataDelta._remove_topic,
     r.ConfigRecord: MetadataDelta._config,
     r.ProducerIdsRecord: MetadataDelta._producer_ids,
+    r.AccessControlEntryRecord: MetadataDelta._acl,
+    r.RemoveAccessControlEntryRecord: MetadataDelta._remove_acl,
     r.LeaderChangeRecord: MetadataDelta._nothing,
     r.NoOpRecord: MetadataDelta._nothing,
 }

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kraft.metadata.records import NO_LEADER
+from kraft.security.acl import AclBinding
 
 TOPIC_RESOURCE = "topic"
 BROKER_RESOURCE = "broker"
@@ -71,6 +72,8 @@ class MetadataImage:
     # (resource_type, resource_name) -> {config name: value}, overrides only.
     configs: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=lambda: _EMPTY)
     next_producer_id: int = 0
+    # ACL id -> binding (AccessControlEntryRecord); brokers' authorizers follow it.
+    acls: Mapping[str, AclBinding] = field(default_factory=lambda: _EMPTY)
 
     # -- brokers
     def broker(self, broker_id: int) -> BrokerRegistration | None:

@@ -111,6 +111,29 @@ class ProducerIdsRecord:
 
 
 @dataclass(frozen=True)
+class AccessControlEntryRecord:
+    """An ACL binding was created (Kafka's record; enums as Kafka's numbers, see
+    kraft/security/acl.py); `id` names it for RemoveAccessControlEntryRecord."""
+    TYPE: ClassVar[str] = "AccessControlEntry"
+    VERSION: ClassVar[int] = 0
+    id: str
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+@dataclass(frozen=True)
+class RemoveAccessControlEntryRecord:
+    TYPE: ClassVar[str] = "RemoveAccessControlEntry"
+    VERSION: ClassVar[int] = 0
+    id: str
+
+
+@dataclass(frozen=True)
 class LeaderChangeRecord:
     """Written by a new Raft leader to commit its epoch; no metadata changes."""
     TYPE: ClassVar[str] = "LeaderChange"
@@ -129,12 +152,13 @@ class NoOpRecord:
 
 MetadataRecord = (RegisterBrokerRecord | BrokerRegistrationChangeRecord | UnregisterBrokerRecord
                   | TopicRecord | PartitionRecord | PartitionChangeRecord | RemoveTopicRecord
-                  | ConfigRecord | ProducerIdsRecord | LeaderChangeRecord | NoOpRecord)
+                  | ConfigRecord | ProducerIdsRecord | AccessControlEntryRecord
+                  | RemoveAccessControlEntryRecord | LeaderChangeRecord | NoOpRecord)
 
 RECORD_TYPES: dict[str, type] = {cls.TYPE: cls for cls in (
     RegisterBrokerRecord, BrokerRegistrationChangeRecord, UnregisterBrokerRecord, TopicRecord,
     PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ConfigRecord, ProducerIdsRecord,
-    LeaderChangeRecord, NoOpRecord)}
+    AccessControlEntryRecord, RemoveAccessControlEntryRecord, LeaderChangeRecord, NoOpRecord)}
 
 # Fields msgpack hands back as lists; tuples keep records hashable and comparable.
 _TUPLE_FIELDS = frozenset({"replicas", "isr", "voters"})

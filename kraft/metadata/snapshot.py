@@ -7,11 +7,13 @@ import msgpack
 from kraft.metadata import records as r
 from kraft.metadata.delta import replay_all
 from kraft.metadata.image import EMPTY_IMAGE, MetadataImage
+from kraft.security.acl import acl_to_record
 
 
 def image_to_records(image: MetadataImage) -> list[r.MetadataRecord]:
     """Records that rebuild `image` from nothing, in an order replay accepts: brokers, then
-    each topic before its partitions and configs, then other configs, then producer ids."""
+    each topic before its partitions and configs, then other configs, then producer ids, then
+    ACLs."""
     out: list[r.MetadataRecord] = []
     for broker_id, b in sorted(image.brokers.items()):
         out.append(r.RegisterBrokerRecord(broker_id, b.incarnation_id, b.broker_epoch, b.host,
@@ -27,6 +29,8 @@ def image_to_records(image: MetadataImage) -> list[r.MetadataRecord]:
     if image.next_producer_id:
         # Only the next free id matters; which broker took the last block does not.
         out.append(r.ProducerIdsRecord(-1, -1, image.next_producer_id))
+    for acl_id, binding in sorted(image.acls.items()):
+        out.append(acl_to_record(acl_id, binding))
     return out
 
 

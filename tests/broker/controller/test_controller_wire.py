@@ -9,6 +9,12 @@ from clients.errors import ErrorCode
 from clients.wire import controller_pb2 as pb
 from clients.wire import controller_pb2_grpc
 from kraft.controller import messages as m
+from kraft.security import acl
+
+BINDING = acl.AclBinding(acl.ResourceType.TOPIC, "orders", acl.PatternType.PREFIXED, "User:alice",
+                         "10.0.0.1", acl.Operation.WRITE, acl.Permission.DENY)
+FILTER = acl.AclBindingFilter(acl.ResourceType.GROUP, "billing", acl.PatternType.MATCH,
+                              "User:bob", "10.0.0.2", acl.Operation.READ, acl.Permission.ALLOW)
 
 Op = m.AlterConfigOpType
 NC = ErrorCode.NOT_CONTROLLER
@@ -48,6 +54,12 @@ SAMPLES = [
     m.AllocateProducerIdsResponse(NC, "go", 5000, 1000, 2),
     m.ElectLeadersRequest(m.ElectionType.UNCLEAN, (("orders", 1), ("audit", 0), ("orders", 0))),
     m.ElectLeadersResponse((m.ElectLeadersResult("orders", 1, 84, "not needed"),), NC, "go", 2),
+    m.CreateAclsRequest((BINDING,)),
+    m.CreateAclsResponse((m.AclCreationResult(42, "bad principal"),), NC, "go", 2),
+    m.DeleteAclsRequest((FILTER,)),
+    m.DeleteAclsResponse((m.DeleteAclsFilterResult(42, "bad", (BINDING,)),), NC, "go", 2),
+    m.DescribeAclsRequest((FILTER,)),
+    m.DescribeAclsResponse((BINDING,), NC, "go", 2),
 ]
 # Proto fields no dataclass carries (the controller answers once records commit, not by timeout).
 NOT_IN_DATACLASSES = {(pb.CreateTopicsRequest, "timeout_ms"),
@@ -187,3 +199,9 @@ def test_request_error_refuses_the_whole_request():
     assert type(proto) is pb.ElectLeadersResponse and proto.metadata_offset == -1
     assert wire.from_proto(proto) == m.ElectLeadersResponse((), ErrorCode.REQUEST_TIMED_OUT,
                                                             "too slow")
+
+
+def test_an_unknown_acl_enum_from_the_wire_is_refused_by_name():
+    bad = pb.CreateAclsRequest(creations=[pb.AclBinding(resource_type=2, operation=99)])
+    with pytest.raises(ValueError, match="Operation 99 is unknown"):
+        wire.from_proto(bad)

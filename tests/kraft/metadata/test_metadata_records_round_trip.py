@@ -26,6 +26,8 @@ RECORDS = st.one_of(
     st.builds(r.RemoveTopicRecord, text),
     st.builds(r.ConfigRecord, st.sampled_from(["topic", "broker"]), text, text, st.none() | text),
     st.builds(r.ProducerIdsRecord, ids, longs, longs),
+    st.builds(r.AccessControlEntryRecord, text, ids, text, ids, text, text, ids, ids),
+    st.builds(r.RemoveAccessControlEntryRecord, text),
     st.builds(r.LeaderChangeRecord, ids, ids, brokers),
     st.just(r.NoOpRecord()),
 )
@@ -53,7 +55,7 @@ def test_the_stored_value_is_a_map_with_type_version_and_fields():
 
 def test_every_record_type_has_a_distinct_name():
     classes = list(r.RECORD_TYPES.values())
-    assert len({c.TYPE for c in classes}) == len(classes) == 11
+    assert len({c.TYPE for c in classes}) == len(classes) == 13
 
 
 @pytest.mark.parametrize("body, fragment", [
