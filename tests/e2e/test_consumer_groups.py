@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import threading
@@ -18,8 +19,9 @@ from clients.consumer import Consumer, ConsumerRebalanceListener
 from clients.errors import KraftError
 from clients.producer import Producer
 from clients.types import TopicPartition as TP
-from conftest import ROOT
 from waiting import eventually
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.e2e
 
