@@ -33,6 +33,8 @@ from clients.grpc_server import TrioGrpcServer
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig
+from kraft.log.dir_lock import DirLocked, lock_dirs, release_all
+from kraft.log.fd_limit import raise_fd_limit
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager, read_meta_properties, write_checkpoints
 from kraft.raft.disk import quorum_state_path
@@ -152,7 +154,16 @@ class Node:
         cluster_id = check_formatted(config)
         for key in config.unknown_keys:
             log.warning("config key %r is not used by kraft; ignored", key)
-        quorum = MetadataQuorum(config, cluster_id)
+        raise_fd_limit()
+        try:
+            locks = lock_dirs(config.log_dirs)    # before anything in them is opened or written
+        except DirLocked as exc:
+            raise NodeStartError(str(exc)) from None
+        try:
+            quorum = MetadataQuorum(config, cluster_id)
+        except BaseException:
+            release_all(locks)
+            raise
         try:
             active = None
             if config.runs_quorum:
@@ -189,6 +200,7 @@ class Node:
         finally:
             channel.close()
             quorum.close()
+            release_all(locks)
             log.info("node %d stopped cleanly", config.node_id)
 
     async def controlled_shutdown(self) -> None:
