@@ -108,6 +108,16 @@ class BrokerMetadata:
             self.replicas.apply_registration(topic.name, p, topic.topic_id, config, reg,
                                              config_changed=configs_changed)
 
+    def offline_replicas(self) -> tuple[tuple[str, int], ...]:
+        """(topic_id, partition) of this broker's replicas the log manager took offline, for the
+        heartbeat (the controller moves their leadership away)."""
+        out = []
+        for name, p in self.replicas.log_manager.offline_partitions():
+            topic = self.image.topic(name)
+            if topic is not None and p in topic.partitions:
+                out.append((topic.topic_id, p))
+        return tuple(out)
+
     def remove_strays(self) -> list[tuple[str, int]]:
         """Delete logs on disk that the metadata log no longer places here (topics deleted while
         this broker was down). Call only once caught up: the controller unfences a broker only

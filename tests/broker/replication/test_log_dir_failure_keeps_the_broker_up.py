@@ -127,3 +127,38 @@ def test_a_really_full_disk_keeps_the_broker_up(tiny_tmpfs):
     assert manager.failures.offline_dirs, "the full disk took no dir offline"
     assert replicas.read("orders", 3, 0, 1024).error_code == ErrorCode.KAFKA_STORAGE_ERROR
     manager.close()
+
+
+class _Channel:
+    """Records heartbeats and answers them as an active controller would (unfenced)."""
+
+    def __init__(self) -> None:
+        self.sent = []
+
+    async def send(self, request, timeout_s):
+        from kraft.controller.messages import BrokerHeartbeatResponse, RegisterBrokerResponse
+        self.sent.append(request)
+        if type(request).__name__ == "RegisterBrokerRequest":
+            return RegisterBrokerResponse(broker_epoch=1)
+        return BrokerHeartbeatResponse(is_caught_up=True, is_fenced=False)
+
+
+async def test_the_heartbeat_reports_the_offline_replicas(tmp_path, monkeypatch, autojump_clock):
+    import trio
+
+    from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
+
+    manager, replicas, metadata = _broker(tmp_path / "data")
+    _register(metadata)
+    _create(metadata, 10, "fine", partitions=2)
+    monkeypatch.setattr(os, "fsync", lambda _fd: _no_space())
+    manager.flush_due(10**12)
+    manager.checkpoint()
+    topic_id = metadata.image.topic("fine").topic_id
+    assert metadata.offline_replicas() == ((topic_id, 0), (topic_id, 1))
+    channel = _Channel()
+    lifecycle = BrokerLifecycle(NODE, "h", 1, None, channel, metadata, BrokerEpoch(), 1000)
+    with trio.move_on_after(3):
+        await lifecycle.run()
+    heartbeats = [r for r in channel.sent if type(r).__name__ == "BrokerHeartbeatRequest"]
+    assert heartbeats and heartbeats[-1].offline_replicas == ((topic_id, 0), (topic_id, 1))
