@@ -396,6 +396,7 @@ class Log:
             for i, seg in enumerate(self._segments):
                 upper = self._bases[i + 1] if i + 1 < n else None
                 if (upper is None or upper > self.recovery_point) and seg.base_offset < offset:
+                    seg.write_indexes()     # here: the fsync may run on another thread
                     segments.append(seg)
         directory = self.dir if self._dir_dirty else None
         self._dir_dirty = False
@@ -465,7 +466,7 @@ class PendingFlush:
     def fsync(self) -> None:
         for seg in self.segments:
             try:
-                seg.flush()
+                seg.fsync()
             except OSError:
                 if seg in self.log._segments:     # still the log's: a real disk error
                     raise

@@ -315,9 +315,20 @@ class LogSegment:
         return int(os.fstat(self.fd).st_mtime * 1000)
 
     def flush(self) -> None:
+        self.write_indexes()
+        self.fsync()
+
+    def write_indexes(self) -> None:
+        """Index entries not yet in their files go there (no fsync)."""
+        self.offset_index.write_pending()
+        self.time_index.write_pending()
+
+    def fsync(self) -> None:
+        """fsync the log and the index files as written so far: safe from a flusher thread
+        while appends go on (write_indexes first, on the appending thread)."""
         os.fsync(self.fd)
-        self.offset_index.flush()
-        self.time_index.flush()
+        self.offset_index.fsync()
+        self.time_index.fsync()
 
     def close(self) -> None:
         self.offset_index.close()
