@@ -6,10 +6,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import shutil
-import subprocess
-
-import pytest
 
 import kraft.log.log as log_module
 from broker.metadata.publisher import BrokerMetadata
@@ -92,41 +88,6 @@ def test_an_eio_flush_takes_the_dir_offline_once(tmp_path, monkeypatch, caplog):
 
 def _batch() -> bytes:
     return encode_batch([(None, b"v", (), 1000)])
-
-
-@pytest.fixture
-def tiny_tmpfs(tmp_path):
-    """A 1 MiB tmpfs (real ENOSPC); skipped where mounting is not permitted."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root and mount(8)")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
-
-
-def test_a_really_full_disk_keeps_the_broker_up(tiny_tmpfs):
-    manager, replicas, metadata = _broker(tiny_tmpfs / "data")
-    _register(metadata)
-    with open(tiny_tmpfs / "filler", "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-                f.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-    _create(metadata, 10, "orders", partitions=4)            # must not raise
-    assert replicas.read("orders", 0, 0, 1024).error_code in (ErrorCode.KAFKA_STORAGE_ERROR,
-                                                              ErrorCode.NONE)
-    assert manager.failures.offline_dirs, "the full disk took no dir offline"
-    assert replicas.read("orders", 3, 0, 1024).error_code == ErrorCode.KAFKA_STORAGE_ERROR
-    manager.close()
 
 
 class _Channel:
