@@ -26,11 +26,11 @@ def _start(log_dir):
         (0, 1, RegisterBrokerRecord(NODE, "inc", 1, "h", 1, fenced=False)),
         (1, 1, TopicRecord("t", TOPIC_ID)),
         (2, 1, PartitionRecord(TOPIC_ID, 0, (NODE,), (NODE,), NODE))])
-    return manager, replicas
+    return manager, replicas, metadata
 
 
 def _filled(log_dir, batches=40):
-    manager, replicas = _start(log_dir)
+    manager, replicas, _ = _start(log_dir)
     for i in range(batches):
         done = replicas.append("t", 0, encode_batch([(None, b"v" * 60, (), 1000 + i)]), 1, 0)
         assert done.error_code == 0
@@ -43,7 +43,7 @@ def test_a_segment_deleted_under_a_running_node_takes_the_replica_offline_at_res
     doomed = log.segments[1]
     os.unlink(doomed.log_path)
     manager.close()
-    manager, replicas = _start(tmp_path / "data")
+    manager, replicas, _ = _start(tmp_path / "data")
     assert replicas.get("t", 0) is None
     assert manager.offline_partitions() == [("t", 0)]
     answer = replicas.read("t", 0, doomed.base_offset, 1 << 20)
@@ -68,3 +68,16 @@ def test_a_damaged_base_offset_fails_the_fetch_and_takes_the_replica_offline(tmp
     assert replicas.append("t", 0, encode_batch([(None, b"v", (), 1)]), 1, 0).error_code == \
         ErrorCode.KAFKA_STORAGE_ERROR
     manager.close()
+
+
+def test_deleting_the_topic_of_a_damaged_replica_forgets_it_and_its_files(tmp_path):
+    from kraft.metadata.records import RemoveTopicRecord
+
+    manager, replicas, log = _filled(tmp_path / "data")
+    os.unlink(log.segments[1].log_path)
+    manager.close()
+    manager, replicas, metadata = _start(tmp_path / "data")
+    assert manager.offline_partitions() == [("t", 0)]
+    metadata.replay_committed([(3, 1, RemoveTopicRecord(TOPIC_ID))])
+    assert manager.offline_partitions() == []
+    assert not (tmp_path / "data" / "t-0").exists()
