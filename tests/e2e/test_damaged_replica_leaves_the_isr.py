@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import time
 
+import grpc
 import pytest
 
 from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition
+from clients.wire import broker_pb2, broker_pb2_grpc
 from test_replication_failover import FAST
 from waiting import eventually
 
@@ -24,6 +26,13 @@ def _partitions(kraft, bootstrap):
     done = kraft("topic", "describe", "ledger", "--format", "json", "--bootstrap-server", bootstrap)
     return {p["partition"]: p for p in json.loads(done.stdout)["partitions"]} \
         if done.returncode == 0 else None
+
+
+def _offline_replicas(address: str, partition: int) -> list[int]:
+    with grpc.insecure_channel(address) as channel:
+        resp = broker_pb2_grpc.BrokerStub(channel).Metadata(
+            broker_pb2.MetadataRequest(topics=["ledger"]), timeout=5)
+    return list(resp.topics[0].partitions[partition].offline_replicas)
 
 
 def test_a_deleted_segment_takes_the_replica_offline_and_out_of_the_isr(cluster_factory, kraft):
@@ -55,6 +64,9 @@ def test_a_deleted_segment_takes_the_replica_offline_and_out_of_the_isr(cluster_
     time.sleep(2)
     damaged = _partitions(kraft, cluster.bootstrap)[0]
     assert victim_id not in damaged["isr"] and damaged["leader"] not in (victim_id, -1), damaged
+    # Metadata names the replica offline (Kafka's offline_replicas), the healthy one not.
+    assert victim_id in _offline_replicas(cluster.brokers[0].address, 0)
+    assert victim_id not in _offline_replicas(cluster.brokers[0].address, 1)
     log = victim.log_path.read_text()
     assert "replica ledger-0 is offline" in log and "are missing" in log
     assert len(sorted(replica.glob("*.log"))) == len(segments) - 1     # nothing was cut
