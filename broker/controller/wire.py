@@ -107,11 +107,16 @@ def _partitions_to_pb(partitions: tuple[tuple[str, int], ...] | None) -> list:
         # On the wire no partitions means all of them: refuse rather than widen the request.
         raise ValueError("ElectLeadersRequest.partitions is empty, which the wire would read as "
                          "every partition; pass None to mean every partition")
-    # One entry per run of the same topic, so the order of the pairs survives the round trip.
+    return _runs(partitions, pb.TopicPartitions, "topic")
+
+
+def _runs(pairs, message: type, key: str) -> list:
+    """One `message` per run of the same topic (name or id, in field `key`), so the order of
+    the (topic, partition) pairs survives the round trip."""
     runs: list = []
-    for topic, partition in partitions:
-        if not runs or runs[-1].topic != topic:
-            runs.append(pb.TopicPartitions(topic=topic))
+    for topic, partition in pairs:
+        if not runs or getattr(runs[-1], key) != topic:
+            runs.append(message(**{key: topic}))
         runs[-1].partitions.append(partition)
     return runs
 
@@ -129,6 +134,8 @@ _SPECIAL: dict[tuple[type, str], tuple[Any, Any]] = {
     (m.ElectLeadersRequest, "election_type"): (int, _enum_from_pb(m.ElectionType)),
     (m.ElectLeadersRequest, "partitions"): (_partitions_to_pb, _partitions_from_pb),
     (m.RegisterBrokerRequest, "rack"): (lambda rack: rack or "", lambda v: v or None),
+    (m.BrokerHeartbeatRequest, "offline_replicas"): (
+        lambda pairs: _runs(pairs, pb.TopicIdPartitions, "topic_id"), lambda runs: tuple((r.topic_id, p) for r in runs for p in r.partitions)),
 }
 for _cls in (acl.AclBinding, acl.AclBindingFilter):
     for _field, _enum in (("resource_type", acl.ResourceType), ("pattern_type", acl.PatternType),

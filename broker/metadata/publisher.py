@@ -84,6 +84,9 @@ class BrokerMetadata:
             if reg is None or self.node_id not in reg.replicas:
                 log.info("dropping replica %s-%d: the metadata log no longer places it here", name, p)
                 self.replicas.remove_partition(name, p)
+        for name, p in self.replicas.log_manager.offline_partitions():
+            if self._placed_here(old, name, p) and not self._placed_here(image, name, p):
+                self.replicas.log_manager.delete_log(name, p)    # its damaged files go too
         self._changed.set()
         self._changed = trio.Event()
         if self.on_publish is not None:
@@ -108,6 +111,20 @@ class BrokerMetadata:
             self.replicas.apply_registration(topic.name, p, topic.topic_id, config, reg,
                                              config_changed=configs_changed)
 
+    def offline_replicas(self) -> tuple[tuple[str, int], ...]:
+        """(topic_id, partition) of this broker's replicas the log manager took offline, for the
+        heartbeat (the controller moves their leadership away)."""
+        out = []
+        for name, p in self.replicas.log_manager.offline_partitions():
+            topic = self.image.topic(name)
+            if topic is not None and p in topic.partitions:
+                out.append((topic.topic_id, p))
+        return tuple(out)
+
+    def _placed_here(self, image: MetadataImage, name: str, p: int) -> bool:
+        reg = image.partition(name, p)
+        return reg is not None and self.node_id in reg.replicas
+
     def remove_strays(self) -> list[tuple[str, int]]:
         """Delete logs on disk that the metadata log no longer places here (topics deleted while
         this broker was down). Call only once caught up: the controller unfences a broker only
@@ -120,6 +137,10 @@ class BrokerMetadata:
                     log_.topic_id and topic is not None and log_.topic_id != topic.topic_id):
                 self.replicas.remove_partition(name, p)
                 self.replicas.log_manager.delete_log(name, p)
+                removed.append((name, p))
+        for name, p in self.replicas.log_manager.offline_partitions():
+            if not self._placed_here(self.image, name, p):
+                self.replicas.log_manager.delete_log(name, p)    # offline, of a deleted topic
                 removed.append((name, p))
         if removed:
             log.info("deleted stray replicas no longer in the metadata log: %s", removed)

@@ -21,8 +21,10 @@ from clients.errors import ErrorCode, KraftError
 from clients.record.batch_header import CorruptBatchError
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
+from kraft.log.log_dir_failure import StorageError
 from kraft.log.log_manager import LogManager
 from kraft.log.log_validator import CorruptRecords
+from kraft.log.segment import SegmentCorrupt
 from kraft.metadata.image import PartitionRegistration
 
 log = logging.getLogger(__name__)
@@ -92,16 +94,20 @@ class ReplicaManager:
         # Requests parked on a partition: woken when its log end, high watermark, ISR or
         # leadership moves.
         self.purgatory = purgatory if purgatory is not None else Purgatory()
+        log_manager.on_offline = self.handle_logs_offline
 
     # -- hosting (driven by the metadata image) ----------------------------------------------
     def apply_registration(self, topic: str, partition: int, topic_id: str, config: LogConfig,
                            reg: PartitionRegistration, *, config_changed: bool = False,
-                           now_ms: int | None = None) -> Partition:
+                           now_ms: int | None = None) -> Partition | None:
         """Host the replica (creating its log if needed) and tell its core the partition's
-        leader, epochs and ISR as the metadata log says them."""
+        leader, epochs and ISR as the metadata log says them. None: offline on this broker."""
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
-            log_ = self.log_manager.get_or_create_log(topic, partition, config, topic_id)
+            try:
+                log_ = self.log_manager.get_or_create_log(topic, partition, config, topic_id)
+            except StorageError:
+                return None     # offline here (logged once); the heartbeat reports it
             log_.update_config(config)
             hosted = Partition(topic, partition, topic_id, log_, self.node_id,
                                self.replica_lag_time_max_ms, self.broker_epoch())
@@ -112,7 +118,11 @@ class ReplicaManager:
         hosted.set_broker_epoch(self.broker_epoch())
         now = self.clock_ms() if now_ms is None else now_ms
         was = (hosted.is_leader, hosted.leader_epoch)
-        self._absorb(hosted, hosted.apply_registration(reg, self.node_id, now))
+        try:
+            self._absorb(hosted, hosted.apply_registration(reg, self.node_id, now))
+        except (OSError, SegmentCorrupt) as exc:
+            self.log_manager.log_failed(topic, partition, exc, "applying the registration of")
+            return None
         if (hosted.is_leader, hosted.leader_epoch) != was:
             # acks=all waiters of a deposed leader answer NOT_LEADER_OR_FOLLOWER now, so their
             # producers retry on the new leader instead of waiting out request.timeout.ms.
@@ -125,6 +135,21 @@ class ReplicaManager:
         if self._partitions.pop((topic, partition), None) is not None:
             self.log_manager.delete_log(topic, partition)
             self.purgatory.moved(topic, partition)
+
+    def handle_logs_offline(self, tps: list[tuple[str, int]]) -> None:
+        """The log manager took these logs offline (a failed log dir, damaged files): stop
+        serving and following them. The broker's heartbeat lists them, so the controller moves
+        leadership away and drops this broker from their ISRs."""
+        for tp in tps:
+            self._partitions.pop(tp, None)
+            self._producer_states.pop(tp, None)
+            self._proposals.pop(tp, None)
+            self.purgatory.moved(*tp)     # parked requests answer KAFKA_STORAGE_ERROR now
+
+    def _storage_error(self, topic: str, partition: int, exc: BaseException,
+                       during: str) -> KraftError:
+        return KraftError(ErrorCode.KAFKA_STORAGE_ERROR,
+                          self.log_manager.log_failed(topic, partition, exc, during))
 
     def get(self, topic: str, partition: int) -> Partition | None:
         return self._partitions.get((topic, partition))
@@ -147,6 +172,9 @@ class ReplicaManager:
     def _checked(self, topic: str, partition: int, current_leader_epoch: int) -> Partition:
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
+            offline = self.log_manager.offline_reason(topic, partition)
+            if offline is not None:
+                raise KraftError(ErrorCode.KAFKA_STORAGE_ERROR, offline)
             raise _unknown(topic, partition)
         if not hosted.is_leader:
             leader = f"broker {hosted.leader_id}" if hosted.leader_id >= 0 else "no broker (yet)"
@@ -190,9 +218,9 @@ class ReplicaManager:
             return ProduceResult(exc.code, exc.message)
         except CorruptBatchError as exc:
             return ProduceResult(ErrorCode.CORRUPT_MESSAGE, str(exc))
-        except OSError as exc:
-            log.exception("append to %s-%d failed", topic, partition)
-            return ProduceResult(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error: {exc}")
+        except (OSError, SegmentCorrupt) as exc:
+            failed = self._storage_error(topic, partition, exc, "appending to")
+            return ProduceResult(failed.code, failed.message)
 
     def acks_satisfied(self, topic: str, partition: int, offset: int,
                        leader_epoch: int) -> ErrorCode | None:
@@ -230,9 +258,9 @@ class ReplicaManager:
             return FetchResult(exc.code, exc.message,
                                hosted.log.high_watermark if hosted else -1,
                                hosted.log.log_start_offset if hosted else -1)
-        except OSError as exc:
-            log.exception("read from %s-%d failed", topic, partition)
-            return FetchResult(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error: {exc}")
+        except (OSError, SegmentCorrupt) as exc:
+            failed = self._storage_error(topic, partition, exc, "reading")
+            return FetchResult(failed.code, failed.message)
 
     # -- fetch: followers (leader side) ------------------------------------------------------
     def read_for_follower(self, topic: str, partition: int, replica_id: int, fetch_offset: int,
@@ -243,6 +271,9 @@ class ReplicaManager:
         answer is records up to the log end, or the epoch where its log diverged."""
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
+            offline = self.log_manager.offline_reason(topic, partition)
+            if offline is not None:
+                return FetchResult(ErrorCode.KAFKA_STORAGE_ERROR, offline)
             return FetchResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                f"this node hosts no partition {topic}-{partition}")
         decision = hosted.state.handle_follower_fetch(replica_id, fetch_offset, last_fetched_epoch,
@@ -258,9 +289,9 @@ class ReplicaManager:
                                diverging_epoch=tuple(decision.diverging_epoch))
         try:
             data = log_.read(decision.read_from, max_bytes, min_one_batch=min_one_batch).records
-        except OSError as exc:
-            log.exception("read from %s-%d failed", topic, partition)
-            return FetchResult(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error: {exc}")
+        except (OSError, SegmentCorrupt) as exc:
+            failed = self._storage_error(topic, partition, exc, "reading")
+            return FetchResult(failed.code, failed.message)
         return FetchResult(high_watermark=log_.high_watermark,
                            log_start_offset=log_.log_start_offset, records=data)
 
@@ -289,8 +320,8 @@ class ReplicaManager:
             log.error("%s-%d: the leader sent batches this replica cannot append (%s); "
                       "fetching again", hosted.topic, hosted.partition, exc)
             return
-        except OSError:
-            log.exception("append to follower %s-%d failed", hosted.topic, hosted.partition)
+        except (OSError, SegmentCorrupt) as exc:
+            self.log_manager.log_failed(hosted.topic, hosted.partition, exc, "appending to")
             return
         self._absorb(hosted, effects)
 
@@ -337,6 +368,9 @@ class ReplicaManager:
             return OffsetResult(offset=found[0], timestamp=found[1], leader_epoch=hosted.leader_epoch)
         except KraftError as exc:
             return OffsetResult(exc.code, exc.message)
+        except (OSError, SegmentCorrupt) as exc:
+            failed = self._storage_error(topic, partition, exc, "listing offsets of")
+            return OffsetResult(failed.code, failed.message)
 
     # -- idempotent producers -----------------------------------------------------------------
     def producer_state(self, topic: str, partition: int) -> ProducerStateManager:

@@ -74,7 +74,8 @@ class BrokerLifecycle:
 
     async def _heartbeat_until_stale(self) -> None:
         while True:
-            request = BrokerHeartbeatRequest(self.node_id, self.epoch.value, self.metadata.offset)
+            request = BrokerHeartbeatRequest(self.node_id, self.epoch.value, self.metadata.offset,
+                                             offline_replicas=self.metadata.offline_replicas())
             try:
                 response = await self.channel.send(request, REQUEST_TIMEOUT_S)
             except KraftError as exc:

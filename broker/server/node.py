@@ -33,8 +33,11 @@ from clients.grpc_server import TrioGrpcServer
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig
+from kraft.log.dir_lock import DirLocked, lock_dirs, release_all
+from kraft.log.fd_limit import raise_fd_limit
 from kraft.log.log_config import LogConfig
-from kraft.log.log_manager import LogManager, read_meta_properties, write_checkpoints
+from kraft.log.log_manager import (LogManager, fsync_all, read_meta_properties,
+                                   write_checkpoints)
 from kraft.raft.disk import quorum_state_path
 
 log = logging.getLogger(__name__)
@@ -93,28 +96,16 @@ async def _flush_every(interval_ms: int, log_manager: LogManager,
         await trio.sleep(interval_ms / 1000)
         pending = log_manager.due_flushes(clock_ms())
         if pending:
-            for p in await trio.to_thread.run_sync(_fsync_all, pending):
-                p.log.flushed(p)
-
-
-def _fsync_all(pending: list) -> list:
-    """The flushes that succeeded; a failed one leaves its recovery point where it was."""
-    done = []
-    for p in pending:
-        try:
-            p.fsync()
-            done.append(p)
-        except OSError as exc:
-            log.error("fsync of %s failed: %s; its recovery point stays, the next flush retries",
-                      p.log.dir, exc)
-    return done
+            # A failed fsync takes its log dir offline (on this loop, in flushes_done).
+            log_manager.flushes_done(await trio.to_thread.run_sync(fsync_all, pending))
 
 
 async def _checkpoint_every(interval_ms: int, log_manager: LogManager) -> None:
     """The offsets are read on the loop that moves them; the fsyncing writes run in a thread."""
     while True:
         await trio.sleep(interval_ms / 1000)
-        await trio.to_thread.run_sync(write_checkpoints, log_manager.checkpoint_offsets())
+        failed = await trio.to_thread.run_sync(write_checkpoints, log_manager.checkpoint_offsets())
+        log_manager.checkpoints_failed(failed)      # those dirs go offline, on this loop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +143,16 @@ class Node:
         cluster_id = check_formatted(config)
         for key in config.unknown_keys:
             log.warning("config key %r is not used by kraft; ignored", key)
-        quorum = MetadataQuorum(config, cluster_id)
+        raise_fd_limit()
+        try:
+            locks = lock_dirs(config.log_dirs)    # before anything in them is opened or written
+        except DirLocked as exc:
+            raise NodeStartError(str(exc)) from None
+        try:
+            quorum = MetadataQuorum(config, cluster_id)
+        except BaseException:
+            release_all(locks)
+            raise
         try:
             active = None
             if config.runs_quorum:
@@ -189,6 +189,7 @@ class Node:
         finally:
             channel.close()
             quorum.close()
+            release_all(locks)
             log.info("node %d stopped cleanly", config.node_id)
 
     async def controlled_shutdown(self) -> None:

@@ -114,10 +114,12 @@ class BrokerServicer:
             partitions.append(pb.PartitionMetadata(
                 partition=p, leader=reg.leader, leader_epoch=reg.leader_epoch,
                 replicas=list(reg.replicas), isr=list(reg.isr),
-                offline_replicas=[b for b in reg.replicas if not image.is_live(b)],
+                offline_replicas=[b for b in reg.replicas
+                                  if not image.can_serve(b, topic.topic_id, p)],
                 error_code=0 if reg.has_leader else ErrorCode.LEADER_NOT_AVAILABLE,
                 error_message="" if reg.has_leader else
-                f"{name}-{p} has no live leader (replicas {list(reg.replicas)} are fenced or down)"))
+                f"{name}-{p} has no live leader (replicas {list(reg.replicas)} are fenced, down "
+                "or offline)"))
         return pb.TopicMetadata(name=name, topic_id=topic.topic_id, is_internal=name.startswith("__"),
                                 partitions=partitions)
 

@@ -8,7 +8,7 @@ from clients.errors import ErrorCode
 from kraft.controller.messages import (BrokerHeartbeatRequest, BrokerHeartbeatResponse,
                                        RegisterBrokerRequest, RegisterBrokerResponse)
 from kraft.controller.partition_change import (UncleanPolicy, fence_broker, remove_from_isrs,
-                                               unfence_broker)
+                                               take_replicas_offline, unfence_broker)
 from kraft.controller.result import ControllerResult, PendingRecords
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.records import RegisterBrokerRecord
@@ -132,6 +132,8 @@ def broker_heartbeat(image: MetadataImage, sessions: BrokerSessions,
     registered_at = registration_offsets.get(req.broker_id)
     caught_up = registered_at is not None and req.current_metadata_offset >= registered_at
     pending = PendingRecords(image)
+    if req.offline_replicas:
+        take_replicas_offline(pending, req.broker_id, req.offline_replicas, unclean_for)
     if req.want_fence or req.want_shutdown:
         fence_broker(pending, req.broker_id, unclean_for)
     elif broker.fenced and caught_up:

@@ -34,6 +34,9 @@ class BrokerHeartbeatRequest:
     current_metadata_offset: int    # the broker's replayed metadata log offset
     want_fence: bool = False
     want_shutdown: bool = False
+    # (topic_id, partition) replicas offline on this broker (a failed log dir, damaged files):
+    # the controller moves their leadership away and keeps them out of ISRs.
+    offline_replicas: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,14 @@ def partition_change(image: MetadataImage, topic_id: str, partition: int,
     the rules above; None when nothing would change."""
     isr = reg.isr if target_isr is None else tuple(target_isr)
     leader = reg.leader
-    if not (leader in isr and image.is_live(leader)):
-        leader = next((b for b in reg.replicas if b in isr and image.is_live(b)), NO_LEADER)
+
+    def can_lead(b: int) -> bool:
+        return image.can_serve(b, topic_id, partition)
+
+    if not (leader in isr and can_lead(leader)):
+        leader = next((b for b in reg.replicas if b in isr and can_lead(b)), NO_LEADER)
         if leader == NO_LEADER and unclean:
-            leader = next((b for b in reg.replicas if image.is_live(b)), NO_LEADER)
+            leader = next((b for b in reg.replicas if can_lead(b)), NO_LEADER)
             if leader != NO_LEADER:
                 isr = (leader,)
     new_isr = None if isr == reg.isr else isr
@@ -58,6 +62,34 @@ def remove_from_isrs(pending: PendingRecords, broker_id: int, unclean_for: Uncle
         isr = tuple(b for b in reg.isr if b != broker_id) or reg.isr
         record = partition_change(image, tp.topic_id, tp.partition, reg, isr,
                                   unclean_for(tp.topic))
+        if record is not None:
+            pending.append(record)
+
+
+def take_replicas_offline(pending: PendingRecords, broker_id: int,
+                          replicas: tuple[tuple[str, int], ...], unclean_for: UncleanPolicy) -> None:
+    """Kafka's handleDirectoriesOffline, per replica (partitions here carry no log dir): record
+    the broker's newly reported offline replicas (topic_id, partition), drop it from those ISRs
+    and move their leadership away, as fencing does for all of a broker's partitions."""
+    image = pending.image
+    broker = image.broker(broker_id)
+    if broker is None:
+        return
+    reported = {tp for tp in replicas if image.topic_by_id(tp[0]) is not None}
+    new = reported - broker.offline_replicas
+    if not new:
+        return
+    still = {tp for tp in broker.offline_replicas if image.topic_by_id(tp[0]) is not None}
+    pending.append(BrokerRegistrationChangeRecord(broker_id, broker.broker_epoch, broker.fenced,
+                                                  tuple(sorted(still | new))))
+    image = pending.image
+    for topic_id, partition in sorted(new):
+        topic = image.topic_by_id(topic_id)
+        reg = topic.partitions.get(partition)
+        if reg is None or (broker_id not in reg.isr and reg.leader != broker_id):
+            continue
+        isr = tuple(b for b in reg.isr if b != broker_id) or reg.isr
+        record = partition_change(image, topic_id, partition, reg, isr, unclean_for(topic.name))
         if record is not None:
             pending.append(record)
 

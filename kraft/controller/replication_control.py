@@ -223,8 +223,9 @@ def _elect_one(pending: PendingRecords, election_type: int, topic_name: str,
         if reg.leader == preferred:
             raise _Refused(ErrorCode.ELECTION_NOT_NEEDED,
                            f"{where}: the preferred replica {preferred} already leads")
-        if preferred not in reg.isr or not image.is_live(preferred):
-            state = "is not in the ISR" if image.is_live(preferred) else "is fenced or offline"
+        if preferred not in reg.isr or not image.can_serve(preferred, topic.topic_id, partition):
+            state = ("is not in the ISR" if image.can_serve(preferred, topic.topic_id, partition)
+                     else "is fenced or offline")
             raise _Refused(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
                            f"{where}: the preferred replica {preferred} {state}; retry once it "
                            f"has caught up (ISR {list(reg.isr)})")
@@ -333,6 +334,11 @@ def _alter_one(pending: PendingRecords, broker_id: int, change) -> AlterPartitio
         raise _Refused(ErrorCode.INELIGIBLE_REPLICA,
                        f"{where}: brokers {fenced} are fenced or not registered and cannot join "
                        "the ISR until they heartbeat again")
+    offline = [b for b in new_isr if not image.can_serve(b, change.topic_id, change.partition)]
+    if offline:
+        raise _Refused(ErrorCode.INELIGIBLE_REPLICA,
+                       f"{where}: the replicas on brokers {offline} are offline (a failed log "
+                       "dir or damaged files) and cannot join the ISR until those brokers restart")
     stale = [b for b, epoch in zip(new_isr, change.new_isr_broker_epochs)
              if b not in reg.isr and epoch >= 0 and image.broker(b).broker_epoch != epoch]
     if stale:

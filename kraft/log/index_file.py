@@ -1,11 +1,13 @@
-"""The file side both segment indexes share: fixed-size entries mirrored by two in-memory columns,
-appended through a write-only fd that is opened on the first write and closed with the segment."""
+"""The file side both segment indexes share: fixed-size entries mirrored by two in-memory columns.
+New entries reach the file at flush or close (one open, write, close), so an index holds no fd."""
 from __future__ import annotations
 
 import os
 import struct
 from array import array
 from pathlib import Path
+
+from kraft.fs import write_all
 
 
 class IndexCorrupt(ValueError):
@@ -23,7 +25,11 @@ class IndexFile:
         self.base_offset = base_offset
         self.max_entries = max_entries
         self._columns = (array("q"), array("q"))
-        self._fd: int | None = None   # opened for appends only while the segment is active
+        # Entries not yet in the file. The file may lag the columns: an index is derived data,
+        # and recovery (or the tail scan past its last entry) covers what a crash lost, as with
+        # Kafka's mmap'd indexes. No fd is kept: one per index would triple a partition's fds
+        # (the open-file limit caps them).
+        self._pending: list[bytes] = []
 
     @classmethod
     def _read_entries(cls, path: Path):
@@ -48,20 +54,45 @@ class IndexFile:
 
     def _cut(self, keep: int) -> None:
         """Keep the first `keep` entries in memory and cut the file to as many."""
+        self.write_pending()
         for column in self._columns:
             del column[keep:]
-        os.truncate(self._open(), keep * self.entry.size)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.ftruncate(fd, keep * self.entry.size)
+        finally:
+            os.close(fd)
 
-    def _open(self) -> int:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        return self._fd
+    def _write(self, data: bytes) -> None:
+        """Entries just added to the columns, packed; they reach the file at flush or close."""
+        self._pending.append(data)
+
+    def write_pending(self) -> None:
+        """Append the entries not yet in the file (on the thread that appends to the index)."""
+        if not self._pending:
+            return
+        data, self._pending = b"".join(self._pending), []
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+
+    def fsync(self) -> None:
+        """fsync the file as written so far (safe from another thread; none yet: nothing to do)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def flush(self) -> None:
-        if self._fd is not None:
-            os.fsync(self._fd)
+        self.write_pending()
+        self.fsync()
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Write pending entries (no fsync); no fd is held between calls."""
+        self.write_pending()

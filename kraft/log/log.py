@@ -15,8 +15,8 @@ from kraft.log.leader_epoch_cache import LeaderEpochCache
 from kraft.log.log_config import LogConfig
 from kraft.log.log_validator import (  # noqa: F401  (the errors are part of this module's API)
     CorruptRecords, OffsetOutOfRange, RecordTooLarge, stamp_log_append_time, validate_records)
-from kraft.log.recovery import load_segments
-from kraft.log.segment import INT_MAX, BatchInfo, LogSegment
+from kraft.log.recovery import load_segments, offset_gaps
+from kraft.log.segment import INT_MAX, BatchInfo, LogSegment, SegmentCorrupt
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class Log:
         self.recovery_point = self.log_end_offset
         self._high_watermark = self.log_start_offset
         self.recovered_segments = 0      # segments CRC-scanned at open (0 after a clean shutdown)
+        # Holes in the offsets found at open: lost records unless the topic is compacted.
+        self.offset_gaps: list[tuple[int, int]] = []
         self.topic_id: str | None = None
         self._last_flush_ms = now_ms
         self._roll_flush_offset = 0      # rolled segments below this still await their fsync
@@ -77,6 +79,11 @@ class Log:
                                           config.segment_index_bytes)]
         log = cls(dir, config, segments, cache, now_ms)
         log.recovered_segments = scanned
+        try:
+            log.offset_gaps = offset_gaps(segments)
+        except SegmentCorrupt:
+            log.close()
+            raise
         log.recovery_point = log.log_end_offset if clean_shutdown else \
             min(recovery_point, log.log_end_offset)
         cache.truncate_from_end(log.log_end_offset)
@@ -247,11 +254,36 @@ class Log:
         if start_offset == end or (max_offset is not None and start_offset >= max_offset):
             return FetchData(b"", start, end)
         i = bisect_right(self._bases, start_offset) - 1
+        data = b""
         for seg in self._segments[max(i, 0):]:
-            data = seg.read(start_offset, max_bytes, max_offset, min_one_batch)
-            if data is not None:
-                return FetchData(data, start, end)
-        return FetchData(b"", start, end)
+            found = seg.read(start_offset, max_bytes, max_offset, min_one_batch)
+            if found is not None:
+                data = found
+                break
+        if min_one_batch and not self.config.compact:
+            self._check_read(start_offset, data, end if max_offset is None else min(max_offset, end))
+        return FetchData(data, start, end)
+
+    def _check_read(self, start_offset: int, data: bytes, limit: int) -> None:
+        """Below `limit` a read must start with the batch holding `start_offset`: outside
+        compaction, no batch there or a later one means records are missing from the log (a
+        deleted or damaged segment). Raise rather than answer "no data" or skip them."""
+        if data:
+            first = int.from_bytes(data[:8], "big", signed=True)
+        else:
+            i = bisect_right(self._bases, start_offset) - 1
+            found = None
+            for seg in self._segments[max(i, 0):]:
+                found = seg.translate_offset(start_offset)
+                if found is not None:
+                    break
+            # A batch straddling the limit (the high watermark) is legitimately held back.
+            first = limit if found is None else found[1].base_offset
+        if first > start_offset:
+            raise SegmentCorrupt(
+                f"offsets {start_offset} to {min(first, limit) - 1} of {self._name()} are missing "
+                f"from its log in {self.dir} although it holds offsets up to {limit - 1}: a "
+                "segment file is missing or damaged")
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         for seg in self._segments:
@@ -364,6 +396,7 @@ class Log:
             for i, seg in enumerate(self._segments):
                 upper = self._bases[i + 1] if i + 1 < n else None
                 if (upper is None or upper > self.recovery_point) and seg.base_offset < offset:
+                    seg.write_indexes()     # here: the fsync may run on another thread
                     segments.append(seg)
         directory = self.dir if self._dir_dirty else None
         self._dir_dirty = False
@@ -433,7 +466,7 @@ class PendingFlush:
     def fsync(self) -> None:
         for seg in self.segments:
             try:
-                seg.flush()
+                seg.fsync()
             except OSError:
                 if seg in self.log._segments:     # still the log's: a real disk error
                     raise

@@ -6,7 +6,6 @@ import struct
 from bisect import bisect_right
 from pathlib import Path
 
-from kraft.fs import write_all
 from kraft.log.index_file import IndexCorrupt, IndexFile
 
 ENTRY = struct.Struct(">ii")
@@ -52,7 +51,7 @@ class OffsetIndex(IndexFile):
         self.offsets.extend(offset for offset, _ in entries)
         self.positions.extend(position for _, position in entries)
         base = self.base_offset
-        write_all(self._open(), b"".join(ENTRY.pack(o - base, p) for o, p in entries))
+        self._write(b"".join(ENTRY.pack(o - base, p) for o, p in entries))
 
     def truncate_to_position(self, log_size: int) -> None:
         """Drop entries pointing at or past `log_size` (the log was cut there)."""

@@ -40,11 +40,30 @@ def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_sh
     """Open every segment. After an unclean shutdown, segments that may hold offsets at or after
     `recovery_point` are CRC-scanned; so is any segment with a missing or invalid index, or every
     segment when the epoch checkpoint could not be trusted. The first damaged segment is cut at the
-    damage and every later segment is deleted. Returns (segments, number of segments scanned)."""
+    damage and every later segment is deleted, unless the damage lies below `recovery_point`
+    (flushed, so not a torn write) or segments overlap: then SegmentCorrupt is raised, nothing is
+    cut and no file is left open. Returns (segments, number of segments scanned)."""
     complete_interrupted_swaps(dir)     # before the strays go: a .swap may be the only copy
     bases = remove_stray_files(dir)
-    segments = [LogSegment(dir, base, config.index_interval_bytes, config.segment_index_bytes)
-                for base in bases]
+    segments: list[LogSegment] = []
+    try:
+        for base in bases:
+            segments.append(LogSegment(dir, base, config.index_interval_bytes,
+                                       config.segment_index_bytes))
+        scanned = _load(segments, bases, recovery_point=recovery_point,
+                        clean_shutdown=clean_shutdown, trust_epochs=trust_epochs,
+                        epoch_cache=epoch_cache, now_ms=now_ms)
+        check_chain(segments)
+    except BaseException:
+        for seg in segments:
+            seg.close()
+        raise
+    return segments, scanned
+
+
+def _load(segments: list[LogSegment], bases: list[int], *, recovery_point: int,
+          clean_shutdown: bool, trust_epochs: bool, epoch_cache: LeaderEpochCache,
+          now_ms: int) -> int:
     scanned = 0
     for i, seg in enumerate(segments):
         is_last = i == len(segments) - 1
@@ -56,7 +75,7 @@ def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_sh
             except SegmentCorrupt:
                 pass
         min_offset = segments[i - 1].next_offset if i else 0
-        epochs, truncated = seg.recover(min_offset, now_ms)
+        epochs, truncated = seg.recover(min_offset, now_ms, protect_below=recovery_point)
         scanned += 1
         for epoch, start_offset in epochs:
             if epoch > epoch_cache.latest_epoch:
@@ -75,4 +94,30 @@ def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_sh
         seg.seal()
     if scanned:
         epoch_cache.flush()
-    return segments, scanned
+    return scanned
+
+
+def check_chain(segments: list[LogSegment]) -> None:
+    """Raise SegmentCorrupt when a segment holds offsets at or past the next one's base offset
+    (one of the two is damaged or misnamed)."""
+    for seg, after in zip(segments, segments[1:]):
+        if seg.next_offset > after.base_offset:
+            raise SegmentCorrupt(
+                f"{seg.log_path} holds offsets up to {seg.next_offset - 1}, past the base offset "
+                f"of the next segment {after.log_path.name}: one of them is damaged or misnamed")
+
+
+def offset_gaps(segments: list[LogSegment]) -> list[tuple[int, int]]:
+    """[(first missing offset, next offset present)] for each hole between or before a segment's
+    batches: a missing segment file, or a first batch after the segment's own base offset. Only
+    compaction makes such holes; in any other log they mean lost records."""
+    gaps, expected = [], None
+    for seg in segments:
+        first = next(seg.headers(0), None) if seg.size else None
+        start = seg.base_offset if first is None else first[1].base_offset
+        if expected is not None and start > expected:
+            gaps.append((expected, start))
+        elif first is not None and start > seg.base_offset:
+            gaps.append((seg.base_offset, start))
+        expected = seg.next_offset
+    return gaps

@@ -21,7 +21,9 @@ _MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 
 
 class SegmentCorrupt(ValueError):
-    """A header scan of a segment did not end on a batch boundary: it needs recovery."""
+    """A segment's bytes disagree with themselves or with the log: a header scan not ending on a
+    batch boundary (a torn tail: recovery cuts it), or offsets out of order, outside the segment
+    or missing from the log (damage: the replica must not serve it)."""
 
 
 class BatchInfo(NamedTuple):
@@ -79,8 +81,10 @@ class LogSegment:
     # -- scanning ---------------------------------------------------------------------------
     def headers(self, pos: int = 0):
         """Yield (position, BatchHeader) from `pos` to the end, reading headers only. Stops before
-        a batch whose header is incomplete; the caller compares the end with `size`."""
-        end = self.size
+        a batch whose header is incomplete; the caller compares the end with `size`. Raises
+        SegmentCorrupt on a header no batch of this segment can have: too short, or offsets going
+        backwards or outside the segment (the CRC does not cover baseOffset: this is its check)."""
+        end, floor = self.size, self.base_offset
         chunk, chunk_pos = b"", pos
         while pos + HEADER_SIZE <= end:
             rel = pos - chunk_pos
@@ -91,8 +95,23 @@ class LogSegment:
             header = BatchHeader._make(HEADER.unpack_from(chunk, rel))
             if header.batch_length < _MIN_BATCH_LENGTH:
                 raise SegmentCorrupt(f"{self.log_path}: batch length {header.batch_length} at {pos}")
+            self._check_offsets(pos, header.base_offset, header.last_offset, floor)
             yield pos, header
+            floor = header.next_offset
             pos += LOG_OVERHEAD + header.batch_length
+
+    def _check_offsets(self, pos: int, base_offset: int, last_offset: int, floor: int,
+                       ceiling: int | None = None) -> None:
+        """Raise SegmentCorrupt unless floor <= base_offset <= last_offset < ceiling (and the
+        relative offset fits the index)."""
+        if (base_offset < floor or last_offset < base_offset
+                or last_offset - self.base_offset > INT_MAX
+                or (ceiling is not None and last_offset >= ceiling)):
+            raise SegmentCorrupt(
+                f"{self.log_path}: the batch at position {pos} claims offsets {base_offset} to "
+                f"{last_offset}, but there this segment holds offsets from {floor}"
+                + (f" below {ceiling}" if ceiling is not None else "")
+                + ": its baseOffset is damaged")
 
     def load_tail(self, now_ms: int) -> None:
         """Set next offset, max timestamp and index state from the indexes plus a header scan of
@@ -118,10 +137,12 @@ class LogSegment:
             first = next(self.headers(0))[1]
             self.roll_base_ms = first.max_timestamp if first.max_timestamp >= 0 else now_ms
 
-    def recover(self, min_offset: int, now_ms: int) -> tuple[list[tuple[int, int]], int]:
+    def recover(self, min_offset: int, now_ms: int,
+                protect_below: int = 0) -> tuple[list[tuple[int, int]], int]:
         """Check every batch (length, magic, CRC, offsets increasing from `min_offset`), rebuild both
         indexes, and cut the file at the first bad byte. Returns ([(epoch, base_offset)] of the
-        valid batches, bytes truncated)."""
+        valid batches, bytes truncated). Damage before offset `protect_below` (flushed data: disk
+        damage, not a torn write) raises SegmentCorrupt and cuts nothing."""
         self.offset_index.reset()
         self.time_index.reset()
         self.next_offset, self.max_timestamp = self.base_offset, -1
@@ -155,6 +176,11 @@ class LogSegment:
             expected = self.next_offset = header.next_offset
             pos += total
         truncated = size - pos
+        if truncated and self.next_offset < protect_below:
+            raise SegmentCorrupt(
+                f"{self.log_path}: the bytes from position {pos} (offset {self.next_offset} on) "
+                f"are damaged, below the recovery point {protect_below}, so they were once "
+                "flushed whole")
         if truncated:
             os.ftruncate(self.fd, pos)
             self.size = pos
@@ -228,9 +254,19 @@ class LogSegment:
 
     # -- reading ----------------------------------------------------------------------------
     def translate_offset(self, offset: int) -> tuple[int, BatchHeader] | None:
-        """(position, header) of the first batch whose last offset is >= `offset`."""
-        _, start = self.offset_index.lookup(offset)
+        """(position, header) of the first batch whose last offset is >= `offset`. Raises
+        SegmentCorrupt when the batch an index entry points at, or any batch scanned, does not
+        hold the offsets the index and the segment say it does."""
+        indexed, start = self.offset_index.lookup(offset)
         for pos, header in self.headers(start):
+            if (pos == start and start and header.last_offset != indexed) or \
+                    header.last_offset >= self.next_offset:
+                raise SegmentCorrupt(
+                    f"{self.log_path}: the batch at position {pos} claims offsets "
+                    f"{header.base_offset} to {header.last_offset}; the segment holds offsets below "
+                    f"{self.next_offset}" + (f" and its index says {indexed} ends there"
+                                             if pos == start and start else "")
+                    + ": its baseOffset is damaged")
             if header.last_offset >= offset:
                 return pos, header
         return None
@@ -247,15 +283,18 @@ class LogSegment:
             return b""
         want = min(max(max_bytes, 0), self.size - pos)
         data = os.pread(self.fd, want, pos) if want >= HEADER_SIZE else b""
-        end, n = 0, len(data)
+        end, n, floor = 0, len(data), first.base_offset
         while end + HEADER_SIZE <= n:
             size = LOG_OVERHEAD + int.from_bytes(data[end + 8:end + 12], "big")
             if end + size > n:
                 break
-            if max_offset is not None:
-                base = int.from_bytes(data[end:end + 8], "big", signed=True)
-                if base + int.from_bytes(data[end + 23:end + 27], "big") >= max_offset:
-                    break
+            base = int.from_bytes(data[end:end + 8], "big", signed=True)
+            last = base + int.from_bytes(data[end + 23:end + 27], "big", signed=True)
+            # Never hand out a batch whose offsets break the order (a damaged baseOffset).
+            self._check_offsets(pos + end, base, last, floor, self.next_offset)
+            if max_offset is not None and last >= max_offset:
+                break
+            floor = last + 1
             end += size
         if end == 0:
             return os.pread(self.fd, first.size, pos) if min_one_batch else b""
@@ -276,9 +315,20 @@ class LogSegment:
         return int(os.fstat(self.fd).st_mtime * 1000)
 
     def flush(self) -> None:
+        self.write_indexes()
+        self.fsync()
+
+    def write_indexes(self) -> None:
+        """Index entries not yet in their files go there (no fsync)."""
+        self.offset_index.write_pending()
+        self.time_index.write_pending()
+
+    def fsync(self) -> None:
+        """fsync the log and the index files as written so far: safe from a flusher thread
+        while appends go on (write_indexes first, on the appending thread)."""
         os.fsync(self.fd)
-        self.offset_index.flush()
-        self.time_index.flush()
+        self.offset_index.fsync()
+        self.time_index.fsync()
 
     def close(self) -> None:
         self.offset_index.close()

@@ -6,7 +6,6 @@ import struct
 from bisect import bisect_right
 from pathlib import Path
 
-from kraft.fs import write_all
 from kraft.log.index_file import IndexCorrupt, IndexFile
 
 ENTRY = struct.Struct(">qi")
@@ -55,7 +54,7 @@ class TimeIndex(IndexFile):
         self.timestamps.extend(t for t, _ in entries)
         self.offsets.extend(o for _, o in entries)
         base = self.base_offset
-        write_all(self._open(), b"".join(ENTRY.pack(t, o - base) for t, o in entries))
+        self._write(b"".join(ENTRY.pack(t, o - base) for t, o in entries))
 
     def truncate_to_offset(self, offset: int) -> None:
         """Drop entries for offsets >= `offset`."""

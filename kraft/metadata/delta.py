@@ -79,9 +79,11 @@ class MetadataDelta:
 
     def _change_broker(self, rec: r.BrokerRegistrationChangeRecord) -> None:
         broker = self._current_broker(rec.broker_id, rec.broker_epoch, "BrokerRegistrationChange")
+        offline = (broker.offline_replicas if rec.offline_replicas is None
+                   else frozenset(rec.offline_replicas))
         self._brokers_w()[rec.broker_id] = BrokerRegistration(
             broker.broker_id, broker.incarnation_id, broker.broker_epoch, broker.host, broker.port,
-            broker.rack, rec.fenced)
+            broker.rack, rec.fenced, offline)
 
     def _unregister_broker(self, rec: r.UnregisterBrokerRecord) -> None:
         self._current_broker(rec.broker_id, rec.broker_epoch, "UnregisterBroker")

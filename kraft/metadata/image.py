@@ -29,6 +29,9 @@ class BrokerRegistration:
     port: int
     rack: str | None
     fenced: bool
+    # (topic_id, partition) replicas this broker reported offline (failed log dir, damaged
+    # files): they may neither lead nor be in an ISR until the broker registers again.
+    offline_replicas: frozenset[tuple[str, int]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,12 @@ class MetadataImage:
     def is_live(self, broker_id: int) -> bool:
         b = self.brokers.get(broker_id)
         return b is not None and not b.fenced
+
+    def can_serve(self, broker_id: int, topic_id: str, partition: int) -> bool:
+        """Live, and its replica of this partition is not offline: may lead it and be in its
+        ISR (Kafka's leader acceptor: an active broker with the replica's dir online)."""
+        b = self.brokers.get(broker_id)
+        return b is not None and not b.fenced and (topic_id, partition) not in b.offline_replicas
 
     # -- topics and partitions
     def topic(self, name: str) -> TopicImage | None:

@@ -31,12 +31,15 @@ class RegisterBrokerRecord:
 
 @dataclass(frozen=True)
 class BrokerRegistrationChangeRecord:
-    """Fence or unfence a broker registered with `broker_epoch`."""
+    """Fence or unfence a broker registered with `broker_epoch`, or (when `offline_replicas` is
+    set) replace the set of its replicas that are offline: (topic_id, partition) pairs whose log
+    dir failed or whose files are damaged. A new registration starts with none offline."""
     TYPE: ClassVar[str] = "BrokerRegistrationChange"
     VERSION: ClassVar[int] = 0
     broker_id: int
     broker_epoch: int
     fenced: bool
+    offline_replicas: tuple[tuple[str, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,8 +174,12 @@ def encode(record: MetadataRecord) -> bytes:
     body = {"type": cls.TYPE, "version": cls.VERSION}
     for f in dataclasses.fields(record):
         value = getattr(record, f.name)
-        body[f.name] = list(value) if isinstance(value, tuple) else value
+        body[f.name] = _plain(value)
     return msgpack.packb(body, use_bin_type=True)
+
+
+def _plain(value):
+    return [_plain(v) for v in value] if isinstance(value, tuple) else value
 
 
 def decode(data: bytes) -> MetadataRecord:
@@ -204,6 +211,8 @@ def decode(data: bytes) -> MetadataRecord:
     for key in _TUPLE_FIELDS & body.keys():
         if body[key] is not None:
             body[key] = tuple(body[key])
+    if body.get("offline_replicas") is not None:
+        body["offline_replicas"] = tuple(tuple(pair) for pair in body["offline_replicas"])
     return cls(**body)
 
 

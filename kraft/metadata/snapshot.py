@@ -18,6 +18,9 @@ def image_to_records(image: MetadataImage) -> list[r.MetadataRecord]:
     for broker_id, b in sorted(image.brokers.items()):
         out.append(r.RegisterBrokerRecord(broker_id, b.incarnation_id, b.broker_epoch, b.host,
                                           b.port, b.rack, b.fenced))
+        if b.offline_replicas:
+            out.append(r.BrokerRegistrationChangeRecord(
+                broker_id, b.broker_epoch, b.fenced, tuple(sorted(b.offline_replicas))))
     for name, topic in sorted(image.topics_by_name.items()):
         out.append(r.TopicRecord(name, topic.topic_id))
         for p, reg in sorted(topic.partitions.items()):

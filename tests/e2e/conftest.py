@@ -19,9 +19,11 @@ if str(pathlib.Path(__file__).parent) not in sys.path:
 
 
 class NodeProcess:
-    def __init__(self, data_dir: pathlib.Path, overrides: list[str] | None = None) -> None:
+    def __init__(self, data_dir: pathlib.Path, overrides: list[str] | None = None,
+                 preexec_fn=None) -> None:
         self.data_dir = data_dir
         self.overrides = overrides or []
+        self.preexec_fn = preexec_fn       # run in the child before exec (e.g. lower a limit)
         self.port = 0
         self.proc: subprocess.Popen | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}.log"
@@ -37,7 +39,8 @@ class NodeProcess:
             cmd += ["--override", o]
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=log,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                     preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + timeout
         line = b""
         while time.monotonic() < deadline:

@@ -14,6 +14,8 @@ def test_offset_index_lookup_and_file_format(tmp_path):
     assert index.lookup(105) == (105, 300)
     assert index.lookup(119) == (110, 700)
     assert index.lookup(10**9) == (120, 1500)
+    assert not index.path.exists()           # entries reach the file at flush or close
+    index.flush()
     raw = index.path.read_bytes()
     assert raw == struct.pack(">iiiiii", 5, 300, 10, 700, 20, 1500)
     index.truncate_to_position(700)
@@ -28,6 +30,7 @@ def test_time_index_lookup_and_file_format(tmp_path):
     assert index.lookup(999) == (-1, 100)
     assert index.lookup(1500) == (1000, 104)
     assert index.lookup(2000) == (2000, 110)
+    index.close()
     assert index.path.read_bytes() == struct.pack(">qiqi", 1000, 4, 2000, 10)
 
 
