@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import resource
 
-from conftest import NodeProcess
+from processes import NodeProcess
 
 
 def test_a_second_node_on_the_same_data_dir_refuses_naming_the_dir_and_holder(node, kraft):

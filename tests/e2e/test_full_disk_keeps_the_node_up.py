@@ -13,7 +13,7 @@ import pytest
 from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition
-from conftest import NodeProcess
+from processes import NodeProcess
 from waiting import eventually
 
 pytestmark = pytest.mark.e2e
