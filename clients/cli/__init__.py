@@ -28,6 +28,12 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--debug", action="store_true", help="show tracebacks of failures")
 
 
+def version_line() -> str:
+    """What `kraft --version` prints: the installed package's version."""
+    from clients import __version__
+    return f"kraft {__version__} (Python {sys.version.split()[0]})"
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds topic (create|list|describe|alter|delete), produce, consume, group
     (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info
