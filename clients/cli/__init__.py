@@ -3,8 +3,11 @@ integrator's argparse tree and `run_command` runs one, turning failures into one
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 import traceback
 
 from clients.errors import ErrorCode, KraftError
@@ -49,12 +52,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     acl.register(subparsers, add_common_options)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be: every command stops the same
+    way (a group member commits and leaves its group, a producer says what was acknowledged)."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """While a command runs, SIGTERM (kill, docker stop, systemd) unwinds like Ctrl-C instead of
+    ending the process on the spot: Python's default would leave a ghost group member behind
+    until its session times out, and uncommitted positions."""
+    if threading.current_thread() is not threading.main_thread():
+        yield                                 # signal handlers belong to the main thread
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Runs args.func(args). A failure becomes one line on stderr (plus the traceback under
-    --debug) and exit code 1; Ctrl-C exits 130 like a shell would report it."""
+    --debug) and exit code 1; Ctrl-C exits 130 and SIGTERM 143, as a shell reports them, once
+    the command has shut down as it does on Ctrl-C."""
     debug = getattr(args, "debug", False)
     try:
-        return int(args.func(args) or 0)
+        with sigterm_as_interrupt():
+            return int(args.func(args) or 0)
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
