@@ -94,3 +94,24 @@ class SyncRunner:
                              f"the client's background thread died: {self._error!r}")
         if self._closed:
             raise KraftError(ErrorCode.NETWORK_EXCEPTION, "client is closed")
+
+
+class Doorbell:
+    """A wake-up between threads that a signal can never leave half-done. A Condition's `with`
+    and `wait` run Python code between taking and releasing their lock, so a Ctrl-C
+    (KeyboardInterrupt) landing there can leave the lock held for good and hang the client's
+    trio thread; this is a bare C lock used as a binary semaphore instead. A ring wakes one
+    waiter: waiters check their condition again and wait in short steps."""
+
+    def __init__(self) -> None:
+        self._bell = threading.Lock()
+        self._bell.acquire()
+
+    def ring(self) -> None:
+        try:
+            self._bell.release()
+        except RuntimeError:
+            pass                    # rung already and nobody took it yet
+
+    def wait(self, timeout: float) -> bool:
+        return self._bell.acquire(timeout=max(0.0, timeout))

@@ -57,23 +57,29 @@ class Terminated(KeyboardInterrupt):
     way (a group member commits and leaves its group, a producer says what was acknowledged)."""
 
 
-def _raise_terminated(signum, frame) -> None:
-    raise Terminated()
+def _stop_gracefully(signum, frame) -> None:
+    # A second Ctrl-C or SIGTERM while the first one unwinds ends the process at once: the
+    # default actions come back before anything can block.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 @contextlib.contextmanager
-def sigterm_as_interrupt():
+def graceful_signals():
     """While a command runs, SIGTERM (kill, docker stop, systemd) unwinds like Ctrl-C instead of
-    ending the process on the spot: Python's default would leave a ghost group member behind
-    until its session times out, and uncommitted positions."""
+    ending the process on the spot (Python's default would leave a ghost group member behind
+    until its session times out, and uncommitted positions); a second signal of either kind
+    ends it at once, as a last resort should the clean stop hang."""
     if threading.current_thread() is not threading.main_thread():
         yield                                 # signal handlers belong to the main thread
         return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = {s: signal.signal(s, _stop_gracefully) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -82,7 +88,7 @@ def run_command(args: argparse.Namespace) -> int:
     the command has shut down as it does on Ctrl-C."""
     debug = getattr(args, "debug", False)
     try:
-        with sigterm_as_interrupt():
+        with graceful_signals():
             return int(args.func(args) or 0)
     except Terminated:
         print("terminated", file=sys.stderr)

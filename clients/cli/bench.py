@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from clients._sync import Doorbell
 from clients.cli import common
 from clients.cli.common import COMPRESSION_TYPES, CliError, add_leaf, non_negative_int, positive_int
 from clients.cli.output import Progress, info, print_json, print_table
@@ -93,7 +94,10 @@ class Samples:
         self.errors = 0
         self.first_error: BaseException | None = None
         self.completed = 0
-        self.cond = threading.Condition()
+        # A bare lock and a Doorbell, not a Condition: a Ctrl-C in the waiting main thread must
+        # never leave a lock held that the producer's thread needs (it would hang the close).
+        self.lock = threading.Lock()
+        self._bell = Doorbell()
 
     def track(self, future: Any, sent_at: float) -> None:
         future.add_done_callback(lambda f: self._done(f, sent_at))
@@ -101,18 +105,19 @@ class Samples:
     def _done(self, future: Any, sent_at: float) -> None:
         elapsed_ms = (_clock() - sent_at) * 1000
         exc = future.exception()
-        with self.cond:
+        with self.lock:
             self.completed += 1
             if exc is None:
                 self.latencies_ms.append(elapsed_ms)
             else:
                 self.errors += 1
                 self.first_error = self.first_error or exc
-            self.cond.notify_all()
+        self._bell.ring()
 
     def wait_for(self, count: int, timeout: float = 5.0) -> None:
-        with self.cond:
-            self.cond.wait_for(lambda: self.completed >= count, timeout)
+        deadline = time.monotonic() + timeout
+        while self.completed < count and time.monotonic() < deadline:
+            self._bell.wait(min(0.05, deadline - time.monotonic()))
 
 
 def bench_produce(args: argparse.Namespace) -> int:

@@ -38,7 +38,7 @@ class Consumer:
             group_wake = g.wake
             g.wake = lambda: token.run_sync_soon(group_wake)
         self._timeout_s = self._async.request_timeout_ms / 1000
-        self._runner.start_service(self._async._serve)
+        self._runner.start_service(self._async.serve)
         self._closed = False
 
     @property

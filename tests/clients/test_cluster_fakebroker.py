@@ -35,7 +35,8 @@ class PartitionLog:
 
 class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerServicer):
     """Node 0 of a one-node cluster. Faults: push error codes on `produce_errors` (each answers
-    one whole Produce call), `init_errors` or `fetch_errors`; `lost_answers` error codes answer a Produce that
+    one whole Produce call), `init_errors` or `fetch_errors`; `produce_gate` cleared holds every
+    Produce until it is set; `lost_answers` error codes answer a Produce that
     was appended (a lost acknowledgement); `auto_create` mimics auto.create.topics.enable.
     Idempotence, roughly: InitProducerId deals ids, a batch whose (id, epoch, base sequence) was
     appended before is answered with its original offset and not appended again."""
@@ -46,6 +47,8 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
         self.topics: dict[str, list[PartitionLog]] = {}
         self.configs: dict[str, dict[str, str]] = {}
         self.produce_errors: deque[int] = deque()
+        self.produce_gate = threading.Event()   # clear it to hold Produce answers back
+        self.produce_gate.set()
         self.lost_answers: deque[int] = deque()
         self.init_requests: list = []
         self.init_errors: deque[int] = deque()
@@ -104,6 +107,7 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
 
     def Produce(self, req, ctx):
         self.produce_calls += 1
+        self.produce_gate.wait(60)
         error = self.produce_errors.popleft() if self.produce_errors else 0
         topics = []
         with self.cond:

@@ -1,5 +1,6 @@
 """Stopping `kraft` client commands with signals, as a user or a supervisor does: SIGTERM to a
-group member leaves the group and commits like Ctrl-C (exit 143)."""
+group member leaves the group and commits like Ctrl-C (exit 143), and Ctrl-C during
+`kraft bench produce` always ends the process."""
 from __future__ import annotations
 
 import json
@@ -7,10 +8,12 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import ROOT
+
 pytestmark = pytest.mark.e2e
 
 FAST_GROUPS = ["group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=1",
@@ -46,3 +49,31 @@ def test_sigterm_to_a_group_member_commits_leaves_and_exits_143(node_factory, kr
     desc = json.loads(kraft("group", "describe", "G", "--format", "json", *bs).stdout)
     assert desc["state"] == "Empty" and desc["members"] == [], desc
     assert sum(o["committed_offset"] for o in desc["offsets"]) == 10, desc
+
+
+@pytest.mark.timeout(600)
+def test_ctrl_c_during_bench_produce_always_ends_the_process(node, kraft):
+    bs = ("--bootstrap-server", node.address)
+    assert kraft("topic", "create", "bench", "-p", "3", *bs).returncode == 0
+    hung = []
+    for attempt in range(12):
+        bench = spawn_kraft("bench", "produce", "--topic", "bench", "--num-records", "5000000",
+                            "--record-size", "100", *bs)
+        # Once it sends (its first progress line), interrupt at a different moment each time.
+        line = b""
+        while b"records sent" not in line:
+            line = bench.stderr.readline()
+            assert line, "kraft bench produce ended before sending"
+        time.sleep(0.23 * attempt)
+        bench.send_signal(signal.SIGINT)
+        try:
+            code = bench.wait(30)
+        except subprocess.TimeoutExpired:
+            hung.append(attempt)
+            bench.kill()
+            bench.wait()
+            continue
+        stderr = bench.stderr.read().decode()
+        assert code == 130, (code, stderr)
+        assert "Traceback" not in stderr, stderr
+    assert not hung, f"kraft bench produce did not exit after Ctrl-C in attempts {hung}"
