@@ -47,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction,
                    help="records to send (default 1000000)")
     p.add_argument("--record-size", type=non_negative_int, default=100, metavar="BYTES",
                    help="value size (default 100)")
-    p.add_argument("--acks", type=common.acks, default=1, metavar="{0,1,-1,all}")
+    p.add_argument("--acks", type=common.acks, default=-1, metavar="{0,1,-1,all}",
+                   help="as kraft produce and Kafka's producer: all (default), 1 or 0")
     p.add_argument("--compression", choices=COMPRESSION_TYPES, default="none")
     p.add_argument("--batch-size", type=positive_int, default=16384, metavar="BYTES")
     p.add_argument("--linger-ms", type=non_negative_int, default=5, metavar="MS")
@@ -156,6 +157,7 @@ def bench_produce(args: argparse.Namespace) -> int:
         producer.flush()
         seconds = max(_clock() - start, 1e-9)
         samples.wait_for(tracked)
+        partitions = len(producer.partitions_for(topic))
     progress.done()
     if samples.errors:
         raise CliError(f"bench stopped after {sent} records: {samples.errors} timed record(s) "
@@ -164,11 +166,18 @@ def bench_produce(args: argparse.Namespace) -> int:
               "records_per_sec": round(sent / seconds, 1),
               "mb_per_sec": round(sent * args.record_size / MB / seconds, 3),
               **summarize(samples.latencies_ms).as_dict(),
-              "record_size": args.record_size, "acks": args.acks,
-              "compression": args.compression, "batch_size": args.batch_size,
-              "linger_ms": args.linger_ms, "errors": samples.errors}
+              "latency": "send to acknowledgement of sampled records",
+              "acks": acks_name(args.acks), "record_size": args.record_size,
+              "compression": args.compression, "partitions": partitions,
+              "batch_size": args.batch_size, "linger_ms": args.linger_ms,
+              "errors": samples.errors}
     print_result(args, result, samples.latencies_ms)
     return 0
+
+
+def acks_name(acks: int) -> str:
+    """As the user writes it: all, 1 or 0."""
+    return "all" if acks == -1 else str(acks)
 
 
 def _window_line(samples: Samples, window: tuple, now: float, sent: int, size: int) -> str:
@@ -180,15 +189,22 @@ def _window_line(samples: Samples, window: tuple, now: float, sent: int, size: i
     return f"{sent} records sent, {rate:,.0f} rec/s ({rate * size / MB:.2f} MB/s){latency}"
 
 
-def print_result(args: argparse.Namespace, result: dict, latencies_ms: list[float]) -> None:
+# The settings a figure depends on, printed beside it (table) or in it (JSON).
+SETTINGS = (("ACKS", "acks"), ("SIZE", "record_size"), ("COMPRESSION", "compression"),
+            ("PARTITIONS", "partitions"))
+LATENCY = (("P50-MS", "p50_ms"), ("P99-MS", "p99_ms"), ("P99.9-MS", "p999_ms"),
+           ("MAX-MS", "max_ms"))
+
+
+def print_result(args: argparse.Namespace, result: dict, latencies_ms: list[float],
+                 latency_columns: tuple = LATENCY, settings: tuple = SETTINGS) -> None:
     if args.format == "json":
         print_json(result)
         return
-    print_table(["RECORDS", "SECONDS", "RECORDS/S", "MB/S", "P50-MS", "P99-MS", "P99.9-MS",
-                 "MAX-MS"],
-                [[result["records"], result["seconds"], round(result["records_per_sec"]),
-                  result["mb_per_sec"], result["p50_ms"], result["p99_ms"], result["p999_ms"],
-                  result["max_ms"]]])
+    columns = (("RECORDS", "records"), ("SECONDS", "seconds"), ("RECORDS/S", "records_per_sec"),
+               ("MB/S", "mb_per_sec"), *latency_columns, *settings)
+    row = [round(result[k]) if k == "records_per_sec" else result[k] for _, k in columns]
+    print_table([name for name, _ in columns], [row])
     if getattr(args, "histogram", False) and latencies_ms:
         print()
         print_table(["LATENCY-MS<=", "COUNT"], [[int(b), c] for b, c in histogram(latencies_ms)])
