@@ -18,6 +18,7 @@ from clients.errors import ErrorCode, KraftError
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 
 log = logging.getLogger(__name__)
+RETRY_BACKOFF_S = 0.1
 
 
 class AsyncConsumer(BackgroundService):
@@ -39,6 +40,9 @@ class AsyncConsumer(BackgroundService):
         self.client_id = client_id
         self.max_poll_records = max_poll_records
         self.request_timeout_ms = request_timeout_ms
+        # How long position() and the offset lookups retry through a leader change (Kafka's
+        # default.api.timeout.ms plays this part; ours is the request timeout).
+        self._api_timeout_s = request_timeout_ms / 1000
         self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
         self._fetcher = Fetcher(
             self._cluster, fetch_min_bytes=fetch_min_bytes, fetch_max_wait_ms=fetch_max_wait_ms,
@@ -262,6 +266,8 @@ class AsyncConsumer(BackgroundService):
         """The offset of the next record poll returns for `tp` (resolving a pending reset)."""
         tp = TopicPartition(*tp)
         f = self._fetcher
+        deadline = trio.current_time() + self.request_timeout_ms / 1000
+        backoff = RETRY_BACKOFF_S
         while True:
             with f.cond:
                 f._check_assigned(tp)
@@ -272,7 +278,14 @@ class AsyncConsumer(BackgroundService):
                 raise KraftError(ErrorCode.OFFSET_OUT_OF_RANGE,
                                  f"{tp.topic}-{tp.partition} has no position and "
                                  f"auto_offset_reset='none'; seek() first")
-            await f.resolve({tp})
+            try:
+                await f.resolve({tp})
+            except KraftError as exc:
+                # Its leader may have died: resolve forgot it, so the next try asks again.
+                if not exc.retriable or trio.current_time() + backoff >= deadline:
+                    raise
+                await trio.sleep(backoff)
+                backoff = min(1.0, backoff * 2)
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -313,13 +326,13 @@ class AsyncConsumer(BackgroundService):
         return sorted(state.partitions)
 
     async def beginning_offsets(self, tps) -> dict[TopicPartition, int]:
-        answers = await self._fetcher.list_offsets(
-            {TopicPartition(*tp): EARLIEST_TIMESTAMP for tp in tps})
+        answers = await self._fetcher.list_offsets_until(
+            {TopicPartition(*tp): EARLIEST_TIMESTAMP for tp in tps}, self._api_timeout_s)
         return {tp: offset for tp, (offset, _ts) in answers.items()}
 
     async def end_offsets(self, tps) -> dict[TopicPartition, int]:
-        answers = await self._fetcher.list_offsets(
-            {TopicPartition(*tp): LATEST_TIMESTAMP for tp in tps})
+        answers = await self._fetcher.list_offsets_until(
+            {TopicPartition(*tp): LATEST_TIMESTAMP for tp in tps}, self._api_timeout_s)
         return {tp: offset for tp, (offset, _ts) in answers.items()}
 
     async def offsets_for_times(self, timestamps: dict) -> dict:
@@ -327,8 +340,8 @@ class AsyncConsumer(BackgroundService):
         None when there is none."""
         if any(ts < 0 for ts in timestamps.values()):
             raise ValueError("offsets_for_times takes timestamps in ms >= 0")
-        answers = await self._fetcher.list_offsets(
-            {TopicPartition(*tp): ts for tp, ts in timestamps.items()})
+        answers = await self._fetcher.list_offsets_until(
+            {TopicPartition(*tp): ts for tp, ts in timestamps.items()}, self._api_timeout_s)
         return {tp: (None if offset < 0 else (offset, ts)) for tp, (offset, ts) in answers.items()}
 
 

@@ -11,7 +11,7 @@ import trio
 
 from clients import bridge
 from clients.cluster import Cluster
-from clients.list_offsets import list_offsets
+from clients.list_offsets import list_offsets, list_offsets_until
 from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.record.codec import decode_records, iter_batches
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
@@ -303,6 +303,10 @@ class Fetcher:
     async def list_offsets(self, wanted: dict) -> dict:
         """{tp: timestamp} -> {tp: (offset, timestamp)} asking each partition's leader."""
         return await list_offsets(self.cluster, wanted)
+
+    async def list_offsets_until(self, wanted: dict, timeout_s: float) -> dict:
+        """`list_offsets` for the user's calls: retried through a leader change."""
+        return await list_offsets_until(self.cluster, wanted, timeout_s, RETRY_BACKOFF_S)
 
     async def resolve(self, only=None) -> None:
         """Turn pending resets (of the partitions in `only`, or all) into positions, unless a
