@@ -1,5 +1,5 @@
-"""The blocking facades' engine: one background thread runs `trio.run` with a long-lived nursery;
-user threads call into it with `run(async_fn, *args)` and start services in that nursery."""
+"""Threads meeting trio: SyncRunner (a background thread's `trio.run` that user threads call into),
+TrioHome (wake-ups from any thread) and Doorbell (a wait a Ctrl-C cannot leave holding a lock)."""
 from __future__ import annotations
 
 import threading
@@ -115,3 +115,31 @@ class Doorbell:
 
     def wait(self, timeout: float) -> bool:
         return self._bell.acquire(timeout=max(0.0, timeout))
+
+
+class TrioHome:
+    """The trio thread a client's tasks run in, once `settle` was called there: `call_soon`
+    runs a plain function at once when called in that thread (or before it settled), else
+    hands it over through the trio token, so the async clients' wake-ups work from any thread
+    (the blocking facades' callers) without being swapped for thread-safe versions."""
+
+    def __init__(self) -> None:
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._thread: int | None = None
+
+    def settle(self) -> None:
+        """Call from a task of the trio run the client lives in."""
+        self._token = trio.lowlevel.current_trio_token()
+        self._thread = threading.get_ident()
+
+    def is_home(self) -> bool:
+        return self._thread is None or threading.get_ident() == self._thread
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self.is_home():
+            fn(*args)
+            return
+        try:
+            self._token.run_sync_soon(fn, *args)
+        except trio.RunFinishedError:
+            pass                    # the client stopped: nothing is left to wake

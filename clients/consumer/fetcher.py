@@ -10,6 +10,7 @@ from typing import NamedTuple
 import trio
 
 from clients import bridge
+from clients._sync import TrioHome
 from clients.cluster import Cluster
 from clients.list_offsets import list_offsets, list_offsets_until
 from clients.errors import INVALID_METADATA, ErrorCode, KraftError
@@ -78,11 +79,20 @@ class Fetcher:
         self._stale_logged: set = set()
         self._nodes: set[int] = set()
         self._nursery: trio.Nursery | None = None
-        self.wake = self._wake  # the blocking facade swaps in a thread-safe version
+        self.home = TrioHome()
+
+    def wake(self) -> None:
+        """Any thread: fetch loops and the manager look at the state again (one wake-up in
+        flight at a time from other threads)."""
+        if self.home.is_home():
+            self._wake()
+        elif not self.wake_requested:
+            self.wake_requested = True
+            self.home.call_soon(self._wake)
 
     def _wake(self) -> None:
-        """Trio thread only: fetch loops and the manager look at the state again. After a
-        seek or assign, long-polling fetches are cancelled so the new positions go out now."""
+        """Trio thread. After a seek or assign, long-polling fetches are cancelled so the new
+        positions go out now."""
         self.wake_requested = False
         if self.refetch:
             self.refetch = False
@@ -236,6 +246,7 @@ class Fetcher:
     # --- trio side --------------------------------------------------------------------------
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        self.home.settle()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()

@@ -10,7 +10,7 @@ import time
 import trio
 
 from clients._service import BackgroundService
-from clients._sync import Doorbell
+from clients._sync import Doorbell, TrioHome
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
 from clients.partitioner import StickyPartitioner, default_partition
@@ -105,14 +105,12 @@ class AsyncProducer(BackgroundService):
             compression=codec_from_name(compression_type), request_timeout_ms=request_timeout_ms,
             max_in_flight_per_node=max_in_flight_requests_per_connection, retries=retries,
             idempotence=idempotence, memory_freed=self._memory_freed)
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._trio_thread: int | None = None
+        self._home = TrioHome()
         super().__init__(self._run)
         self._closed = False
 
     async def _run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        self._token = trio.lowlevel.current_trio_token()
-        self._trio_thread = threading.get_ident()
+        self._home.settle()
         await self._sender.run(task_status=task_status)
 
     # --- lifecycle (start, serve, async with: BackgroundService) ----------------------------
@@ -214,17 +212,14 @@ class AsyncProducer(BackgroundService):
                           "reachable?")
 
     def _wake_sender(self) -> None:
-        """The sender looks at the accumulator again: directly in the trio thread, through the
-        trio token from other threads (one wake-up in flight at a time)."""
+        """The sender looks at the accumulator again (from any thread; one wake-up in flight
+        at a time from the others)."""
         sender = self._sender
-        if self._trio_thread is None or threading.get_ident() == self._trio_thread:
+        if self._home.is_home():
             sender.wake()
         elif not sender.wake_requested:
             sender.wake_requested = True
-            try:
-                self._token.run_sync_soon(sender.wake)
-            except trio.RunFinishedError:
-                pass                    # stopped: the close fails what is left
+            self._home.call_soon(sender.wake)
 
     def _memory_freed(self) -> None:
         """Trio thread, lock held: batches left the buffer; wake whoever waits for room."""
