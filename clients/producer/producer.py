@@ -156,43 +156,50 @@ class AsyncProducer(BackgroundService):
                     timestamp_ms: int | None = None) -> RecordFuture:
         """`send` without waiting: raises BufferFull (a KraftError) when buffer_memory bytes
         wait unsent."""
+        if self._closed:
+            raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
+        now = int(time.time() * 1000)
         with self._lock:
             if self._acc.buffered_bytes >= self.buffer_memory:
                 raise BufferFull(ErrorCode.REQUEST_TIMED_OUT,
                                  f"the producer's buffer is full (buffer_memory="
                                  f"{self.buffer_memory} bytes): await send() waits for room")
-            future, wake = self._append_locked(topic, value, key, partition, headers,
-                                               timestamp_ms)
-        return self._sent(topic, partition, future, wake)
+            future, wake = self._acc.append(topic, partition, key, value, headers,
+                                            now if timestamp_ms is None else timestamp_ms, now)
+        if wake or future is None:
+            return self._sent(topic, partition, future, wake)
+        return future
 
     def send_from_thread(self, topic: str, value: bytes | None, key: bytes | None = None, *,
                          partition: int | None = None, headers=None,
                          timestamp_ms: int | None = None) -> RecordFuture:
         """`send` for any thread but the producer's trio thread (it would block the sender):
         blocks that thread up to max_block_ms while the buffer is full."""
-        deadline = time.monotonic() + self.max_block_ms / 1000
-        lock = self._lock
-        with lock:          # a bare lock's `with` cannot be left half-done by a KeyboardInterrupt
-            while self._acc.buffered_bytes >= self.buffer_memory:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise self._still_full()
-                try:
-                    lock.release()
-                    # Short steps: one ring wakes one waiter, the others look again soon.
-                    self._room.wait(min(left, 0.01))
-                finally:
-                    lock.acquire()
-            future, wake = self._append_locked(topic, value, key, partition, headers,
-                                               timestamp_ms)
-        return self._sent(topic, partition, future, wake)
-
-    def _append_locked(self, topic, value, key, partition, headers, timestamp_ms):
         if self._closed:
             raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
         now = int(time.time() * 1000)
-        return self._acc.append(topic, partition, key, value, headers,
-                                now if timestamp_ms is None else timestamp_ms, now)
+        with self._lock:    # a bare lock's `with` cannot be left half-done by a KeyboardInterrupt
+            if self._acc.buffered_bytes >= self.buffer_memory:
+                self._wait_for_room_locked()
+            future, wake = self._acc.append(topic, partition, key, value, headers,
+                                            now if timestamp_ms is None else timestamp_ms, now)
+        if wake or future is None:
+            return self._sent(topic, partition, future, wake)
+        return future
+
+    def _wait_for_room_locked(self) -> None:
+        deadline = time.monotonic() + self.max_block_ms / 1000
+        lock = self._lock
+        while self._acc.buffered_bytes >= self.buffer_memory:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._still_full()
+            try:
+                lock.release()
+                # Short steps: one ring wakes one waiter, the others look again soon.
+                self._room.wait(min(left, 0.01))
+            finally:
+                lock.acquire()
 
     def _sent(self, topic: str, partition: int | None, future, wake: bool) -> RecordFuture:
         if wake:
