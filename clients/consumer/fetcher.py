@@ -14,7 +14,7 @@ from clients._sync import TrioHome
 from clients.cluster import Cluster
 from clients.list_offsets import list_offsets, list_offsets_until
 from clients.errors import INVALID_METADATA, ErrorCode, KraftError
-from clients.record.codec import decode_records, iter_batches
+from clients.consumer.fetch_decode import batch_span, decode_in_slices
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2
 
@@ -399,9 +399,9 @@ class Fetcher:
                 self.wake()
                 await trio.sleep(RETRY_BACKOFF_S)
                 continue
-            self._handle_fetch(wanted, resp)
+            await self._handle_fetch(wanted, resp)
 
-    def _handle_fetch(self, wanted: list, resp) -> None:
+    async def _handle_fetch(self, wanted: list, resp) -> None:
         asked = {tp: (offset, gen) for tp, offset, gen in wanted}
         decoded = []
         refresh = False
@@ -419,14 +419,11 @@ class Fetcher:
                 data = p.records
                 if not data:
                     continue
-                next_offset, epoch = offset, -1
-                for _pos, header in iter_batches(data):
-                    next_offset = header.base_offset + header.last_offset_delta + 1
-                    epoch = max(epoch, header.partition_leader_epoch)
+                next_offset, epoch, cuts = batch_span(data, offset)
                 if next_offset <= offset:
                     continue  # only a partial batch: a bigger partition_max_bytes is needed
                 try:
-                    recs = decode_records(data, verify_crc=self.check_crcs, skip_control=True)
+                    recs = await decode_in_slices(data, cuts, verify_crc=self.check_crcs)
                 except ValueError as exc:
                     decoded.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
                     continue
