@@ -8,9 +8,9 @@ import trio
 
 
 class BackgroundService:
-    """Runs `task` (a `nursery.start`-able async function) until a close is requested. `_serve`
+    """Runs `task` (a `nursery.start`-able async function) until a close is requested. `serve`
     is the service's whole life: start() runs it in a nursery of the caller's task, the blocking
-    facades hand it to `SyncRunner.start_service`; either way `_stop` ends it."""
+    facades hand it to `SyncRunner.start_service`; either way `_stop` (aclose) ends it."""
 
     def __init__(self, task: Callable[..., Awaitable[Any]]) -> None:
         self._task = task
@@ -18,7 +18,8 @@ class BackgroundService:
         self._close_requested: trio.Event | None = None
         self._done: trio.Event | None = None
 
-    async def _serve(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def serve(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Run until aclose(), in a nursery the caller owns (`nursery.start(service.serve)`)."""
         self._close_requested = trio.Event()
         self._done = trio.Event()
         try:
@@ -39,7 +40,7 @@ class BackgroundService:
         # Entered by hand, not with `async with`, so the service outlives this call; _stop exits it.
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
-        await nursery.start(self._serve)
+        await nursery.start(self.serve)
 
     async def _stop(self) -> None:
         """Ask the task to stop and wait until it has (and its nursery, if start() opened one)."""

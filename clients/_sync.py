@@ -1,5 +1,5 @@
-"""The blocking facades' engine: one background thread runs `trio.run` with a long-lived nursery;
-user threads call into it with `run(async_fn, *args)` and start services in that nursery."""
+"""Threads meeting trio: SyncRunner (a background thread's `trio.run` that user threads call into),
+TrioHome (wake-ups from any thread) and Doorbell (a wait a Ctrl-C cannot leave holding a lock)."""
 from __future__ import annotations
 
 import threading
@@ -94,3 +94,52 @@ class SyncRunner:
                              f"the client's background thread died: {self._error!r}")
         if self._closed:
             raise KraftError(ErrorCode.NETWORK_EXCEPTION, "client is closed")
+
+
+class Doorbell:
+    """A wake-up between threads that a signal can never leave half-done. A Condition's `with`
+    and `wait` run Python code between taking and releasing their lock, so a Ctrl-C
+    (KeyboardInterrupt) landing there can leave the lock held for good and hang the client's
+    trio thread; this is a bare C lock used as a binary semaphore instead. A ring wakes one
+    waiter: waiters check their condition again and wait in short steps."""
+
+    def __init__(self) -> None:
+        self._bell = threading.Lock()
+        self._bell.acquire()
+
+    def ring(self) -> None:
+        try:
+            self._bell.release()
+        except RuntimeError:
+            pass                    # rung already and nobody took it yet
+
+    def wait(self, timeout: float) -> bool:
+        return self._bell.acquire(timeout=max(0.0, timeout))
+
+
+class TrioHome:
+    """The trio thread a client's tasks run in, once `settle` was called there: `call_soon`
+    runs a plain function at once when called in that thread (or before it settled), else
+    hands it over through the trio token, so the async clients' wake-ups work from any thread
+    (the blocking facades' callers) without being swapped for thread-safe versions."""
+
+    def __init__(self) -> None:
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._thread: int | None = None
+
+    def settle(self) -> None:
+        """Call from a task of the trio run the client lives in."""
+        self._token = trio.lowlevel.current_trio_token()
+        self._thread = threading.get_ident()
+
+    def is_home(self) -> bool:
+        return self._thread is None or threading.get_ident() == self._thread
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self.is_home():
+            fn(*args)
+            return
+        try:
+            self._token.run_sync_soon(fn, *args)
+        except trio.RunFinishedError:
+            pass                    # the client stopped: nothing is left to wake

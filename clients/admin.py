@@ -11,7 +11,7 @@ from clients import acl_admin, group_admin
 from clients.acl_admin import AclEntry, AclFilter
 from clients.errors import ErrorCode, KraftError
 from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
-from clients.list_offsets import list_offsets
+from clients.list_offsets import list_offsets_until
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2, controller_pb2
 
@@ -178,7 +178,8 @@ class AsyncAdmin:
                 raise ValueError(f"offset spec must be 'earliest', 'latest' or a timestamp in ms, "
                                  f"not {spec!r}")
             wanted[TopicPartition(*tp)] = ts
-        answers = await list_offsets(self._cluster, wanted)
+        # Retried through a leader change, for up to the request timeout.
+        answers = await list_offsets_until(self._cluster, wanted, self._cluster.timeout)
         return {tp: offset for tp, (offset, _ts) in answers.items()}
 
     async def describe_partitions(self, partitions: list

@@ -50,13 +50,25 @@ async def call(method: grpc.UnaryUnaryMultiCallable, request: Any, timeout: floa
         raise as_kraft_error(exc) from None
 
 
+# How a node answers a service it does not serve (a broker RPC sent to a controller listener):
+# Kafka's UNSUPPORTED_VERSION, "this node does not speak that API". `is_unimplemented` finds it.
+NOT_SERVED = "the node at this address does not serve this request"
+
+
 def as_kraft_error(exc: grpc.RpcError) -> KraftError:
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return KraftError(ErrorCode.UNSUPPORTED_VERSION, f"{NOT_SERVED} ({details})")
     if code in _UNREACHABLE:
         name = "timed out" if code == grpc.StatusCode.DEADLINE_EXCEEDED else "unreachable"
         return KraftError(ErrorCode.NETWORK_EXCEPTION, f"node {name}: {details}")
     return KraftError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{code}: {details}")
+
+
+def is_unimplemented(exc: KraftError) -> bool:
+    """The node answered that it has no such RPC: the address is another kind of listener."""
+    return exc.code == ErrorCode.UNSUPPORTED_VERSION and exc.message.startswith(NOT_SERVED)
 
 
 def is_connection_refused(exc: KraftError) -> bool:

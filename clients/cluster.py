@@ -199,6 +199,8 @@ class Cluster:
             try:
                 return await bridge.call(getattr(stub, method_name), request, self.timeout)
             except KraftError as exc:
+                if bridge.is_unimplemented(exc):
+                    raise wrong_listener(address, controller) from None
                 if exc.code != ErrorCode.NETWORK_EXCEPTION:
                     raise
                 last = exc
@@ -222,3 +224,19 @@ class Cluster:
         self._channels.clear()
         self._broker_stubs.clear()
         self._controller_stubs.clear()
+
+
+def wrong_listener(address: str, controller: bool) -> KraftError:
+    """A broker request sent to a controller's listener (or the reverse): say which it is and
+    what to use instead of grpc's bare 'Method not found!'."""
+    if controller:
+        return KraftError(ErrorCode.UNSUPPORTED_VERSION,
+                          f"{address} does not take controller requests: it is not a "
+                          "controller's or a combined node's listener; point the client at a "
+                          "node that runs the controller (process.roles with 'controller')")
+    return KraftError(ErrorCode.UNSUPPORTED_VERSION,
+                      f"{address} is a controller listener, not a broker: point "
+                      "--bootstrap-server (env KRAFT_BOOTSTRAP; bootstrap_servers in Python) at a "
+                      "broker's listener, the address a broker prints as 'listening on' "
+                      "(`kraft dev`: 127.0.0.1:9092); a controller answers only `kraft quorum "
+                      f"describe --bootstrap-controller {address}`")

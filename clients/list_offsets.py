@@ -1,6 +1,9 @@
 """ListOffsets for many partitions at once: one request per leader, as the consumer and the
-admin client both need (positions from timestamps, earliest/latest offsets)."""
+admin client both need (positions from timestamps, earliest/latest offsets); `list_offsets_until`
+retries through a leader change."""
 from __future__ import annotations
+
+import trio
 
 from clients import bridge
 from clients.cluster import Cluster
@@ -31,7 +34,16 @@ async def list_offsets(cluster: Cluster, wanted: dict) -> dict[TopicPartition, t
     for node, topics in by_node.items():
         req = broker_pb2.ListOffsetsRequest(replica_id=-1, topics=[
             broker_pb2.ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()])
-        resp = await bridge.call(cluster.broker_stub(node).ListOffsets, req, cluster.timeout)
+        try:
+            resp = await bridge.call(cluster.broker_stub(node).ListOffsets, req, cluster.timeout)
+        except KraftError as exc:
+            # A leader that cannot be reached (killed, not fenced yet) must not be asked again
+            # and again: forgetting it makes the next try ask for fresh metadata first.
+            if exc.code in INVALID_METADATA or exc.code == ErrorCode.BROKER_NOT_AVAILABLE:
+                for t, ps in topics.items():
+                    for p in ps:
+                        md.invalidate_leader((t, p.partition))
+            raise
         for t in resp.topics:
             for p in t.partitions:
                 tp = TopicPartition(t.name, p.partition)
@@ -41,3 +53,19 @@ async def list_offsets(cluster: Cluster, wanted: dict) -> dict[TopicPartition, t
                     raise KraftError(p.error_code, f"{t.name}-{p.partition}: {p.error_message}")
                 out[tp] = (p.offset, p.timestamp)
     return out
+
+
+async def list_offsets_until(cluster: Cluster, wanted: dict, timeout_s: float,
+                             backoff_s: float = 0.1) -> dict[TopicPartition, tuple[int, int]]:
+    """`list_offsets`, retried on retriable errors (with fresh metadata, backoff doubling up to
+    1 s) for up to `timeout_s`, as Kafka's consumer does for default.api.timeout.ms: a new
+    leader is usually elected within seconds of the old one dying."""
+    deadline = trio.current_time() + timeout_s
+    while True:
+        try:
+            return await list_offsets(cluster, wanted)
+        except KraftError as exc:
+            if not exc.retriable or trio.current_time() + backoff_s >= deadline:
+                raise
+        await trio.sleep(backoff_s)
+        backoff_s = min(1.0, backoff_s * 2)

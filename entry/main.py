@@ -132,6 +132,7 @@ def _announce(line: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kraft", description="A Kafka-style distributed log.",
                                      epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=client_cli.version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     dev = sub.add_parser("dev", help="run a local cluster: one combined node, or N controllers and M brokers",

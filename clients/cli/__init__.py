@@ -3,8 +3,11 @@ integrator's argparse tree and `run_command` runs one, turning failures into one
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 import traceback
 
 from clients.errors import ErrorCode, KraftError
@@ -28,6 +31,12 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--debug", action="store_true", help="show tracebacks of failures")
 
 
+def version_line() -> str:
+    """What `kraft --version` prints: the installed package's version."""
+    from clients import __version__
+    return f"kraft {__version__} (Python {sys.version.split()[0]})"
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds topic (create|list|describe|alter|delete), produce, consume, group
     (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info
@@ -43,12 +52,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     acl.register(subparsers, add_common_options)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be: every command stops the same
+    way (a group member commits and leaves its group, a producer says what was acknowledged)."""
+
+
+def _stop_gracefully(signum, frame) -> None:
+    # A second Ctrl-C or SIGTERM while the first one unwinds ends the process at once: the
+    # default actions come back before anything can block.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+@contextlib.contextmanager
+def graceful_signals():
+    """While a command runs, SIGTERM (kill, docker stop, systemd) unwinds like Ctrl-C instead of
+    ending the process on the spot (Python's default would leave a ghost group member behind
+    until its session times out, and uncommitted positions); a second signal of either kind
+    ends it at once, as a last resort should the clean stop hang."""
+    if threading.current_thread() is not threading.main_thread():
+        yield                                 # signal handlers belong to the main thread
+        return
+    previous = {s: signal.signal(s, _stop_gracefully) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Runs args.func(args). A failure becomes one line on stderr (plus the traceback under
-    --debug) and exit code 1; Ctrl-C exits 130 like a shell would report it."""
+    --debug) and exit code 1; Ctrl-C exits 130 and SIGTERM 143, as a shell reports them, once
+    the command has shut down as it does on Ctrl-C."""
     debug = getattr(args, "debug", False)
     try:
-        return int(args.func(args) or 0)
+        with graceful_signals():
+            return int(args.func(args) or 0)
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from clients._sync import Doorbell
 from clients.cli import common
 from clients.cli.common import COMPRESSION_TYPES, CliError, add_leaf, non_negative_int, positive_int
 from clients.cli.output import Progress, info, print_json, print_table
@@ -46,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction,
                    help="records to send (default 1000000)")
     p.add_argument("--record-size", type=non_negative_int, default=100, metavar="BYTES",
                    help="value size (default 100)")
-    p.add_argument("--acks", type=common.acks, default=1, metavar="{0,1,-1,all}")
+    p.add_argument("--acks", type=common.acks, default=-1, metavar="{0,1,-1,all}",
+                   help="as kraft produce and Kafka's producer: all (default), 1 or 0")
     p.add_argument("--compression", choices=COMPRESSION_TYPES, default="none")
     p.add_argument("--batch-size", type=positive_int, default=16384, metavar="BYTES")
     p.add_argument("--linger-ms", type=non_negative_int, default=5, metavar="MS")
@@ -93,7 +95,10 @@ class Samples:
         self.errors = 0
         self.first_error: BaseException | None = None
         self.completed = 0
-        self.cond = threading.Condition()
+        # A bare lock and a Doorbell, not a Condition: a Ctrl-C in the waiting main thread must
+        # never leave a lock held that the producer's thread needs (it would hang the close).
+        self.lock = threading.Lock()
+        self._bell = Doorbell()
 
     def track(self, future: Any, sent_at: float) -> None:
         future.add_done_callback(lambda f: self._done(f, sent_at))
@@ -101,18 +106,19 @@ class Samples:
     def _done(self, future: Any, sent_at: float) -> None:
         elapsed_ms = (_clock() - sent_at) * 1000
         exc = future.exception()
-        with self.cond:
+        with self.lock:
             self.completed += 1
             if exc is None:
                 self.latencies_ms.append(elapsed_ms)
             else:
                 self.errors += 1
                 self.first_error = self.first_error or exc
-            self.cond.notify_all()
+        self._bell.ring()
 
     def wait_for(self, count: int, timeout: float = 5.0) -> None:
-        with self.cond:
-            self.cond.wait_for(lambda: self.completed >= count, timeout)
+        deadline = time.monotonic() + timeout
+        while self.completed < count and time.monotonic() < deadline:
+            self._bell.wait(min(0.05, deadline - time.monotonic()))
 
 
 def bench_produce(args: argparse.Namespace) -> int:
@@ -151,6 +157,7 @@ def bench_produce(args: argparse.Namespace) -> int:
         producer.flush()
         seconds = max(_clock() - start, 1e-9)
         samples.wait_for(tracked)
+        partitions = len(producer.partitions_for(topic))
     progress.done()
     if samples.errors:
         raise CliError(f"bench stopped after {sent} records: {samples.errors} timed record(s) "
@@ -159,11 +166,18 @@ def bench_produce(args: argparse.Namespace) -> int:
               "records_per_sec": round(sent / seconds, 1),
               "mb_per_sec": round(sent * args.record_size / MB / seconds, 3),
               **summarize(samples.latencies_ms).as_dict(),
-              "record_size": args.record_size, "acks": args.acks,
-              "compression": args.compression, "batch_size": args.batch_size,
-              "linger_ms": args.linger_ms, "errors": samples.errors}
+              "latency": "send to acknowledgement of sampled records",
+              "acks": acks_name(args.acks), "record_size": args.record_size,
+              "compression": args.compression, "partitions": partitions,
+              "batch_size": args.batch_size, "linger_ms": args.linger_ms,
+              "errors": samples.errors}
     print_result(args, result, samples.latencies_ms)
     return 0
+
+
+def acks_name(acks: int) -> str:
+    """As the user writes it: all, 1 or 0."""
+    return "all" if acks == -1 else str(acks)
 
 
 def _window_line(samples: Samples, window: tuple, now: float, sent: int, size: int) -> str:
@@ -175,15 +189,22 @@ def _window_line(samples: Samples, window: tuple, now: float, sent: int, size: i
     return f"{sent} records sent, {rate:,.0f} rec/s ({rate * size / MB:.2f} MB/s){latency}"
 
 
-def print_result(args: argparse.Namespace, result: dict, latencies_ms: list[float]) -> None:
+# The settings a figure depends on, printed beside it (table) or in it (JSON).
+SETTINGS = (("ACKS", "acks"), ("SIZE", "record_size"), ("COMPRESSION", "compression"),
+            ("PARTITIONS", "partitions"))
+LATENCY = (("P50-MS", "p50_ms"), ("P99-MS", "p99_ms"), ("P99.9-MS", "p999_ms"),
+           ("MAX-MS", "max_ms"))
+
+
+def print_result(args: argparse.Namespace, result: dict, latencies_ms: list[float],
+                 latency_columns: tuple = LATENCY, settings: tuple = SETTINGS) -> None:
     if args.format == "json":
         print_json(result)
         return
-    print_table(["RECORDS", "SECONDS", "RECORDS/S", "MB/S", "P50-MS", "P99-MS", "P99.9-MS",
-                 "MAX-MS"],
-                [[result["records"], result["seconds"], round(result["records_per_sec"]),
-                  result["mb_per_sec"], result["p50_ms"], result["p99_ms"], result["p999_ms"],
-                  result["max_ms"]]])
+    columns = (("RECORDS", "records"), ("SECONDS", "seconds"), ("RECORDS/S", "records_per_sec"),
+               ("MB/S", "mb_per_sec"), *latency_columns, *settings)
+    row = [round(result[k]) if k == "records_per_sec" else result[k] for _, k in columns]
+    print_table([name for name, _ in columns], [row])
     if getattr(args, "histogram", False) and latencies_ms:
         print()
         print_table(["LATENCY-MS<=", "COUNT"], [[int(b), c] for b, c in histogram(latencies_ms)])

@@ -54,7 +54,9 @@ async def describe_quorum(addresses: list[str], timeout: float) -> Any:
         try:
             info = await _ask(address, timeout)
         except KraftError as exc:
-            errors.append(f"{address}: {exc}")
+            from clients.bridge import is_unimplemented
+            errors.append(f"{address} is a broker listener, not a controller" if
+                          is_unimplemented(exc) else f"{address}: {exc}")
             continue
         if info.role == "Leader":
             return info

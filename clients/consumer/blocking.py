@@ -23,22 +23,8 @@ class Consumer:
     def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", **kwargs) -> None:
         self._async = AsyncConsumer(bootstrap_servers, **kwargs)
         self._runner = SyncRunner("kraft-consumer")
-        token = self._runner.token
-        f = self._async._fetcher
-        trio_wake = f.wake
-
-        def wake_threadsafe() -> None:
-            if not f.wake_requested:
-                f.wake_requested = True
-                token.run_sync_soon(trio_wake)
-
-        f.wake = wake_threadsafe
-        g = self._async._group
-        if g is not None:
-            group_wake = g.wake
-            g.wake = lambda: token.run_sync_soon(group_wake)
         self._timeout_s = self._async.request_timeout_ms / 1000
-        self._runner.start_service(self._async._serve)
+        self._runner.start_service(self._async.serve)
         self._closed = False
 
     @property
@@ -63,9 +49,7 @@ class Consumer:
         self._async.seek_to_end(*tps)
 
     def position(self, tp: TopicPartition) -> int:
-        f = self._async._fetcher
-        with f.cond:
-            pos = f.positions.get(TopicPartition(*tp))
+        pos = self._async.position_nowait(tp)
         if pos is not None:
             return pos
         return self._runner.run(self._async.position, tp)
@@ -88,101 +72,70 @@ class Consumer:
         return self._async.subscription()
 
     def unsubscribe(self) -> None:
-        if self._async._group is not None:
+        if self.group_id is not None:
             self._leave_group()
 
     def commit(self, offsets: dict | None = None) -> None:
         self._runner.run(self._async.commit, offsets)
 
     def commit_async(self, offsets: dict | None = None, callback=None) -> None:
-        g = self._async._require_group("commit_async")
-        if offsets is None:
-            with self._async._fetcher.cond:
-                offsets = g.consumed_locked()
-        self._runner.run_sync_soon(g.commit_async, offsets, callback)
+        self._async.commit_async(offsets, callback)
 
     def committed(self, partitions) -> dict[TopicPartition, int | None]:
         return self._runner.run(self._async.committed, partitions)
 
     def _commit_quietly(self, offsets: dict) -> None:
         try:
-            self._runner.run(self._async._group.commit, offsets)
+            self._runner.run(self._async.commit, offsets)
         except KraftError as exc:
             log.warning("group %s: commit before giving partitions back failed: %s",
                         self.group_id, exc)
 
     def _run_group_callbacks(self) -> None:
-        g = self._async._group
-        f = self._async._fetcher
-        while True:
-            with f.cond:
-                cb = g.take_callback_locked()
-            if cb is None:
-                break
+        a = self._async
+        while (cb := a.take_rebalance_callback()) is not None:
             try:
                 self._run_callback(cb)
             finally:
-                self._runner.run(g.acallback_done, cb)
-        while g.commits_done:
-            callback, offsets, error = g.commits_done.popleft()
+                self._runner.run(a.rebalance_callback_done, cb)
+        for callback, offsets, error in a.take_commit_outcomes():
             callback(offsets, error)
-        if g.error is not None:
-            raise g.error
+        a.raise_group_error()
 
     def _run_callback(self, cb: Callback) -> None:
-        g = self._async._group
+        a = self._async
+        listener = a.rebalance_listener
         if cb.kind == "revoke":
-            if self._async.enable_auto_commit and not cb.lost:
-                with self._async._fetcher.cond:
-                    offsets = g.consumed_locked(cb.partitions)
+            if a.enable_auto_commit and not cb.lost:
+                offsets = a.consumed_offsets(cb.partitions)
                 if offsets:
                     self._commit_quietly(offsets)
-            if g.listener is not None and cb.partitions:
-                _call_listener(g.listener, "revoked", cb.lost, set(cb.partitions))
-        elif g.listener is not None:
-            _call_listener(g.listener, "assigned", False, set(cb.partitions))
+            if listener is not None and cb.partitions:
+                _call_listener(listener, "revoked", cb.lost, set(cb.partitions))
+        elif listener is not None:
+            _call_listener(listener, "assigned", False, set(cb.partitions))
 
     def _leave_group(self) -> None:
-        g = self._async._group
-        with self._async._fetcher.cond:
-            owned = set(g.user_assignment)
-            offsets = g.consumed_locked()
-        lost = g.core.lost
+        a = self._async
+        owned, offsets, lost = a.leaving()
         try:
-            if self._async.enable_auto_commit and offsets and not lost:
+            if a.enable_auto_commit and offsets and not lost:
                 self._commit_quietly(offsets)
-            if owned and g.listener is not None:
-                _call_listener(g.listener, "revoked", lost, owned)
+            if owned and a.rebalance_listener is not None:
+                _call_listener(a.rebalance_listener, "revoked", lost, owned)
         finally:
-            self._runner.run(g.leave, self._timeout_s, timeout=self._timeout_s + 1)
+            self._runner.run(a.leave_group, self._timeout_s, timeout=self._timeout_s + 1)
 
     # --- reading ----------------------------------------------------------------------------
 
     def poll(self, timeout_ms: int = 1000, max_records: int | None = None) -> list[ConsumerRecord]:
-        f = self._async._fetcher
-        g = self._async._group
-        limit = max_records or self._async.max_poll_records
+        a = self._async
         deadline = time.monotonic() + timeout_ms / 1000
-        if g is not None:
-            g.note_poll()
+        a.note_poll()
         while True:
-            if g is not None:
-                self._run_group_callbacks()
-            records, wake, attention = [], False, False
-            with f.cond:
-                while True:
-                    if g is not None and g.needs_attention_locked():
-                        attention = True
-                        break
-                    records, wake = f.take_locked(limit)
-                    if records or wake:
-                        break
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    f.cond.wait(left)
-            if wake:
-                f.wake()
+            self._run_group_callbacks()
+            left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            records, attention = a.poll_from_thread(left_ms, max_records)
             if not attention:
                 return records
 
@@ -206,7 +159,7 @@ class Consumer:
             return
         self._closed = True
         try:
-            if self._async._group is not None:
+            if self.group_id is not None:
                 self._leave_group()
         finally:
             try:

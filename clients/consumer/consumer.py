@@ -13,14 +13,16 @@ from clients._service import BackgroundService
 from clients.cluster import Cluster
 from clients.consumer.coordinator import Callback, ConsumerCoordinator
 from clients.consumer.fetcher import ConsumerRecord, Fetcher
+from clients.consumer.from_thread import FromThreads
 from clients.consumer.membership import MembershipConfig
 from clients.errors import ErrorCode, KraftError
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 
 log = logging.getLogger(__name__)
+RETRY_BACKOFF_S = 0.1
 
 
-class AsyncConsumer(BackgroundService):
+class AsyncConsumer(FromThreads, BackgroundService):
     """Kafka's consumer settings, same names. With `group_id`, `subscribe` joins the group and
     commits go to it; `enable_auto_commit` then defaults to True (every auto_commit_interval_ms,
     before each rebalance and on close)."""
@@ -39,6 +41,9 @@ class AsyncConsumer(BackgroundService):
         self.client_id = client_id
         self.max_poll_records = max_poll_records
         self.request_timeout_ms = request_timeout_ms
+        # How long position() and the offset lookups retry through a leader change (Kafka's
+        # default.api.timeout.ms plays this part; ours is the request timeout).
+        self._api_timeout_s = request_timeout_ms / 1000
         self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
         self._fetcher = Fetcher(
             self._cluster, fetch_min_bytes=fetch_min_bytes, fetch_max_wait_ms=fetch_max_wait_ms,
@@ -93,18 +98,14 @@ class AsyncConsumer(BackgroundService):
         await self._stop()
 
     async def _leave_group(self) -> None:
-        g = self._group
-        with self._fetcher.cond:
-            owned = sorted(g.user_assignment)
-            offsets = g.consumed_locked()
-        lost = g.core.lost
+        owned, offsets, lost = self.leaving()
         try:
             if self.enable_auto_commit and offsets and not lost:
                 await self._commit_quietly(offsets)
-            if owned and g.listener is not None:
-                await _call_listener(g.listener, lost, set(owned))
+            if owned and self.rebalance_listener is not None:
+                await _call_listener(self.rebalance_listener, lost, owned)
         finally:
-            await g.leave(self.request_timeout_ms / 1000)
+            await self.leave_group(self.request_timeout_ms / 1000)
 
     # --- group membership -------------------------------------------------------------------
 
@@ -153,36 +154,26 @@ class AsyncConsumer(BackgroundService):
 
     async def _run_group_callbacks(self) -> None:
         """Rebalance callbacks, in order, in the polling task; then commit_async callbacks."""
-        g = self._group
-        f = self._fetcher
-        while True:
-            with f.cond:
-                cb = g.take_callback_locked()
-            if cb is None:
-                break
+        while (cb := self.take_rebalance_callback()) is not None:
             try:
                 await self._run_callback(cb)
             finally:
-                g.callback_done(cb)
-        while g.commits_done:
-            callback, offsets, error = g.commits_done.popleft()
+                await self.rebalance_callback_done(cb)
+        for callback, offsets, error in self.take_commit_outcomes():
             result = callback(offsets, error)
             if inspect.isawaitable(result):
                 await result
-        if g.error is not None:
-            raise g.error
+        self.raise_group_error()
 
     async def _run_callback(self, cb: Callback) -> None:
-        g = self._group
+        listener = self.rebalance_listener
         if cb.kind == "revoke":
             if self.enable_auto_commit and not cb.lost:
-                with self._fetcher.cond:
-                    offsets = g.consumed_locked(cb.partitions)
-                await self._commit_quietly(offsets)
-            if g.listener is not None and cb.partitions:
-                await _call_listener(g.listener, cb.lost, set(cb.partitions))
-        elif g.listener is not None:
-            result = g.listener.on_partitions_assigned(set(cb.partitions))
+                await self._commit_quietly(self.consumed_offsets(cb.partitions))
+            if listener is not None and cb.partitions:
+                await _call_listener(listener, cb.lost, set(cb.partitions))
+        elif listener is not None:
+            result = listener.on_partitions_assigned(set(cb.partitions))
             if inspect.isawaitable(result):
                 await result
 
@@ -192,18 +183,12 @@ class AsyncConsumer(BackgroundService):
         """Commit `offsets` ({tp: next offset to read}), by default the position of every
         assigned partition: what poll returned. Raises KraftError when it failed."""
         g = self._require_group("commit")
-        if offsets is None:
-            with self._fetcher.cond:
-                offsets = g.consumed_locked()
-        await g.commit(offsets)
+        await g.commit(self.consumed_offsets() if offsets is None else offsets)
 
     def commit_async(self, offsets: dict | None = None, callback=None) -> None:
         """Commit in the background; `callback(offsets, error_or_None)` runs in a later poll."""
         g = self._require_group("commit_async")
-        if offsets is None:
-            with self._fetcher.cond:
-                offsets = g.consumed_locked()
-        g.commit_async(offsets, callback)
+        g.commit_async(self.consumed_offsets() if offsets is None else offsets, callback)
 
     async def committed(self, partitions) -> dict[TopicPartition, int | None]:
         """The group's committed offset of each partition, None where there is none."""
@@ -262,6 +247,8 @@ class AsyncConsumer(BackgroundService):
         """The offset of the next record poll returns for `tp` (resolving a pending reset)."""
         tp = TopicPartition(*tp)
         f = self._fetcher
+        deadline = trio.current_time() + self.request_timeout_ms / 1000
+        backoff = RETRY_BACKOFF_S
         while True:
             with f.cond:
                 f._check_assigned(tp)
@@ -272,7 +259,14 @@ class AsyncConsumer(BackgroundService):
                 raise KraftError(ErrorCode.OFFSET_OUT_OF_RANGE,
                                  f"{tp.topic}-{tp.partition} has no position and "
                                  f"auto_offset_reset='none'; seek() first")
-            await f.resolve({tp})
+            try:
+                await f.resolve({tp})
+            except KraftError as exc:
+                # Its leader may have died: resolve forgot it, so the next try asks again.
+                if not exc.retriable or trio.current_time() + backoff >= deadline:
+                    raise
+                await trio.sleep(backoff)
+                backoff = min(1.0, backoff * 2)
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -283,8 +277,7 @@ class AsyncConsumer(BackgroundService):
         g = self._group
         limit = max_records or self.max_poll_records
         deadline = trio.current_time() + timeout_ms / 1000
-        if g is not None:
-            g.note_poll()
+        self.note_poll()
         while True:
             if g is not None:
                 await self._run_group_callbacks()
@@ -313,13 +306,13 @@ class AsyncConsumer(BackgroundService):
         return sorted(state.partitions)
 
     async def beginning_offsets(self, tps) -> dict[TopicPartition, int]:
-        answers = await self._fetcher.list_offsets(
-            {TopicPartition(*tp): EARLIEST_TIMESTAMP for tp in tps})
+        answers = await self._fetcher.list_offsets_until(
+            {TopicPartition(*tp): EARLIEST_TIMESTAMP for tp in tps}, self._api_timeout_s)
         return {tp: offset for tp, (offset, _ts) in answers.items()}
 
     async def end_offsets(self, tps) -> dict[TopicPartition, int]:
-        answers = await self._fetcher.list_offsets(
-            {TopicPartition(*tp): LATEST_TIMESTAMP for tp in tps})
+        answers = await self._fetcher.list_offsets_until(
+            {TopicPartition(*tp): LATEST_TIMESTAMP for tp in tps}, self._api_timeout_s)
         return {tp: offset for tp, (offset, _ts) in answers.items()}
 
     async def offsets_for_times(self, timestamps: dict) -> dict:
@@ -327,8 +320,8 @@ class AsyncConsumer(BackgroundService):
         None when there is none."""
         if any(ts < 0 for ts in timestamps.values()):
             raise ValueError("offsets_for_times takes timestamps in ms >= 0")
-        answers = await self._fetcher.list_offsets(
-            {TopicPartition(*tp): ts for tp, ts in timestamps.items()})
+        answers = await self._fetcher.list_offsets_until(
+            {TopicPartition(*tp): ts for tp, ts in timestamps.items()}, self._api_timeout_s)
         return {tp: (None if offset < 0 else (offset, ts)) for tp, (offset, ts) in answers.items()}
 
 

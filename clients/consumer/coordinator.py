@@ -91,7 +91,10 @@ class ConsumerCoordinator:
         self._refreshing = False
         self._changed = trio.Event()
         self._nursery: trio.Nursery | None = None
-        self.wake = self._wake       # the blocking facade swaps in a thread-safe version
+
+    def wake(self) -> None:
+        """Any thread: the loop looks at `wanted`, the last poll and the clock again."""
+        self.fetcher.home.call_soon(self._wake)
 
     def _wake(self) -> None:
         ev, self._changed = self._changed, trio.Event()
@@ -330,7 +333,7 @@ class ConsumerCoordinator:
                 self._committed[tp] = o
 
     def commit_async(self, offsets: dict, callback=None) -> None:
-        """Trio thread: commit in the background; the outcome goes to `commits_done` for the
+        """Any thread: commit in the background; the outcome goes to `commits_done` for the
         user's next poll (where Kafka runs commit callbacks)."""
         async def run() -> None:
             error = None
@@ -342,7 +345,7 @@ class ConsumerCoordinator:
                     log.warning("group %s: async commit failed: %s", self.group_id, exc)
             if callback is not None:
                 self.commits_done.append((callback, offsets, error))
-        self._nursery.start_soon(run)
+        self.fetcher.home.call_soon(self._nursery.start_soon, run)
 
     async def _auto_commit(self) -> None:
         if self._commit_lock.locked():

@@ -10,10 +10,11 @@ from typing import NamedTuple
 import trio
 
 from clients import bridge
+from clients._sync import TrioHome
 from clients.cluster import Cluster
-from clients.list_offsets import list_offsets
+from clients.list_offsets import list_offsets, list_offsets_until
 from clients.errors import INVALID_METADATA, ErrorCode, KraftError
-from clients.record.codec import decode_records, iter_batches
+from clients.consumer.fetch_decode import batch_span, decode_in_slices
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2
 
@@ -78,11 +79,20 @@ class Fetcher:
         self._stale_logged: set = set()
         self._nodes: set[int] = set()
         self._nursery: trio.Nursery | None = None
-        self.wake = self._wake  # the blocking facade swaps in a thread-safe version
+        self.home = TrioHome()
+
+    def wake(self) -> None:
+        """Any thread: fetch loops and the manager look at the state again (one wake-up in
+        flight at a time from other threads)."""
+        if self.home.is_home():
+            self._wake()
+        elif not self.wake_requested:
+            self.wake_requested = True
+            self.home.call_soon(self._wake)
 
     def _wake(self) -> None:
-        """Trio thread only: fetch loops and the manager look at the state again. After a
-        seek or assign, long-polling fetches are cancelled so the new positions go out now."""
+        """Trio thread. After a seek or assign, long-polling fetches are cancelled so the new
+        positions go out now."""
         self.wake_requested = False
         if self.refetch:
             self.refetch = False
@@ -236,6 +246,7 @@ class Fetcher:
     # --- trio side --------------------------------------------------------------------------
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        self.home.settle()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()
@@ -303,6 +314,10 @@ class Fetcher:
     async def list_offsets(self, wanted: dict) -> dict:
         """{tp: timestamp} -> {tp: (offset, timestamp)} asking each partition's leader."""
         return await list_offsets(self.cluster, wanted)
+
+    async def list_offsets_until(self, wanted: dict, timeout_s: float) -> dict:
+        """`list_offsets` for the user's calls: retried through a leader change."""
+        return await list_offsets_until(self.cluster, wanted, timeout_s, RETRY_BACKOFF_S)
 
     async def resolve(self, only=None) -> None:
         """Turn pending resets (of the partitions in `only`, or all) into positions, unless a
@@ -384,9 +399,9 @@ class Fetcher:
                 self.wake()
                 await trio.sleep(RETRY_BACKOFF_S)
                 continue
-            self._handle_fetch(wanted, resp)
+            await self._handle_fetch(wanted, resp)
 
-    def _handle_fetch(self, wanted: list, resp) -> None:
+    async def _handle_fetch(self, wanted: list, resp) -> None:
         asked = {tp: (offset, gen) for tp, offset, gen in wanted}
         decoded = []
         refresh = False
@@ -404,14 +419,11 @@ class Fetcher:
                 data = p.records
                 if not data:
                     continue
-                next_offset, epoch = offset, -1
-                for _pos, header in iter_batches(data):
-                    next_offset = header.base_offset + header.last_offset_delta + 1
-                    epoch = max(epoch, header.partition_leader_epoch)
+                next_offset, epoch, cuts = batch_span(data, offset)
                 if next_offset <= offset:
                     continue  # only a partial batch: a bigger partition_max_bytes is needed
                 try:
-                    recs = decode_records(data, verify_crc=self.check_crcs, skip_control=True)
+                    recs = await decode_in_slices(data, cuts, verify_crc=self.check_crcs)
                 except ValueError as exc:
                     decoded.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
                     continue

@@ -1,14 +1,16 @@
-"""The producer: AsyncProducer (trio) and Producer (blocking facade). `send` only appends to the
-accumulator under a threading lock; the sender task in trio does all the I/O."""
+"""AsyncProducer, the trio producer: `send` appends to the accumulator under a threading lock
+(waiting for buffer memory if need be); the sender task in trio does all the I/O. Threads other
+than the trio one (the blocking Producer in blocking.py) use `send_from_thread`."""
 from __future__ import annotations
 
+import math
 import threading
 import time
 
 import trio
 
 from clients._service import BackgroundService
-from clients._sync import SyncRunner
+from clients._sync import Doorbell, TrioHome
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
 from clients.partitioner import StickyPartitioner, default_partition
@@ -63,6 +65,10 @@ async def _wait_future(future: RecordFuture) -> None:
 
 
 class AsyncProducer(BackgroundService):
+    """Kafka's producer settings, same names. When buffer_memory bytes wait unsent, `send` (and
+    `send_from_thread`) wait up to max_block_ms for the sender to free some, as Kafka's send
+    does (buffer.memory, max.block.ms), then raise; `send_nowait` raises at once."""
+
     def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *, acks: int | str = 1,
                  batch_size: int = 16384, linger_ms: int = 5, compression_type: str = "none",
                  max_request_size: int = 1048576, request_timeout_ms: int = 30000,
@@ -76,12 +82,15 @@ class AsyncProducer(BackgroundService):
         idempotence = IdempotenceManager() \
             if _idempotence(enable_idempotence, acks, retries) else None
         self.client_id = client_id
+        self.acks = acks
         self.buffer_memory = buffer_memory
         self.max_block_ms = max_block_ms
         self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
-        # A Condition over a plain Lock: `send` from user threads and the sender in trio share
-        # the accumulator; the blocking facade waits on it when buffer_memory is used up.
-        self._lock = threading.Condition(threading.Lock())
+        # A bare lock, never a Condition: threads that send (and may get a Ctrl-C) and the
+        # sender in trio share the accumulator; see Doorbell for why.
+        self._lock = threading.Lock()
+        self._room = Doorbell()                 # rung for threads waiting for buffer memory
+        self._room_event = trio.Event()         # set for trio tasks waiting for it
         self._acc = RecordAccumulator(
             batch_size=batch_size, linger_ms=linger_ms, max_request_size=max_request_size,
             delivery_timeout_ms=delivery_timeout_ms, retry_backoff_ms=retry_backoff_ms,
@@ -95,65 +104,141 @@ class AsyncProducer(BackgroundService):
             self._acc, self._lock, self._cluster, acks=acks,
             compression=codec_from_name(compression_type), request_timeout_ms=request_timeout_ms,
             max_in_flight_per_node=max_in_flight_requests_per_connection, retries=retries,
-            idempotence=idempotence)
-        self._wake = self._sender.wake
-        super().__init__(self._sender.run)
+            idempotence=idempotence, memory_freed=self._memory_freed)
+        self._home = TrioHome()
+        super().__init__(self._run)
         self._closed = False
 
-    # --- lifecycle (start, _stop, async with: BackgroundService) ----------------------------
+    async def _run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        self._home.settle()
+        await self._sender.run(task_status=task_status)
+
+    # --- lifecycle (start, serve, async with: BackgroundService) ----------------------------
 
     def _on_stopped(self) -> None:
         self._sender.abort(KraftError(ErrorCode.NETWORK_EXCEPTION,
                                       "the producer was closed before the record was sent"))
         self._cluster.close()
 
-    async def aclose(self) -> None:
-        """Flush everything sent so far, then stop."""
+    async def aclose(self, timeout: float | None = None) -> None:
+        """Flush everything sent so far (waiting up to `timeout` seconds, None: as long as it
+        takes), then stop; records still unsent then fail with NETWORK_EXCEPTION."""
         if self._closed:
             return
         try:
-            await self.flush()
+            with trio.move_on_after(math.inf if timeout is None else timeout):
+                await self.flush()
         finally:
             self._closed = True
             await self._stop()
 
     # --- sending ----------------------------------------------------------------------------
 
-    def send(self, topic: str, value: bytes | None, key: bytes | None = None, *,
-             partition: int | None = None, headers=None,
-             timestamp_ms: int | None = None) -> RecordFuture:
-        """Queue one record and return at once; the future completes when the leader answers."""
+    async def send(self, topic: str, value: bytes | None, key: bytes | None = None, *,
+                   partition: int | None = None, headers=None,
+                   timestamp_ms: int | None = None) -> RecordFuture:
+        """Queue one record and return its future, which completes when the leader answers.
+        Waits (up to max_block_ms) only while the buffer is full."""
+        deadline = trio.current_time() + self.max_block_ms / 1000
+        while True:
+            room = self._room_event
+            try:
+                return self.send_nowait(topic, value, key, partition=partition,
+                                        headers=headers, timestamp_ms=timestamp_ms)
+            except BufferFull:
+                if trio.current_time() >= deadline:
+                    raise self._still_full() from None
+            with trio.move_on_at(deadline):
+                await room.wait()
+
+    def send_nowait(self, topic: str, value: bytes | None, key: bytes | None = None, *,
+                    partition: int | None = None, headers=None,
+                    timestamp_ms: int | None = None) -> RecordFuture:
+        """`send` without waiting: raises BufferFull (a KraftError) when buffer_memory bytes
+        wait unsent."""
         if self._closed:
             raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
         now = int(time.time() * 1000)
-        if timestamp_ms is None:
-            timestamp_ms = now
-        acc = self._acc
         with self._lock:
-            if acc.buffered_bytes >= self.buffer_memory:
-                self._wait_for_space()
-            future, wake = acc.append(topic, partition, key, value, headers, timestamp_ms, now)
+            if self._acc.buffered_bytes >= self.buffer_memory:
+                raise BufferFull(ErrorCode.REQUEST_TIMED_OUT,
+                                 f"the producer's buffer is full (buffer_memory="
+                                 f"{self.buffer_memory} bytes): await send() waits for room")
+            future, wake = self._acc.append(topic, partition, key, value, headers,
+                                            now if timestamp_ms is None else timestamp_ms, now)
+        if wake or future is None:
+            return self._sent(topic, partition, future, wake)
+        return future
+
+    def send_from_thread(self, topic: str, value: bytes | None, key: bytes | None = None, *,
+                         partition: int | None = None, headers=None,
+                         timestamp_ms: int | None = None) -> RecordFuture:
+        """`send` for any thread but the producer's trio thread (it would block the sender):
+        blocks that thread up to max_block_ms while the buffer is full."""
+        if self._closed:
+            raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
+        now = int(time.time() * 1000)
+        with self._lock:    # a bare lock's `with` cannot be left half-done by a KeyboardInterrupt
+            if self._acc.buffered_bytes >= self.buffer_memory:
+                self._wait_for_room_locked()
+            future, wake = self._acc.append(topic, partition, key, value, headers,
+                                            now if timestamp_ms is None else timestamp_ms, now)
+        if wake or future is None:
+            return self._sent(topic, partition, future, wake)
+        return future
+
+    def _wait_for_room_locked(self) -> None:
+        deadline = time.monotonic() + self.max_block_ms / 1000
+        lock = self._lock
+        while self._acc.buffered_bytes >= self.buffer_memory:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._still_full()
+            try:
+                lock.release()
+                # Short steps: one ring wakes one waiter, the others look again soon.
+                self._room.wait(min(left, 0.01))
+            finally:
+                lock.acquire()
+
+    def _sent(self, topic: str, partition: int | None, future, wake: bool) -> RecordFuture:
         if wake:
-            self._wake()
+            self._wake_sender()
         if future is None:
             return _failed(topic, partition, KraftError(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 f"partition {partition} of topic '{topic}' does not exist (it has "
-                f"{acc.num_partitions(topic)} partitions)"))
+                f"{self._acc.num_partitions(topic)} partitions)"))
         return future
 
-    def _wait_for_space(self) -> None:
-        raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                         f"the producer's buffer is full (buffer_memory={self.buffer_memory} "
-                         f"bytes): await flush() or send_and_wait() before sending more")
+    def _still_full(self) -> KraftError:
+        return KraftError(ErrorCode.REQUEST_TIMED_OUT,
+                          f"the producer's buffer stayed full for max_block_ms="
+                          f"{self.max_block_ms} (buffer_memory={self.buffer_memory} bytes): the "
+                          "brokers take records slower than they are sent; is the cluster "
+                          "reachable?")
+
+    def _wake_sender(self) -> None:
+        """The sender looks at the accumulator again (from any thread; one wake-up in flight
+        at a time from the others)."""
+        sender = self._sender
+        if self._home.is_home():
+            sender.wake()
+        elif not sender.wake_requested:
+            sender.wake_requested = True
+            self._home.call_soon(sender.wake)
+
+    def _memory_freed(self) -> None:
+        """Trio thread, lock held: batches left the buffer; wake whoever waits for room."""
+        self._room.ring()
+        event, self._room_event = self._room_event, trio.Event()
+        event.set()
 
     async def send_and_wait(self, topic: str, value: bytes | None, key: bytes | None = None, *,
                             partition: int | None = None, headers=None,
                             timestamp_ms: int | None = None) -> RecordMetadata:
-        while self._acc.buffered_bytes >= self.buffer_memory:
-            await trio.sleep(0.001)
-        future = self.send(topic, value, key, partition=partition, headers=headers,
-                           timestamp_ms=timestamp_ms)
+        future = await self.send(topic, value, key, partition=partition, headers=headers,
+                                 timestamp_ms=timestamp_ms)
         await _wait_future(future)
         return future._metadata()
 
@@ -161,7 +246,7 @@ class AsyncProducer(BackgroundService):
         """Wait until every record sent before this call is acknowledged or failed."""
         with self._lock:
             results, futures = self._acc.begin_flush()
-        self._sender.wake()
+        self._wake_sender()
         try:
             for r in results:
                 await _wait_result(r)
@@ -185,69 +270,5 @@ class AsyncProducer(BackgroundService):
         return partitions
 
 
-class Producer:
-    """The blocking producer for scripts: same arguments as AsyncProducer. `send` never enters
-    the trio thread; it wakes the sender only when a batch opens or fills."""
-
-    def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", **kwargs) -> None:
-        self._async = AsyncProducer(bootstrap_servers, **kwargs)
-        self._runner = SyncRunner("kraft-producer")
-        sender = self._async._sender
-        token = self._runner.token
-
-        def wake_threadsafe() -> None:
-            if not sender.wake_requested:
-                sender.wake_requested = True
-                token.run_sync_soon(sender.wake)
-
-        self._async._wake = wake_threadsafe
-        self._async._wait_for_space = self._wait_for_space
-        self._runner.start_service(self._async._serve)
-        self._closed = False
-
-    def _wait_for_space(self) -> None:
-        """Called with the lock held: block (up to max_block_ms) until the sender frees memory."""
-        a = self._async
-        deadline = time.monotonic() + a.max_block_ms / 1000
-        while a._acc.buffered_bytes >= a.buffer_memory:
-            left = deadline - time.monotonic()
-            if left <= 0 or not a._lock.wait(left):
-                if a._acc.buffered_bytes >= a.buffer_memory:
-                    raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                                     f"the producer's buffer stayed full for max_block_ms="
-                                     f"{a.max_block_ms}; is the broker reachable?")
-
-    def send(self, topic: str, value: bytes | None, key: bytes | None = None, *,
-             partition: int | None = None, headers=None,
-             timestamp_ms: int | None = None) -> RecordFuture:
-        return self._async.send(topic, value, key, partition=partition, headers=headers,
-                                timestamp_ms=timestamp_ms)
-
-    def flush(self, timeout: float | None = None) -> None:
-        self._runner.run(self._async.flush, timeout=timeout)
-
-    def partitions_for(self, topic: str) -> list[int]:
-        return self._runner.run(self._async.partitions_for, topic)
-
-    def close(self, timeout: float | None = None) -> None:
-        """Flush (waiting up to `timeout` seconds), then stop; records still unsent after the
-        timeout fail with NETWORK_EXCEPTION."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._runner.run(self._async.flush, timeout=timeout)
-        except KraftError:
-            pass
-        finally:
-            self._async._closed = True
-            try:
-                self._runner.run(self._async._stop)
-            finally:
-                self._runner.close()
-
-    def __enter__(self) -> "Producer":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
+class BufferFull(KraftError):
+    """send_nowait found buffer_memory bytes waiting unsent (Kafka's BufferExhaustedException)."""

@@ -7,6 +7,7 @@ import logging
 import math
 import threading
 import time
+from typing import Callable
 
 import trio
 
@@ -32,12 +33,14 @@ def now_ms() -> int:
 
 
 class Sender:
-    def __init__(self, acc: RecordAccumulator, lock: threading.Condition, cluster: Cluster, *,
+    def __init__(self, acc: RecordAccumulator, lock: threading.Lock, cluster: Cluster, *,
                  acks: int, compression: int, request_timeout_ms: int,
                  max_in_flight_per_node: int, retries: int,
-                 idempotence: IdempotenceManager | None = None) -> None:
+                 idempotence: IdempotenceManager | None = None,
+                 memory_freed: Callable[[], None] = lambda: None) -> None:
         self.acc = acc
-        self.lock = lock  # a Condition: notified when buffer memory frees up
+        self.lock = lock  # the accumulator's, shared with the threads that send
+        self.memory_freed = memory_freed  # called (lock held) when batches leave the buffer
         self.cluster = cluster
         self.acks = acks
         self.compression = compression
@@ -282,7 +285,7 @@ class Sender:
                 else:
                     self._retry_or_fail_locked(b, KraftError(p.error_code, p.error_message), now,
                                                p.error_code)
-            self.lock.notify_all()
+            self.memory_freed()
 
     def _handle_failed_request(self, batches: list[ProducerBatch], exc: KraftError) -> None:
         now = now_ms()
@@ -290,7 +293,7 @@ class Sender:
             self.acc.request_done(batches)
             for b in batches:
                 self._retry_or_fail_locked(b, exc, now)
-            self.lock.notify_all()
+            self.memory_freed()
 
     def _retry_or_fail_locked(self, b: ProducerBatch, exc: KraftError, now: int,
                               leader_code: int | None = None) -> None:
@@ -328,7 +331,7 @@ class Sender:
             batches, futures = self.acc.abort_all()
             for b in batches:
                 b.result.complete(-1, -1, exc)
-            self.lock.notify_all()
+            self.memory_freed()
         _fail_futures(futures, exc)
 
 

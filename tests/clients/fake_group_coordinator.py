@@ -256,6 +256,10 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
         error = self._injected("FindCoordinator")
         if error:
             return gp.FindCoordinatorResponse(error_code=error, error_message="injected")
+        dead = self.broker.dead_leader     # a killed node not fenced yet coordinates too
+        if dead is not None:
+            host, port = dead.rsplit(":", 1)
+            return gp.FindCoordinatorResponse(node_id=1, host=host, port=int(port))
         return gp.FindCoordinatorResponse(node_id=0, host="127.0.0.1", port=self.broker.port)
 
     def OffsetCommit(self, req, ctx):

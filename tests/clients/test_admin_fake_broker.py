@@ -73,7 +73,7 @@ async def test_cluster_and_offsets(broker):
     broker.create("t", 1)
     async with AsyncProducer(broker.address) as p:
         for i in range(3):
-            p.send("t", b"v", timestamp_ms=100 + i)
+            await p.send("t", b"v", timestamp_ms=100 + i)
     async with AsyncAdmin(broker.address) as admin:
         info = await admin.describe_cluster()
         assert info == {"cluster_id": "fake-cluster", "controller_id": 0,

@@ -28,7 +28,7 @@ async def test_groups_from_describe_to_delete(fake):
     broker, coordinator = fake
     async with AsyncProducer(broker.address, linger_ms=0) as p:
         for i in range(10):
-            p.send("t", b"x", partition=i % 2)
+            await p.send("t", b"x", partition=i % 2)
     async with AsyncAdmin(broker.address) as admin:
         assert await admin.list_groups() == []
         [ghost] = await admin.describe_groups(["ghost"])

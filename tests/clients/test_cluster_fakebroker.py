@@ -35,7 +35,8 @@ class PartitionLog:
 
 class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerServicer):
     """Node 0 of a one-node cluster. Faults: push error codes on `produce_errors` (each answers
-    one whole Produce call), `init_errors` or `fetch_errors`; `lost_answers` error codes answer a Produce that
+    one whole Produce call), `init_errors` or `fetch_errors`; `produce_gate` cleared holds every
+    Produce until it is set; `lost_answers` error codes answer a Produce that
     was appended (a lost acknowledgement); `auto_create` mimics auto.create.topics.enable.
     Idempotence, roughly: InitProducerId deals ids, a batch whose (id, epoch, base sequence) was
     appended before is answered with its original offset and not appended again."""
@@ -46,6 +47,8 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
         self.topics: dict[str, list[PartitionLog]] = {}
         self.configs: dict[str, dict[str, str]] = {}
         self.produce_errors: deque[int] = deque()
+        self.produce_gate = threading.Event()   # clear it to hold Produce answers back
+        self.produce_gate.set()
         self.lost_answers: deque[int] = deque()
         self.init_requests: list = []
         self.init_errors: deque[int] = deque()
@@ -54,6 +57,9 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
         self.metadata_calls = 0
         self.produce_calls = 0
         self.leader_epoch = 0                   # what Metadata says of every partition
+        # An address where no broker listens: while set, Metadata names node 1 there the leader
+        # of every partition (a killed leader not fenced yet); clearing it elects node 0 again.
+        self.dead_leader: str | None = None
         self.fetch_epochs: list[int] = []       # current_leader_epoch of each fetched partition
         self.cond = threading.Condition()
         self.server = grpc.server(ThreadPoolExecutor(max_workers=32), options=CHANNEL_OPTIONS)
@@ -95,15 +101,21 @@ class FakeBroker(broker_pb2_grpc.BrokerServicer, controller_pb2_grpc.ControllerS
                     out.append(bp.TopicMetadata(error_code=NOT_FOUND, name=name,
                                                 error_message="unknown topic"))
                     continue
+                leader = 0 if self.dead_leader is None else 1
                 out.append(bp.TopicMetadata(name=name, partitions=[
-                    bp.PartitionMetadata(partition=i, leader=0, leader_epoch=self.leader_epoch,
-                                         replicas=[0], isr=[0])
+                    bp.PartitionMetadata(partition=i, leader=leader,
+                                         leader_epoch=self.leader_epoch, replicas=[0], isr=[0])
                     for i in range(len(parts))]))
-        return bp.MetadataResponse(brokers=[bp.BrokerNode(node_id=0, host="127.0.0.1", port=self.port)],
-                                   controller_id=0, cluster_id="fake-cluster", topics=out)
+            brokers = [bp.BrokerNode(node_id=0, host="127.0.0.1", port=self.port)]
+            if self.dead_leader is not None:
+                host, port = self.dead_leader.rsplit(":", 1)
+                brokers.append(bp.BrokerNode(node_id=1, host=host, port=int(port)))
+        return bp.MetadataResponse(brokers=brokers, controller_id=0, cluster_id="fake-cluster",
+                                   topics=out)
 
     def Produce(self, req, ctx):
         self.produce_calls += 1
+        self.produce_gate.wait(60)
         error = self.produce_errors.popleft() if self.produce_errors else 0
         topics = []
         with self.cond:

@@ -31,7 +31,7 @@ def broker():
 async def produce(broker, n, partition=0, start=0, ts0=1000):
     async with AsyncProducer(broker.address, linger_ms=0, batch_size=500) as p:
         for i in range(start, start + n):
-            p.send("t", b"v%d" % i, key=b"k%d" % i, partition=partition, timestamp_ms=ts0 + i,
+            await p.send("t", b"v%d" % i, key=b"k%d" % i, partition=partition, timestamp_ms=ts0 + i,
                    headers=[("i", b"%d" % i)] if i % 2 else None)
         await p.flush()
 

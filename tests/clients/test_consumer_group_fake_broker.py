@@ -79,7 +79,7 @@ async def until(check, timeout: float = 10.0, what: str = "") -> None:
 async def produce(broker, n, partitions=6, topic="t"):
     async with AsyncProducer(broker.address, linger_ms=0) as p:
         for i in range(n):
-            p.send(topic, b"%d" % i, partition=i % partitions)
+            await p.send(topic, b"%d" % i, partition=i % partitions)
         await p.flush()
 
 

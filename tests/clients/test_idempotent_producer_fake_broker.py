@@ -56,7 +56,7 @@ async def test_each_partition_counts_its_own_sequences_from_zero(broker):
         for i in range(12):
             await p.send_and_wait("t", b"value-%02d" % i, partition=i % 2)
         for i in range(30):
-            p.send("t", b"v%02d" % i, partition=0)
+            await p.send("t", b"v%02d" % i, partition=0)
         await p.flush()
     assert len(broker.init_requests) == 1 and not broker.init_requests[0].HasField("producer_id")
     for partition in (0, 1):

@@ -26,7 +26,7 @@ def broker():
 async def test_futures_carry_dense_offsets_and_data_lands(broker):
     broker.create("t", 1)
     async with AsyncProducer(broker.address, linger_ms=1, batch_size=300) as p:
-        futures = [p.send("t", b"v%d" % i, timestamp_ms=1000 + i) for i in range(50)]
+        futures = [await p.send("t", b"v%d" % i, timestamp_ms=1000 + i) for i in range(50)]
         await p.flush()
         assert all(f.done() for f in futures)
         metas = [f.result() for f in futures]
@@ -43,7 +43,7 @@ async def test_send_and_wait_and_partitions_for(broker):
         assert await p.partitions_for("t") == [0, 1, 2]
         meta = await p.send_and_wait("t", b"x", partition=2, headers=[("h", b"1")])
         assert (meta.partition, meta.offset) == (2, 0)
-        bad = p.send("t", b"x", partition=5)
+        bad = await p.send("t", b"x", partition=5)
         with pytest.raises(KraftError) as info:
             bad.result(0)
         assert info.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -52,7 +52,7 @@ async def test_send_and_wait_and_partitions_for(broker):
 async def test_equal_keys_go_to_one_partition(broker):
     broker.create("k", 4)
     async with AsyncProducer(broker.address) as p:
-        futures = [p.send("k", b"v", key=b"user-%d" % (i % 5)) for i in range(40)]
+        futures = [await p.send("k", b"v", key=b"user-%d" % (i % 5)) for i in range(40)]
         await p.flush()
     by_key: dict = {}
     for i, f in enumerate(futures):
@@ -111,7 +111,7 @@ async def test_topic_auto_created_by_metadata_gets_the_data():
     broker = FakeBroker(auto_create=True, default_partitions=2).start()
     try:
         async with AsyncProducer(broker.address) as p:
-            futures = [p.send("fresh", b"v%d" % i) for i in range(10)]
+            futures = [await p.send("fresh", b"v%d" % i) for i in range(10)]
             await p.flush()
         assert sorted(f.result().offset for f in futures if f.result().partition == 0) == \
             list(range(sum(1 for f in futures if f.result().partition == 0)))

@@ -8,7 +8,10 @@ import pytest
 
 from clients.cli import bench, bench_consume
 
-KEYS = {"records", "seconds", "records_per_sec", "mb_per_sec", "p50_ms", "p99_ms", "max_ms"}
+KEYS = {"records", "seconds", "records_per_sec", "mb_per_sec", "p50_ms", "p99_ms", "max_ms",
+        "acks", "record_size", "compression", "partitions"}
+CONSUME_KEYS = {"records", "seconds", "records_per_sec", "mb_per_sec", "age_p50_ms",
+                "age_p99_ms", "age_max_ms", "age", "partitions", "record_size"}
 
 
 class FakeClock:
@@ -52,9 +55,23 @@ def test_produce_table_has_one_row_of_results(fakes, cli, capsys, clock):
     out = capsys.readouterr()
     header, row = out.out.splitlines()
     assert header.split() == ["RECORDS", "SECONDS", "RECORDS/S", "MB/S", "P50-MS", "P99-MS",
-                              "P99.9-MS", "MAX-MS"]
-    assert row.split()[0] == "100"
+                              "P99.9-MS", "MAX-MS", "ACKS", "SIZE", "COMPRESSION", "PARTITIONS"]
+    assert row.split()[0] == "100" and row.split()[-4:] == ["all", "100", "none", "3"]
     assert "created topic" not in out.err
+
+
+def test_produce_defaults_to_acks_all_like_kraft_produce_and_reports_its_settings(
+        fakes, cli, capsys, clock):
+    assert cli(["bench", "produce", "--num-records", "10", "--format", "json", "-q"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert fakes.producer.config["acks"] == -1
+    assert (result["acks"], result["record_size"], result["compression"],
+            result["partitions"]) == ("all", 100, "none", 3)
+    assert cli(["bench", "produce", "--num-records", "10", "--acks", "1", "--record-size", "7",
+                "--compression", "lz4", "--format", "json", "-q"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert fakes.producer.config["acks"] == 1
+    assert (result["acks"], result["record_size"], result["compression"]) == ("1", 7, "lz4")
 
 
 def test_throughput_cap_is_honoured(fakes, cli, capsys, clock):
@@ -98,9 +115,23 @@ def test_consume_reads_to_the_end_offsets_and_measures_age(fakes, cli, capsys, c
                               "batch": 3}
     assert cli(["bench", "consume", "--format", "json", "-q"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert KEYS <= set(result)
+    assert CONSUME_KEYS <= set(result) and not {"p50_ms", "latency"} & set(result)
     assert result["records"] == 14 and result["bytes"] == 140
-    assert result["p50_ms"] == 250.0 and result["max_ms"] == 250.0
+    assert result["age_p50_ms"] == 250.0 and result["age_max_ms"] == 250.0
+    assert "not a fetch latency" in result["age"]
+    assert (result["partitions"], result["record_size"]) == (2, 10)
+
+
+def test_consume_table_names_ages_as_ages(fakes, cli, capsys, clock, monkeypatch):
+    monkeypatch.setattr(bench_consume, "_wall_ms", lambda: 5_250.0)
+    fakes.consumer_options = {"records": _bench_records(fakes, 4), "partitions": [0, 1]}
+    assert cli(["bench", "consume", "-q"]) == 0
+    out = capsys.readouterr()
+    header, row = out.out.splitlines()
+    assert header.split() == ["RECORDS", "SECONDS", "RECORDS/S", "MB/S", "AGE-P50-MS",
+                              "AGE-P99-MS", "AGE-MAX-MS", "PARTITIONS", "AVG-SIZE"]
+    assert row.split()[-2:] == ["2", "10"]
+    assert "AGE: poll time minus the record's timestamp" in out.err
     assert [s for _, s in fakes.consumer.seeks] == ["earliest", "earliest"]
 
 

@@ -109,7 +109,7 @@ def test_bench_produce_defaults_and_flags(parser):
     assert (args.topic, args.partitions, args.num_records, args.record_size) == \
         ("bench", 1, 1_000_000, 100)
     assert (args.acks, args.compression, args.batch_size, args.linger_ms, args.throughput) == \
-        (1, "none", 16384, 5, None)
+        (-1, "none", 16384, 5, None)
     args = parse(["bench", "produce", "--topic", "x", "--partitions", "4", "--num-records", "10",
                   "--record-size", "1000", "--acks", "all", "--compression", "lz4",
                   "--batch-size", "65536", "--linger-ms", "20", "--throughput", "500", "-q"])
