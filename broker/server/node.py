@@ -5,6 +5,7 @@ be fenced so leadership moves away, then checkpoints and leaves the clean-shutdo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import pathlib
 import random
@@ -29,6 +30,9 @@ from broker.replication.isr_updates import IsrUpdates
 from broker.replication.fetcher import ReplicaFetchers
 from broker.replication.replica_manager import ReplicaManager, monotonic_ms
 from broker.security.request_authorizer import RequestAuthorizer
+from broker.security.listener import authenticator, node_client_security, server_credentials
+from broker.security.sessions import SessionTable
+from clients import bridge
 from clients.grpc_server import TrioGrpcServer
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2
 from kraft.controller.controller import QuorumController
@@ -135,6 +139,8 @@ class Node:
         self.clock_ms = clock_ms
         self.is_broker = "broker" in config.process_roles
         self.lifecycle: BrokerLifecycle | None = None
+        lifetime_ms = config.security.session_lifetime_ms if config.security else 900_000
+        self.sessions = SessionTable(lifetime_ms)     # SCRAM sessions of every SASL listener
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled. `task_status.started(port)` once the node serves: a broker once the
@@ -149,7 +155,8 @@ class Node:
         except DirLocked as exc:
             raise NodeStartError(str(exc)) from None
         try:
-            quorum = MetadataQuorum(config, cluster_id)
+            to_controllers = self._open_channel(config.controller_listener_names[0])
+            quorum = MetadataQuorum(config, cluster_id, to_controllers)
         except BaseException:
             release_all(locks)
             raise
@@ -160,7 +167,8 @@ class Node:
                                                            rng=random.Random()), quorum.driver)
                 quorum.listeners.append(active)
                 quorum.snapshot_source = active.image
-            channel = ControllerChannel(quorum.voters, lambda: quorum.leader_id, active)
+            channel = ControllerChannel(quorum.voters, lambda: quorum.leader_id, active,
+                                        to_controllers)
             async with trio.open_nursery() as nursery:
                 listening = []
                 port = None
@@ -192,6 +200,22 @@ class Node:
             release_all(locks)
             log.info("node %d stopped cleanly", config.node_id)
 
+    def _server(self, address: str, listener: str, *, controller: bool = False) -> TrioGrpcServer:
+        """A gRPC server for `listener` with its TLS and authentication (none on PLAINTEXT)."""
+        security = self.config.security
+        if security is None or security.protocol(listener) == "PLAINTEXT":
+            return TrioGrpcServer(address, listener_name=listener)
+        return TrioGrpcServer(address, listener_name=listener,
+                              credentials=server_credentials(security, listener),
+                              authenticate=authenticator(security, listener, controller=controller,
+                                                         sessions=self.sessions))
+
+    def _open_channel(self, listener: str | None) -> Callable[[str], object]:
+        """How this node dials other nodes' `listener`: with its own certificate over TLS."""
+        node_security = None if self.config.security is None else \
+            node_client_security(self.config.security, listener)
+        return functools.partial(bridge.open_channel, security=node_security)
+
     async def controlled_shutdown(self) -> None:
         if self.lifecycle is not None:
             await self.lifecycle.controlled_shutdown()
@@ -200,7 +224,8 @@ class Node:
                                 task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Quorum and Controller services on the controller listener; `started(port)`."""
         host, port = self.config.controller_listener
-        server = TrioGrpcServer(f"{host}:{port}")
+        server = self._server(f"{host}:{port}", self.config.controller_listener_name,
+                              controller=True)
         server.add_servicer(QuorumServicer(quorum.driver, quorum.cluster_id), quorum_pb2, "Quorum")
         authorizer = RequestAuthorizer(active.image, self.config.authorizer_config)
         server.add_servicer(controller_servicer.on_controller(active, authorizer), controller_pb2,
@@ -227,7 +252,7 @@ class Node:
                                        clock_ms=clock_ms,
                                        segment_bytes=config.offsets_topic_segment_bytes,
                                        commit_timeout_ms=config.offsets_commit_timeout_ms)
-            server = TrioGrpcServer(f"{config.host}:{config.port}")
+            server = self._server(f"{config.host}:{config.port}", config.broker_listener_name)
             # Each broker's authorizer follows its own metadata image, ACLs included.
             authorizer = RequestAuthorizer(lambda: metadata.image, config.authorizer_config)
             server.add_servicer(BrokerServicer(
@@ -243,7 +268,11 @@ class Node:
             try:
                 async with trio.open_nursery() as nursery:
                     port = await nursery.start(server.serve)     # port 0 picks one: advertise it
-                    lifecycle = BrokerLifecycle(config.node_id, config.host, port, config.rack,
+                    # advertised.listeners: what other nodes and clients should dial instead.
+                    advertised = config.security.advertised.get(config.broker_listener_name) \
+                        if config.security else None
+                    host, port = advertised if advertised and advertised[1] else (config.host, port)
+                    lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
                                                 channel, metadata, epoch,
                                                 config.broker_heartbeat_interval_ms)
                     nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
@@ -273,7 +302,9 @@ class Node:
             b = metadata.image.broker(broker_id)
             return None if b is None else f"{b.host}:{b.port}"
 
-        nursery.start_soon(ReplicaFetchers(replicas, address, broker_epoch, monotonic_ms).run)
+        inter_broker = self.config.security.inter_broker_listener or self.config.broker_listener_name
+        nursery.start_soon(ReplicaFetchers(replicas, address, broker_epoch, monotonic_ms,
+                                           self._open_channel(inter_broker)).run)
         nursery.start_soon(IsrUpdates(replicas, channel, broker_epoch, monotonic_ms).run)
         nursery.start_soon(_every, ISR_CHECK_MS, lambda _now: replicas.tick(), monotonic_ms)
 

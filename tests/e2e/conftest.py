@@ -169,13 +169,16 @@ class ClusterNode:
 
 class Cluster:
     def __init__(self, root: pathlib.Path, controllers: int, brokers: int,
-                 overrides: dict[str, str] | None = None) -> None:
+                 overrides: dict[str, str] | None = None,
+                 node_overrides: dict[int, dict[str, str]] | None = None) -> None:
         self.root = root
         ids = range(1, controllers + brokers + 1)
         addresses = {i: f"127.0.0.1:{free_port()}" for i in ids}
         voters = ",".join(f"{i}@{addresses[i]}" for i in range(1, controllers + 1))
         self.nodes = {i: ClusterNode(i, "controller" if i <= controllers else "broker", root,
-                                     voters, addresses[i], overrides or {}) for i in ids}
+                                     voters, addresses[i],
+                                     {**(overrides or {}), **(node_overrides or {}).get(i, {})})
+                      for i in ids}
         self.controllers = [self.nodes[i] for i in range(1, controllers + 1)]
         self.brokers = [self.nodes[i] for i in ids if i > controllers]
 
@@ -201,9 +204,12 @@ class Cluster:
 def cluster_factory(tmp_path):
     made: list[Cluster] = []
 
-    def make(controllers: int = 3, brokers: int = 3, start: bool = True, **overrides: str) -> Cluster:
-        """Overrides as keyword arguments: controller_quorum_fetch_timeout_ms="1000"."""
-        c = Cluster(tmp_path, controllers, brokers, {k.replace("_", "."): v for k, v in overrides.items()})
+    def make(controllers: int = 3, brokers: int = 3, start: bool = True,
+             node_overrides: dict[int, dict[str, str]] | None = None, **overrides: str) -> Cluster:
+        """Overrides as keyword arguments: controller_quorum_fetch_timeout_ms="1000"; keys
+        of one node (its certificate, say) in node_overrides={id: {key: value}}."""
+        c = Cluster(tmp_path, controllers, brokers,
+                    {k.replace("_", "."): v for k, v in overrides.items()}, node_overrides)
         made.append(c)
         return c.start() if start else c
 
