@@ -65,6 +65,28 @@ class ClientSecurity:
 PLAINTEXT = ClientSecurity()
 
 
+SECURITY_OPTIONS = frozenset(f.name for f in dataclasses.fields(ClientSecurity))
+
+
+def client_security(**options: Any) -> ClientSecurity | None:
+    """kafka-python's keyword arguments (security_protocol="SASL_SSL", ssl_cafile=...,
+    sasl_plain_username=...) as a ClientSecurity; None when none is given (PLAINTEXT). An
+    unknown keyword is a TypeError, as for any other constructor argument."""
+    unknown = sorted(set(options) - SECURITY_OPTIONS)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r} (security options are "
+                        f"{', '.join(sorted(SECURITY_OPTIONS))})")
+    given = {k: v for k, v in options.items() if v is not None}
+    return ClientSecurity(**given) if given else None
+
+
+def security_options(security: ClientSecurity) -> dict[str, Any]:
+    """The kafka-python keyword arguments that make `security` (none for PLAINTEXT)."""
+    if security.security_protocol == "PLAINTEXT":
+        return {}
+    return {k: v for k, v in dataclasses.asdict(security).items() if v is not None}
+
+
 def read_pem_file(path: str, what: str) -> bytes:
     file = pathlib.Path(path)
     if not file.is_file():
@@ -124,7 +146,7 @@ def open_secure_channel(address: str, security: ClientSecurity, options: list) -
 # -- SCRAM sessions: one authentication per channel, a token on every call ---------------------
 class _ScramSession:
     """Holds the session token of one channel. The SCRAM exchange runs on first use and when the
-    token nears its end or the broker forgot it (restart): a few ms once, not per request."""
+    token nears its end or the node forgot it (restart): a few ms once, not per request."""
 
     def __init__(self, channel: grpc.Channel, security: ClientSecurity,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -133,14 +155,24 @@ class _ScramSession:
         self._token: str | None = None
         self._refresh_at = 0.0
 
-    def token(self) -> str:
+    def current(self) -> str | None:
+        """The token, or None when an exchange is due (no blocking)."""
         with self._lock:
             if self._token is None or self.clock() >= self._refresh_at:
-                from clients.sasl_client import authenticate     # the SCRAM exchange over gRPC
-                token, lifetime_s = authenticate(self.channel, self.security)
-                self._token = token
-                self._refresh_at = self.clock() + max(0.0, lifetime_s - SESSION_REFRESH_MARGIN_S)
+                return None
             return self._token
+
+    def authenticate(self) -> str:
+        """Run the SCRAM exchange (blocking: never on the caller's event loop thread)."""
+        with self._lock:
+            if self._token is not None and self.clock() < self._refresh_at:
+                return self._token     # another call authenticated meanwhile
+            from clients.sasl_client import authenticate     # the SCRAM exchange over gRPC
+            token, lifetime_s = authenticate(self.channel, self.security)
+            self._token = token
+            margin = min(SESSION_REFRESH_MARGIN_S, lifetime_s / 10)
+            self._refresh_at = self.clock() + lifetime_s - margin
+            return token
 
     def forget(self, token: str) -> None:
         with self._lock:
@@ -158,29 +190,108 @@ class _ClientCallDetails(grpc.ClientCallDetails):
         self.compression = details.compression
 
 
-class _SessionInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+class _AfterAuthentication(grpc.Future):
+    """A call that first needs a session: the exchange runs on a thread of its own (the caller
+    may be a trio loop that must not block, or the very node it authenticates with), then the
+    call starts; result() and callbacks behave as the call's."""
+
+    def __init__(self, session: _ScramSession, start: Callable[[str], Any]) -> None:
+        self._session, self._start = session, start
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list = []
+        self._call: Any = None
+        self._error: BaseException | None = None
+        self._cancelled = False
+        threading.Thread(target=self._run, name="kraft-scram", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            token = self._session.authenticate()
+        except BaseException as exc:     # noqa: BLE001 - handed to whoever waits on the call
+            self._finish(error=exc)
+            return
+        with self._lock:
+            if self._cancelled:
+                return
+            self._call = self._start(token)
+        self._call.add_done_callback(lambda _call: self._finish())
+
+    def _finish(self, error: BaseException | None = None) -> None:
+        with self._lock:
+            self._error = error
+            self._done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            fn(self)
+
+    def add_done_callback(self, fn) -> None:
+        with self._lock:
+            if not self._done.is_set():
+                self._callbacks.append(fn)
+                return
+        fn(self)
+
+    def cancel(self) -> bool:
+        with self._lock:
+            self._cancelled = True
+            call = self._call
+        if call is not None:
+            return call.cancel()
+        self._finish(error=grpc.FutureCancelledError())
+        return True
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def running(self) -> bool:
+        return not self._done.is_set()
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def result(self, timeout: float | None = None) -> Any:
+        if not self._done.wait(timeout):
+            raise grpc.FutureTimeoutError()
+        if self._error is not None:
+            raise self._error
+        return self._call.result()
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        if not self._done.wait(timeout):
+            raise grpc.FutureTimeoutError()
+        return self._error if self._error is not None else self._call.exception()
+
+    def traceback(self, timeout: float | None = None) -> Any:
+        return None if self._call is None else self._call.traceback(timeout)
+
+    def code(self) -> Any:
+        return None if self._call is None else self._call.code()
+
+    def details(self) -> Any:
+        return None if self._call is None else self._call.details()
+
+
+class _SessionInterceptor(grpc.UnaryUnaryClientInterceptor):
     def __init__(self, session: _ScramSession) -> None:
         self.session = session
 
-    def _with_token(self, details: grpc.ClientCallDetails) -> tuple[_ClientCallDetails, str]:
-        token = self.session.token()
+    def _start(self, continuation, details, request, token: str) -> Any:
         metadata = list(details.metadata or ()) + [(SESSION_METADATA_KEY, token)]
-        return _ClientCallDetails(details, metadata), token
+        call = continuation(_ClientCallDetails(details, metadata), request)
 
-    def _watch(self, call: Any, token: str) -> Any:
-        def done(finished: Any) -> None:
+        def forget_if_refused(finished: Any) -> None:
             if finished.code() == grpc.StatusCode.UNAUTHENTICATED:
                 self.session.forget(token)     # the next call authenticates again
-        call.add_done_callback(done)
+        call.add_done_callback(forget_if_refused)
         return call
 
     def intercept_unary_unary(self, continuation, details, request):
-        new_details, token = self._with_token(details)
-        return self._watch(continuation(new_details, request), token)
-
-    def intercept_unary_stream(self, continuation, details, request):
-        new_details, token = self._with_token(details)
-        return self._watch(continuation(new_details, request), token)
+        token = self.session.current()
+        if token is not None:
+            return self._start(continuation, details, request, token)
+        return _AfterAuthentication(
+            self.session, lambda new: self._start(continuation, details, request, new))
 
 
 # -- Kafka's client properties (--command-config) ----------------------------------------------

@@ -21,7 +21,8 @@ NODE_METHODS = frozenset({"RegisterBroker", "BrokerHeartbeat", "AlterPartition",
 
 METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs",
            "RegisterBroker", "BrokerHeartbeat", "AlterPartition", "ElectLeaders",
-           "AllocateProducerIds", "CreateAcls", "DeleteAcls", "DescribeAcls"]
+           "AllocateProducerIds", "CreateAcls", "DeleteAcls", "DescribeAcls",
+           "AlterUserScramCredentials", "DescribeUserScramCredentials"]
 
 # How long a forwarded admin call may take in all (Kafka's default.api.timeout.ms is 60 s;
 # admin clients here wait 30 s).

@@ -15,6 +15,7 @@ from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
 from clients.errors import ErrorCode, KraftError
+from clients.grpc_server import request_context
 from clients.topics import INTERNAL_TOPICS, topic_name_problem
 from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
@@ -75,7 +76,11 @@ class BrokerServicer:
         created.update(refused)
         image = self.metadata.image
         topics = [created.get(name) or self._topic_metadata(image, name) for name in names]
-        brokers = [pb.BrokerNode(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack or "")
+        # Kafka's rule: a client learns each broker's endpoint on the listener it came in on.
+        listener = request_context().listener
+        brokers = [pb.BrokerNode(node_id=b.broker_id, rack=b.rack or "",
+                                 **dict(zip(("host", "port"),
+                                            b.endpoint(listener) or (b.host, b.port))))
                    for b in image.live_brokers()]
         controller = self.controller_id()
         return pb.MetadataResponse(brokers=brokers,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import trio
 
@@ -11,6 +12,7 @@ from clients._service import BackgroundService
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
+from clients.security import client_security
 from clients.partitioner import StickyPartitioner, default_partition
 from clients.producer.accumulator import RecordAccumulator
 from clients.producer.future import BatchResult, RecordFuture, RecordMetadata
@@ -69,7 +71,8 @@ class AsyncProducer(BackgroundService):
                  delivery_timeout_ms: int = 120000, buffer_memory: int = 33554432,
                  max_in_flight_requests_per_connection: int = 5, retries: int = 2**31 - 1,
                  retry_backoff_ms: int = 100, client_id: str = "kraft-producer",
-                 max_block_ms: int = 60000, enable_idempotence: bool | None = None) -> None:
+                 max_block_ms: int = 60000, enable_idempotence: bool | None = None,
+                 **security: Any) -> None:
         acks = _parse_acks(acks)
         # Idempotence: each batch carries (producer id, epoch, sequence) so the leader drops a
         # retry it already appended and refuses a gap; default with acks='all', as in Kafka.
@@ -78,7 +81,8 @@ class AsyncProducer(BackgroundService):
         self.client_id = client_id
         self.buffer_memory = buffer_memory
         self.max_block_ms = max_block_ms
-        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
+        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms,
+                                security=client_security(**security))
         # A Condition over a plain Lock: `send` from user threads and the sender in trio share
         # the accumulator; the blocking facade waits on it when buffer_memory is used up.
         self._lock = threading.Condition(threading.Lock())
