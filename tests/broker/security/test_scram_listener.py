@@ -118,6 +118,22 @@ async def test_calls_without_a_valid_session_are_not_served(tmp_path):
         nursery.cancel_scope.cancel()
 
 
+async def test_a_forgotten_session_is_retriable_and_the_next_call_authenticates_again(tmp_path):
+    # What a broker restart does to its clients' sessions: the call in flight fails with a
+    # retriable NETWORK_EXCEPTION (not SASL_AUTHENTICATION_FAILED), the next one signs in again.
+    async with trio.open_nursery() as nursery:
+        pki, servicer, sessions, port = await _serve(nursery, tmp_path)
+        with bridge.open_channel(f"127.0.0.1:{port}", _security(pki, "alice-secret")) as channel:
+            await _metadata(channel)
+            sessions.expire(monotonic_ms() + 10**9)
+            with pytest.raises(KraftError) as info:
+                await _metadata(channel)
+            assert info.value.code == ErrorCode.NETWORK_EXCEPTION and info.value.retriable
+            await _metadata(channel)
+        assert len(servicer.seen) == 2 and len(sessions) == 1
+        nursery.cancel_scope.cancel()
+
+
 async def test_sasl_plaintext_works_without_tls(tmp_path):
     async with trio.open_nursery() as nursery:
         pki, servicer, _, port = await _serve(nursery, tmp_path, protocol="SASL_PLAINTEXT")
