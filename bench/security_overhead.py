@@ -50,7 +50,8 @@ def main() -> None:
     parser.add_argument("--connects", type=int, default=20)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        plain, secure = DevCluster(pathlib.Path(tmp) / "plain"), DevCluster(pathlib.Path(tmp) / "secure")
+        plain = DevCluster(pathlib.Path(tmp) / "plain")
+        secure = DevCluster(pathlib.Path(tmp) / "secure")
         kraft("dev", "--controllers", "1", "--brokers", "1", "--port", "0", "--detach",
               "--data", str(plain.data), timeout=180)
         kraft("dev", "--secure", "--controllers", "1", "--brokers", "1", "--port", "0",

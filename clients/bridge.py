@@ -21,6 +21,9 @@ _UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
 # The prefix of an UNAUTHENTICATED answer to a token the node no longer knows: retriable.
 SESSION_EXPIRED = "SESSION_EXPIRED"
 
+# What grpc's details say when a TLS handshake failed (wrong CA, no TLS, hostname mismatch).
+_TLS_FAILURES = ("Ssl handshake", "SSL routines", "CERTIFICATE_VERIFY_FAILED", "handshake failed")
+
 CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 256 * 1024 * 1024),
     ("grpc.max_send_message_length", 256 * 1024 * 1024),
@@ -65,6 +68,9 @@ def as_kraft_error(exc: grpc.RpcError) -> KraftError:
     details = exc.details() if hasattr(exc, "details") else str(exc)
     if code in _UNREACHABLE:
         name = "timed out" if code == grpc.StatusCode.DEADLINE_EXCEEDED else "unreachable"
+        if any(sign in (details or "") for sign in _TLS_FAILURES):
+            details = (f"{details} (the TLS handshake failed: check security_protocol, the CA "
+                       f"file and the certificate; the certificate must name the host dialled)")
         return KraftError(ErrorCode.NETWORK_EXCEPTION, f"node {name}: {details}")
     if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
         # The server refused before serving: "<KAFKA_ERROR_NAME>: <message>".

@@ -7,9 +7,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import re
-import threading
-import time
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import grpc
 
@@ -18,8 +16,6 @@ PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 # The metadata key carrying a SCRAM session token on every call after authentication.
 SESSION_METADATA_KEY = "kraft-session"
-# Refresh a session this long before the broker would expire it.
-SESSION_REFRESH_MARGIN_S = 60.0
 
 _PEM_BLOCK = re.compile(rb"-----BEGIN ([A-Z ]+)-----.+?-----END \1-----\s*", re.DOTALL)
 
@@ -140,158 +136,8 @@ def open_secure_channel(address: str, security: ClientSecurity, options: list) -
         channel = grpc.insecure_channel(address, options=options)
     if not security.uses_sasl:
         return channel
-    return grpc.intercept_channel(channel, _SessionInterceptor(_ScramSession(channel, security)))
-
-
-# -- SCRAM sessions: one authentication per channel, a token on every call ---------------------
-class _ScramSession:
-    """Holds the session token of one channel. The SCRAM exchange runs on first use and when the
-    token nears its end or the node forgot it (restart): a few ms once, not per request."""
-
-    def __init__(self, channel: grpc.Channel, security: ClientSecurity,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.channel, self.security, self.clock = channel, security, clock
-        self._lock = threading.Lock()
-        self._token: str | None = None
-        self._refresh_at = 0.0
-
-    def current(self) -> str | None:
-        """The token, or None when an exchange is due (no blocking)."""
-        with self._lock:
-            if self._token is None or self.clock() >= self._refresh_at:
-                return None
-            return self._token
-
-    def authenticate(self) -> str:
-        """Run the SCRAM exchange (blocking: never on the caller's event loop thread)."""
-        with self._lock:
-            if self._token is not None and self.clock() < self._refresh_at:
-                return self._token     # another call authenticated meanwhile
-            from clients.sasl_client import authenticate     # the SCRAM exchange over gRPC
-            token, lifetime_s = authenticate(self.channel, self.security)
-            self._token = token
-            margin = min(SESSION_REFRESH_MARGIN_S, lifetime_s / 10)
-            self._refresh_at = self.clock() + lifetime_s - margin
-            return token
-
-    def forget(self, token: str) -> None:
-        with self._lock:
-            if self._token == token:
-                self._token = None
-
-
-class _ClientCallDetails(grpc.ClientCallDetails):
-    def __init__(self, details: grpc.ClientCallDetails, metadata: list) -> None:
-        self.method = details.method
-        self.timeout = details.timeout
-        self.metadata = metadata
-        self.credentials = details.credentials
-        self.wait_for_ready = details.wait_for_ready
-        self.compression = details.compression
-
-
-class _AfterAuthentication(grpc.Future):
-    """A call that first needs a session: the exchange runs on a thread of its own (the caller
-    may be a trio loop that must not block, or the very node it authenticates with), then the
-    call starts; result() and callbacks behave as the call's."""
-
-    def __init__(self, session: _ScramSession, start: Callable[[str], Any]) -> None:
-        self._session, self._start = session, start
-        self._done = threading.Event()
-        self._lock = threading.Lock()
-        self._callbacks: list = []
-        self._call: Any = None
-        self._error: BaseException | None = None
-        self._cancelled = False
-        threading.Thread(target=self._run, name="kraft-scram", daemon=True).start()
-
-    def _run(self) -> None:
-        try:
-            token = self._session.authenticate()
-        except BaseException as exc:     # noqa: BLE001 - handed to whoever waits on the call
-            self._finish(error=exc)
-            return
-        with self._lock:
-            if self._cancelled:
-                return
-            self._call = self._start(token)
-        self._call.add_done_callback(lambda _call: self._finish())
-
-    def _finish(self, error: BaseException | None = None) -> None:
-        with self._lock:
-            self._error = error
-            self._done.set()
-            callbacks, self._callbacks = self._callbacks, []
-        for fn in callbacks:
-            fn(self)
-
-    def add_done_callback(self, fn) -> None:
-        with self._lock:
-            if not self._done.is_set():
-                self._callbacks.append(fn)
-                return
-        fn(self)
-
-    def cancel(self) -> bool:
-        with self._lock:
-            self._cancelled = True
-            call = self._call
-        if call is not None:
-            return call.cancel()
-        self._finish(error=grpc.FutureCancelledError())
-        return True
-
-    def cancelled(self) -> bool:
-        return self._cancelled
-
-    def running(self) -> bool:
-        return not self._done.is_set()
-
-    def done(self) -> bool:
-        return self._done.is_set()
-
-    def result(self, timeout: float | None = None) -> Any:
-        if not self._done.wait(timeout):
-            raise grpc.FutureTimeoutError()
-        if self._error is not None:
-            raise self._error
-        return self._call.result()
-
-    def exception(self, timeout: float | None = None) -> BaseException | None:
-        if not self._done.wait(timeout):
-            raise grpc.FutureTimeoutError()
-        return self._error if self._error is not None else self._call.exception()
-
-    def traceback(self, timeout: float | None = None) -> Any:
-        return None if self._call is None else self._call.traceback(timeout)
-
-    def code(self) -> Any:
-        return None if self._call is None else self._call.code()
-
-    def details(self) -> Any:
-        return None if self._call is None else self._call.details()
-
-
-class _SessionInterceptor(grpc.UnaryUnaryClientInterceptor):
-    def __init__(self, session: _ScramSession) -> None:
-        self.session = session
-
-    def _start(self, continuation, details, request, token: str) -> Any:
-        metadata = list(details.metadata or ()) + [(SESSION_METADATA_KEY, token)]
-        call = continuation(_ClientCallDetails(details, metadata), request)
-
-        def forget_if_refused(finished: Any) -> None:
-            if finished.code() == grpc.StatusCode.UNAUTHENTICATED:
-                self.session.forget(token)     # the next call authenticates again
-        call.add_done_callback(forget_if_refused)
-        return call
-
-    def intercept_unary_unary(self, continuation, details, request):
-        token = self.session.current()
-        if token is not None:
-            return self._start(continuation, details, request, token)
-        return _AfterAuthentication(
-            self.session, lambda new: self._start(continuation, details, request, new))
+    from clients.sasl_client import with_session     # imports this module
+    return with_session(channel, security)
 
 
 # -- Kafka's client properties (--command-config) ----------------------------------------------
@@ -300,8 +146,8 @@ _JAAS = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 def from_properties(props: Mapping[str, str]) -> ClientSecurity:
     """Kafka's client properties: security.protocol, sasl.mechanism, sasl.jaas.config (or
-    sasl.username / sasl.password), ssl.truststore.location, ssl.keystore.location (PEM),
-    ssl.key.location."""
+    sasl.username / sasl.password), ssl.truststore.location, ssl.keystore.location (one PEM
+    file with the key and the certificate chain)."""
     username, password = props.get("sasl.username"), props.get("sasl.password")
     jaas = props.get("sasl.jaas.config", "")
     if jaas:
@@ -317,7 +163,6 @@ def from_properties(props: Mapping[str, str]) -> ClientSecurity:
             security_protocol=props.get("security.protocol", "PLAINTEXT"),
             ssl_cafile=props.get("ssl.truststore.location") or None,
             ssl_certfile=props.get("ssl.keystore.location") or None,
-            ssl_keyfile=props.get("ssl.key.location") or None,
             sasl_mechanism=props.get("sasl.mechanism", "SCRAM-SHA-256"),
             sasl_plain_username=username, sasl_plain_password=password)
     except SecurityConfigError as exc:

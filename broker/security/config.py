@@ -122,6 +122,7 @@ def build_security(props: Mapping[str, str], listeners: Mapping[str, tuple[str, 
         client_auth=client_auth, principal_rules=rules, sasl_mechanisms=mechanisms,
         session_lifetime_ms=_positive(props, "connections.max.reauth.ms", 900_000),
         failed_auth_delay_ms=_positive(props, "connection.failed.authentication.delay.ms", 100))
+    _check_node_listeners(config, props, listeners)
     tls = [n for n in listeners if config.uses_tls(n)]
     if tls and not config.keystore:
         raise SecurityConfigError(f"ssl.keystore.location: listener {tls[0]} uses TLS and needs "
@@ -131,6 +132,28 @@ def build_security(props: Mapping[str, str], listeners: Mapping[str, tuple[str, 
         raise SecurityConfigError(f"ssl.truststore.location: listener {needs_trust[0]} checks "
                                   "client certificates and needs the CA certificates (PEM)")
     return config
+
+
+def _check_node_listeners(config: SecurityConfig, props: Mapping[str, str],
+                          listeners: Mapping[str, tuple[str, int]]) -> None:
+    """Nodes prove who they are to each other with certificates: the listeners they dial (the
+    controllers' and the inter-broker one) must be PLAINTEXT or SSL, and SSL ones here must
+    ask for client certificates, or no node could register."""
+    controllers = [n.strip().upper() for n in props.get("controller.listener.names",
+                                                         "CONTROLLER").split(",") if n.strip()]
+    brokers = [n for n in listeners if n not in controllers]
+    names = controllers + [config.inter_broker_listener or (brokers[0] if brokers else "")]
+    for name in filter(None, names):
+        protocol = config.protocol(name)
+        if protocol.startswith("SASL_"):
+            raise SecurityConfigError(
+                f"listener.security.protocol.map: {name} carries node-to-node traffic, and nodes "
+                f"authenticate with certificates, not SASL; map it to SSL (or give the nodes "
+                f"their own SSL listener and name it in inter.broker.listener.name)")
+        if protocol == "SSL" and name in listeners and config.client_auth.get(name) != "required":
+            raise SecurityConfigError(
+                f"ssl.client.auth: listener {name} carries node-to-node traffic, so it must ask "
+                f"for certificates; set listener.name.{name.lower()}.ssl.client.auth=required")
 
 
 def _positive(props: Mapping[str, str], key: str, default: int) -> int:

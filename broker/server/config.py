@@ -8,7 +8,8 @@ from typing import Callable, Mapping
 
 from broker.group.messages import GroupConfig
 from kraft.security.authorizer import AuthorizerConfig, parse_super_users
-from broker.security.config import SECURITY_KEYS, SecurityConfig, SecurityConfigError, build_security
+from broker.security.config import (SECURITY_KEYS, SecurityConfig, SecurityConfigError,
+                                    build_security)
 
 
 class ServerConfigError(ValueError):

@@ -32,10 +32,11 @@ CREDENTIALS = {("alice", "SCRAM-SHA-256"): new_credential("SCRAM-SHA-256", "alic
 
 async def _serve(nursery, tmp_path, protocol="SASL_SSL"):
     pki = make_pki(tmp_path)
-    config = secure_config(pki, **{"listeners": f"{protocol}://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
-                                   "listener.security.protocol.map":
-                                   f"{protocol}:{protocol},CONTROLLER:SSL",
-                                   "ssl.client.auth": "none"})
+    config = secure_config(pki, **{
+        "listeners": f"{protocol}://127.0.0.1:0,INTERNAL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+        "listener.security.protocol.map": f"{protocol}:{protocol},INTERNAL:SSL,CONTROLLER:SSL",
+        "inter.broker.listener.name": "INTERNAL",
+        f"listener.name.{protocol.lower()}.ssl.client.auth": "none"})
     sessions = SessionTable(60_000)
     sasl = SaslServicer(lambda user, mechanism: CREDENTIALS.get((user, mechanism)), sessions,
                         ("SCRAM-SHA-256", "SCRAM-SHA-512"), monotonic_ms, failed_delay_ms=100,

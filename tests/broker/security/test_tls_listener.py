@@ -81,3 +81,21 @@ def test_grpc_reports_the_subject_we_map():
     assert PrincipalRules().principal("CN=kraft-node-1,O=kraft dev") == "User:kraft-node-1"
     assert PrincipalRules("RULE:^CN=(.*?),.*$/$1/L").principal("CN=Bob,O=x") == "User:bob"
     assert grpc is not None
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    ({"listener.security.protocol.map": "SSL:SSL,CONTROLLER:SASL_SSL"},
+     "CONTROLLER carries node-to-node traffic, and nodes authenticate with certificates"),
+    ({"listener.name.controller.ssl.client.auth": "none"},
+     "set listener.name.controller.ssl.client.auth=required"),
+    ({"listener.security.protocol.map": "SSL:SSL"}, "listener CONTROLLER has no protocol"),
+    ({"ssl.principal.mapping.rules": "RULE:^CN=(.*$/$1/"}, "is not a regular expression"),
+    ({"ssl.keystore.type": "JKS"}, "only PEM is supported"),
+    ({"inter.broker.listener.name": "NOPE"}, "inter.broker.listener.name: NOPE is not one of"),
+])
+def test_security_config_mistakes_name_the_key(tmp_path, extra, fragment):
+    from broker.server.config import ServerConfigError
+    pki = make_pki(tmp_path)
+    with pytest.raises(ServerConfigError) as info:
+        secure_config(pki, **extra)
+    assert fragment in str(info.value)
