@@ -1,6 +1,5 @@
-"""The client's half of SaslAuthenticate: one SCRAM exchange per channel, and an interceptor that
-puts the session token on every later call (authenticating again when the node forgot it).
-Salted passwords are cached per process, so PBKDF2 runs once per credential, not per connection."""
+"""The client's half of SaslAuthenticate: one SCRAM exchange per channel (PBKDF2 once per credential
+and process), and an interceptor that puts the session token on every later call."""
 from __future__ import annotations
 
 import threading

@@ -1,6 +1,5 @@
-"""SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677), as Kafka speaks them: the credential a
-server stores (salt, iterations, StoredKey, ServerKey; never the password) and both sides of the
-exchange as pure classes. Proofs are compared in constant time."""
+"""SCRAM-SHA-256/512 (RFC 5802, RFC 7677) as pure code: the credential a server stores (salt,
+iterations, StoredKey, ServerKey; never the password) and both sides of the exchange."""
 from __future__ import annotations
 
 import base64

@@ -1,7 +1,5 @@
-"""How a client (or a node dialing another node) secures its channels: kafka-python's option names,
-Kafka's client properties (`--command-config`), TLS credentials from PEM files and SCRAM sessions.
-Every channel the clients open goes through `open_secure_channel`, so producer, consumer and admin
-code only pass a ClientSecurity along."""
+"""How clients (and nodes dialing nodes) secure channels: kafka-python's option names, Kafka's
+client properties (--command-config), TLS credentials from PEM files; every channel opens here."""
 from __future__ import annotations
 
 import dataclasses
@@ -107,7 +105,8 @@ def split_pem(data: bytes) -> tuple[bytes, bytes]:
     return key, chain
 
 
-def key_and_chain(certfile: str | None, keyfile: str | None, what: str) -> tuple[bytes, bytes] | None:
+def key_and_chain(certfile: str | None, keyfile: str | None,
+                  what: str) -> tuple[bytes, bytes] | None:
     """The private key and certificate chain from one or two PEM files (None: no keystore)."""
     if not certfile and not keyfile:
         return None

@@ -1,6 +1,5 @@
-"""A throwaway certificate authority for `kraft dev --secure` and the tests: one CA, and per node
-a key and certificate with CN=kraft-node-<id> (the node principal convention), valid for
-localhost and 127.0.0.1, each written as one PEM keystore (key + chain) beside the CA's PEM."""
+"""A throwaway CA for `kraft dev --secure` and the tests: per node a key and certificate with
+CN=kraft-node-<id> for localhost and 127.0.0.1, written as one PEM keystore (key + chain)."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,7 +1,5 @@
-"""`kraft dev --secure`: the same cluster behind TLS. A dev CA signs a certificate per node
-(CN=kraft-node-<id>) and one for the admin; nodes talk mTLS (controllers on CONTROLLER, brokers
-on INTERNAL), clients SASL_SSL with SCRAM; ACLs are on, with the admin and the nodes as super
-users; the admin's password goes to DATA/client.properties."""
+"""`kraft dev --secure`: dev certificates, mTLS between nodes, SASL_SSL (SCRAM) for clients, ACLs on
+with the admin and nodes as super users; the admin's password goes to DATA/client.properties."""
 from __future__ import annotations
 
 import dataclasses

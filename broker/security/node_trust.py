@@ -1,6 +1,5 @@
 """Nodes trust only each other: a request that speaks for node N (registration, heartbeat, ISR
-change, follower fetch, Raft message) must come from User:kraft-node-N. Checked at each servicer's
-edge; on a PLAINTEXT listener nobody is authenticated, so nothing is checked there."""
+change, follower fetch, Raft message) must come from User:kraft-node-N; PLAINTEXT is not checked."""
 from __future__ import annotations
 
 import logging

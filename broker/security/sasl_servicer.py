@@ -1,6 +1,5 @@
-"""The Sasl gRPC service on SASL listeners: the server's half of the SCRAM exchange against the
-credentials in the metadata image; success opens a session (broker/security/sessions.py), a
-failure is answered after connection.failed.authentication.delay.ms and counted per host."""
+"""The Sasl gRPC service on SASL listeners: the server's half of SCRAM against the metadata image's
+credentials; success opens a session, a failure is answered late and counted per host."""
 from __future__ import annotations
 
 import logging

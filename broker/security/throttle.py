@@ -1,6 +1,5 @@
-"""Failed authentications, throttled per client host (pure: time comes in as now_ms): each
-failure is answered late, and a host with too many recent failures is refused at once until
-the oldest of them leaves the window."""
+"""Failed authentications throttled per client host (pure: now_ms in): a host with too many recent
+failures is refused at once until the oldest of them leaves the window."""
 from __future__ import annotations
 
 import collections

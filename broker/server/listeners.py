@@ -1,6 +1,5 @@
-"""A node's gRPC servers, one per listener, each with its listener's security: TLS credentials,
-how a request's principal is found, the Sasl service on SASL listeners. Brokers serve the same
-services on every broker listener and advertise each (Kafka's registration endpoints)."""
+"""A node's gRPC servers, one per listener, each with its listener's TLS, authentication and (on
+SASL listeners) Sasl service; brokers serve every broker listener and advertise each."""
 from __future__ import annotations
 
 import logging

@@ -1,6 +1,5 @@
 """`kraft user add|delete|list`: SCRAM users (Kafka's kafka-configs --alter --add-config
-'SCRAM-SHA-256=[password=...]' --entity-type users). The password is salted and iterated
-here; the cluster stores only the keys that check a proof of it."""
+'SCRAM-SHA-256=[password=...]'); the password is salted and iterated here, never sent."""
 from __future__ import annotations
 
 import argparse
@@ -22,9 +21,10 @@ def register(subparsers: argparse._SubParsersAction,
     sub = user.add_subparsers(dest="user_command", metavar="COMMAND", required=True)
     add = add_leaf(sub, "add", help="create a user or change its password", func=add_user,
                    add_common=add_common,
-                   examples="kraft user add alice --password-stdin --command-config admin.properties"
-                            " < alice.pw\nkraft user add bob --password s3cret --mechanism "
-                            "SCRAM-SHA-512 --iterations 8192")
+                   examples="kraft user add alice --password-stdin --command-config "
+                            "admin.properties < alice.pw\n"
+                            "kraft user add bob --password s3cret --mechanism SCRAM-SHA-512 "
+                            "--iterations 8192")
     add.add_argument("name")
     add.add_argument("--password", help="the password (visible in `ps`: prefer --password-stdin)")
     add.add_argument("--password-stdin", action="store_true",

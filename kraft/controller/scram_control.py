@@ -1,6 +1,5 @@
-"""SCRAM users, the controller's commands: AlterUserScramCredentials turns each upsertion's
-salted password into StoredKey and ServerKey records (the password never reaches the metadata
-log); DescribeUserScramCredentials lists users and mechanisms, never keys."""
+"""SCRAM users, the controller's commands: AlterUserScramCredentials turns salted passwords into
+StoredKey/ServerKey records; DescribeUserScramCredentials lists users and mechanisms, never keys."""
 from __future__ import annotations
 
 from clients.errors import ErrorCode
