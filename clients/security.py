@@ -32,6 +32,10 @@ class ClientSecurity:
     sasl_mechanism: str = "SCRAM-SHA-256"
     sasl_plain_username: str | None = None
     sasl_plain_password: str | None = dataclasses.field(default=None, repr=False)
+    # PEM given as data rather than files (Kafka's ssl.truststore.certificates, and
+    # ssl.keystore.key with ssl.keystore.certificate.chain): CA certificates, key + chain.
+    ssl_cadata: bytes | None = dataclasses.field(default=None, repr=False)
+    ssl_certdata: bytes | None = dataclasses.field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         protocol = self.security_protocol.upper()
@@ -119,9 +123,27 @@ def key_and_chain(certfile: str | None, keyfile: str | None,
     return key, chain
 
 
+def normalize_pem(text: str) -> bytes:
+    """PEM blocks as grpc reads them, from a value whose line breaks were lost (a .properties
+    value continued with backslashes joins the lines): each body re-wrapped at 64 columns."""
+    out = []
+    for match in re.finditer(r"-----BEGIN ([A-Z ]+)-----(.*?)-----END \1-----", text, re.DOTALL):
+        body = "".join(match.group(2).split())
+        lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+        out.append("\n".join([f"-----BEGIN {match.group(1)}-----", *lines,
+                              f"-----END {match.group(1)}-----"]) + "\n")
+    if not out:
+        raise SecurityConfigError("the value holds no PEM block (-----BEGIN ...-----)")
+    return "".join(out).encode()
+
+
 def channel_credentials(security: ClientSecurity) -> grpc.ChannelCredentials:
-    root = read_pem_file(security.ssl_cafile, "ssl_cafile") if security.ssl_cafile else None
-    pair = key_and_chain(security.ssl_certfile, security.ssl_keyfile, "ssl_certfile")
+    root = security.ssl_cadata or (read_pem_file(security.ssl_cafile, "ssl_cafile")
+                                   if security.ssl_cafile else None)
+    if security.ssl_certdata is not None:
+        pair = split_pem(security.ssl_certdata)
+    else:
+        pair = key_and_chain(security.ssl_certfile, security.ssl_keyfile, "ssl_certfile")
     if pair is None:
         return grpc.ssl_channel_credentials(root_certificates=root)
     return grpc.ssl_channel_credentials(root_certificates=root, private_key=pair[0],

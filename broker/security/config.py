@@ -6,6 +6,7 @@ import dataclasses
 from typing import Mapping
 
 from broker.security.principals import PrincipalRules, PrincipalRulesError
+from clients.security import normalize_pem
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 CLIENT_AUTH = ("none", "requested", "required")
@@ -15,6 +16,8 @@ MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 SECURITY_KEYS = frozenset({
     "listener.security.protocol.map", "advertised.listeners", "inter.broker.listener.name",
     "ssl.keystore.location", "ssl.keystore.type", "ssl.truststore.location",
+    "ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates",
+    "ssl.key.password",
     "ssl.truststore.type", "ssl.client.auth", "ssl.principal.mapping.rules",
     "sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol",
     "connections.max.reauth.ms", "connection.failed.authentication.delay.ms",
@@ -32,6 +35,8 @@ class SecurityConfig:
     inter_broker_listener: str | None
     keystore: str | None                            # PEM: private key and certificate chain
     truststore: str | None                          # PEM: the CA certificates trusted
+    keystore_pem: bytes | None                      # or the same given in the properties
+    truststore_pem: bytes | None
     client_auth: Mapping[str, str]                  # listener name -> none/requested/required
     principal_rules: PrincipalRules
     sasl_mechanisms: tuple[str, ...]
@@ -119,16 +124,18 @@ def build_security(props: Mapping[str, str], listeners: Mapping[str, tuple[str, 
         protocols=protocols, advertised=advertised, inter_broker_listener=inter,
         keystore=props.get("ssl.keystore.location") or None,
         truststore=props.get("ssl.truststore.location") or None,
+        keystore_pem=_inline_keystore(props), truststore_pem=_inline_pem(
+            props, "ssl.truststore.certificates"),
         client_auth=client_auth, principal_rules=rules, sasl_mechanisms=mechanisms,
         session_lifetime_ms=_positive(props, "connections.max.reauth.ms", 900_000),
         failed_auth_delay_ms=_positive(props, "connection.failed.authentication.delay.ms", 100))
     _check_node_listeners(config, props, listeners)
     tls = [n for n in listeners if config.uses_tls(n)]
-    if tls and not config.keystore:
+    if tls and not (config.keystore or config.keystore_pem):
         raise SecurityConfigError(f"ssl.keystore.location: listener {tls[0]} uses TLS and needs "
                                   "the node's key and certificate chain (one PEM file)")
     needs_trust = [n for n in tls if client_auth[n] != "none"]
-    if needs_trust and not config.truststore:
+    if needs_trust and not (config.truststore or config.truststore_pem):
         raise SecurityConfigError(f"ssl.truststore.location: listener {needs_trust[0]} checks "
                                   "client certificates and needs the CA certificates (PEM)")
     return config
@@ -154,6 +161,28 @@ def _check_node_listeners(config: SecurityConfig, props: Mapping[str, str],
             raise SecurityConfigError(
                 f"ssl.client.auth: listener {name} carries node-to-node traffic, so it must ask "
                 f"for certificates; set listener.name.{name.lower()}.ssl.client.auth=required")
+
+
+def _inline_pem(props: Mapping[str, str], key: str) -> bytes | None:
+    if not props.get(key, "").strip():
+        return None
+    try:
+        return normalize_pem(props[key])
+    except ValueError as exc:
+        raise SecurityConfigError(f"{key}: {exc}") from None
+
+
+def _inline_keystore(props: Mapping[str, str]) -> bytes | None:
+    """Kafka's PEM keys: ssl.keystore.key (unencrypted) with ssl.keystore.certificate.chain."""
+    key = _inline_pem(props, "ssl.keystore.key")
+    chain = _inline_pem(props, "ssl.keystore.certificate.chain")
+    if (key is None) != (chain is None):
+        raise SecurityConfigError("ssl.keystore.key and ssl.keystore.certificate.chain go "
+                                  "together: give both, or ssl.keystore.location")
+    if key is not None and props.get("ssl.key.password"):
+        raise SecurityConfigError("ssl.key.password: encrypted keys are not supported; give "
+                                  "the key unencrypted (openssl pkey -in key.pem)")
+    return None if key is None else key + chain
 
 
 def _positive(props: Mapping[str, str], key: str, default: int) -> int:

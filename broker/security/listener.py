@@ -13,7 +13,7 @@ from broker.security.sessions import SessionTable
 from clients.bridge import SESSION_EXPIRED
 from clients.grpc_server import Authenticator, Refused, RequestContext, peer_host
 from clients.security import (SESSION_METADATA_KEY, ClientSecurity, key_and_chain,
-                              read_pem_file)
+                              read_pem_file, split_pem)
 
 # Methods that run before a SASL client has a session (the SCRAM exchange itself).
 SASL_METHODS = frozenset({"Sasl.SaslAuthenticate"})
@@ -31,10 +31,11 @@ def server_credentials(config: SecurityConfig, listener: str) -> grpc.ServerCred
     require a client certificate or not ask for one: "requested" asks for none (see README)."""
     if not config.uses_tls(listener):
         return None
-    key, chain = key_and_chain(config.keystore, None, "ssl.keystore.location")
+    key, chain = split_pem(config.keystore_pem) if config.keystore_pem else \
+        key_and_chain(config.keystore, None, "ssl.keystore.location")
     required = config.client_auth.get(listener, "none") == "required"
-    root = read_pem_file(config.truststore, "ssl.truststore.location") if config.truststore \
-        else None
+    root = config.truststore_pem or (read_pem_file(config.truststore, "ssl.truststore.location")
+                                     if config.truststore else None)
     return grpc.ssl_server_credentials([(key, chain)], root_certificates=root if required else None,
                                        require_client_auth=required)
 
@@ -45,7 +46,8 @@ def node_client_security(config: SecurityConfig, listener: str | None) -> Client
     if listener is None or not config.uses_tls(listener):
         return None
     return ClientSecurity(security_protocol="SSL", ssl_cafile=config.truststore,
-                          ssl_certfile=config.keystore)
+                          ssl_certfile=config.keystore, ssl_cadata=config.truststore_pem,
+                          ssl_certdata=config.keystore_pem)
 
 
 def authenticator(config: SecurityConfig, listener: str, *, controller: bool = False,

@@ -291,12 +291,16 @@ class ServerConfig:
 
 def parse_properties(text: str) -> dict[str, str]:
     """Java .properties, the subset server.properties files use: `key=value` or `key: value`,
-    `#`/`!` comments, blank lines."""
+    `#`/`!` comments, blank lines, and a line ending in a backslash continued on the next (how
+    Kafka's PEM keys, ssl.keystore.key and the like, are written)."""
     props: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
+    lines = iter(enumerate(text.splitlines(), 1))
+    for number, raw in lines:
         line = raw.strip()
         if not line or line[0] in "#!":
             continue
+        while line.endswith("\\") and (len(line) - len(line.rstrip("\\"))) % 2:
+            line = line[:-1] + next(lines, (0, ""))[1].strip()
         sep = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
         if sep < 0:
             raise ServerConfigError(f"line {number}: {raw!r} is not key=value")

@@ -99,3 +99,30 @@ def test_security_config_mistakes_name_the_key(tmp_path, extra, fragment):
     with pytest.raises(ServerConfigError) as info:
         secure_config(pki, **extra)
     assert fragment in str(info.value)
+
+
+async def test_kafkas_inline_pem_keys_work_like_files(tmp_path):
+    # ssl.keystore.key / ssl.keystore.certificate.chain / ssl.truststore.certificates written as
+    # Kafka's docs show them: one property over many lines, each ending in a backslash.
+    from broker.security.listener import node_client_security
+    from broker.server.config import build_config, parse_properties
+    from clients.security import split_pem
+
+    pki = make_pki(tmp_path)
+    key, chain = split_pem(pki["kraft-node-1"].read_bytes())
+
+    def prop(name: str, pem: bytes) -> str:
+        return f"{name}=" + " \\\n    ".join(pem.decode().strip().splitlines()) + "\n"
+
+    text = ("node.id=1\nprocess.roles=broker,controller\n"
+            "listeners=SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0\n"
+            "listener.security.protocol.map=SSL:SSL,CONTROLLER:SSL\nssl.client.auth=required\n"
+            + prop("ssl.keystore.key", key) + prop("ssl.keystore.certificate.chain", chain)
+            + prop("ssl.truststore.certificates", pki["ca"].read_bytes()))
+    config = build_config(parse_properties(text))
+    assert config.unknown_keys == ()
+    async with trio.open_nursery() as nursery:
+        servicer, port = await _serve(nursery, config)
+        await _metadata(port, node_client_security(config.security, "SSL"))
+        assert servicer.seen[0].principal == "User:kraft-node-1"
+        nursery.cancel_scope.cancel()
