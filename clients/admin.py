@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
@@ -12,6 +13,9 @@ from clients.acl_admin import AclEntry, AclFilter
 from clients.errors import ErrorCode, KraftError
 from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
 from clients.list_offsets import list_offsets_until
+from clients.scram import DEFAULT_ITERATIONS
+from clients.security import client_security
+from clients.user_admin import scram_deletion, scram_upsertion
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2, controller_pb2
 
@@ -75,8 +79,9 @@ def _raise_first(results, what: str) -> None:
 
 class AsyncAdmin:
     def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *,
-                 request_timeout_ms: int = 30000) -> None:
-        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
+                 request_timeout_ms: int = 30000, **security: Any) -> None:
+        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms,
+                                security=client_security(**security))
         self._timeout_ms = request_timeout_ms
 
     async def _controller(self, method: str, request):
@@ -211,6 +216,30 @@ class AsyncAdmin:
         return [ElectionResult(r.topic, r.partition, r.error_code, r.error_message)
                 for r in resp.results]
 
+    # --- SCRAM users (Kafka's AlterUserScramCredentials / DescribeUserScramCredentials) -----
+    async def upsert_user_scram_credential(self, user: str, password: str,
+                                           mechanism: str = "SCRAM-SHA-256",
+                                           iterations: int = DEFAULT_ITERATIONS) -> None:
+        """Create or change a user's password; it is salted and iterated here and never sent."""
+        resp = await self._controller("AlterUserScramCredentials",
+                                      scram_upsertion(user, password, mechanism, iterations))
+        _raise_first(resp.results, "user")
+
+    async def delete_user_scram_credential(self, user: str,
+                                           mechanism: str = "SCRAM-SHA-256") -> None:
+        resp = await self._controller("AlterUserScramCredentials", scram_deletion(user, mechanism))
+        _raise_first(resp.results, "user")
+
+    async def describe_user_scram_credentials(self, users: list[str] | None = None
+                                              ) -> dict[str, list[tuple[str, int]]]:
+        """{user: [(mechanism, iterations), ...]}; every user when `users` is None."""
+        resp = await self._controller("DescribeUserScramCredentials",
+                                      controller_pb2.DescribeUserScramCredentialsRequest(
+                                          users=list(users or ())))
+        _raise_first(resp.results, "user")
+        return {r.user: [(c.mechanism, c.iterations) for c in r.credential_infos]
+                for r in resp.results}
+
     # --- consumer groups (each asks the group's coordinator) ---------------------------------
 
     async def list_groups(self, states: list[str] | None = None) -> list[GroupListing]:
@@ -263,8 +292,9 @@ class Admin:
     """Blocking facade over AsyncAdmin: same methods, each run in the background trio thread."""
 
     def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *,
-                 request_timeout_ms: int = 30000) -> None:
-        self._async = AsyncAdmin(bootstrap_servers, request_timeout_ms=request_timeout_ms)
+                 request_timeout_ms: int = 30000, **security: Any) -> None:
+        self._async = AsyncAdmin(bootstrap_servers, request_timeout_ms=request_timeout_ms,
+                                 **security)
         self._runner = SyncRunner("kraft-admin")
 
     def _run(self, name: str, *args, **kwargs):
@@ -331,6 +361,18 @@ class Admin:
     def describe_acls(self, acl_filter: AclFilter = AclFilter()) -> list[AclEntry]:
         return self._run("describe_acls", acl_filter)
 
+    def upsert_user_scram_credential(self, user: str, password: str,
+                                     mechanism: str = "SCRAM-SHA-256",
+                                     iterations: int = DEFAULT_ITERATIONS) -> None:
+        return self._run("upsert_user_scram_credential", user, password, mechanism, iterations)
+
+    def delete_user_scram_credential(self, user: str, mechanism: str = "SCRAM-SHA-256") -> None:
+        return self._run("delete_user_scram_credential", user, mechanism)
+
+    def describe_user_scram_credentials(self, users: list[str] | None = None
+                                        ) -> dict[str, list[tuple[str, int]]]:
+        return self._run("describe_user_scram_credentials", users)
+
     def close(self) -> None:
         self._async._cluster.close()
         self._runner.close()
@@ -347,12 +389,14 @@ __all__ = ["Admin", "AsyncAdmin", "ConfigEntry", "ElectionResult", "GroupDescrip
            "TopicDescription"]
 
 
-async def broker_views(addresses: list[str], timeout_s: float) -> dict[str, set[int] | None]:
+async def broker_views(addresses: list[str], timeout_s: float,
+                       **security: Any) -> dict[str, set[int] | None]:
     """The broker ids each broker's Metadata answer lists; None for a broker that did not answer."""
     views: dict[str, set[int] | None] = {}
     for address in addresses:
         try:
-            async with AsyncAdmin(address, request_timeout_ms=int(timeout_s * 1000)) as admin:
+            async with AsyncAdmin(address, request_timeout_ms=int(timeout_s * 1000),
+                                  **security) as admin:
                 views[address] = {b["id"] for b in (await admin.describe_cluster())["brokers"]}
         except KraftError:
             views[address] = None

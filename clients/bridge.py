@@ -3,17 +3,26 @@ through `call` (a grpcio future whose callback wakes the trio loop; cancelling t
 cancels the call). The server side is clients/grpc_server.py."""
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import grpc
 import trio
 
 from clients.errors import ErrorCode, KraftError
 
+if TYPE_CHECKING:
+    from clients.security import ClientSecurity
+
 # gRPC status codes that mean "could not talk to that node": the caller should refresh its view
 # of the cluster and retry, like Kafka's NetworkException.
 _UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
                 grpc.StatusCode.CANCELLED}
+
+# The prefix of an UNAUTHENTICATED answer to a token the node no longer knows: retriable.
+SESSION_EXPIRED = "SESSION_EXPIRED"
+
+# What grpc's details say when a TLS handshake failed (wrong CA, no TLS, hostname mismatch).
+_TLS_FAILURES = ("Ssl handshake", "SSL routines", "CERTIFICATE_VERIFY_FAILED", "handshake failed")
 
 CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 256 * 1024 * 1024),
@@ -28,8 +37,12 @@ CHANNEL_OPTIONS = [
 ]
 
 
-def open_channel(address: str) -> grpc.Channel:
-    return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+def open_channel(address: str, security: "ClientSecurity | None" = None) -> grpc.Channel:
+    """A channel to `address`: plaintext, or TLS and/or a SCRAM session as `security` says."""
+    if security is None or security.security_protocol == "PLAINTEXT":
+        return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+    from clients.security import open_secure_channel
+    return open_secure_channel(address, security, CHANNEL_OPTIONS)
 
 
 async def call(method: grpc.UnaryUnaryMultiCallable, request: Any, timeout: float) -> Any:
@@ -62,7 +75,17 @@ def as_kraft_error(exc: grpc.RpcError) -> KraftError:
         return KraftError(ErrorCode.UNSUPPORTED_VERSION, f"{NOT_SERVED} ({details})")
     if code in _UNREACHABLE:
         name = "timed out" if code == grpc.StatusCode.DEADLINE_EXCEEDED else "unreachable"
+        if any(sign in (details or "") for sign in _TLS_FAILURES):
+            details = (f"{details} (the TLS handshake failed: check security_protocol, the CA "
+                       f"file and the certificate; the certificate must name the host dialled)")
         return KraftError(ErrorCode.NETWORK_EXCEPTION, f"node {name}: {details}")
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        # The server refused before serving: "<KAFKA_ERROR_NAME>: <message>".
+        name, _, message = (details or "").partition(": ")
+        if name == SESSION_EXPIRED:     # the node forgot the session (restart): authenticate again
+            return KraftError(ErrorCode.NETWORK_EXCEPTION, f"node unreachable: {message}")
+        if name in ErrorCode.__members__:
+            return KraftError(ErrorCode[name], message)
     return KraftError(ErrorCode.UNKNOWN_SERVER_ERROR, f"{code}: {details}")
 
 

@@ -9,6 +9,7 @@ import grpc
 
 from clients import bridge
 from clients.errors import ErrorCode, KraftError
+from clients.security import ClientSecurity
 from clients.wire import broker_pb2, broker_pb2_grpc, controller_pb2_grpc
 
 DEFAULT_PORT = 9092
@@ -135,8 +136,10 @@ class Cluster:
     """Channels and stubs per node plus the metadata cache. Admin requests go to any bootstrap
     node for now (the single node answers Controller RPCs itself)."""
 
-    def __init__(self, bootstrap_servers: str, *, request_timeout_ms: int = 30000) -> None:
+    def __init__(self, bootstrap_servers: str, *, request_timeout_ms: int = 30000,
+                 security: ClientSecurity | None = None) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
+        self.security = security     # TLS / SCRAM for every channel (clients/security.py)
         self.timeout = request_timeout_ms / 1000
         self.metadata = MetadataCache()
         self._channels: dict[str, grpc.Channel] = {}
@@ -150,7 +153,7 @@ class Cluster:
             raise KraftError(ErrorCode.NETWORK_EXCEPTION, "client is closed")
         ch = self._channels.get(address)
         if ch is None:
-            ch = self._channels[address] = bridge.open_channel(address)
+            ch = self._channels[address] = bridge.open_channel(address, self.security)
         return ch
 
     def broker_stub_at(self, address: str) -> broker_pb2_grpc.BrokerStub:

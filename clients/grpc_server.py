@@ -26,6 +26,21 @@ from clients.bridge import CHANNEL_OPTIONS
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Any], Awaitable[Any]]
+
+
+class Refused(Exception):
+    """An authenticator's no: the request is answered UNAUTHENTICATED (who are you?) or
+    PERMISSION_DENIED (not you) with "<Kafka error name>: <message>", and never served."""
+
+    def __init__(self, error_name: str, message: str, *, unauthenticated: bool = True) -> None:
+        super().__init__(f"{error_name}: {message}")
+        self.error_name, self.message = error_name, message
+        self.status = (grpc.StatusCode.UNAUTHENTICATED if unauthenticated
+                       else grpc.StatusCode.PERMISSION_DENIED)
+
+
+# (method "Service.Method", the call's context) -> who sent it; raises Refused.
+Authenticator = Callable[[str, Any], "RequestContext"]
 # A raw-bytes handler answers serialized bytes itself (a response built around file reads).
 RAW = "raw"
 
@@ -37,6 +52,9 @@ class RequestContext:
     principal: str = "User:ANONYMOUS"
     host: str = ""
     listener: str = ""
+    # The listener's security protocol: on PLAINTEXT nobody is authenticated, so node-identity
+    # checks (broker/security/node_trust.py) only apply to the other three.
+    security_protocol: str = "PLAINTEXT"
 
 
 ANONYMOUS = RequestContext()
@@ -97,9 +115,13 @@ class TrioGrpcServer:
     """Serves async servicers (`async def Method(request) -> response`) from the current trio
     loop. Use as `port = await nursery.start(server.serve)`; cancelling that task stops it."""
 
-    def __init__(self, address: str, *, grace_s: float = 0.5, listener_name: str = "") -> None:
+    def __init__(self, address: str, *, grace_s: float = 0.5, listener_name: str = "",
+                 credentials: grpc.ServerCredentials | None = None,
+                 authenticate: Authenticator | None = None) -> None:
         self.address = address
         self.listener_name = listener_name
+        self.credentials = credentials       # None: plaintext
+        self.authenticate = authenticate     # None: everyone is ANONYMOUS
         self.grace_s = grace_s
         self._services: list[tuple[str, dict[str, grpc.RpcMethodHandler]]] = []
         self._token: trio.lowlevel.TrioToken | None = None
@@ -109,6 +131,7 @@ class TrioGrpcServer:
         self._stopped: trio.Event | None = None
         self._port = 0
         self.bad_requests = RateLimitedLog()
+        self.refusals = RateLimitedLog()
 
     # -- registration (before serve) ---------------------------------------------------------
     def add_servicer(self, servicer: Any, pb2_module: Any, service: str,
@@ -144,7 +167,15 @@ class TrioGrpcServer:
         """Run `handler(request)` as a trio task and await its answer from the asyncio side."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future = loop.create_future()
-        who = RequestContext(host=peer_host(context.peer()), listener=self.listener_name)
+        if self.authenticate is None:
+            who = RequestContext(host=peer_host(context.peer()), listener=self.listener_name)
+        else:
+            try:
+                who = self.authenticate(name, context)
+            except Refused as exc:
+                self.refusals.warning(f"{name} {exc.error_name}", "%s from %s refused: %s", name,
+                                      context.peer(), exc)
+                await context.abort(exc.status, str(exc))
         call = _TrioCall(handler, request, answer, loop, who)
         try:
             self._token.run_sync_soon(self._start, call)
@@ -246,7 +277,10 @@ class TrioGrpcServer:
         for name, handlers in self._services:
             server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
         try:
-            port = server.add_insecure_port(self.address)
+            if self.credentials is None:
+                port = server.add_insecure_port(self.address)
+            else:
+                port = server.add_secure_port(self.address, self.credentials)
         except RuntimeError:
             port = 0
         if port == 0:

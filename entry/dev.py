@@ -3,6 +3,7 @@ is registered), supervise until Ctrl-C, --stop and --restart, on top of entry.de
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import pathlib
 import signal
@@ -17,6 +18,7 @@ from entry.dev_cluster import (DevClusterError, NodePlan, Target, check_ports_fr
                                 cluster_id_for, is_kraft_process, launch,
                                 node_entry, plan_cluster, properties_text, read_cluster_json, shape,
                                 start_command, stop_targets, targets_of, write_cluster_json)
+from entry.dev_secure import SecureSetup, bootstrap_admin, secure_plans
 from chaos.node_logs import log_since, log_tail
 from clients.admin import broker_views
 from clients.cli.output import Progress, print_table
@@ -84,15 +86,20 @@ def _wait_listening(nodes: list[_Launched], deadline: float, timeout: float,
 
 
 def _wait_registered(launched: list[_Launched], deadline: float, timeout: float,
-                     stop: _StopRequest, progress: Progress) -> None:
-    """Until every broker's Metadata lists every broker, so any bootstrap server sees them all."""
+                     stop: _StopRequest, progress: Progress,
+                     secure: SecureSetup | None = None) -> None:
+    """Until every broker's Metadata lists every broker, so any bootstrap server sees them all.
+    A secure cluster is asked on its INTERNAL listeners with the admin's certificate."""
     brokers = [n for n in launched if "broker" in n.plan.roles]
     wanted, shown = {n.plan.id for n in brokers}, None
+    probe = {n.plan.id: secure.internal[n.plan.id] if secure else n.plan.address for n in brokers}
+    security = secure.admin_mtls() if secure else {}
     while True:
         stop.check()
         for n in launched:
             n.check_alive()
-        views = trio.run(broker_views, [n.plan.address for n in brokers], 2.0)
+        views = trio.run(functools.partial(broker_views, list(probe.values()), 2.0, **security))
+        views = {n.plan.address: views[probe[n.plan.id]] for n in brokers}
         silent = [n for n in brokers if views[n.plan.address] is None]
         seen = set.intersection(*views.values()) if not silent else set()
         if not silent and wanted <= seen:
@@ -144,7 +151,8 @@ def _supervise(data: pathlib.Path, launched: list[_Launched], stop: _StopRequest
 
 
 def start_cluster(data: pathlib.Path, plans: list[NodePlan], *, detach: bool, wait_timeout: float,
-                  format_node: Callable[[pathlib.Path, str], None], out: TextIO, err: TextIO) -> int:
+                  format_node: Callable[[pathlib.Path, str], None], out: TextIO, err: TextIO,
+                  secure: SecureSetup | None = None) -> int:
     """Write, format and launch every node, wait until the cluster serves, print it, then either
     return (--detach) or supervise until Ctrl-C / SIGTERM and stop every node."""
     data = pathlib.Path(data)
@@ -168,11 +176,14 @@ def start_cluster(data: pathlib.Path, plans: list[NodePlan], *, detach: bool, wa
             deadline, progress = time.monotonic() + wait_timeout, Progress(stream=err)
             try:
                 _wait_listening(launched, deadline, wait_timeout, stop, progress)
-                _wait_registered(launched, deadline, wait_timeout, stop, progress)
+                _wait_registered(launched, deadline, wait_timeout, stop, progress, secure)
+                if secure is not None:
+                    bootstrap_admin(secure, [n.plan for n in launched if "broker" in n.plan.roles],
+                                    max(5.0, deadline - time.monotonic()))
             finally:
                 progress.done()
             ready = True
-            _print_ready(data, launched, detach, out)
+            _print_ready(data, launched, detach, out, secure)
             if not detach:
                 _supervise(data, launched, stop, err)
         except _Interrupted:
@@ -185,14 +196,26 @@ def start_cluster(data: pathlib.Path, plans: list[NodePlan], *, detach: bool, wa
     return 0 if ready else 130
 
 
-def _print_ready(data: pathlib.Path, launched: list[_Launched], detach: bool, out: TextIO) -> None:
+def _print_ready(data: pathlib.Path, launched: list[_Launched], detach: bool, out: TextIO,
+                 secure: SecureSetup | None = None) -> None:
     print_table(("ID", "ROLES", "ADDRESS", "PID"),
                 [(n.plan.id, ",".join(n.plan.roles), n.plan.address, n.proc.pid) for n in launched], file=out)
     bootstrap = ",".join(n.plan.address for n in launched if "broker" in n.plan.roles)
     print(f"\nbrokers: {bootstrap} (export KRAFT_BOOTSTRAP={bootstrap}); node logs: "
           f"{data}/node-<id>/node.log", file=out)
+    if secure is not None:
+        print(f"secure: clients use SASL_SSL (SCRAM-SHA-256) and nodes mTLS, CA {secure.truststore}; "
+              f"user admin, password in {secure.client_properties}; e.g.\n"
+              f"  kraft topic list --bootstrap-server {bootstrap} --command-config "
+              f"{secure.client_properties}\n"
+              f"  kraft quorum describe --bootstrap-controller {_controllers(launched)} "
+              f"--command-config {secure.admin_tls_properties}", file=out)
     print(f"kraft dev: cluster ready; stop with {'' if detach else 'Ctrl-C or: '}kraft dev --stop "
           f"--data {data}", file=out, flush=True)
+
+
+def _controllers(launched: list[_Launched]) -> str:
+    return ",".join(n.plan.address for n in launched if "controller" in n.plan.roles)
 
 
 def stop_cluster(data: pathlib.Path, out: TextIO) -> int:
@@ -255,7 +278,8 @@ def run(args, format_node: Callable[[pathlib.Path, str], None], out: TextIO | No
         if given:
             raise DevClusterError(f"{flag} takes only --data; drop {given[0]}")
         return stop_cluster(data, out) if args.stop else restart_node(data, args.restart, args.wait_timeout, out)
-    if args.controllers is None and args.brokers is None:
+    secure = getattr(args, "secure", False)
+    if args.controllers is None and args.brokers is None and not secure:
         raise DevClusterError("--detach runs a cluster of separate node processes; add "
                               "--controllers N --brokers M (e.g. --controllers 1 --brokers 1)")
     controllers = 1 if args.controllers is None else args.controllers
@@ -263,12 +287,15 @@ def run(args, format_node: Callable[[pathlib.Path, str], None], out: TextIO | No
     if args.port < 0 or args.controller_port < 0:
         raise DevClusterError("--port and --controller-port take a port number, or 0 for free ports")
     plans = plan_cluster(data, controllers, brokers, args.host, args.port, args.controller_port, args.override)
+    setup = None
+    if secure:
+        plans, setup = secure_plans(data, plans, args.host)
     if controllers % 2 == 0:
         print(f"kraft dev: warning: {controllers} controllers survive no more failures than "
               f"{controllers - 1} do (a majority is {controllers // 2 + 1}); an odd number is better",
               file=err)
     return start_cluster(data, plans, detach=args.detach, wait_timeout=args.wait_timeout,
-                         format_node=format_node, out=out, err=err)
+                         format_node=format_node, out=out, err=err, secure=setup)
 
 
 def refuse_cluster_dir(data: pathlib.Path) -> None:

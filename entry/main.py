@@ -36,6 +36,7 @@ DEV_EXAMPLES = """examples:
   kraft dev --controllers 3 --brokers 3               # brokers on 9092-9094, controllers on 9192-9194
   kraft dev --controllers 3 --brokers 3 --port 0 --detach --data /tmp/c1
   kraft dev --restart 5 --data /tmp/c1                # start node 5 again, e.g. after a kill -9
+  kraft dev --secure --controllers 3 --brokers 3      # TLS + SCRAM; see DATA/client.properties
   kraft dev --stop --data /tmp/c1
 """
 
@@ -99,7 +100,8 @@ def _format_dev_node(config_path: pathlib.Path, cluster_id: str) -> None:
 def cmd_dev(args) -> int:
     from entry import dev as dev_command
 
-    if (args.controllers, args.brokers, args.restart) != (None, None, None) or args.stop or args.detach:
+    if (args.controllers, args.brokers, args.restart) != (None, None, None) or args.stop \
+            or args.detach or args.secure:
         return dev_command.run(args, _format_dev_node)
     data = pathlib.Path(args.data)
     dev_command.refuse_cluster_dir(data)
@@ -153,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="return once the cluster is ready and leave it running")
     dev.add_argument("--wait-timeout", type=float, default=60.0, metavar="SECONDS",
                      help="how long to wait for the cluster to be ready (default 60)")
+    dev.add_argument("--secure", action="store_true",
+                     help="TLS everywhere: a dev CA and a certificate per node (mTLS between nodes), "
+                          "SASL_SSL with SCRAM for clients, user admin with its password in "
+                          "DATA/client.properties (a cluster: 1 controller, 1 broker by default)")
     dev.add_argument("--stop", action="store_true", help="stop the cluster running from --data")
     dev.add_argument("--restart", type=int, metavar="ID",
                      help="start node ID of the cluster in --data again (e.g. after a kill -9)")

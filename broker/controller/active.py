@@ -34,6 +34,7 @@ _COMMANDS: dict[type, str] = {
     m.CreateAclsRequest: "handle_create_acls",
     m.DeleteAclsRequest: "handle_delete_acls",
     m.DescribeAclsRequest: "handle_describe_acls",
+    m.AlterUserScramCredentialsRequest: "handle_alter_user_scram_credentials",
 }
 
 # How often the active controller looks for brokers whose session expired, at most.
@@ -128,6 +129,8 @@ class ActiveController:
             self._check_active()
             if isinstance(request, m.DescribeConfigsRequest):
                 return self.controller.handle_describe_configs(request).response, -1
+            if isinstance(request, m.DescribeUserScramCredentialsRequest):
+                return self.controller.handle_describe_user_scram_credentials(request), -1
             method = _COMMANDS.get(type(request))
             if method is None:
                 raise KraftError(ErrorCode.INVALID_REQUEST,

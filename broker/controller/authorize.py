@@ -49,6 +49,9 @@ _CLUSTER_OPERATION: dict[type, Op] = {
     m.DescribeAclsRequest: Op.DESCRIBE, m.ElectLeadersRequest: Op.ALTER,
     m.RegisterBrokerRequest: Op.CLUSTER_ACTION, m.BrokerHeartbeatRequest: Op.CLUSTER_ACTION,
     m.AlterPartitionRequest: Op.CLUSTER_ACTION, m.AllocateProducerIdsRequest: Op.CLUSTER_ACTION,
+    # Kafka's rules for SCRAM users: Alter on the cluster to change them, Describe to list them.
+    m.AlterUserScramCredentialsRequest: Op.ALTER,
+    m.DescribeUserScramCredentialsRequest: Op.DESCRIBE,
 }
 
 

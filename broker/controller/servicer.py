@@ -12,11 +12,17 @@ from broker.controller.authorize import Screened, screen
 from broker.metadata.publisher import BrokerMetadata
 from broker.controller.channel import ControllerChannel
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
+from broker.security.node_trust import refuse_unless_node
 from clients.errors import ErrorCode, KraftError
+
+# Requests a broker sends for itself: only that broker's principal may send them.
+NODE_METHODS = frozenset({"RegisterBroker", "BrokerHeartbeat", "AlterPartition",
+                          "AllocateProducerIds"})
 
 METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs",
            "RegisterBroker", "BrokerHeartbeat", "AlterPartition", "ElectLeaders",
-           "AllocateProducerIds", "CreateAcls", "DeleteAcls", "DescribeAcls"]
+           "AllocateProducerIds", "CreateAcls", "DeleteAcls", "DescribeAcls",
+           "AlterUserScramCredentials", "DescribeUserScramCredentials"]
 
 # How long a forwarded admin call may take in all (Kafka's default.api.timeout.ms is 60 s;
 # admin clients here wait 30 s).
@@ -40,6 +46,11 @@ class ControllerServicer:
             request = controller_wire.from_proto(request_pb)
         except ValueError as exc:
             return controller_wire.request_error(method, ErrorCode.INVALID_REQUEST, str(exc))
+        if method in NODE_METHODS:
+            problem = refuse_unless_node(request.broker_id, f"send {method}")
+            if problem is not None:
+                return controller_wire.request_error(
+                    method, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, problem)
         try:
             if self._trust_nodes and self._authz.is_node():
                 screened = Screened(request)

@@ -27,6 +27,10 @@ _RPCS: dict[str, tuple[type, type]] = {
     "CreateAcls": (m.CreateAclsRequest, m.CreateAclsResponse),
     "DeleteAcls": (m.DeleteAclsRequest, m.DeleteAclsResponse),
     "DescribeAcls": (m.DescribeAclsRequest, m.DescribeAclsResponse),
+    "AlterUserScramCredentials": (m.AlterUserScramCredentialsRequest,
+                                  m.AlterUserScramCredentialsResponse),
+    "DescribeUserScramCredentials": (m.DescribeUserScramCredentialsRequest,
+                                     m.DescribeUserScramCredentialsResponse),
 }
 RPC_OF: dict[type, str] = {req: rpc for rpc, (req, _) in _RPCS.items()}
 RESPONSE_OF: dict[type, type] = dict(_RPCS.values())
@@ -65,6 +69,15 @@ PROTO_OF: dict[type, type] = {
     m.DeleteAclsFilterResult: pb.DeleteAclsFilterResult,
     m.DeleteAclsResponse: pb.DeleteAclsResponse, m.DescribeAclsRequest: pb.DescribeAclsRequest,
     m.DescribeAclsResponse: pb.DescribeAclsResponse,
+    m.ScramCredentialUpsertion: pb.ScramCredentialUpsertion,
+    m.ScramCredentialDeletion: pb.ScramCredentialDeletion,
+    m.AlterUserScramCredentialsRequest: pb.AlterUserScramCredentialsRequest,
+    m.AlterUserScramCredentialsResult: pb.AlterUserScramCredentialsResult,
+    m.AlterUserScramCredentialsResponse: pb.AlterUserScramCredentialsResponse,
+    m.DescribeUserScramCredentialsRequest: pb.DescribeUserScramCredentialsRequest,
+    m.ScramCredentialInfo: pb.ScramCredentialInfo,
+    m.DescribeUserScramCredentialsResult: pb.DescribeUserScramCredentialsResult,
+    m.DescribeUserScramCredentialsResponse: pb.DescribeUserScramCredentialsResponse,
 }
 DATACLASS_OF: dict[type, type] = {v: k for k, v in PROTO_OF.items()}
 

@@ -72,7 +72,8 @@ class MetadataQuorum:
     """Open before the node serves; `run` runs the driver until cancelled; `close` releases the
     log files. Listeners and the snapshot source are attached before `run`."""
 
-    def __init__(self, config: ServerConfig, cluster_id: str = "") -> None:
+    def __init__(self, config: ServerConfig, cluster_id: str = "",
+                 open_channel: Callable[[str], object] | None = None) -> None:
         self.config = config
         self.cluster_id = cluster_id
         self.is_voter = config.runs_quorum
@@ -100,7 +101,8 @@ class MetadataQuorum:
                                      on_commit=self._on_commit,
                                      on_snapshot_load=self._on_snapshot_load,
                                      take_snapshot=self._take_snapshot,
-                                     cluster_id=cluster_id)
+                                     cluster_id=cluster_id,
+                                     **({"open_channel": open_channel} if open_channel else {}))
         except BaseException:
             self.log.close()
             raise

@@ -9,8 +9,11 @@ import time
 from clients.grpc_server import TrioGrpcServer
 from clients.quorum_info import quorum_info_to_proto
 from clients.wire import quorum_pb2 as pb
+from clients.errors import ErrorCode
+from broker.security.node_trust import refuse_unless_node, refuse_unless_voter
 from kraft.raft import codec
-from kraft.raft.messages import error_response
+from kraft.raft.messages import (BeginQuorumEpochRequest, EndQuorumEpochRequest, VoteRequest,
+                                 error_response)
 from kraft.raft.driver import RaftDriver
 from kraft.raft.validation import check_request
 
@@ -27,6 +30,11 @@ class QuorumServicer:
 
     async def _relay(self, request):
         message = codec.from_proto(request)
+        # Who sent it comes first: a node that is not who it claims learns nothing more.
+        problem = self._refuse_sender(message)
+        if problem is not None:
+            return codec.to_proto(error_response(message, message.dst, message.epoch, None,
+                                                 ErrorCode.CLUSTER_AUTHORIZATION_FAILED, problem))
         refusal = check_request(message, request.cluster_id, self.cluster_id,
                                 self.driver.core.node_id)
         if refusal is not None:
@@ -37,6 +45,14 @@ class QuorumServicer:
             return codec.to_proto(error_response(message, message.dst, message.epoch, None,
                                                  refusal.error, refusal.message))
         return codec.to_proto(await self.driver.handle_request(message))
+
+    def _refuse_sender(self, message) -> str | None:
+        """On an authenticated listener each node speaks only as itself: votes and epochs from
+        voters, fetches from any node."""
+        what = f"send {type(message).__name__}"
+        if isinstance(message, (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)):
+            return refuse_unless_voter(message.src, self.driver.core.voters, what)
+        return refuse_unless_node(message.src, what)
 
     def _log_refusal(self, line: str) -> None:
         # At most one line a second: a stream of bad requests must not fill the disk with logs.

@@ -17,6 +17,8 @@ from clients.wire import broker_pb2_grpc
 
 log = logging.getLogger(__name__)
 
+REFUSAL_LOG_MS = 10_000
+
 FETCH_MAX_WAIT_MS = 500       # long poll: the leader answers at once when it has data
 FETCH_MAX_BYTES = 16 << 20
 PARTITION_MAX_BYTES = 1 << 20
@@ -26,8 +28,11 @@ RESCAN_S = 0.1                # how soon a new leadership assignment gets its fe
 
 class ReplicaFetchers:
     def __init__(self, replicas: ReplicaManager, broker_address: Callable[[int], str | None],
-                 broker_epoch: Callable[[], int], clock_ms: Callable[[], int]) -> None:
+                 broker_epoch: Callable[[], int], clock_ms: Callable[[], int],
+                 open_channel: Callable[[str], object] = bridge.open_channel) -> None:
         self.replicas = replicas
+        self.open_channel = open_channel     # TLS with this node's certificate when secured
+        self._refusal_logged: dict[int, int] = {}     # leader -> when we last logged a refusal
         self.broker_address = broker_address
         self.broker_epoch = broker_epoch
         self.clock_ms = clock_ms
@@ -58,7 +63,7 @@ class ReplicaFetchers:
                 if wanted != address:
                     if channel is not None:
                         channel.close()
-                    address, channel = wanted, bridge.open_channel(wanted)
+                    address, channel = wanted, self.open_channel(wanted)
                     stub = broker_pb2_grpc.BrokerStub(channel)
                 if not await self._fetch_once(stub, leader, work):
                     await trio.sleep(ERROR_BACKOFF_S)
@@ -87,6 +92,13 @@ class ReplicaFetchers:
             response = await bridge.call(stub.Fetch, request, FETCH_MAX_WAIT_MS / 1000 + 5)
         except KraftError as exc:
             log.debug("fetch from broker %d failed: %s", leader, exc.message)
+            return False
+        if response.error_code:
+            # Retried every backoff: one line per leader every 10 s is enough.
+            now = self.clock_ms()
+            if now - self._refusal_logged.get(leader, -REFUSAL_LOG_MS) >= REFUSAL_LOG_MS:
+                self._refusal_logged[leader] = now
+                log.warning("broker %d refused our fetch: %s", leader, response.error_message)
             return False
         by_key = {(p.topic, p.partition): (p, f) for p, f in work}
         progressed = False

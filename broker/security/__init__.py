@@ -1,2 +1,3 @@
-"""Authorization at the servicer edge: the request's principal (clients.grpc_server) checked
-against the ACLs of this node's metadata image by kraft.security's StandardAuthorizer."""
+"""Security at the servicer edge: listener protocols, TLS and SCRAM (who sent a request), which
+principals may speak for which node, and authorization of the request's principal against the
+ACLs of this node's metadata image (kraft.security's StandardAuthorizer)."""

@@ -8,6 +8,8 @@ from typing import Callable, Mapping
 
 from broker.group.messages import GroupConfig
 from kraft.security.authorizer import AuthorizerConfig, parse_super_users
+from broker.security.config import (SECURITY_KEYS, SecurityConfig, SecurityConfigError,
+                                    build_security)
 
 
 class ServerConfigError(ValueError):
@@ -220,6 +222,7 @@ class ServerConfig:
     allow_everyone_if_no_acl_found: bool
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
+    security: SecurityConfig | None = None     # listener protocols, TLS files, SASL
 
     @property
     def authorizer_config(self) -> AuthorizerConfig | None:
@@ -268,6 +271,16 @@ class ServerConfig:
                            offsets_topic_replication_factor=self.offsets_topic_replication_factor)
 
     @property
+    def broker_listener_name(self) -> str:
+        """The name of `listener` (see there)."""
+        names = [n for n in self.listeners if n not in self.controller_listener_names]
+        return names[0] if names else next(iter(self.listeners))
+
+    @property
+    def controller_listener_name(self) -> str | None:
+        return next((n for n in self.controller_listener_names if n in self.listeners), None)
+
+    @property
     def host(self) -> str:
         return self.listener[0]
 
@@ -278,12 +291,16 @@ class ServerConfig:
 
 def parse_properties(text: str) -> dict[str, str]:
     """Java .properties, the subset server.properties files use: `key=value` or `key: value`,
-    `#`/`!` comments, blank lines."""
+    `#`/`!` comments, blank lines, and a line ending in a backslash continued on the next (how
+    Kafka's PEM keys, ssl.keystore.key and the like, are written)."""
     props: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
+    lines = iter(enumerate(text.splitlines(), 1))
+    for number, raw in lines:
         line = raw.strip()
         if not line or line[0] in "#!":
             continue
+        while line.endswith("\\") and (len(line) - len(line.rstrip("\\"))) % 2:
+            line = line[:-1] + next(lines, (0, ""))[1].strip()
         sep = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
         if sep < 0:
             raise ServerConfigError(f"line {number}: {raw!r} is not key=value")
@@ -312,9 +329,16 @@ def build_config(props: Mapping[str, str]) -> ServerConfig:
     if not values["log_dirs"]:
         raise ServerConfigError("log.dirs: no directory given (e.g. log.dirs=/var/lib/kraft)")
     topic_defaults = {topic_key: props[key] for key, topic_key in BROKER_TO_TOPIC_KEYS.items() if key in props}
-    known = set(_SERVER_KEYS) | set(BROKER_TO_TOPIC_KEYS) | set(_SCALED) | {"log.dir"}
-    unknown = tuple(sorted(k for k in props if k not in known))
-    config = ServerConfig(**values, topic_defaults=topic_defaults, unknown_keys=unknown)
+    known = set(_SERVER_KEYS) | set(BROKER_TO_TOPIC_KEYS) | set(_SCALED) | {"log.dir"} \
+        | SECURITY_KEYS
+    unknown = tuple(sorted(k for k in props if k not in known
+                           and not (k.startswith("listener.name.") and k.endswith(".ssl.client.auth"))))
+    try:
+        security = build_security(props, values["listeners"], parse_listeners)
+    except SecurityConfigError as exc:
+        raise ServerConfigError(str(exc)) from None
+    config = ServerConfig(**values, topic_defaults=topic_defaults, unknown_keys=unknown,
+                          security=security)
     _check_quorum(config)
     if config.group_min_session_timeout_ms > config.group_max_session_timeout_ms:
         raise ServerConfigError(

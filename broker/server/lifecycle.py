@@ -36,8 +36,9 @@ class BrokerEpoch:
 class BrokerLifecycle:
     def __init__(self, node_id: int, host: str, port: int, rack: str | None,
                  channel: ControllerChannel, metadata: BrokerMetadata, epoch: "BrokerEpoch",
-                 heartbeat_interval_ms: int) -> None:
+                 heartbeat_interval_ms: int, listeners: tuple[str, ...] = ()) -> None:
         self.node_id = node_id
+        self.listeners = listeners     # "NAME://host:port" of every broker listener
         self.host, self.port, self.rack = host, port, rack or None
         self.channel = channel
         self.metadata = metadata
@@ -56,7 +57,7 @@ class BrokerLifecycle:
 
     async def _register(self) -> None:
         request = RegisterBrokerRequest(self.node_id, self.incarnation_id, self.host, self.port,
-                                        self.rack)
+                                        self.rack, self.listeners)
         while True:
             try:
                 response = await self.channel.send(request, REQUEST_TIMEOUT_S)

@@ -29,7 +29,8 @@ from broker.replication.isr_updates import IsrUpdates
 from broker.replication.fetcher import ReplicaFetchers
 from broker.replication.replica_manager import ReplicaManager, monotonic_ms
 from broker.security.request_authorizer import RequestAuthorizer
-from clients.grpc_server import TrioGrpcServer
+from broker.security.sessions import SessionTable
+from broker.server.listeners import listener_server, node_channel_opener, serve_broker_listeners
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig
@@ -135,6 +136,8 @@ class Node:
         self.clock_ms = clock_ms
         self.is_broker = "broker" in config.process_roles
         self.lifecycle: BrokerLifecycle | None = None
+        lifetime_ms = config.security.session_lifetime_ms if config.security else 900_000
+        self.sessions = SessionTable(lifetime_ms)     # SCRAM sessions of every SASL listener
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled. `task_status.started(port)` once the node serves: a broker once the
@@ -149,7 +152,8 @@ class Node:
         except DirLocked as exc:
             raise NodeStartError(str(exc)) from None
         try:
-            quorum = MetadataQuorum(config, cluster_id)
+            to_controllers = node_channel_opener(config, config.controller_listener_names[0])
+            quorum = MetadataQuorum(config, cluster_id, to_controllers)
         except BaseException:
             release_all(locks)
             raise
@@ -160,7 +164,8 @@ class Node:
                                                            rng=random.Random()), quorum.driver)
                 quorum.listeners.append(active)
                 quorum.snapshot_source = active.image
-            channel = ControllerChannel(quorum.voters, lambda: quorum.leader_id, active)
+            channel = ControllerChannel(quorum.voters, lambda: quorum.leader_id, active,
+                                        to_controllers)
             async with trio.open_nursery() as nursery:
                 listening = []
                 port = None
@@ -200,7 +205,9 @@ class Node:
                                 task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Quorum and Controller services on the controller listener; `started(port)`."""
         host, port = self.config.controller_listener
-        server = TrioGrpcServer(f"{host}:{port}")
+        server = listener_server(self.config, f"{host}:{port}",
+                                 self.config.controller_listener_name, self.sessions,
+                                 controller=True)
         server.add_servicer(QuorumServicer(quorum.driver, quorum.cluster_id), quorum_pb2, "Quorum")
         authorizer = RequestAuthorizer(active.image, self.config.authorizer_config)
         server.add_servicer(controller_servicer.on_controller(active, authorizer), controller_pb2,
@@ -227,25 +234,28 @@ class Node:
                                        clock_ms=clock_ms,
                                        segment_bytes=config.offsets_topic_segment_bytes,
                                        commit_timeout_ms=config.offsets_commit_timeout_ms)
-            server = TrioGrpcServer(f"{config.host}:{config.port}")
             # Each broker's authorizer follows its own metadata image, ACLs included.
             authorizer = RequestAuthorizer(lambda: metadata.image, config.authorizer_config)
-            server.add_servicer(BrokerServicer(
-                replicas, metadata, channel, cluster_id=cluster_id,
-                producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
-                auto_create=config.auto_create_topics_enable,
-                controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
-                authorizer=authorizer), broker_pb2, "Broker")
-            server.add_servicer(GroupServicer(groups, replicas, config.node_id, authorizer),
-                                group_pb2, "Group")
-            server.add_servicer(controller_servicer.on_broker(channel, metadata, authorizer),
-                                controller_pb2, "Controller")
+            services = [
+                (BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
+                                producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
+                                auto_create=config.auto_create_topics_enable,
+                                controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
+                                authorizer=authorizer),
+                 broker_pb2, "Broker"),
+                (GroupServicer(groups, replicas, config.node_id, authorizer), group_pb2, "Group"),
+                (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
+                 "Controller")]
             try:
                 async with trio.open_nursery() as nursery:
-                    port = await nursery.start(server.serve)     # port 0 picks one: advertise it
-                    lifecycle = BrokerLifecycle(config.node_id, config.host, port, config.rack,
+                    endpoints = await serve_broker_listeners(
+                        nursery, config, services, self.sessions,
+                        lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
+                    _, host, port = endpoints[0]
+                    lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
                                                 channel, metadata, epoch,
-                                                config.broker_heartbeat_interval_ms)
+                                                config.broker_heartbeat_interval_ms,
+                                                tuple(f"{n}://{h}:{p}" for n, h, p in endpoints))
                     nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
                     nursery.start_soon(_flush_every, config.flush_scheduler_interval_ms,
                                        log_manager, clock_ms)
@@ -269,11 +279,18 @@ class Node:
                            channel: ControllerChannel, broker_epoch: BrokerEpoch) -> None:
         """Follower fetchers, ISR proposals to the controller, and the ISR shrink timer."""
 
+        inter_broker = self.config.security.inter_broker_listener \
+            or self.config.broker_listener_name
+
         def address(broker_id: int) -> str | None:
             b = metadata.image.broker(broker_id)
-            return None if b is None else f"{b.host}:{b.port}"
+            if b is None:
+                return None
+            host, port = b.endpoint(inter_broker) or (b.host, b.port)
+            return f"{host}:{port}"
 
-        nursery.start_soon(ReplicaFetchers(replicas, address, broker_epoch, monotonic_ms).run)
+        nursery.start_soon(ReplicaFetchers(replicas, address, broker_epoch, monotonic_ms,
+                                           node_channel_opener(self.config, inter_broker)).run)
         nursery.start_soon(IsrUpdates(replicas, channel, broker_epoch, monotonic_ms).run)
         nursery.start_soon(_every, ISR_CHECK_MS, lambda _now: replicas.tick(), monotonic_ms)
 

@@ -13,7 +13,9 @@ from broker.replication.describe_partitions import describe_partitions
 from broker.idempotence.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
+from broker.security.node_trust import refuse_unless_node
 from clients.errors import ErrorCode, KraftError
+from clients.grpc_server import request_context
 from clients.topics import INTERNAL_TOPICS, topic_name_problem
 from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
@@ -74,7 +76,11 @@ class BrokerServicer:
         created.update(refused)
         image = self.metadata.image
         topics = [created.get(name) or self._topic_metadata(image, name) for name in names]
-        brokers = [pb.BrokerNode(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack or "")
+        # Kafka's rule: a client learns each broker's endpoint on the listener it came in on.
+        listener = request_context().listener
+        brokers = [pb.BrokerNode(node_id=b.broker_id, rack=b.rack or "",
+                                 **dict(zip(("host", "port"),
+                                            b.endpoint(listener) or (b.host, b.port))))
                    for b in image.live_brokers()]
         controller = self.controller_id()
         return pb.MetadataResponse(brokers=brokers,
@@ -188,6 +194,11 @@ class BrokerServicer:
 
     # -- Fetch -------------------------------------------------------------------------------
     async def Fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        if request.replica_id >= 0:
+            problem = refuse_unless_node(request.replica_id, "fetch as a follower")
+            if problem is not None:
+                return pb.FetchResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                        error_message=problem)
         max_wait_s = min(max(request.max_wait_ms, 0), MAX_WAIT_MS_LIMIT) / 1000
         deadline = trio.current_time() + max_wait_s
         partitions = [(t.topic, p.partition) for t in request.topics for p in t.partitions]

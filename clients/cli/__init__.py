@@ -11,6 +11,7 @@ import threading
 import traceback
 
 from clients.errors import ErrorCode, KraftError
+from clients.cli import common
 from clients.cli.common import CliError
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
@@ -29,6 +30,12 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--format", choices=("table", "json"), default="table",
                        help="table for people (default), json for scripts")
     group.add_argument("--debug", action="store_true", help="show tracebacks of failures")
+    group.add_argument("--command-config", metavar="FILE",
+                       default=os.environ.get("KRAFT_COMMAND_CONFIG"),
+                       help="client properties: security.protocol, sasl.mechanism, "
+                            "sasl.jaas.config or sasl.username/sasl.password, "
+                            "ssl.truststore.location, ssl.keystore.location (PEM); "
+                            "env KRAFT_COMMAND_CONFIG")
 
 
 def version_line() -> str:
@@ -39,9 +46,10 @@ def version_line() -> str:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds topic (create|list|describe|alter|delete), produce, consume, group
-    (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info
-    and acl (add|remove|list); every leaf parser gets set_defaults(func=f) with f(args) -> exit code."""
-    from clients.cli import acl, bench, cluster, consume, group, produce, quorum, topic
+    (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info,
+    acl (add|remove|list) and user (add|delete|list); every leaf parser gets set_defaults(func=f)
+    with f(args) -> exit code."""
+    from clients.cli import acl, bench, cluster, consume, group, produce, quorum, topic, user
     topic.register(subparsers, add_common_options)
     produce.register(subparsers, add_common_options)
     consume.register(subparsers, add_common_options)
@@ -50,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     quorum.register(subparsers, add_common_options)
     cluster.register(subparsers, add_common_options)
     acl.register(subparsers, add_common_options)
+    user.register(subparsers, add_common_options)
 
 
 class Terminated(KeyboardInterrupt):
@@ -88,6 +97,7 @@ def run_command(args: argparse.Namespace) -> int:
     the command has shut down as it does on Ctrl-C."""
     debug = getattr(args, "debug", False)
     try:
+        common.use_command_config(getattr(args, "command_config", None))
         with graceful_signals():
             return int(args.func(args) or 0)
     except Terminated:

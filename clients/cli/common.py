@@ -35,19 +35,39 @@ def topic_partitions(admin: Any, topic: str) -> list[int]:
     return sorted(p.partition for p in found[0].partitions)
 
 
+# kafka-python's security keyword arguments from --command-config, for every client made here.
+_security: dict[str, Any] = {}
+
+
+def use_command_config(path: str | None) -> None:
+    """Read --command-config (a Kafka client properties file); PLAINTEXT without one."""
+    from clients.security import SecurityConfigError, load_command_config, security_options
+    try:
+        _security.clear()
+        _security.update(security_options(load_command_config(path)))
+    except SecurityConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def command_security() -> Any:
+    """The ClientSecurity of --command-config (None: PLAINTEXT), for channels opened by hand."""
+    from clients.security import client_security
+    return client_security(**_security)
+
+
 def _producer(bootstrap: str, **kwargs: Any) -> Any:
     from clients.producer import Producer
-    return Producer(bootstrap, **kwargs)
+    return Producer(bootstrap, **kwargs, **_security)
 
 
 def _consumer(bootstrap: str, **kwargs: Any) -> Any:
     from clients.consumer import Consumer
-    return Consumer(bootstrap, **kwargs)
+    return Consumer(bootstrap, **kwargs, **_security)
 
 
 def _admin(bootstrap: str) -> Any:
     from clients.admin import Admin
-    return Admin(bootstrap)
+    return Admin(bootstrap, **_security)
 
 
 make_producer: Callable[..., Any] = _producer

@@ -38,7 +38,8 @@ async def _ask(address: str, timeout: float) -> QuorumInfo:
     from clients.bridge import call, open_channel
     from clients.wire import quorum_pb2, quorum_pb2_grpc
 
-    channel = open_channel(address)
+    from clients.cli.common import command_security
+    channel = open_channel(address, command_security())
     try:
         stub = quorum_pb2_grpc.QuorumStub(channel)
         return quorum_info_from_proto(await call(stub.DescribeQuorum, quorum_pb2.DescribeQuorumRequest(), timeout))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+from typing import Any
 
 import trio
 
@@ -16,6 +17,7 @@ from clients.consumer.fetcher import ConsumerRecord, Fetcher
 from clients.consumer.from_thread import FromThreads
 from clients.consumer.membership import MembershipConfig
 from clients.errors import ErrorCode, KraftError
+from clients.security import client_security
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -37,14 +39,16 @@ class AsyncConsumer(FromThreads, BackgroundService):
                  max_poll_interval_ms: int = 300000,
                  partition_assignment_strategy: list[str] | tuple[str, ...] = ("range", "sticky"),
                  enable_auto_commit: bool | None = None, auto_commit_interval_ms: int = 5000,
-                 metadata_max_age_ms: int = 300000, retry_backoff_ms: int = 100) -> None:
+                 metadata_max_age_ms: int = 300000, retry_backoff_ms: int = 100,
+                 **security: Any) -> None:
         self.client_id = client_id
         self.max_poll_records = max_poll_records
         self.request_timeout_ms = request_timeout_ms
         # How long position() and the offset lookups retry through a leader change (Kafka's
         # default.api.timeout.ms plays this part; ours is the request timeout).
         self._api_timeout_s = request_timeout_ms / 1000
-        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
+        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms,
+                                security=client_security(**security))
         self._fetcher = Fetcher(
             self._cluster, fetch_min_bytes=fetch_min_bytes, fetch_max_wait_ms=fetch_max_wait_ms,
             fetch_max_bytes=fetch_max_bytes, max_partition_fetch_bytes=max_partition_fetch_bytes,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from typing import Any
 
 import trio
 
@@ -13,6 +14,7 @@ from clients._service import BackgroundService
 from clients._sync import Doorbell, TrioHome
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
+from clients.security import client_security
 from clients.partitioner import StickyPartitioner, default_partition
 from clients.producer.accumulator import RecordAccumulator
 from clients.producer.future import BatchResult, RecordFuture, RecordMetadata
@@ -75,7 +77,8 @@ class AsyncProducer(BackgroundService):
                  delivery_timeout_ms: int = 120000, buffer_memory: int = 33554432,
                  max_in_flight_requests_per_connection: int = 5, retries: int = 2**31 - 1,
                  retry_backoff_ms: int = 100, client_id: str = "kraft-producer",
-                 max_block_ms: int = 60000, enable_idempotence: bool | None = None) -> None:
+                 max_block_ms: int = 60000, enable_idempotence: bool | None = None,
+                 **security: Any) -> None:
         acks = _parse_acks(acks)
         # Idempotence: each batch carries (producer id, epoch, sequence) so the leader drops a
         # retry it already appended and refuses a gap; default with acks='all', as in Kafka.
@@ -85,7 +88,8 @@ class AsyncProducer(BackgroundService):
         self.acks = acks
         self.buffer_memory = buffer_memory
         self.max_block_ms = max_block_ms
-        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms)
+        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms,
+                                security=client_security(**security))
         # A bare lock, never a Condition: threads that send (and may get a Ctrl-C) and the
         # sender in trio share the accumulator; see Doorbell for why.
         self._lock = threading.Lock()

@@ -99,6 +99,16 @@ class ControllerStub:
                 request_serializer=controller__pb2.DescribeAclsRequest.SerializeToString,
                 response_deserializer=controller__pb2.DescribeAclsResponse.FromString,
                 _registered_method=True)
+        self.AlterUserScramCredentials = channel.unary_unary(
+                '/kraft.controller.v1.Controller/AlterUserScramCredentials',
+                request_serializer=controller__pb2.AlterUserScramCredentialsRequest.SerializeToString,
+                response_deserializer=controller__pb2.AlterUserScramCredentialsResponse.FromString,
+                _registered_method=True)
+        self.DescribeUserScramCredentials = channel.unary_unary(
+                '/kraft.controller.v1.Controller/DescribeUserScramCredentials',
+                request_serializer=controller__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
+                response_deserializer=controller__pb2.DescribeUserScramCredentialsResponse.FromString,
+                _registered_method=True)
 
 
 class ControllerServicer:
@@ -185,6 +195,19 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AlterUserScramCredentials(self, request, context):
+        """Admin: SCRAM users (kraft user add|delete|list).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeUserScramCredentials(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -252,6 +275,16 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.DescribeAcls,
                     request_deserializer=controller__pb2.DescribeAclsRequest.FromString,
                     response_serializer=controller__pb2.DescribeAclsResponse.SerializeToString,
+            ),
+            'AlterUserScramCredentials': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterUserScramCredentials,
+                    request_deserializer=controller__pb2.AlterUserScramCredentialsRequest.FromString,
+                    response_serializer=controller__pb2.AlterUserScramCredentialsResponse.SerializeToString,
+            ),
+            'DescribeUserScramCredentials': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeUserScramCredentials,
+                    request_deserializer=controller__pb2.DescribeUserScramCredentialsRequest.FromString,
+                    response_serializer=controller__pb2.DescribeUserScramCredentialsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -605,6 +638,60 @@ class Controller:
             '/kraft.controller.v1.Controller/DescribeAcls',
             controller__pb2.DescribeAclsRequest.SerializeToString,
             controller__pb2.DescribeAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterUserScramCredentials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/AlterUserScramCredentials',
+            controller__pb2.AlterUserScramCredentialsRequest.SerializeToString,
+            controller__pb2.AlterUserScramCredentialsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeUserScramCredentials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.controller.v1.Controller/DescribeUserScramCredentials',
+            controller__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
+            controller__pb2.DescribeUserScramCredentialsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -105,7 +105,8 @@ def register_broker(image: MetadataImage, sessions: BrokerSessions, req: Registe
     epoch = next_broker_epoch(image)
     pending = PendingRecords(image)
     pending.append(RegisterBrokerRecord(req.broker_id, req.incarnation_id, epoch, req.host,
-                                        req.port, req.rack, fenced=True))
+                                        req.port, req.rack, fenced=True,
+                                        listeners=tuple(req.listeners)))
     if existing is not None:
         # The new process starts fenced and may have lost unflushed data: it leads nothing
         # and is in no ISR until it has caught up and been unfenced.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from kraft.controller import acl_control, cluster_control, replication_control
+from kraft.controller import acl_control, cluster_control, replication_control, scram_control
 from kraft.controller.cluster_control import BrokerSessions
 from kraft.controller.config_control import TopicConfigs
 from kraft.controller.controller_config import ControllerConfig
@@ -136,6 +136,13 @@ class QuorumController:
     def handle_incremental_alter_configs(self, req: IncrementalAlterConfigsRequest, now_ms: int
                                          ) -> ControllerResult[IncrementalAlterConfigsResponse]:
         return self.topic_configs.incremental_alter(self._image, req)
+
+    # -- SCRAM users
+    def handle_alter_user_scram_credentials(self, req, now_ms: int):
+        return scram_control.alter_user_scram_credentials(self._image, req)
+
+    def handle_describe_user_scram_credentials(self, req):
+        return scram_control.describe_user_scram_credentials(self._image, req)
 
     def handle_allocate_producer_ids(self, req: AllocateProducerIdsRequest, now_ms: int
                                      ) -> ControllerResult[AllocateProducerIdsResponse]:

@@ -17,6 +17,9 @@ class RegisterBrokerRequest:
     host: str
     port: int
     rack: str | None = None
+    # Every listener as "NAME://host:port" (Kafka's registration endpoints): followers dial the
+    # inter-broker one, clients get the one they came in on. host/port is the first of them.
+    listeners: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -347,6 +350,71 @@ class DescribeAclsRequest:
 @dataclass(frozen=True)
 class DescribeAclsResponse:
     acls: tuple[AclBinding, ...] = ()
+    error_code: int = 0
+    error_message: str = ""
+    controller_id: int = -1
+
+
+# -- SCRAM users (Kafka's AlterUserScramCredentials / DescribeUserScramCredentials)
+@dataclass(frozen=True)
+class ScramCredentialUpsertion:
+    """The client salts and iterates the password; the controller never sees it."""
+    name: str
+    mechanism: str
+    iterations: int
+    salt: bytes
+    salted_password: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ScramCredentialDeletion:
+    name: str
+    mechanism: str
+
+
+@dataclass(frozen=True)
+class AlterUserScramCredentialsRequest:
+    deletions: tuple[ScramCredentialDeletion, ...] = ()
+    upsertions: tuple[ScramCredentialUpsertion, ...] = ()
+
+
+@dataclass(frozen=True)
+class AlterUserScramCredentialsResult:
+    user: str
+    error_code: int = 0
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class AlterUserScramCredentialsResponse:
+    results: tuple[AlterUserScramCredentialsResult, ...]
+    error_code: int = 0
+    error_message: str = ""
+    controller_id: int = -1
+
+
+@dataclass(frozen=True)
+class DescribeUserScramCredentialsRequest:
+    users: tuple[str, ...] = ()          # empty: every user
+
+
+@dataclass(frozen=True)
+class ScramCredentialInfo:
+    mechanism: str
+    iterations: int
+
+
+@dataclass(frozen=True)
+class DescribeUserScramCredentialsResult:
+    user: str
+    error_code: int = 0
+    error_message: str = ""
+    credential_infos: tuple[ScramCredentialInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class DescribeUserScramCredentialsResponse:
+    results: tuple[DescribeUserScramCredentialsResult, ...]
     error_code: int = 0
     error_message: str = ""
     controller_id: int = -1

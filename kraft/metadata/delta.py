@@ -2,6 +2,7 @@
 The only code that turns records into state, shared by the controllers and the brokers."""
 from __future__ import annotations
 
+from clients.scram import ScramCredential
 from kraft.metadata import records as r
 from kraft.metadata.image import (TOPIC_RESOURCE, BrokerRegistration, MetadataImage,
                                   PartitionRegistration, TopicImage, frozen_map)
@@ -27,6 +28,7 @@ class MetadataDelta:
         self._configs: dict | None = None
         self._next_producer_id = image.next_producer_id
         self._acls: dict | None = None
+        self._scram: dict | None = None
 
     # -- copy on first write
     def _brokers_w(self) -> dict:
@@ -75,7 +77,7 @@ class MetadataDelta:
     def _register_broker(self, rec: r.RegisterBrokerRecord) -> None:
         self._brokers_w()[rec.broker_id] = BrokerRegistration(
             rec.broker_id, rec.incarnation_id, rec.broker_epoch, rec.host, rec.port, rec.rack,
-            rec.fenced)
+            rec.fenced, listeners=tuple(rec.listeners))
 
     def _change_broker(self, rec: r.BrokerRegistrationChangeRecord) -> None:
         broker = self._current_broker(rec.broker_id, rec.broker_epoch, "BrokerRegistrationChange")
@@ -83,7 +85,7 @@ class MetadataDelta:
                    else frozenset(rec.offline_replicas))
         self._brokers_w()[rec.broker_id] = BrokerRegistration(
             broker.broker_id, broker.incarnation_id, broker.broker_epoch, broker.host, broker.port,
-            broker.rack, rec.fenced, offline)
+            broker.rack, rec.fenced, offline, listeners=broker.listeners)
 
     def _unregister_broker(self, rec: r.UnregisterBrokerRecord) -> None:
         self._current_broker(rec.broker_id, rec.broker_epoch, "UnregisterBroker")
@@ -166,6 +168,18 @@ class MetadataDelta:
         if self._acls_w().pop(rec.id, None) is None:
             raise MetadataReplayError(f"RemoveAccessControlEntry: unknown ACL id {rec.id}")
 
+    def _scram_w(self) -> dict:
+        if self._scram is None:
+            self._scram = dict(self.image.scram_credentials)
+        return self._scram
+
+    def _user_scram_credential(self, rec: r.UserScramCredentialRecord) -> None:
+        self._scram_w()[(rec.name, rec.mechanism)] = ScramCredential(
+            rec.mechanism, rec.salt, rec.iterations, rec.stored_key, rec.server_key)
+
+    def _remove_user_scram_credential(self, rec: r.RemoveUserScramCredentialRecord) -> None:
+        self._scram_w().pop((rec.name, rec.mechanism), None)
+
     def _nothing(self, rec) -> None:
         pass
 
@@ -186,7 +200,9 @@ class MetadataDelta:
         acls = image.acls if self._acls is None else frozen_map(dict(self._acls))
         return MetadataImage(offset=self.offset, epoch=self.epoch, brokers=brokers,
                              topics_by_id=by_id, topics_by_name=by_name, configs=configs,
-                             next_producer_id=self._next_producer_id, acls=acls)
+                             next_producer_id=self._next_producer_id, acls=acls,
+                             scram_credentials=image.scram_credentials if self._scram is None
+                             else frozen_map(dict(self._scram)))
 
 
 _HANDLERS = {
@@ -201,6 +217,8 @@ _HANDLERS = {
     r.ProducerIdsRecord: MetadataDelta._producer_ids,
     r.AccessControlEntryRecord: MetadataDelta._acl,
     r.RemoveAccessControlEntryRecord: MetadataDelta._remove_acl,
+    r.UserScramCredentialRecord: MetadataDelta._user_scram_credential,
+    r.RemoveUserScramCredentialRecord: MetadataDelta._remove_user_scram_credential,
     r.LeaderChangeRecord: MetadataDelta._nothing,
     r.NoOpRecord: MetadataDelta._nothing,
 }

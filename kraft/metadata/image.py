@@ -6,6 +6,7 @@ import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from clients.scram import ScramCredential
 from kraft.metadata.records import NO_LEADER
 from kraft.security.acl import AclBinding
 
@@ -32,6 +33,16 @@ class BrokerRegistration:
     # (topic_id, partition) replicas this broker reported offline (failed log dir, damaged
     # files): they may neither lead nor be in an ISR until the broker registers again.
     offline_replicas: frozenset[tuple[str, int]] = frozenset()
+    listeners: tuple[str, ...] = ()      # "NAME://host:port"
+
+    def endpoint(self, listener: str) -> tuple[str, int] | None:
+        """(host, port) of the broker's listener named `listener`, if it registered one."""
+        prefix = f"{listener}://"
+        for entry in self.listeners:
+            if entry.startswith(prefix):
+                host, _, port = entry[len(prefix):].rpartition(":")
+                return host, int(port)
+        return None
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,9 @@ class MetadataImage:
     next_producer_id: int = 0
     # ACL id -> binding (AccessControlEntryRecord); brokers' authorizers follow it.
     acls: Mapping[str, AclBinding] = field(default_factory=lambda: _EMPTY)
+    # (user name, mechanism) -> its SCRAM credential (salt, iterations, StoredKey, ServerKey).
+    scram_credentials: Mapping[tuple[str, str], ScramCredential] = field(
+        default_factory=lambda: _EMPTY)
 
     # -- brokers
     def broker(self, broker_id: int) -> BrokerRegistration | None:
@@ -130,6 +144,9 @@ class MetadataImage:
     # -- configs
     def resource_configs(self, resource_type: str, resource_name: str) -> Mapping[str, str]:
         return self.configs.get((resource_type, resource_name), _EMPTY)
+
+    def scram_credential(self, name: str, mechanism: str) -> ScramCredential | None:
+        return self.scram_credentials.get((name, mechanism))
 
     def topic_configs(self, name: str) -> Mapping[str, str]:
         """The topic's overrides (not the defaults under them)."""

@@ -27,6 +27,7 @@ class RegisterBrokerRecord:
     port: int
     rack: str | None = None
     fenced: bool = True
+    listeners: tuple[str, ...] = ()      # "NAME://host:port"; empty: host/port only
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,28 @@ class RemoveAccessControlEntryRecord:
 
 
 @dataclass(frozen=True)
+class UserScramCredentialRecord:
+    """A user's SCRAM credential for one mechanism (Kafka's record): never the password, only
+    what verifies a proof of it."""
+    TYPE: ClassVar[str] = "UserScramCredential"
+    VERSION: ClassVar[int] = 0
+    name: str
+    mechanism: str
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+@dataclass(frozen=True)
+class RemoveUserScramCredentialRecord:
+    TYPE: ClassVar[str] = "RemoveUserScramCredential"
+    VERSION: ClassVar[int] = 0
+    name: str
+    mechanism: str
+
+
+@dataclass(frozen=True)
 class LeaderChangeRecord:
     """Written by a new Raft leader to commit its epoch; no metadata changes."""
     TYPE: ClassVar[str] = "LeaderChange"
@@ -156,15 +179,17 @@ class NoOpRecord:
 MetadataRecord = (RegisterBrokerRecord | BrokerRegistrationChangeRecord | UnregisterBrokerRecord
                   | TopicRecord | PartitionRecord | PartitionChangeRecord | RemoveTopicRecord
                   | ConfigRecord | ProducerIdsRecord | AccessControlEntryRecord
-                  | RemoveAccessControlEntryRecord | LeaderChangeRecord | NoOpRecord)
+                  | RemoveAccessControlEntryRecord | UserScramCredentialRecord
+                  | RemoveUserScramCredentialRecord | LeaderChangeRecord | NoOpRecord)
 
 RECORD_TYPES: dict[str, type] = {cls.TYPE: cls for cls in (
     RegisterBrokerRecord, BrokerRegistrationChangeRecord, UnregisterBrokerRecord, TopicRecord,
     PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ConfigRecord, ProducerIdsRecord,
-    AccessControlEntryRecord, RemoveAccessControlEntryRecord, LeaderChangeRecord, NoOpRecord)}
+    AccessControlEntryRecord, RemoveAccessControlEntryRecord, UserScramCredentialRecord,
+    RemoveUserScramCredentialRecord, LeaderChangeRecord, NoOpRecord)}
 
 # Fields msgpack hands back as lists; tuples keep records hashable and comparable.
-_TUPLE_FIELDS = frozenset({"replicas", "isr", "voters"})
+_TUPLE_FIELDS = frozenset({"replicas", "isr", "voters", "listeners"})
 
 
 def encode(record: MetadataRecord) -> bytes:

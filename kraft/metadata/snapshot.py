@@ -17,7 +17,7 @@ def image_to_records(image: MetadataImage) -> list[r.MetadataRecord]:
     out: list[r.MetadataRecord] = []
     for broker_id, b in sorted(image.brokers.items()):
         out.append(r.RegisterBrokerRecord(broker_id, b.incarnation_id, b.broker_epoch, b.host,
-                                          b.port, b.rack, b.fenced))
+                                          b.port, b.rack, b.fenced, b.listeners))
         if b.offline_replicas:
             out.append(r.BrokerRegistrationChangeRecord(
                 broker_id, b.broker_epoch, b.fenced, tuple(sorted(b.offline_replicas))))
@@ -29,6 +29,9 @@ def image_to_records(image: MetadataImage) -> list[r.MetadataRecord]:
     for (resource_type, resource_name), values in sorted(image.configs.items()):
         for key, value in sorted(values.items()):
             out.append(r.ConfigRecord(resource_type, resource_name, key, value))
+    for (name, mechanism), c in sorted(image.scram_credentials.items()):
+        out.append(r.UserScramCredentialRecord(name, mechanism, c.salt, c.stored_key, c.server_key,
+                                               c.iterations))
     if image.next_producer_id:
         # Only the next free id matters; which broker took the last block does not.
         out.append(r.ProducerIdsRecord(-1, -1, image.next_producer_id))

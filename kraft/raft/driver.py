@@ -51,7 +51,8 @@ class RaftDriver:
                  on_snapshot_load: Callable[[OffsetAndEpoch, bytes], None] | None = None,
                  take_snapshot: Callable[[], bytes] | None = None,
                  on_leader_change: Callable[[int | None, int], None] | None = None,
-                 cluster_id: str = "") -> None:
+                 cluster_id: str = "",
+                 open_channel: Callable[[str], object] = bridge.open_channel) -> None:
         """`peers`: node id -> "host:port" of its Quorum service; `cluster_id` goes on every
         request so that a node formatted for another cluster is refused. `on_commit` gets every
         committed entry once, in order (control entries included: state machines skip them);
@@ -64,6 +65,7 @@ class RaftDriver:
         self._log = log
         self._store = election_store
         self._peers = dict(peers)
+        self._open_channel = open_channel     # TLS with this node's certificate when secured
         self._clock = clock
         self._on_commit = on_commit
         self._on_snapshot_load = on_snapshot_load
@@ -205,7 +207,7 @@ class RaftDriver:
     async def _call(self, message: Message) -> None:
         stub = self._stubs.get(message.dst)
         if stub is None:
-            channel = self._channels[message.dst] = bridge.open_channel(self._peers[message.dst])
+            channel = self._channels[message.dst] = self._open_channel(self._peers[message.dst])
             stub = self._stubs[message.dst] = quorum_pb2_grpc.QuorumStub(channel)
         timeout = (self.core.config.request_timeout_ms + getattr(message, "max_wait_ms", 0)) / 1000
         method = getattr(stub, codec.RPC_OF[type(message)])

@@ -48,9 +48,12 @@ def kraft():
 def cluster_factory(tmp_path):
     made: list[Cluster] = []
 
-    def make(controllers: int = 3, brokers: int = 3, start: bool = True, **overrides: str) -> Cluster:
-        """Overrides as keyword arguments: controller_quorum_fetch_timeout_ms="1000"."""
-        c = Cluster(tmp_path, controllers, brokers, {k.replace("_", "."): v for k, v in overrides.items()})
+    def make(controllers: int = 3, brokers: int = 3, start: bool = True,
+             node_overrides: dict[int, dict[str, str]] | None = None, **overrides: str) -> Cluster:
+        """Overrides as keyword arguments: controller_quorum_fetch_timeout_ms="1000"; keys
+        of one node (its certificate, say) in node_overrides={id: {key: value}}."""
+        c = Cluster(tmp_path, controllers, brokers,
+                    {k.replace("_", "."): v for k, v in overrides.items()}, node_overrides)
         made.append(c)
         return c.start() if start else c
 

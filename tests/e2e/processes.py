@@ -138,13 +138,16 @@ class ClusterNode:
 
 class Cluster:
     def __init__(self, root: pathlib.Path, controllers: int, brokers: int,
-                 overrides: dict[str, str] | None = None) -> None:
+                 overrides: dict[str, str] | None = None,
+                 node_overrides: dict[int, dict[str, str]] | None = None) -> None:
         self.root = root
         ids = range(1, controllers + brokers + 1)
         addresses = {i: f"127.0.0.1:{free_port()}" for i in ids}
         voters = ",".join(f"{i}@{addresses[i]}" for i in range(1, controllers + 1))
         self.nodes = {i: ClusterNode(i, "controller" if i <= controllers else "broker", root,
-                                     voters, addresses[i], overrides or {}) for i in ids}
+                                     voters, addresses[i],
+                                     {**(overrides or {}), **(node_overrides or {}).get(i, {})})
+                      for i in ids}
         self.controllers = [self.nodes[i] for i in range(1, controllers + 1)]
         self.brokers = [self.nodes[i] for i in ids if i > controllers]
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from processes import ROOT
 
 pytestmark = pytest.mark.e2e
 

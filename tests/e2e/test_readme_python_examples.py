@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_kraft
+from processes import ROOT, run_kraft
 
 pytestmark = pytest.mark.e2e
 

@@ -41,7 +41,8 @@ SAMPLES = [
         m.AlterConfigOp("segment.ms", Op.DELETE, ""))),), validate_only=True),
     m.IncrementalAlterConfigsResponse((m.AlterConfigsResult("broker", "1", 40, "bad"),),
                                       NC, "go", 2),
-    m.RegisterBrokerRequest(7, "inc-7a", "host-7", 9099, "rack-b"),
+    m.RegisterBrokerRequest(7, "inc-7a", "host-7", 9099, "rack-b",
+                            ("CLIENT://host-7:9099", "INTERNAL://host-7:9100")),
     m.RegisterBrokerResponse(NC, "go", 17, 2),
     m.BrokerHeartbeatRequest(7, 17, 1234, want_fence=True, want_shutdown=True,
                              offline_replicas=(("ab" * 16, 0), ("ab" * 16, 2), ("cd" * 16, 1))),
@@ -61,6 +62,16 @@ SAMPLES = [
     m.DeleteAclsResponse((m.DeleteAclsFilterResult(42, "bad", (BINDING,)),), NC, "go", 2),
     m.DescribeAclsRequest((FILTER,)),
     m.DescribeAclsResponse((BINDING,), NC, "go", 2),
+    m.AlterUserScramCredentialsRequest(
+        (m.ScramCredentialDeletion("bob", "SCRAM-SHA-512"),),
+        (m.ScramCredentialUpsertion("alice", "SCRAM-SHA-256", 4096, b"salt", b"salted"),)),
+    m.AlterUserScramCredentialsResponse(
+        (m.AlterUserScramCredentialsResult("bob", 91, "no such credential"),), NC, "go", 2),
+    m.DescribeUserScramCredentialsRequest(("alice",)),
+    m.DescribeUserScramCredentialsResponse(
+        (m.DescribeUserScramCredentialsResult("alice", 91, "none",
+                                              (m.ScramCredentialInfo("SCRAM-SHA-256", 4096),)),),
+        NC, "go", 2),
 ]
 # Proto fields no dataclass carries (the controller answers once records commit, not by timeout).
 NOT_IN_DATACLASSES = {(pb.CreateTopicsRequest, "timeout_ms"),

@@ -28,6 +28,9 @@ RECORDS = st.one_of(
     st.builds(r.ProducerIdsRecord, ids, longs, longs),
     st.builds(r.AccessControlEntryRecord, text, ids, text, ids, text, text, ids, ids),
     st.builds(r.RemoveAccessControlEntryRecord, text),
+    st.builds(r.UserScramCredentialRecord, text, text, st.binary(max_size=32),
+              st.binary(max_size=64), st.binary(max_size=64), ids),
+    st.builds(r.RemoveUserScramCredentialRecord, text, text),
     st.builds(r.LeaderChangeRecord, ids, ids, brokers),
     st.just(r.NoOpRecord()),
 )
@@ -55,7 +58,7 @@ def test_the_stored_value_is_a_map_with_type_version_and_fields():
 
 def test_every_record_type_has_a_distinct_name():
     classes = list(r.RECORD_TYPES.values())
-    assert len({c.TYPE for c in classes}) == len(classes) == 13
+    assert len({c.TYPE for c in classes}) == len(classes) == 15
 
 
 @pytest.mark.parametrize("body, fragment", [
