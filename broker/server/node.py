@@ -153,6 +153,7 @@ class Node:
         except BaseException:
             release_all(locks)
             raise
+        channel = None
         try:
             active = None
             if config.runs_quorum:
@@ -187,7 +188,8 @@ class Node:
                 self.on_ready(ready)
                 task_status.started(port)
         finally:
-            channel.close()
+            if channel is not None:   # None when the controller could not be built
+                channel.close()
             quorum.close()
             release_all(locks)
             log.info("node %d stopped cleanly", config.node_id)
