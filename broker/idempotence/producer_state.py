@@ -14,6 +14,7 @@ Rules, Kafka's (ProducerAppendInfo, ProducerStateEntry), in the order they are c
 - the same epoch must continue right after the last batch: first == last + 1, or 0 after
   2^31-1 (sequences wrap), else OUT_OF_ORDER_SEQUENCE_NUMBER.
 Only an appended batch changes the state; a rejected or duplicate one leaves it as it was.
+A producer idle for producer.id.expiration.ms (by its last batch's timestamp) is forgotten.
 """
 from __future__ import annotations
 
@@ -70,6 +71,11 @@ class ProducerEntry:
     @property
     def last_offset(self) -> int:
         return self.batches[-1].last_offset if self.batches else -1
+
+    @property
+    def last_timestamp(self) -> int:
+        """The max timestamp of its last batch: when it was last active (Kafka's lastTimestamp)."""
+        return self.batches[-1].timestamp if self.batches else -1
 
     def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
         if epoch != self.epoch:
@@ -234,6 +240,16 @@ class ProducerStateManager:
         for pid in gone:
             del self.producers[pid]
         self.end_offset = max(self.end_offset, log_start_offset)
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Forget producers whose last batch is `expiration_ms` or more older than `now_ms`
+        (Kafka's producer.id.expiration.ms): their ids and sequences no longer cost memory and
+        snapshot space forever. One that comes back is an unknown producer id: it must start
+        at sequence 0 again, as after retention deleted its batches. Returns the ids removed."""
+        gone = [pid for pid, e in self.producers.items() if now_ms - e.last_timestamp >= expiration_ms]
+        for pid in gone:
+            del self.producers[pid]
+        return gone
 
     def _updated(self, entry: ProducerEntry | None, producer_id: int, epoch: int,
                  batch: BatchMetadata) -> ProducerEntry:

@@ -158,6 +158,10 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "authorizer.class.name": ("authorizer_class_name", lambda k, v: v.strip(), ""),
     "super.users": ("super_users", _super_users, ""),
     "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool, "false"),
+    # Idempotent producers idle this long are forgotten (Kafka's names and defaults: 1 day, 10 min).
+    "producer.id.expiration.ms": ("producer_id_expiration_ms", _int_in(1), "86400000"),
+    "producer.id.expiration.check.interval.ms": ("producer_id_expiration_check_interval_ms",
+                                                 _int_in(1), "600000"),
 }
 
 # Broker-wide defaults for topic configs: server key -> topic key (Kafka's naming).
@@ -225,6 +229,8 @@ class ServerConfig:
     authorizer_class_name: str
     super_users: frozenset[str]
     allow_everyone_if_no_acl_found: bool
+    producer_id_expiration_ms: int
+    producer_id_expiration_check_interval_ms: int
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
 

@@ -258,6 +258,9 @@ class Node:
                                        log_manager)
                     nursery.start_soon(_every, config.checkpoint_interval_ms,
                                        lambda _now: replicas.checkpoint_producer_states(), clock_ms)
+                    nursery.start_soon(_every, config.producer_id_expiration_check_interval_ms,
+                                       lambda now: replicas.remove_expired_producers(
+                                           now, config.producer_id_expiration_ms), clock_ms)
                     self._start_replication(nursery, replicas, metadata, channel, epoch)
                     nursery.start_soon(groups.run)
                     task_status.started((port, lifecycle))

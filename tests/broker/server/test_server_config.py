@@ -139,3 +139,9 @@ def test_negative_retention_hours_mean_unlimited_and_ms_wins_over_hours():
     assert build_config({"log.retention.hours": "-1"}).topic_defaults == {"retention.ms": "-1"}
     assert build_config({"log.retention.hours": "1", "log.retention.minutes": "2"}
                         ).topic_defaults == {"retention.ms": "120000"}
+
+
+def test_producer_id_expiration_keys_have_kafkas_defaults():
+    c = build_config({})
+    assert (c.producer_id_expiration_ms, c.producer_id_expiration_check_interval_ms) == (86_400_000, 600_000)
+    assert build_config({"producer.id.expiration.ms": "60000"}).producer_id_expiration_ms == 60_000
