@@ -181,6 +181,7 @@ BROKER_TO_TOPIC_KEYS = {
     "unclean.leader.election.enable": "unclean.leader.election.enable",
     "log.cleaner.delete.retention.ms": "delete.retention.ms",
     "log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
+    "compression.type": "compression.type",
 }
 # Kafka's coarser spellings, converted to the ms key.
 # Kafka's precedence: ms, then minutes, then hours (the first present wins).
