@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import pathlib
 import sys
@@ -21,6 +20,7 @@ from broker.server.config import ServerConfigError, load_config  # noqa: E402
 from broker.server.node import NodeReady, NodeStartError, run_until_signalled  # noqa: E402
 from chaos import cli as chaos_cli  # noqa: E402
 from clients import cli as client_cli  # noqa: E402
+from entry import log_format  # noqa: E402
 
 EXAMPLES = """examples:
   kraft dev                                  # a local broker on 127.0.0.1:9092, data in ./kraft-data
@@ -88,7 +88,7 @@ def cmd_format(args) -> int:
 
 def cmd_node(args) -> int:
     config = load_config(args.config, args.override)
-    trio.run(run_until_signalled, config, _announce)
+    trio.run(run_until_signalled, config, log_format.announcer(args.log_format))
     return 0
 
 
@@ -121,12 +121,8 @@ def cmd_dev(args) -> int:
         atomic_write(data / "cluster.json",
                      json.dumps({"cluster_id": ready.cluster_id, "nodes": [node]}, indent=1) + "\n")
 
-    trio.run(run_until_signalled, config, _announce, record)
+    trio.run(run_until_signalled, config, log_format.announcer(args.log_format), record)
     return 0
-
-
-def _announce(line: str) -> None:
-    print(line, flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                        help="set a server.properties key (repeatable)")
         p.add_argument("--debug", action="store_true", help="debug logging and full tracebacks")
+        p.add_argument("--log-format", choices=log_format.FORMATS,
+                       default=os.environ.get(log_format.ENV) or "text",
+                       help=f"log lines as text (default) or one JSON object each (env {log_format.ENV})")
     client_cli.register(sub)
     chaos_cli.register(sub)
     return parser
@@ -197,8 +196,12 @@ def _sole_cause(exc: BaseException) -> BaseException:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in ("dev", "node", "format"):
-        logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        if args.log_format not in log_format.FORMATS:   # from the environment: argparse skips it
+            print(f"kraft {args.command}: {log_format.ENV}={args.log_format!r}: use text or json",
+                  file=sys.stderr)
+            return 1
+        log_format.configure(args.log_format, args.debug)
+        os.environ[log_format.ENV] = args.log_format   # kraft dev's node processes inherit it
         try:
             return args.func(args)
         except BaseException as exc:   # noqa: BLE001 - sorted below; unknown ones are re-raised

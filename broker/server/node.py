@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 
 # How often leaders look for followers that fell out of sync (replica.lag.time.max.ms is 30 s).
 ISR_CHECK_MS = 250
+# A broker not serving after this long says what it waits for (controllers down or unreachable).
+WAITING_NOTICE_S = 3.0
 
 
 class NodeStartError(RuntimeError):
@@ -176,10 +178,14 @@ class Node:
                     nursery.start_soon(active.run)
                 if self.is_broker:
                     nursery.start_soon(self.lifecycle.run)
-                    log.info("broker %d: waiting to be registered and unfenced by the active "
-                             "controller (voters %s)", config.node_id,
-                             ",".join(f"{i}@{a}" for i, a in quorum.voters.items()))
-                    await self.lifecycle.unfenced.wait()
+                    # Said only when it takes long: a normal start stays one line.
+                    with trio.move_on_after(WAITING_NOTICE_S):
+                        await self.lifecycle.unfenced.wait()
+                    if not self.lifecycle.unfenced.is_set():
+                        log.info("broker %d: waiting to be registered and unfenced by the active "
+                                 "controller (voters %s)", config.node_id,
+                                 ",".join(f"{i}@{a}" for i, a in quorum.voters.items()))
+                        await self.lifecycle.unfenced.wait()
                     port = broker_port
                     listening.insert(0, f"{config.host}:{broker_port}")
                 ready = NodeReady(config.node_id, tuple(config.process_roles), tuple(listening),
