@@ -3,7 +3,6 @@ broker; every client command (topic, produce, consume, bench) comes from clients
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
 import sys
@@ -17,7 +16,7 @@ if "--debug" not in sys.argv:
 import trio  # noqa: E402
 
 from broker.server.config import ServerConfigError, load_config  # noqa: E402
-from broker.server.node import NodeReady, NodeStartError, run_until_signalled  # noqa: E402
+from broker.server.node import NodeStartError, run_until_signalled  # noqa: E402
 from chaos import cli as chaos_cli  # noqa: E402
 from clients import cli as client_cli  # noqa: E402
 from entry import log_format  # noqa: E402
@@ -33,6 +32,7 @@ EXAMPLES = """examples:
 
 DEV_EXAMPLES = """examples:
   kraft dev --data ./kraft-data --port 9092           # one combined node, in the foreground
+  kraft dev --port 0 --detach --data /tmp/k1          # the same in the background, on free ports
   kraft dev --controllers 3 --brokers 3               # brokers on 9092-9094, controllers on 9192-9194
   kraft dev --controllers 3 --brokers 3 --port 0 --detach --data /tmp/c1
   kraft dev --restart 5 --data /tmp/c1                # start node 5 again, e.g. after a kill -9
@@ -97,32 +97,17 @@ def _format_dev_node(config_path: pathlib.Path, cluster_id: str) -> None:
 
 
 def cmd_dev(args) -> int:
-    from entry import dev as dev_command
+    from entry import dev as dev_command, dev_single
 
+    if args.detach and (args.controllers, args.brokers, args.restart) == (None, None, None) \
+            and not args.stop:
+        dev_command.refuse_cluster_dir(pathlib.Path(args.data))
+        return dev_single.run_detached(args)
     if (args.controllers, args.brokers, args.restart) != (None, None, None) or args.stop or args.detach:
         return dev_command.run(args, _format_dev_node)
-    data = pathlib.Path(args.data)
-    dev_command.refuse_cluster_dir(data)
-    # Kafka's habit: the controller listener next to the broker's (9092 -> 9093), so `kraft quorum
-    # describe` finds it with its default; port 0 picks a free one for both.
-    controller_port = args.port + 1 if args.port else 0
-    overrides = ["node.id=1", "process.roles=broker,controller",
-                 f"listeners=PLAINTEXT://{args.host}:{args.port},CONTROLLER://{args.host}:{controller_port}",
-                 f"log.dirs={data}", *args.override]
-    config = load_config(None, overrides)
-    format_dirs(config, uuid.uuid4().hex, ignore_formatted=True)
-
-    def record(ready: NodeReady) -> None:
-        """cluster.json names the node and its address, as `kraft dev --controllers N` does."""
-        from kraft.fs import atomic_write
-
-        node = {"id": ready.node_id, "roles": list(ready.roles), "address": ready.addresses[0],
-                "pid": os.getpid(), "data_dir": str(data.resolve())}
-        atomic_write(data / "cluster.json",
-                     json.dumps({"cluster_id": ready.cluster_id, "nodes": [node]}, indent=1) + "\n")
-
-    trio.run(run_until_signalled, config, log_format.announcer(args.log_format), record)
-    return 0
+    dev_command.refuse_cluster_dir(pathlib.Path(args.data))
+    return dev_single.run_foreground(
+        args, lambda config, cluster_id: format_dirs(config, cluster_id, ignore_formatted=True))
 
 
 def build_parser() -> argparse.ArgumentParser:
