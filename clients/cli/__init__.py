@@ -30,9 +30,10 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds topic (create|list|describe|alter|delete), produce, consume, group
-    (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info
-    and acl (add|remove|list); every leaf parser gets set_defaults(func=f) with f(args) -> exit code."""
-    from clients.cli import acl, bench, cluster, consume, group, produce, quorum, topic
+    (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info,
+    acl (add|remove|list) and doctor; every leaf parser gets set_defaults(func=f) with f(args) ->
+    exit code."""
+    from clients.cli import acl, bench, cluster, consume, doctor, group, produce, quorum, topic
     topic.register(subparsers, add_common_options)
     produce.register(subparsers, add_common_options)
     consume.register(subparsers, add_common_options)
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     quorum.register(subparsers, add_common_options)
     cluster.register(subparsers, add_common_options)
     acl.register(subparsers, add_common_options)
+    doctor.register(subparsers, add_common_options)
 
 
 def run_command(args: argparse.Namespace) -> int:
