@@ -3,8 +3,6 @@ refuses a second one on the same data dir, and a re-run after --stop gets the sa
 from __future__ import annotations
 
 import json
-import os
-import signal
 
 import pytest
 
@@ -13,17 +11,8 @@ from entry.dev_cluster import is_kraft_process
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def data(tmp_path):
-    d = tmp_path / "single"
-    yield d
-    if (d / "cluster.json").exists():
-        for n in json.loads((d / "cluster.json").read_text())["nodes"]:
-            if is_kraft_process(n["pid"]):
-                os.kill(n["pid"], signal.SIGKILL)
-
-
-def test_detached_single_node_keeps_its_address_across_restarts(data, kraft):
+def test_detached_single_node_keeps_its_address_across_restarts(dev_data, kraft):
+    data = dev_data
     started = kraft("dev", "--port", "0", "--detach", "--data", str(data))
     assert started.returncode == 0, started.stderr
     node = json.loads((data / "cluster.json").read_text())["nodes"][0]

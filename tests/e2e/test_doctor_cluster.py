@@ -9,23 +9,13 @@ import signal
 
 import pytest
 
-from entry.dev_cluster import is_kraft_process
 from waiting import eventually
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def data(tmp_path):
-    d = tmp_path / "cluster"
-    yield d
-    if (d / "cluster.json").exists():
-        for n in json.loads((d / "cluster.json").read_text())["nodes"]:
-            if n.get("pid") and is_kraft_process(n["pid"]):
-                os.kill(n["pid"], signal.SIGKILL)
-
-
-def test_doctor_names_a_dead_broker_its_partitions_and_a_missing_controller(data, kraft):
+def test_doctor_names_a_dead_broker_its_partitions_and_a_missing_controller(dev_data, kraft):
+    data = dev_data
     started = kraft("dev", "--controllers", "1", "--brokers", "2", "--port", "0", "--detach",
                     "--data", str(data), "--override", "broker.session.timeout.ms=2000",
                     "--override", "broker.heartbeat.interval.ms=200", timeout=120)
