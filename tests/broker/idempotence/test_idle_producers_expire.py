@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from broker.idempotence.producer_state import ProducerStateManager
 from broker.replication.replica_manager import ReplicaManager
-from clients.errors import ErrorCode
 from clients.record.codec import encode_batch
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
@@ -21,9 +20,8 @@ def test_only_producers_idle_for_the_expiration_are_forgotten():
     assert state.remove_expired_producers(now_ms=1_000 + DAY - 1, expiration_ms=DAY) == []
     assert state.remove_expired_producers(now_ms=1_000 + DAY, expiration_ms=DAY) == [1]
     assert sorted(state.producers) == [2]
-    # Back after expiry: an unknown producer id, which must start its sequences over.
-    assert state.check(1, 0, 5, 9).error_code == ErrorCode.UNKNOWN_PRODUCER_ID
-    assert state.check(1, 0, 0, 4).is_append
+    # Back after expiry: an unknown producer id, taken at the sequence it is at (as Kafka).
+    assert state.check(1, 0, 5, 9).is_append
     assert state.remove_expired_producers(now_ms=1_000 + 2 * DAY, expiration_ms=DAY) == [2]
     assert state.producers == {}
 
@@ -44,3 +42,5 @@ def test_the_replica_manager_expires_idle_producers_on_every_partition(tmp_path)
     assert replicas.remove_expired_producers(now_ms=1_000 + DAY, expiration_ms=DAY) == 2
     assert list(replicas.producer_state("t", 0).producers) == []
     assert list(replicas.producer_state("t", 1).producers) == [9]
+    # The expired producer sends on, where it was: accepted, not failed (Kafka since KIP-360).
+    assert replicas.append("t", 1, batch(8, 1, 1_000 + DAY), 1, 0).error_code == 0
