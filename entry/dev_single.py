@@ -14,7 +14,7 @@ import trio
 
 from broker.server.config import load_config
 from broker.server.node import NodeReady, run_until_signalled
-from chaos.node_logs import ROOT, log_since, log_tail
+from chaos.node_logs import ROOT, log_tail
 from entry.dev_cluster import (DevClusterError, is_kraft_process, ports_free, read_cluster_json,
                                write_cluster_json)
 from entry.log_format import announcer
@@ -90,7 +90,11 @@ def run_detached(args, out: TextIO | None = None) -> int:
                                 start_new_session=True,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path})
     deadline = time.monotonic() + args.wait_timeout
-    while "listening on" not in log_since(log_path, offset):
+    def recorded() -> dict | None:   # the node writes cluster.json once it serves
+        node = _previous_node(data)
+        return node if node is not None and node.get("pid") == proc.pid else None
+
+    while recorded() is None:
         if proc.poll() is not None:
             raise DevClusterError(f"kraft dev exited with code {proc.returncode} before it was ready; "
                                   f"read its log: {log_path}{log_tail(log_path, offset)}")
@@ -99,7 +103,7 @@ def run_detached(args, out: TextIO | None = None) -> int:
             raise DevClusterError(f"kraft dev is not listening after {args.wait_timeout:g} s; read its "
                                   f"log: {log_path}{log_tail(log_path, offset)}")
         time.sleep(0.1)
-    node = _previous_node(data) or {}
+    node = recorded()
     print(f"kraft dev: node 1 (broker,controller) on {node.get('address')}, pid {proc.pid}; log: "
           f"{log_path}\nexport KRAFT_BOOTSTRAP={node.get('address')}\n"
           f"kraft dev: running; stop with: kraft dev --stop --data {data}", file=out, flush=True)
