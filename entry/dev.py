@@ -15,7 +15,7 @@ from typing import Callable, TextIO
 import trio
 
 from entry.dev_cluster import (DevClusterError, NodePlan, Target, check_ports_free, check_reuse,
-                                cluster_id_for, is_kraft_process, launch,
+                                cluster_id_for, is_kraft_process, launch, reusing_ports,
                                 node_entry, plan_cluster, properties_text, read_cluster_json, shape,
                                 start_command, stop_targets, targets_of, write_cluster_json)
 from entry.dev_secure import SecureSetup, bootstrap_admin, secure_plans
@@ -279,14 +279,12 @@ def run(args, format_node: Callable[[pathlib.Path, str], None], out: TextIO | No
             raise DevClusterError(f"{flag} takes only --data; drop {given[0]}")
         return stop_cluster(data, out) if args.stop else restart_node(data, args.restart, args.wait_timeout, out)
     secure = getattr(args, "secure", False)
-    if args.controllers is None and args.brokers is None and not secure:
-        raise DevClusterError("--detach runs a cluster of separate node processes; add "
-                              "--controllers N --brokers M (e.g. --controllers 1 --brokers 1)")
     controllers = 1 if args.controllers is None else args.controllers
     brokers = 1 if args.brokers is None else args.brokers
     if args.port < 0 or args.controller_port < 0:
         raise DevClusterError("--port and --controller-port take a port number, or 0 for free ports")
-    plans = plan_cluster(data, controllers, brokers, args.host, args.port, args.controller_port, args.override)
+    plans = plan_cluster(data, controllers, brokers, args.host, args.port, args.controller_port, args.override,
+                         pick_ports=reusing_ports(read_cluster_json(data)))
     setup = None
     if secure:
         plans, setup = secure_plans(data, plans, args.host)

@@ -281,6 +281,45 @@ def cluster_id_for(data: pathlib.Path, plans: list[NodePlan]) -> str:
     return ids.pop() if ids else uuid.uuid4().hex
 
 
+def ports_free(host: str, ports: list[int]) -> bool:
+    """Every port can be bound on `host` now (with SO_REUSEADDR, as grpc binds)."""
+    for port in ports:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((host, port))
+            except OSError:
+                return False
+    return True
+
+
+def recorded_ports(previous: dict | None) -> list[int]:
+    """The port of each node a previous run of this data dir recorded in cluster.json, by node
+    id (controllers first, as plan_cluster numbers them); [] when there is none."""
+    nodes = sorted((previous or {}).get("nodes", []), key=lambda n: n.get("id", 0))
+    try:
+        return [int(str(n["address"]).rpartition(":")[2]) for n in nodes]
+    except (KeyError, ValueError):
+        return []
+
+
+def reusing_ports(previous: dict | None,
+                  pick: Callable[[str, int], list[int]] = free_ports) -> Callable[[str, int], list[int]]:
+    """A pick_ports for plan_cluster that gives back the ports this data dir's cluster had, when
+    they are all free, so `--port 0` on a re-run keeps the addresses clients saved; otherwise
+    (first run, ports taken, another shape) fresh free ones from `pick`."""
+    recorded = recorded_ports(previous)
+    controllers = [p for n, p in zip(sorted((previous or {}).get("nodes", []), key=lambda n: n.get("id", 0)),
+                                     recorded) if "controller" in n.get("roles", ())]
+
+    def choose(host: str, count: int) -> list[int]:
+        for candidates in (recorded, controllers):
+            if candidates and len(candidates) == count and ports_free(host, candidates):
+                return list(candidates)
+        return pick(host, count)
+    return choose
+
+
 def check_ports_free(plans: list[NodePlan]) -> None:
     for p in plans:
         host, _, port = p.address.rpartition(":")

@@ -3,8 +3,6 @@ broker; every client command (topic, produce, consume, bench) comes from clients
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import os
 import pathlib
 import sys
@@ -18,9 +16,10 @@ if "--debug" not in sys.argv:
 import trio  # noqa: E402
 
 from broker.server.config import ServerConfigError, load_config  # noqa: E402
-from broker.server.node import NodeReady, NodeStartError, run_until_signalled  # noqa: E402
+from broker.server.node import NodeStartError, run_until_signalled  # noqa: E402
 from chaos import cli as chaos_cli  # noqa: E402
 from clients import cli as client_cli  # noqa: E402
+from entry import log_format  # noqa: E402
 
 EXAMPLES = """examples:
   kraft dev                                  # a local broker on 127.0.0.1:9092, data in ./kraft-data
@@ -33,6 +32,7 @@ EXAMPLES = """examples:
 
 DEV_EXAMPLES = """examples:
   kraft dev --data ./kraft-data --port 9092           # one combined node, in the foreground
+  kraft dev --port 0 --detach --data /tmp/k1          # the same in the background, on free ports
   kraft dev --controllers 3 --brokers 3               # brokers on 9092-9094, controllers on 9192-9194
   kraft dev --controllers 3 --brokers 3 --port 0 --detach --data /tmp/c1
   kraft dev --restart 5 --data /tmp/c1                # start node 5 again, e.g. after a kill -9
@@ -89,7 +89,7 @@ def cmd_format(args) -> int:
 
 def cmd_node(args) -> int:
     config = load_config(args.config, args.override)
-    trio.run(run_until_signalled, config, _announce)
+    trio.run(run_until_signalled, config, log_format.announcer(args.log_format))
     return 0
 
 
@@ -98,37 +98,18 @@ def _format_dev_node(config_path: pathlib.Path, cluster_id: str) -> None:
 
 
 def cmd_dev(args) -> int:
-    from entry import dev as dev_command
+    from entry import dev as dev_command, dev_single
 
+    if args.detach and (args.controllers, args.brokers, args.restart) == (None, None, None) \
+            and not args.stop and not args.secure:
+        dev_command.refuse_cluster_dir(pathlib.Path(args.data))
+        return dev_single.run_detached(args)
     if (args.controllers, args.brokers, args.restart) != (None, None, None) or args.stop \
             or args.detach or args.secure:
         return dev_command.run(args, _format_dev_node)
-    data = pathlib.Path(args.data)
-    dev_command.refuse_cluster_dir(data)
-    # Kafka's habit: the controller listener next to the broker's (9092 -> 9093), so `kraft quorum
-    # describe` finds it with its default; port 0 picks a free one for both.
-    controller_port = args.port + 1 if args.port else 0
-    overrides = ["node.id=1", "process.roles=broker,controller",
-                 f"listeners=PLAINTEXT://{args.host}:{args.port},CONTROLLER://{args.host}:{controller_port}",
-                 f"log.dirs={data}", *args.override]
-    config = load_config(None, overrides)
-    format_dirs(config, uuid.uuid4().hex, ignore_formatted=True)
-
-    def record(ready: NodeReady) -> None:
-        """cluster.json names the node and its address, as `kraft dev --controllers N` does."""
-        from kraft.fs import atomic_write
-
-        node = {"id": ready.node_id, "roles": list(ready.roles), "address": ready.addresses[0],
-                "pid": os.getpid(), "data_dir": str(data.resolve())}
-        atomic_write(data / "cluster.json",
-                     json.dumps({"cluster_id": ready.cluster_id, "nodes": [node]}, indent=1) + "\n")
-
-    trio.run(run_until_signalled, config, _announce, record)
-    return 0
-
-
-def _announce(line: str) -> None:
-    print(line, flush=True)
+    dev_command.refuse_cluster_dir(pathlib.Path(args.data))
+    return dev_single.run_foreground(
+        args, lambda config, cluster_id: format_dirs(config, cluster_id, ignore_formatted=True))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                        help="set a server.properties key (repeatable)")
         p.add_argument("--debug", action="store_true", help="debug logging and full tracebacks")
+        p.add_argument("--log-format", choices=log_format.FORMATS,
+                       default=os.environ.get(log_format.ENV) or "text",
+                       help=f"log lines as text (default) or one JSON object each (env {log_format.ENV})")
     client_cli.register(sub)
     chaos_cli.register(sub)
     return parser
@@ -204,8 +188,12 @@ def _sole_cause(exc: BaseException) -> BaseException:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in ("dev", "node", "format"):
-        logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        if args.log_format not in log_format.FORMATS:   # from the environment: argparse skips it
+            print(f"kraft {args.command}: {log_format.ENV}={args.log_format!r}: use text or json",
+                  file=sys.stderr)
+            return 1
+        log_format.configure(args.log_format, args.debug)
+        os.environ[log_format.ENV] = args.log_format   # kraft dev's node processes inherit it
         try:
             return args.func(args)
         except BaseException as exc:   # noqa: BLE001 - sorted below; unknown ones are re-raised

@@ -100,7 +100,7 @@ class CoordinatorDriver:
         try:
             loaded = await self._load()
             self.core.become_coordinator(self.clock_ms())
-            log.info("coordinating the groups of %s-%d (leader epoch %d): replayed %d records",
+            log.debug("coordinating the groups of %s-%d (leader epoch %d): replayed %d records",
                      OFFSETS_TOPIC, self.partition, self.leader_epoch, loaded)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._tick_loop)

@@ -55,7 +55,7 @@ class ProducerIdBlocks:
             raise KraftError(code, f"no producer ids from the controller: {response.error_message}")
         self._next = response.producer_id_start
         self._end = response.producer_id_start + response.producer_id_len
-        log.info("broker %d got producer ids %d..%d", self.broker_id, self._next, self._end - 1)
+        log.debug("broker %d got producer ids %d..%d", self.broker_id, self._next, self._end - 1)
 
 
 async def init_producer_id(blocks: ProducerIdBlocks | None, producer_id: int | None,

@@ -9,11 +9,14 @@ Rules, Kafka's (ProducerAppendInfo, ProducerStateEntry), in the order they are c
   duplicate: answered with that batch's offsets, nothing appended;
 - a higher epoch must start at sequence 0 (the producer bumped its epoch and restarted its
   sequences), else OUT_OF_ORDER_SEQUENCE_NUMBER;
-- a producer id this partition does not know must start at 0, else UNKNOWN_PRODUCER_ID (its
-  batches left the log, e.g. through retention, so its sequence cannot be checked);
+- a producer id this partition does not know (its batches left the log through retention, or its
+  state expired after producer.id.expiration.ms idle) is accepted at any sequence, as Kafka
+  does since KIP-360: there is nothing to check it against, and refusing would fail a live
+  producer's next send after a quiet day;
 - the same epoch must continue right after the last batch: first == last + 1, or 0 after
   2^31-1 (sequences wrap), else OUT_OF_ORDER_SEQUENCE_NUMBER.
 Only an appended batch changes the state; a rejected or duplicate one leaves it as it was.
+A producer idle for producer.id.expiration.ms (by its last batch's timestamp) is forgotten.
 """
 from __future__ import annotations
 
@@ -71,6 +74,11 @@ class ProducerEntry:
     def last_offset(self) -> int:
         return self.batches[-1].last_offset if self.batches else -1
 
+    @property
+    def last_timestamp(self) -> int:
+        """The max timestamp of its last batch: when it was last active (Kafka's lastTimestamp)."""
+        return self.batches[-1].timestamp if self.batches else -1
+
     def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
         if epoch != self.epoch:
             return None
@@ -118,11 +126,6 @@ def decide(entry: ProducerEntry | None, producer_id: int, epoch: int, first_seq:
                        f"producer {producer_id} sent epoch {epoch}, base sequence {first_seq}"
                        f"{where}: an idempotent batch needs both >= 0")
     if entry is None:
-        if first_seq != 0:
-            return _reject(ErrorCode.UNKNOWN_PRODUCER_ID,
-                           f"producer {producer_id} is unknown{where} (its batches may have "
-                           f"been deleted by retention) and its batch starts at sequence "
-                           f"{first_seq}, not 0; the producer must reset its sequence (new epoch)")
         return _APPEND
     if epoch < entry.epoch:
         return _reject(ErrorCode.INVALID_PRODUCER_EPOCH,
@@ -234,6 +237,16 @@ class ProducerStateManager:
         for pid in gone:
             del self.producers[pid]
         self.end_offset = max(self.end_offset, log_start_offset)
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Forget producers whose last batch is `expiration_ms` or more older than `now_ms`
+        (Kafka's producer.id.expiration.ms): their ids and sequences no longer cost memory and
+        snapshot space forever. One that comes back is an unknown producer id, accepted at the
+        sequence it is at, as after retention deleted its batches. Returns the ids removed."""
+        gone = [pid for pid, e in self.producers.items() if now_ms - e.last_timestamp >= expiration_ms]
+        for pid in gone:
+            del self.producers[pid]
+        return gone
 
     def _updated(self, entry: ProducerEntry | None, producer_id: int, epoch: int,
                  batch: BatchMetadata) -> ProducerEntry:

@@ -49,3 +49,6 @@ class DiskReplicaLog:
         # nothing appended must go too, or the next fetch names an epoch we hold no record of.
         self.log.truncate_to(offset)
         self.log.leader_epoch_cache.truncate_from_end(offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        self.log.truncate_fully_and_start_at(offset)

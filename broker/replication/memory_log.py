@@ -39,6 +39,9 @@ class ReplicaLog(Protocol):
     high_watermark: int
     """Where the partition's high watermark lives (the core reads and moves it here)."""
 
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop every record and epoch, and start the log empty at `offset`: a follower whose
+        log ends below the leader's log start (Kafka's truncateFullyAndStartAt)."""
     def truncate_to(self, offset: int) -> None:
         """Drop every record at or after `offset`, and every epoch-cache entry starting there
         even when no record goes (a leader's epoch assigned with nothing appended), so the next
@@ -61,6 +64,7 @@ class MemoryReplicaLog:
     def __init__(self) -> None:
         self._records: list[Record] = []
         self._epochs = LeaderEpochCache(None)
+        self._start = 0            # log start offset: _records[0] holds this offset
         self.flushed_offset = 0
         self.high_watermark = 0
         # Bumped on every truncation or crash, so checkers can re-verify only what may have moved.
@@ -69,11 +73,11 @@ class MemoryReplicaLog:
     # -- reads ------------------------------------------------------------------------------------
     @property
     def log_start_offset(self) -> int:
-        return 0
+        return self._start
 
     @property
     def log_end_offset(self) -> int:
-        return len(self._records)
+        return self._start + len(self._records)
 
     @property
     def latest_epoch(self) -> int:
@@ -83,10 +87,12 @@ class MemoryReplicaLog:
         return EpochEndOffset(*self._epochs.end_offset_for(epoch, self.log_end_offset))
 
     def read(self, offset: int, max_records: int) -> tuple[Record, ...]:
-        return tuple(self._records[offset:offset + max_records])
+        i = max(offset - self._start, 0)
+        return tuple(self._records[i:i + max_records])
 
     def record_at(self, offset: int) -> Record | None:
-        return self._records[offset] if 0 <= offset < len(self._records) else None
+        i = offset - self._start
+        return self._records[i] if 0 <= i < len(self._records) else None
 
     def records(self) -> list[Record]:
         return list(self._records)
@@ -123,13 +129,26 @@ class MemoryReplicaLog:
         return AppendedRange(first, self.log_end_offset - 1)
 
     def truncate_to(self, offset: int) -> None:
-        offset = max(offset, 0)
+        offset = max(offset, self._start)
         self._epochs.truncate_from_end(offset)
         if offset >= self.log_end_offset:
             return
-        del self._records[offset:]
+        del self._records[offset - self._start:]
         self.flushed_offset = min(self.flushed_offset, offset)
         self.generation += 1
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        self._records = []
+        self._epochs.clear()
+        self._start = self.flushed_offset = self.high_watermark = offset
+        self.generation += 1
+
+    def delete_records_before(self, offset: int) -> None:
+        """Retention (or DeleteRecords) on this replica: the log now starts at `offset`."""
+        offset = min(max(offset, self._start), self.log_end_offset)
+        del self._records[:offset - self._start]
+        self._start = offset
+        self._epochs.truncate_from_start(offset)
 
     def flush(self) -> None:
         self.flushed_offset = self.log_end_offset

@@ -18,6 +18,9 @@ from clients.errors import ErrorCode
 #   (or, lacking that epoch, to its own end of the largest epoch below it, then asks again). It
 #   never truncates blindly to its high watermark (KIP-101), except when the leader's answer has
 #   no epoch at all, Kafka's fallback. Only a fetch that does not diverge moves the follower state.
+# - A follower whose log ends below the leader's log start (retention ran on the leader) is
+#   answered OFFSET_OUT_OF_RANGE with that log start; it empties its log, starts it there and
+#   fetches on (Kafka's truncateFullyAndStartAt).
 # - A follower is caught up when it has fetched up to the leader's log end offset as of some fetch
 #   within replica.lag.time.max.ms (lastCaughtUpTimeMs); an ISR member that is not is proposed for
 #   removal. A follower joins once its log end offset reaches the high watermark and this leader
@@ -234,9 +237,13 @@ class PartitionState:
         log = self._log
         if fetch_offset < log.log_start_offset or (last_fetched_epoch < 0
                                                    and fetch_offset > log.log_end_offset):
-            return self._refuse(ErrorCode.OFFSET_OUT_OF_RANGE,
-                                f"fetch offset {fetch_offset} is outside the leader's log "
-                                f"[{log.log_start_offset}, {log.log_end_offset}]")
+            # With the leader's log start: a follower below it starts over from there.
+            return FetchDecision(ErrorCode.OFFSET_OUT_OF_RANGE,
+                                 f"fetch offset {fetch_offset} is outside the leader's log "
+                                 f"[{log.log_start_offset}, {log.log_end_offset}]",
+                                 leader_epoch=self.leader_epoch,
+                                 high_watermark=self.high_watermark,
+                                 log_start_offset=log.log_start_offset)
         diverging = self._diverging_epoch(fetch_offset, last_fetched_epoch)
         if diverging is not None:
             return FetchDecision(leader_epoch=self.leader_epoch,
@@ -370,8 +377,17 @@ class PartitionState:
         if (self.role != FOLLOWER or request.leader_id != self.leader_id
                 or request.current_leader_epoch != self.leader_epoch
                 or request.fetch_offset != log.log_end_offset
-                or request.last_fetched_epoch != log.latest_epoch
-                or answer.error != ErrorCode.NONE):
+                or request.last_fetched_epoch != log.latest_epoch):
+            return ()
+        if answer.error == ErrorCode.OFFSET_OUT_OF_RANGE and answer.log_start_offset > log.log_end_offset:
+            # Retention on the leader removed everything we would fetch next: no fetch can
+            # ever succeed from here, so start over empty at the leader's log start (Kafka's
+            # truncateFullyAndStartAt) and catch up from there into the ISR.
+            offset = answer.log_start_offset
+            log.truncate_fully_and_start_at(offset)
+            self.high_watermark = offset
+            return (Truncated(offset),)
+        if answer.error != ErrorCode.NONE:
             return ()
         if answer.diverging_epoch is not None:
             return self._truncate(self._truncation_offset(EpochEndOffset(*answer.diverging_epoch)))

@@ -415,6 +415,19 @@ class ReplicaManager:
             except OSError:
                 log.exception("producer state snapshot of %s-%d failed", topic, partition)
 
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers idle for `expiration_ms` on every hosted partition (Kafka's
+        producer.id.expiration.ms; the node calls it every ...check.interval.ms)."""
+        removed = 0
+        for (topic, partition), (log_, state) in list(self._producer_states.items()):
+            hosted = self._partitions.get((topic, partition))
+            if hosted is not None and hosted.log is log_:
+                removed += len(state.remove_expired_producers(now_ms, expiration_ms))
+        if removed:
+            log.debug("expired %d idle producer id(s) (producer.id.expiration.ms=%d)",
+                      removed, expiration_ms)
+        return removed
+
     def _check_producers(self, hosted: Partition, records: bytes):
         """(headers, None) to append, or (None, the ProduceResult) for a duplicate (the original
         offset, nothing appended) or a sequence / epoch error (nothing appended)."""

@@ -7,6 +7,7 @@ import pathlib
 from typing import Callable, Mapping
 
 from broker.group.messages import GroupConfig
+from kraft.log.log_config import ConfigError, LogConfig
 from kraft.security.authorizer import AuthorizerConfig, parse_super_users
 from broker.security.config import (SECURITY_KEYS, SecurityConfig, SecurityConfigError,
                                     build_security)
@@ -16,11 +17,15 @@ class ServerConfigError(ValueError):
     """A config value that cannot be used; the message names the key and what is valid."""
 
 
-def _int(key: str, text: str) -> int:
+INT_MAX = 2**31 - 1
+MAX_SHORT = 2**15 - 1
+
+
+def _int(key: str, text: str, allowed: str = "a whole number") -> int:
     try:
         return int(text.strip())
     except ValueError:
-        raise ServerConfigError(f"{key}: {text!r} is not a whole number") from None
+        raise ServerConfigError(f"{key}: {text!r} is not a whole number; use {allowed}") from None
 
 
 def _bool(key: str, text: str) -> bool:
@@ -31,10 +36,11 @@ def _bool(key: str, text: str) -> bool:
 
 
 def _int_in(low: int, high: int | None = None) -> Callable[[str, str], int]:
+    allowed = f"{low} to {high}" if high is not None else f"at least {low}"
+
     def parse(key: str, text: str) -> int:
-        value = _int(key, text)
+        value = _int(key, text, allowed)
         if value < low or (high is not None and value > high):
-            allowed = f"{low} to {high}" if high is not None else f"at least {low}"
             raise ServerConfigError(f"{key}: {value} is out of range; use {allowed}")
         return value
     return parse
@@ -55,7 +61,7 @@ def parse_listener(key: str, text: str) -> tuple[str, int]:
     host, sep, port = address.rpartition(":")
     if not sep:
         raise ServerConfigError(f"{key}: {text!r} is not host:port (e.g. PLAINTEXT://127.0.0.1:9092)")
-    return host or "0.0.0.0", _int(key, port)
+    return host or "0.0.0.0", _int_in(0, 65535)(key, port)
 
 
 def parse_listeners(key: str, text: str) -> dict[str, tuple[str, int]]:
@@ -109,31 +115,31 @@ def _super_users(key: str, text: str) -> frozenset[str]:
 
 # server.properties key -> (attribute, parser, default text). Kafka's defaults unless noted.
 _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
-    "node.id": ("node_id", _int, "1"),
+    "node.id": ("node_id", _int_in(0, INT_MAX), "1"),
     "process.roles": ("process_roles", _roles, "broker,controller"),
     "listeners": ("listeners", parse_listeners, "PLAINTEXT://127.0.0.1:9092"),
     "controller.listener.names": ("controller_listener_names", _names, "CONTROLLER"),
     "log.dirs": ("log_dirs", lambda k, v: tuple(p.strip() for p in v.split(",") if p.strip()), "./kraft-data"),
-    "num.partitions": ("num_partitions", _int, "1"),
-    "default.replication.factor": ("default_replication_factor", _int, "1"),
+    "num.partitions": ("num_partitions", _int_in(1, INT_MAX), "1"),
+    "default.replication.factor": ("default_replication_factor", _int_in(1, MAX_SHORT), "1"),
     "auto.create.topics.enable": ("auto_create_topics_enable", _bool, "true"),
     "delete.topic.enable": ("delete_topic_enable", _bool, "true"),
     "broker.rack": ("rack", lambda k, v: v.strip(), ""),
-    "log.retention.check.interval.ms": ("retention_check_interval_ms", _int, "300000"),
-    "log.flush.scheduler.interval.ms": ("flush_scheduler_interval_ms", _int, "1000"),
-    "log.cleaner.backoff.ms": ("cleaner_backoff_ms", _int, "15000"),
-    "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", _int, "60000"),
-    "replica.lag.time.max.ms": ("replica_lag_time_max_ms", _int, "30000"),
-    "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", _int, "2000"),
-    "broker.session.timeout.ms": ("broker_session_timeout_ms", _int, "9000"),
-    "controller.quorum.fetch.timeout.ms": ("quorum_fetch_timeout_ms", _int, "2000"),
+    "log.retention.check.interval.ms": ("retention_check_interval_ms", _int_in(1), "300000"),
+    "log.flush.scheduler.interval.ms": ("flush_scheduler_interval_ms", _int_in(1), "1000"),
+    "log.cleaner.backoff.ms": ("cleaner_backoff_ms", _int_in(1), "15000"),
+    "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", _int_in(1), "60000"),
+    "replica.lag.time.max.ms": ("replica_lag_time_max_ms", _int_in(1), "30000"),
+    "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", _int_in(1), "2000"),
+    "broker.session.timeout.ms": ("broker_session_timeout_ms", _int_in(1), "9000"),
+    "controller.quorum.fetch.timeout.ms": ("quorum_fetch_timeout_ms", _int_in(1), "2000"),
     "controller.quorum.voters": ("quorum_voters", parse_voters, ""),
-    "controller.quorum.election.timeout.ms": ("quorum_election_timeout_ms", _int, "1000"),
-    "controller.quorum.election.backoff.max.ms": ("quorum_election_backoff_max_ms", _int, "1000"),
-    "controller.quorum.request.timeout.ms": ("quorum_request_timeout_ms", _int, "2000"),
-    "controller.quorum.retry.backoff.ms": ("quorum_retry_backoff_ms", _int, "20"),
+    "controller.quorum.election.timeout.ms": ("quorum_election_timeout_ms", _int_in(1), "1000"),
+    "controller.quorum.election.backoff.max.ms": ("quorum_election_backoff_max_ms", _int_in(1), "1000"),
+    "controller.quorum.request.timeout.ms": ("quorum_request_timeout_ms", _int_in(1), "2000"),
+    "controller.quorum.retry.backoff.ms": ("quorum_retry_backoff_ms", _int_in(1), "20"),
     # Not a Kafka key (Kafka counts bytes): take a metadata snapshot every this many records.
-    "metadata.log.snapshot.interval.records": ("metadata_snapshot_interval_records", _int, "20000"),
+    "metadata.log.snapshot.interval.records": ("metadata_snapshot_interval_records", _int_in(1), "20000"),
     # The active controller moves leadership back to preferred replicas (Kafka's names, defaults).
     "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", _bool, "true"),
     "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_seconds",
@@ -154,6 +160,10 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "authorizer.class.name": ("authorizer_class_name", lambda k, v: v.strip(), ""),
     "super.users": ("super_users", _super_users, ""),
     "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool, "false"),
+    # Idempotent producers idle this long are forgotten (Kafka's names and defaults: 1 day, 10 min).
+    "producer.id.expiration.ms": ("producer_id_expiration_ms", _int_in(1), "86400000"),
+    "producer.id.expiration.check.interval.ms": ("producer_id_expiration_check_interval_ms",
+                                                 _int_in(1), "600000"),
 }
 
 # Broker-wide defaults for topic configs: server key -> topic key (Kafka's naming).
@@ -173,10 +183,12 @@ BROKER_TO_TOPIC_KEYS = {
     "unclean.leader.election.enable": "unclean.leader.election.enable",
     "log.cleaner.delete.retention.ms": "delete.retention.ms",
     "log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
+    "compression.type": "compression.type",
 }
 # Kafka's coarser spellings, converted to the ms key.
-_SCALED = {"log.retention.hours": ("log.retention.ms", 3_600_000),
-           "log.retention.minutes": ("log.retention.ms", 60_000),
+# Kafka's precedence: ms, then minutes, then hours (the first present wins).
+_SCALED = {"log.retention.minutes": ("log.retention.ms", 60_000),
+           "log.retention.hours": ("log.retention.ms", 3_600_000),
            "log.roll.hours": ("log.roll.ms", 3_600_000)}
 
 
@@ -220,6 +232,8 @@ class ServerConfig:
     authorizer_class_name: str
     super_users: frozenset[str]
     allow_everyone_if_no_acl_found: bool
+    producer_id_expiration_ms: int
+    producer_id_expiration_check_interval_ms: int
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
     security: SecurityConfig | None = None     # listener protocols, TLS files, SASL
@@ -320,15 +334,21 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 def build_config(props: Mapping[str, str]) -> ServerConfig:
     props = dict(props)
+    given_as = {}   # the ms key -> the coarser key the user wrote, for errors
     for coarse, (fine, scale) in _SCALED.items():
         if coarse in props and fine not in props:
-            props[fine] = str(_int(coarse, props[coarse]) * scale)
+            coarse_value = _int_in(-1)(coarse, props[coarse])
+            props[fine] = str(-1 if coarse_value < 0 else coarse_value * scale)   # -1: unlimited
+            given_as[fine] = coarse
     if "log.dir" in props and "log.dirs" not in props:
         props["log.dirs"] = props["log.dir"]
     values = {attr: parse(key, props.get(key, default)) for key, (attr, parse, default) in _SERVER_KEYS.items()}
     if not values["log_dirs"]:
         raise ServerConfigError("log.dirs: no directory given (e.g. log.dirs=/var/lib/kraft)")
     topic_defaults = {topic_key: props[key] for key, topic_key in BROKER_TO_TOPIC_KEYS.items() if key in props}
+    for key, topic_key in BROKER_TO_TOPIC_KEYS.items():
+        if key in props:
+            _check_topic_default(given_as.get(key, key), topic_key, props[key])
     known = set(_SERVER_KEYS) | set(BROKER_TO_TOPIC_KEYS) | set(_SCALED) | {"log.dir"} \
         | SECURITY_KEYS
     unknown = tuple(sorted(k for k in props if k not in known
@@ -345,6 +365,16 @@ def build_config(props: Mapping[str, str]) -> ServerConfig:
             f"group.min.session.timeout.ms: {config.group_min_session_timeout_ms} is above "
             f"group.max.session.timeout.ms ({config.group_max_session_timeout_ms}); lower it")
     return config
+
+
+def _check_topic_default(key: str, topic_key: str, text: str) -> None:
+    """A broker-wide topic default is checked as the topic key it stands for, but the error
+    names the key the user wrote (log.retention.ms, not retention.ms)."""
+    try:
+        LogConfig.from_props({topic_key: text})
+    except ConfigError as exc:
+        reason = str(exc).split(": ", 1)[1]
+        raise ServerConfigError(f"{key}: {reason}") from None
 
 
 def _check_quorum(config: ServerConfig) -> None:

@@ -66,7 +66,7 @@ class BrokerLifecycle:
                 continue
             if response.error_code == 0:
                 self.epoch.value = response.broker_epoch
-                log.info("broker %d registered with broker epoch %d", self.node_id,
+                log.debug("broker %d registered with broker epoch %d", self.node_id,
                          self.epoch.value)
                 return
             log.warning("broker %d registration refused: %s", self.node_id, response.error_message)
@@ -96,7 +96,7 @@ class BrokerLifecycle:
 
     def _on_fenced(self, fenced: bool) -> None:
         if self.fenced and not fenced:
-            log.info("broker %d is unfenced (caught up to metadata offset %d)", self.node_id,
+            log.debug("broker %d is unfenced (caught up to metadata offset %d)", self.node_id,
                      self.metadata.offset)
             if not self.unfenced.is_set():
                 self.metadata.remove_strays()

@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 # How often leaders look for followers that fell out of sync (replica.lag.time.max.ms is 30 s).
 ISR_CHECK_MS = 250
+# A broker not serving after this long says what it waits for (controllers down or unreachable).
+WAITING_NOTICE_S = 3.0
 
 
 class NodeStartError(RuntimeError):
@@ -157,6 +159,7 @@ class Node:
         except BaseException:
             release_all(locks)
             raise
+        channel = None
         try:
             active = None
             if config.runs_quorum:
@@ -180,10 +183,14 @@ class Node:
                     nursery.start_soon(active.run)
                 if self.is_broker:
                     nursery.start_soon(self.lifecycle.run)
-                    log.info("broker %d: waiting to be registered and unfenced by the active "
-                             "controller (voters %s)", config.node_id,
-                             ",".join(f"{i}@{a}" for i, a in quorum.voters.items()))
-                    await self.lifecycle.unfenced.wait()
+                    # Said only when it takes long: a normal start stays one line.
+                    with trio.move_on_after(WAITING_NOTICE_S):
+                        await self.lifecycle.unfenced.wait()
+                    if not self.lifecycle.unfenced.is_set():
+                        log.info("broker %d: waiting to be registered and unfenced by the active "
+                                 "controller (voters %s)", config.node_id,
+                                 ",".join(f"{i}@{a}" for i, a in quorum.voters.items()))
+                        await self.lifecycle.unfenced.wait()
                     port = broker_port
                     listening.insert(0, f"{config.host}:{broker_port}")
                 ready = NodeReady(config.node_id, tuple(config.process_roles), tuple(listening),
@@ -192,7 +199,8 @@ class Node:
                 self.on_ready(ready)
                 task_status.started(port)
         finally:
-            channel.close()
+            if channel is not None:   # None when the controller could not be built
+                channel.close()
             quorum.close()
             release_all(locks)
             log.info("node %d stopped cleanly", config.node_id)
@@ -266,6 +274,9 @@ class Node:
                                        log_manager)
                     nursery.start_soon(_every, config.checkpoint_interval_ms,
                                        lambda _now: replicas.checkpoint_producer_states(), clock_ms)
+                    nursery.start_soon(_every, config.producer_id_expiration_check_interval_ms,
+                                       lambda now: replicas.remove_expired_producers(
+                                           now, config.producer_id_expiration_ms), clock_ms)
                     self._start_replication(nursery, replicas, metadata, channel, epoch)
                     nursery.start_soon(groups.run)
                     task_status.started((port, lifecycle))

@@ -2,6 +2,7 @@
 edge, the replica manager inside. Fetch long-polls until min_bytes arrive or max_wait_ms passes."""
 from __future__ import annotations
 
+import logging
 import time
 from typing import Callable
 
@@ -21,6 +22,8 @@ from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import MetadataImage
 from kraft.security.acl import Operation as Op, ResourceType as R
+
+log = logging.getLogger(__name__)
 
 MAX_WAIT_MS_LIMIT = 60_000
 AUTO_CREATE_TIMEOUT_S = 10.0
@@ -98,7 +101,13 @@ class BrokerServicer:
                     for n in names}
         failed = {}
         for result in response.topics:
-            if result.error_code not in (0, ErrorCode.TOPIC_ALREADY_EXISTS):
+            if result.error_code == ErrorCode.NONE:
+                # A typo in a producer's topic name lands here too: say so, once per topic
+                # (only the request that created it sees NONE), with how to turn it off.
+                log.warning("created topic '%s' because a client asked for it and "
+                            "auto.create.topics.enable=true; set auto.create.topics.enable=false "
+                            "to refuse unknown topics instead", result.name)
+            elif result.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
                 failed[result.name] = pb.TopicMetadata(name=result.name, error_code=result.error_code,
                                                        error_message=result.error_message)
         await self.metadata.wait_for(lambda image: all(image.topic(n) is not None

@@ -47,9 +47,10 @@ def version_line() -> str:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds topic (create|list|describe|alter|delete), produce, consume, group
     (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info,
-    acl (add|remove|list) and user (add|delete|list); every leaf parser gets set_defaults(func=f)
-    with f(args) -> exit code."""
-    from clients.cli import acl, bench, cluster, consume, group, produce, quorum, topic, user
+    acl (add|remove|list), user (add|delete|list) and doctor; every leaf parser gets
+    set_defaults(func=f) with f(args) -> exit code."""
+    from clients.cli import (acl, bench, cluster, consume, doctor, group, produce, quorum, topic,
+                             user)
     topic.register(subparsers, add_common_options)
     produce.register(subparsers, add_common_options)
     consume.register(subparsers, add_common_options)
@@ -59,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cluster.register(subparsers, add_common_options)
     acl.register(subparsers, add_common_options)
     user.register(subparsers, add_common_options)
+    doctor.register(subparsers, add_common_options)
 
 
 class Terminated(KeyboardInterrupt):

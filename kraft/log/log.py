@@ -15,6 +15,7 @@ from kraft.log.leader_epoch_cache import LeaderEpochCache
 from kraft.log.log_config import LogConfig
 from kraft.log.log_validator import (  # noqa: F401  (the errors are part of this module's API)
     CorruptRecords, OffsetOutOfRange, RecordTooLarge, stamp_log_append_time, validate_records)
+from kraft.log.recompress import recompress
 from kraft.log.recovery import load_segments, offset_gaps
 from kraft.log.segment import INT_MAX, BatchInfo, LogSegment, SegmentCorrupt
 
@@ -134,6 +135,10 @@ class Log:
     def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
         buf = bytearray(records)
         headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms)
+        rewritten = recompress(buf, headers, self.config.compression_type)
+        if rewritten is not None:   # the topic's compression.type differs from the producer's
+            buf = bytearray(rewritten)
+            headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms)
         first_offset = next_offset = self.log_end_offset
         if not headers:
             return AppendInfo(first_offset, first_offset - 1, -1, -1, 0, 0, 0)

@@ -46,9 +46,11 @@ _DEFS = [
     ConfigDef("segment.ms", "segment_ms", "long", 604800000,
               "Roll a new segment once the active one is this old, even if not full.",
               "a long in ms, at least 1", _range(1, LONG_MAX)),
+    # Kafka's keys kraft does not implement take only the value that describes what kraft does,
+    # so a setting is never accepted and then silently ignored.
     ConfigDef("segment.jitter.ms", "segment_jitter_ms", "long", 0,
-              "Maximum random jitter subtracted from segment.ms (accepted; no jitter is applied).",
-              "a long in ms, at least 0", _range(0, LONG_MAX)),
+              "Maximum random jitter subtracted from segment.ms; kraft applies none.",
+              "only 0: kraft applies no jitter to segment.ms", _one_of(0)),
     ConfigDef("segment.index.bytes", "segment_index_bytes", "int", 10485760,
               "Maximum size of a segment's offset index; a full index rolls the segment.",
               "an int in bytes, at least 4", _range(4, INT_MAX)),
@@ -101,15 +103,16 @@ _DEFS = [
               "Compact when this fraction of the log is uncompacted.",
               "a number between 0 and 1", _range(0.0, 1.0)),
     ConfigDef("compression.type", "compression_type", "string", "producer",
-              "Final compression of the topic; 'producer' keeps the producer's batches as they are.",
-              "'producer', 'uncompressed', 'gzip', 'snappy', 'lz4' or 'zstd'",
-              _one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
-    ConfigDef("file.delete.delay.ms", "file_delete_delay_ms", "long", 60000,
-              "Delay before a deleted segment's files are removed (accepted; removal is immediate).",
-              "a long in ms, at least 0", _range(0, LONG_MAX)),
+              "Final compression of the topic: the leader recompresses batches in another codec; "
+              "'producer' keeps the producer's batches as they are.",
+              "'producer', 'uncompressed', 'gzip', 'lz4' or 'zstd' (kraft has no snappy)",
+              _one_of("producer", "uncompressed", "gzip", "lz4", "zstd")),
+    ConfigDef("file.delete.delay.ms", "file_delete_delay_ms", "long", 0,
+              "Delay before a deleted segment's files are removed; kraft removes them at once.",
+              "only 0: kraft deletes segment files at once", _one_of(0)),
     ConfigDef("preallocate", "preallocate", "boolean", False,
-              "Preallocate segment files (accepted; files are not preallocated).",
-              "true or false"),
+              "Preallocate segment files; kraft never does.",
+              "only false: kraft does not preallocate segment files", _one_of(False)),
 ]
 TOPIC_CONFIGS: dict[str, ConfigDef] = {d.name: d for d in _DEFS}
 
@@ -167,7 +170,7 @@ class LogConfig:
     min_cleanable_dirty_ratio: float = 0.5
     compression_type: str = "producer"
     segment_jitter_ms: int = 0
-    file_delete_delay_ms: int = 60000
+    file_delete_delay_ms: int = 0
     preallocate: bool = False
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_after_max_ms: int = LONG_MAX

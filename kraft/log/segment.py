@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from clients.record.batch_header import (
     HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, CorruptBatchError, validate_batch)
+from clients.record.codec import decode_batch
 from kraft.fs import write_all
 from kraft.log import file_names
 from kraft.log.index_file import IndexCorrupt
@@ -301,13 +302,20 @@ class LogSegment:
         return data if end == n else data[:end]
 
     def find_by_timestamp(self, timestamp: int, min_offset: int) -> tuple[int, int] | None:
-        """(offset, max timestamp) of the first batch at/after `min_offset` whose max timestamp
-        is >= `timestamp` (batch granularity: records are never decoded)."""
+        """(offset, timestamp) of the first record at/after `min_offset` whose timestamp is
+        >= `timestamp`. As Kafka: the indexes and headers find the first batch whose max
+        timestamp qualifies, then that batch's records are scanned for the record itself."""
         _, offset = self.time_index.lookup(timestamp)
         _, start = self.offset_index.lookup(max(offset, min_offset))
-        for _, header in self.headers(start):
+        for pos, header in self.headers(start):
             if header.last_offset >= min_offset and header.max_timestamp >= timestamp:
-                return max(header.base_offset, min_offset), header.max_timestamp
+                try:
+                    _, records = decode_batch(os.pread(self.fd, header.size, pos), verify_crc=False)
+                except CorruptBatchError:   # appends were validated: the file changed since
+                    return max(header.base_offset, min_offset), header.max_timestamp
+                for record in records:
+                    if record.offset >= min_offset and record.timestamp >= timestamp:
+                        return record.offset, record.timestamp
         return None
 
     # -- lifecycle --------------------------------------------------------------------------

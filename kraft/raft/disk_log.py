@@ -225,6 +225,12 @@ class FileRaftLog:
             return None
         return snapshot_files.read_snapshot(self.dir, snapshot_id)
 
+    def read_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int,
+                            max_bytes: int) -> tuple[int, bytes] | None:
+        if snapshot_id not in self._snapshots:
+            return None
+        return snapshot_files.read_snapshot_chunk(self.dir, snapshot_id, position, max_bytes)
+
     def _remember(self, snapshot_id: OffsetAndEpoch) -> None:
         if snapshot_id not in self._snapshots:
             self._snapshots.append(snapshot_id)

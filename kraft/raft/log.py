@@ -76,6 +76,10 @@ class RaftLog(Protocol):
     def create_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
         """Store a snapshot of the state below `snapshot_id.offset`; entries below it may go."""
     def read_snapshot(self, snapshot_id: OffsetAndEpoch) -> bytes | None: ...
+    def read_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int,
+                            max_bytes: int) -> tuple[int, bytes] | None:
+        """(size, bytes [position, position + max_bytes)) reading only those; None when the
+        snapshot is gone or `position` is past its end."""
     def install_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
         """Replace the whole log with a snapshot fetched from the leader."""
 

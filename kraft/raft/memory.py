@@ -133,6 +133,13 @@ class MemoryRaftLog:
     def read_snapshot(self, snapshot_id: OffsetAndEpoch) -> bytes | None:
         return self._snapshots.get(snapshot_id)
 
+    def read_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int,
+                            max_bytes: int) -> tuple[int, bytes] | None:
+        data = self._snapshots.get(snapshot_id)
+        if data is None or position > len(data):
+            return None
+        return len(data), data[position:position + max_bytes]
+
     def _keep_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
         self._snapshots[snapshot_id] = bytes(data)
         if self._snapshot_id is None or snapshot_id.offset >= self._snapshot_id.offset:

@@ -108,20 +108,23 @@ class ReplicationHandlers:
 
     def handle_fetch_snapshot_request(self, m: FetchSnapshotRequest) -> None:
         error = self._fetch_error(m.epoch)
-        data = None
+        found = None
         if error == ErrorCode.NONE:
             self._role.record_contact(m.src, self._now)
-            data = self._log.read_snapshot(m.snapshot_id)
-            if data is None or m.position > len(data):
+            # Only this chunk is read: reading the whole snapshot per chunk made sending it
+            # quadratic in its size.
+            found = self._log.read_snapshot_chunk(
+                m.snapshot_id, m.position, min(m.max_bytes, self.config.snapshot_chunk_bytes))
+            if found is None:
                 error = ErrorCode.SNAPSHOT_NOT_FOUND
         if error != ErrorCode.NONE:
             self._send(FetchSnapshotResponse(self.node_id, m.src, self.epoch, self._known_leader(),
                                              m.request_id, m.snapshot_id, error))
             return
-        size = min(m.max_bytes, self.config.snapshot_chunk_bytes)
+        size, chunk = found
         self._send(FetchSnapshotResponse(self.node_id, m.src, self.epoch, self.node_id,
                                          m.request_id, m.snapshot_id, position=m.position,
-                                         size=len(data), chunk=data[m.position:m.position + size]))
+                                         size=size, chunk=chunk))
 
     # -- follower and observer --------------------------------------------------------------------
     def _maybe_send_fetch(self) -> None:

@@ -90,6 +90,37 @@ def read_snapshot(dir: Path, snapshot_id: OffsetAndEpoch) -> bytes | None:
     return decode_snapshot(raw, path)
 
 
+def read_snapshot_chunk(dir: Path, snapshot_id: OffsetAndEpoch, position: int,
+                        max_bytes: int) -> tuple[int, bytes] | None:
+    """(size of the data, data[position:position + max_bytes]) reading only that chunk, so sending
+    a snapshot costs one pass over it, not one per chunk. The first chunk (position 0) checks
+    the whole file's CRC first: once per transfer, a leader never starts sending a damaged one.
+    None when the file does not exist or `position` is past its end."""
+    path = snapshot_path(dir, snapshot_id)
+    if position == 0:
+        data = read_snapshot(dir, snapshot_id)
+        return None if data is None else (len(data), data[:max_bytes])
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        header = os.pread(fd, _HEADER.size, 0)
+        if len(header) < _HEADER.size:
+            raise CorruptSnapshotError(f"snapshot {path} is torn: {len(header)} bytes, shorter "
+                                       f"than its {_HEADER.size}-byte header")
+        magic, version, length, _crc = _HEADER.unpack(header)
+        on_disk = os.fstat(fd).st_size - _HEADER.size
+        if magic != MAGIC or version != FORMAT_VERSION or on_disk != length:
+            raise CorruptSnapshotError(f"snapshot {path} changed since it was checked (header "
+                                       f"{magic!r} v{version}, {length} bytes, file holds {on_disk})")
+        if position > length:
+            return None
+        return length, os.pread(fd, min(max_bytes, length - position), _HEADER.size + position)
+    finally:
+        os.close(fd)
+
+
 def delete_snapshot(dir: Path, snapshot_id: OffsetAndEpoch) -> None:
     remove_durably(snapshot_path(dir, snapshot_id))
 

@@ -50,7 +50,9 @@ def test_a_member_reading_a_backlog_gives_partitions_to_a_newcomer_within_heartb
                     newcomer.poll(timeout_ms=50)
                     assert time.monotonic() - start < 15, \
                         f"no partitions for the newcomer after 15 s; busy has {busy.assignment()}"
-                assert all(n for n in polled[-20:]), "the backlog ran out: a test of nothing"
+                # Still inside the backlog when the rebalance came (a revoking member's polls
+                # may be empty for a moment, so count records, not empty polls).
+                assert sum(polled) < 40_000, "the backlog ran out: a test of nothing"
                 while len(busy.assignment()) != 2:      # its own assignment lands a moment later
                     assert time.monotonic() - start < 30, busy.assignment()
                     newcomer.poll(timeout_ms=20)        # a member that stops polling stalls joins

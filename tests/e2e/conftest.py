@@ -63,3 +63,20 @@ def cluster_factory(tmp_path):
             if n.alive():
                 n.proc.kill()
                 n.proc.wait(10)
+
+
+@pytest.fixture
+def dev_data(tmp_path):
+    """A data dir for `kraft dev --detach`; every kraft process its cluster.json names (node or
+    supervisor) is killed afterwards, whatever the test left running."""
+    import json
+
+    from entry.dev_cluster import is_kraft_process
+
+    d = tmp_path / "dev"
+    yield d
+    if (d / "cluster.json").exists():
+        doc = json.loads((d / "cluster.json").read_text())
+        for pid in [doc.get("supervisor_pid")] + [n.get("pid") for n in doc.get("nodes", [])]:
+            if pid and is_kraft_process(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -74,6 +74,8 @@ def test_detached_cluster_is_listed_then_stopped_then_restarted(data, kraft):
                   "--data", str(data), timeout=120)
     assert again.returncode == 0, again.stderr + _logs(data)
     assert brokers_seen(kraft, cluster_json(data))["cluster_id"] == doc["cluster_id"]
+    # --port 0 again: the ports it had, so saved addresses keep working
+    assert [n["address"] for n in cluster_json(data)["nodes"]] == [n["address"] for n in doc["nodes"]]
     assert kraft("dev", "--stop", "--data", str(data)).returncode == 0
 
 

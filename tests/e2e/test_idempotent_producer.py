@@ -84,12 +84,14 @@ def test_duplicates_gaps_and_stale_epochs_never_change_the_log(node):
     assert raw.produce("t", batch(pid, 1, 0)).base_offset == 5  # a new epoch starts at 0
     stale = raw.produce("t", batch(pid, 0, 5))
     assert stale.error_code == ErrorCode.INVALID_PRODUCER_EPOCH and "fenced" in stale.error_message
+    # A producer this partition does not know (expired, or its batches deleted) is taken at
+    # the sequence it is at, as Kafka does since KIP-360; from then on it is checked.
     unknown = raw.produce("t", batch(pid + 500, 0, 7))
-    assert unknown.error_code == ErrorCode.UNKNOWN_PRODUCER_ID
+    assert (unknown.error_code, unknown.base_offset) == (0, 8)
 
     stored = raw.batches("t")
     assert [(h.base_offset, h.producer_epoch, h.base_sequence) for h in stored] == \
-        [(0, 0, 0), (3, 0, 3), (5, 1, 0)]
+        [(0, 0, 0), (3, 0, 3), (5, 1, 0), (8, 0, 7)]
 
 
 def test_duplicates_are_recognised_after_a_restart_and_after_kill_9(node):

@@ -152,8 +152,24 @@ def test_stop_without_cluster_json_and_flag_clashes_are_one_line(tmp_path, capsy
     assert "nothing to stop" in capsys.readouterr().out
     assert main(["dev", "--stop", "--controllers", "3", "--data", str(tmp_path)]) == 1
     assert capsys.readouterr().err == "kraft dev: --stop takes only --data; drop --controllers\n"
-    assert main(["dev", "--detach", "--data", str(tmp_path)]) == 1
-    assert "add --controllers N --brokers M" in capsys.readouterr().err
-    assert not (tmp_path / "cluster.json").exists()
     assert main(["dev", "--restart", "2", "--data", str(tmp_path)]) == 1
     assert "has no cluster.json" in capsys.readouterr().err
+
+
+def test_port_zero_on_a_rerun_reuses_the_recorded_ports_when_they_are_free(tmp_path):
+    import socket
+
+    first = plan_cluster(tmp_path, 1, 2, port=0)
+    previous = {"nodes": [dev_cluster.node_entry(p, None) for p in first]}
+    again = plan_cluster(tmp_path, 1, 2, port=0, pick_ports=dev_cluster.reusing_ports(previous))
+    assert [p.address for p in again] == [p.address for p in first]
+    # Another shape, or one of the ports taken meanwhile: fresh ports for all.
+    assert dev_cluster.reusing_ports(previous, fake_ports())("127.0.0.1", 5) == [40000, 40001, 40002, 40003, 40004]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", int(first[1].address.rpartition(":")[2])))
+        taken.listen()
+        assert dev_cluster.reusing_ports(previous, fake_ports())("127.0.0.1", 3) == [40000, 40001, 40002]
+    # Fixed broker ports with free controller ports: the controllers' recorded ones.
+    fixed = plan_cluster(tmp_path, 1, 2, port=45000, controller_port=0,
+                         pick_ports=dev_cluster.reusing_ports(previous))
+    assert fixed[0].address == first[0].address

@@ -90,11 +90,14 @@ def test_a_new_epoch_must_start_at_zero_and_forgets_the_old_batches():
     assert entry.epoch == 1 and [b.first_seq for b in entry.batches] == [0]
 
 
-def test_unknown_producer_must_start_at_zero():
+def test_an_unknown_producer_is_accepted_at_any_sequence_then_checked():
+    # Kafka since KIP-360: its batches left the log (retention) or its state expired; nothing
+    # to check the sequence against. From then on it is known and checked as any other.
     state = ProducerStateManager("t-0")
-    d = state.check(99, 0, 5, 9)
-    assert (d.action, d.error_code) == (REJECT, ErrorCode.UNKNOWN_PRODUCER_ID)
+    assert state.check(99, 0, 5, 9).action == APPEND
     assert state.check(99, 3, 0, 9).action == APPEND
+    assert appended(state, 99, 0, 5, 9).is_append
+    assert state.check(99, 0, 12, 13).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
 @pytest.mark.parametrize("epoch, seq", [(-1, 0), (0, -1)])

@@ -23,7 +23,7 @@ def test_overrides_reach_the_controller():
 @pytest.mark.parametrize("key, value, message", [
     ("leader.imbalance.check.interval.seconds", "0", "0 is out of range; use at least 1"),
     ("leader.imbalance.per.broker.percentage", "101", "101 is out of range; use 0 to 100"),
-    ("leader.imbalance.per.broker.percentage", "ten", "'ten' is not a whole number"),
+    ("leader.imbalance.per.broker.percentage", "ten", "'ten' is not a whole number; use 0 to 100"),
     ("auto.leader.rebalance.enable", "yes", "'yes' is not true or false")])
 def test_bad_values_name_their_key(key, value, message):
     with pytest.raises(ServerConfigError) as info:

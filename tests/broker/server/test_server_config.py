@@ -112,3 +112,37 @@ def test_group_keys_reach_the_coordinator_config_with_kafkas_defaults():
 def test_bad_group_keys_name_their_key(props, key):
     with pytest.raises(ServerConfigError, match=key):
         build_config(props)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("log.retention.ms", "-5", "log.retention.ms: '-5' is not valid (a long in ms, -1 for unlimited)"),
+    ("log.segment.bytes", "10", "log.segment.bytes: '10' is not valid (an int in bytes, at least 14)"),
+    ("message.max.bytes", "abc", "message.max.bytes: 'abc' is not a number (an int in bytes, at least 0)"),
+    ("log.cleanup.policy", "shred", "log.cleanup.policy: 'shred' is not valid"),
+    ("compression.type", "snappy", "compression.type: 'snappy' is not valid"),
+    ("log.retention.hours", "soon", "log.retention.hours: 'soon' is not a whole number; use at least -1"),
+    ("num.partitions", "0", "num.partitions: 0 is out of range; use 1 to 2147483647"),
+    ("default.replication.factor", "-1", "default.replication.factor: -1 is out of range; use 1 to 32767"),
+    ("replica.lag.time.max.ms", "0", "replica.lag.time.max.ms: 0 is out of range; use at least 1"),
+    ("broker.heartbeat.interval.ms", "x", "broker.heartbeat.interval.ms: 'x' is not a whole number; use at least 1"),
+    ("listeners", "PLAINTEXT://127.0.0.1:70000", "listeners: 70000 is out of range; use 0 to 65535"),
+])
+def test_every_key_is_checked_with_its_range_and_the_error_names_key_value_and_range(key, value, message):
+    """A bad --override is one line naming the key, the value and what is allowed (broker-wide
+    topic defaults are checked here, not later inside the node)."""
+    with pytest.raises(ServerConfigError) as info:
+        build_config({key: value})
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
+
+
+def test_negative_retention_hours_mean_unlimited_and_ms_wins_over_hours():
+    assert build_config({"log.retention.hours": "-1"}).topic_defaults == {"retention.ms": "-1"}
+    assert build_config({"log.retention.hours": "1", "log.retention.minutes": "2"}
+                        ).topic_defaults == {"retention.ms": "120000"}
+
+
+def test_producer_id_expiration_keys_have_kafkas_defaults():
+    c = build_config({})
+    assert (c.producer_id_expiration_ms, c.producer_id_expiration_check_interval_ms) == (86_400_000, 600_000)
+    assert build_config({"producer.id.expiration.ms": "60000"}).producer_id_expiration_ms == 60_000

@@ -58,9 +58,9 @@ def test_offset_for_timestamp(tmp_path):
     for i in range(30):   # batch i holds offsets 2i, 2i+1 with timestamps 1000+100i, +1
         log.append_as_leader(make_batch(2, base_ts=1000 + 100 * i), 0, now_ms=0)
     assert log.segment_count > 2
-    assert log.offset_for_timestamp(0) == (0, 1001)
-    assert log.offset_for_timestamp(1001) == (0, 1001)
-    assert log.offset_for_timestamp(1002) == (2, 1101)
-    assert log.offset_for_timestamp(2550) == (32, 2601)
-    assert log.offset_for_timestamp(3901) == (58, 3901)
+    assert log.offset_for_timestamp(0) == (0, 1000)
+    assert log.offset_for_timestamp(1001) == (1, 1001)
+    assert log.offset_for_timestamp(1002) == (2, 1100)
+    assert log.offset_for_timestamp(2550) == (32, 2600)
+    assert log.offset_for_timestamp(3901) == (59, 3901)
     assert log.offset_for_timestamp(3902) is None
