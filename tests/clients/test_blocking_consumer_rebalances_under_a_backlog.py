@@ -15,6 +15,7 @@ from clients.types import TopicPartition as TP
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from fake_group_coordinator import fake_cluster  # noqa: E402
 
+BACKLOG = 120_000
 MEMBER = dict(group_id="g", session_timeout_ms=3000, heartbeat_interval_ms=100,
               auto_offset_reset="earliest", fetch_max_wait_ms=50, retry_backoff_ms=20)
 
@@ -22,7 +23,7 @@ MEMBER = dict(group_id="g", session_timeout_ms=3000, heartbeat_interval_ms=100,
 def test_a_member_reading_a_backlog_gives_partitions_to_a_newcomer_within_heartbeats():
     with fake_cluster(4) as (broker, _coordinator):
         with Producer(broker.address, linger_ms=5, batch_size=65536) as p:
-            for i in range(40_000):
+            for i in range(BACKLOG):
                 p.send("t", b"%d" % i, partition=i % 4)
         busy = Consumer(broker.address, client_id="busy", **MEMBER)
         busy.subscribe(["t"])
@@ -52,7 +53,7 @@ def test_a_member_reading_a_backlog_gives_partitions_to_a_newcomer_within_heartb
                         f"no partitions for the newcomer after 15 s; busy has {busy.assignment()}"
                 # Still inside the backlog when the rebalance came (a revoking member's polls
                 # may be empty for a moment, so count records, not empty polls).
-                assert sum(polled) < 40_000, "the backlog ran out: a test of nothing"
+                assert sum(polled) < BACKLOG, "the backlog ran out: a test of nothing"
                 while len(busy.assignment()) != 2:      # its own assignment lands a moment later
                     assert time.monotonic() - start < 30, busy.assignment()
                     newcomer.poll(timeout_ms=20)        # a member that stops polling stalls joins
