@@ -2,7 +2,9 @@
 kill -9, SIGTERM and restart on the same data dir."""
 from __future__ import annotations
 
+import os
 import pathlib
+import signal
 import sys
 
 import pytest
