@@ -245,7 +245,7 @@ class BrokerServicer:
                     result = self.replicas.read_for_follower(
                         topic.topic, part.partition, request.replica_id, part.fetch_offset,
                         part.last_fetched_epoch, part.current_leader_epoch, limit, now_ms,
-                        broker_epoch=getattr(request, "replica_epoch", -1),
+                        broker_epoch=request.replica_epoch,
                         min_one_batch=total == 0)
                 else:
                     result = self.replicas.read(
