@@ -14,6 +14,7 @@ from broker.controller.channel import ControllerChannel
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
 from clients.errors import ErrorCode, KraftError
+from kraft.controller.messages import CreateTopicsRequest
 
 # Requests a broker sends for itself: only that broker's principal may send them.
 NODE_METHODS = frozenset({"RegisterBroker", "BrokerHeartbeat", "AlterPartition",
@@ -90,6 +91,12 @@ def on_controller(active: ActiveController,
 def on_broker(channel: ControllerChannel, metadata: BrokerMetadata,
               authorizer: RequestAuthorizer = OPEN) -> ControllerServicer:
     async def forward(request) -> tuple[object, int]:
+        if isinstance(request, CreateTopicsRequest) and request.internal:
+            # Only a broker's own creation path (which reaches the controller directly) may
+            # create internal topics; a client's CreateTopics is a client's, whatever it says.
+            raise KraftError(ErrorCode.INVALID_REQUEST,
+                             "CreateTopics: `internal` is set only by brokers creating their own "
+                             "internal topics; leave it unset")
         response, offset = await channel.send_with_offset(request, FORWARD_TIMEOUT_S)
         if offset >= 0 and not await metadata.wait_for_offset(offset, FORWARD_TIMEOUT_S):
             raise KraftError(ErrorCode.REQUEST_TIMED_OUT,

@@ -17,7 +17,7 @@ from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import request_context
-from clients.topics import INTERNAL_TOPICS, topic_name_problem
+from clients.topics import INTERNAL_TOPICS, creatable_topic_problem, topic_name_problem
 from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import MetadataImage
@@ -71,8 +71,8 @@ class BrokerServicer:
             if denial is not None:
                 refused[n] = pb.TopicMetadata(name=n, error_code=denial[0], error_message=denial[1])
         if request.allow_auto_topic_creation and self.auto_create:
-            missing = [n for n in names if image.topic(n) is None and not topic_name_problem(n)
-                       and n not in refused]
+            missing = [n for n in names if image.topic(n) is None
+                       and not creatable_topic_problem(n) and n not in refused]
             created = await self._auto_create(missing) if missing else {}
         else:
             created = {}
@@ -120,6 +120,10 @@ class BrokerServicer:
         if problem:
             return pb.TopicMetadata(name=name, error_code=ErrorCode.INVALID_TOPIC_EXCEPTION, error_message=problem)
         topic = image.topic(name)
+        if topic is None and creatable_topic_problem(name):
+            return pb.TopicMetadata(
+                name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                error_message=f"topic '{name}' does not exist; {creatable_topic_problem(name)}")
         if topic is None:
             return pb.TopicMetadata(
                 name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
