@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from broker.controller import wire as controller_wire
+from broker.controller import request_checks, wire as controller_wire
 from broker.controller.active import ActiveController, NotController
 from broker.controller.authorize import Screened, screen
 from broker.metadata.publisher import BrokerMetadata
 from broker.controller.channel import ControllerChannel
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
+from broker.server.request_limits import Refused
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import CreateTopicsRequest
 
@@ -60,8 +61,12 @@ class ControllerServicer:
             if screened.request is None:        # every item refused: nothing to send
                 response, offset = screened.merge(None), -1
             else:
+                # Checked once authorized: a caller with no right to it learns nothing more.
+                request_checks.check(screened.request)
                 response, offset = await self._answer(screened.request)
                 response = screened.merge(response)
+        except Refused as refused:
+            return controller_wire.request_error(method, refused.code, refused.message)
         except NotController as exc:
             return controller_wire.not_controller(
                 method, -1 if exc.leader_id is None else exc.leader_id, str(exc))

@@ -15,6 +15,8 @@ from broker.idempotence.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
+from broker.server import request_checks as checks
+from broker.server.request_limits import checked
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import request_context
 from clients.topics import INTERNAL_TOPICS, creatable_topic_problem, topic_name_problem
@@ -206,6 +208,7 @@ class BrokerServicer:
                 "not be committed: retry (an idempotent producer makes the retry safe)")
 
     # -- Fetch -------------------------------------------------------------------------------
+    @checked(checks.Fetch, pb.FetchResponse)
     async def Fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
         if request.replica_id >= 0:
             problem = refuse_unless_node(request.replica_id, "fetch as a follower")
@@ -292,6 +295,7 @@ class BrokerServicer:
         return pb.ListOffsetsResponse(topics=topics)
 
     # -- InitProducerId (idempotent producers) ------------------------------------------------
+    @checked(checks.InitProducerId, checks.refuse_init_producer_id)
     async def InitProducerId(self, request: pb.InitProducerIdRequest) -> pb.InitProducerIdResponse:
         if request.transactional_id:
             denial = self.authz.denial(Op.WRITE, R.TRANSACTIONAL_ID, request.transactional_id)
