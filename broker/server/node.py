@@ -23,6 +23,7 @@ from broker.controller.channel import ControllerChannel
 from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
 from broker.idempotence.producer_ids import ProducerIdBlocks
+from broker.metadata.describe_quorum import BrokerDescribeQuorum
 from broker.metadata.quorum import MetadataQuorum, metadata_dir
 from broker.metadata.servicer import QuorumServicer
 from broker.replication.isr_updates import IsrUpdates
@@ -253,7 +254,9 @@ class Node:
                  broker_pb2, "Broker"),
                 (GroupServicer(groups, replicas, config.node_id, authorizer), group_pb2, "Group"),
                 (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
-                 "Controller")]
+                 "Controller"),
+                (BrokerDescribeQuorum(quorum, authorizer, channel.open_channel), quorum_pb2,
+                 "Quorum", (), ("DescribeQuorum",))]
             try:
                 async with trio.open_nursery() as nursery:
                     endpoints = await serve_broker_listeners(
