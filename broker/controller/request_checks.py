@@ -7,12 +7,18 @@ from broker.server.request_limits import (INT16_MAX, INT32_MAX, MAX_NAME_LENGTH,
                                           check_length, check_not_negative, check_range)
 from clients.errors import ErrorCode
 from kraft.controller import messages as m
+from kraft.controller.controller_config import MAX_PARTITIONS
 
 E = ErrorCode
 # Kafka's STRING is int16-length-prefixed: no string in its protocol is longer. Config values
 # and host names are the strings here that a client may legitimately make long.
 MAX_STRING_LENGTH = INT16_MAX
 MAX_HOST_LENGTH = 255                  # a DNS name
+# Partitions one request may create in all: the controller's per-topic limit (max_partitions).
+# Each costs a log directory and files on every replica; without a cap one CreateTopics of 60
+# topics could ask for 600,000 and hold the node for minutes (Kafka throttles such requests
+# with its controller mutation quota instead).
+MAX_PARTITIONS_PER_REQUEST = MAX_PARTITIONS
 
 
 def _create_topics(req: m.CreateTopicsRequest) -> None:
@@ -24,6 +30,14 @@ def _create_topics(req: m.CreateTopicsRequest) -> None:
         check_range(f"{where}: replication_factor", t.replication_factor, -1, INT16_MAX,
                     E.INVALID_REPLICATION_FACTOR, "-1 for default.replication.factor")
         _configs(where, t.configs.items())
+    _partitions_in_all(sum(max(t.num_partitions, 1) for t in req.topics))
+
+
+def _partitions_in_all(total: int) -> None:
+    if total > MAX_PARTITIONS_PER_REQUEST:
+        raise Refused(E.INVALID_PARTITIONS,
+                      f"the request creates {total} partitions in all; the limit is "
+                      f"{MAX_PARTITIONS_PER_REQUEST} per request: send several requests")
 
 
 def _configs(where: str, items) -> None:

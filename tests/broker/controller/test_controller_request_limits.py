@@ -26,6 +26,9 @@ CASES = [
      "retention.ms is 40000 characters long; the limit is 32767"),
     ("CreatePartitions", pb.CreatePartitionsRequest(topics=[pb.CreatePartitionsTopic(
         name="t", count=-1)]), E.INVALID_PARTITIONS, "count=-1 is out of range"),
+    ("CreateTopics", pb.CreateTopicsRequest(topics=[
+        pb.CreatableTopic(name=f"t{i}", num_partitions=4_000) for i in range(3)]),
+     E.INVALID_PARTITIONS, "creates 12000 partitions in all; the limit is 10000 per request"),
     ("RegisterBroker", register(port=70_000), E.INVALID_REQUEST, "port=70000 is out of range"),
     ("RegisterBroker", register(host=""), E.INVALID_REQUEST, "host is empty"),
     ("RegisterBroker", register(host="h" * 300), E.INVALID_REQUEST, "host is 300 characters"),
