@@ -19,6 +19,7 @@ from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
 from broker.server.config import ServerConfig
+from broker.server.heap import pin_mmap_threshold
 from broker.controller.channel import ControllerChannel
 from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
@@ -312,6 +313,7 @@ class Node:
 async def run_until_signalled(config: ServerConfig, announce: Callable[[str], None] = print,
                               on_ready: Callable[[NodeReady], None] = lambda ready: None) -> None:
     """Run the node until SIGTERM or SIGINT (Ctrl-C), then stop it cleanly."""
+    pin_mmap_threshold()      # a node is a long-lived process serving clients' large requests
     node = Node(config, announce=announce, on_ready=on_ready)
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
