@@ -135,12 +135,16 @@ class TrioGrpcServer:
 
     # -- registration (before serve) ---------------------------------------------------------
     def add_servicer(self, servicer: Any, pb2_module: Any, service: str,
-                     raw_methods: tuple[str, ...] = ()) -> None:
-        """Serve every method of `service` (as named in the .proto) from `servicer`. A method in
-        `raw_methods` returns already-serialized bytes instead of a message."""
+                     raw_methods: tuple[str, ...] = (),
+                     only: tuple[str, ...] | None = None) -> None:
+        """Serve every method of `service` (as named in the .proto) from `servicer`, or those in
+        `only` (the others answer UNIMPLEMENTED). A method in `raw_methods` returns
+        already-serialized bytes instead of a message."""
         descriptor = pb2_module.DESCRIPTOR.services_by_name[service]
         handlers = {}
         for method in descriptor.methods:
+            if only is not None and method.name not in only:
+                continue
             request_type = message_factory.GetMessageClass(method.input_type)
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
                 self._shim(f"{service}.{method.name}", getattr(servicer, method.name), request_type,

@@ -56,3 +56,35 @@ def quorum_info_from_proto(proto: pb.DescribeQuorumResponse) -> QuorumInfo:
                       proto.leader_id if proto.HasField("leader_id") else None,
                       proto.leader_epoch, proto.high_watermark, proto.log_end_offset,
                       tuple(map(replica, proto.voters)), tuple(map(replica, proto.observers)))
+
+
+async def ask_quorum(addresses: list[str], timeout: float, open_channel=None) -> QuorumInfo:
+    """DescribeQuorum asked of each address in turn (controllers, or brokers, which ask the
+    controllers): the first leader's answer, else the first answer (it names the leader it
+    knows of but has no replica states). `open_channel(address)`: plaintext by default. Raises
+    KraftError when none answered."""
+    from clients.bridge import call, open_channel as plaintext
+    from clients.errors import ErrorCode, KraftError
+    from clients.wire import quorum_pb2_grpc
+
+    first, errors = None, []
+    for address in addresses:
+        channel = (open_channel or plaintext)(address)
+        try:
+            stub = quorum_pb2_grpc.QuorumStub(channel)
+            answer = await call(stub.DescribeQuorum, pb.DescribeQuorumRequest(), timeout)
+            if answer.error_code:
+                raise KraftError(answer.error_code, answer.error_message or
+                                 f"DescribeQuorum refused (error {answer.error_code})")
+            info = quorum_info_from_proto(answer)
+        except KraftError as exc:
+            errors.append(f"{address}: {exc.message}")
+            continue
+        finally:
+            channel.close()
+        if info.role == "Leader":
+            return info
+        first = first or info
+    if first is None:
+        raise KraftError(ErrorCode.NETWORK_EXCEPTION, f"no node answered ({'; '.join(errors)})")
+    return first

@@ -24,7 +24,8 @@ class ControllerChannel:
     def __init__(self, voters: dict[int, str], leader_hint: Callable[[], int | None],
                  local: ActiveController | None = None,
                  open_channel: Callable[[str], object] = bridge.open_channel) -> None:
-        self._open_channel = open_channel     # TLS with this node's certificate when secured
+        # TLS with this node's certificate when secured; DescribeQuorum on a broker uses it too.
+        self.open_channel = open_channel
         self._voters = dict(voters)
         self._leader_hint = leader_hint
         self._local = local
@@ -86,7 +87,7 @@ class ControllerChannel:
     async def _remote(self, node_id: int, request) -> tuple[object, int]:
         stub = self._stubs.get(node_id)
         if stub is None:
-            channel = self._channels[node_id] = self._open_channel(self._voters[node_id])
+            channel = self._channels[node_id] = self.open_channel(self._voters[node_id])
             stub = self._stubs[node_id] = controller_pb2_grpc.ControllerStub(channel)
         method = getattr(stub, controller_wire.RPC_OF[type(request)])
         answer = await bridge.call(method, controller_wire.to_proto(request), CALL_TIMEOUT_S)

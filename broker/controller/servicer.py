@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from broker.controller import wire as controller_wire
+from broker.controller import request_checks, wire as controller_wire
 from broker.controller.active import ActiveController, NotController
 from broker.controller.authorize import Screened, screen
 from broker.metadata.publisher import BrokerMetadata
 from broker.controller.channel import ControllerChannel
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
+from broker.server.request_limits import Refused
 from clients.errors import ErrorCode, KraftError
+from kraft.controller.messages import CreateTopicsRequest
 
 # Requests a broker sends for itself: only that broker's principal may send them.
 NODE_METHODS = frozenset({"RegisterBroker", "BrokerHeartbeat", "AlterPartition",
@@ -59,8 +61,12 @@ class ControllerServicer:
             if screened.request is None:        # every item refused: nothing to send
                 response, offset = screened.merge(None), -1
             else:
+                # Checked once authorized: a caller with no right to it learns nothing more.
+                request_checks.check(screened.request)
                 response, offset = await self._answer(screened.request)
                 response = screened.merge(response)
+        except Refused as refused:
+            return controller_wire.request_error(method, refused.code, refused.message)
         except NotController as exc:
             return controller_wire.not_controller(
                 method, -1 if exc.leader_id is None else exc.leader_id, str(exc))
@@ -90,6 +96,12 @@ def on_controller(active: ActiveController,
 def on_broker(channel: ControllerChannel, metadata: BrokerMetadata,
               authorizer: RequestAuthorizer = OPEN) -> ControllerServicer:
     async def forward(request) -> tuple[object, int]:
+        if isinstance(request, CreateTopicsRequest) and request.internal:
+            # Only a broker's own creation path (which reaches the controller directly) may
+            # create internal topics; a client's CreateTopics is a client's, whatever it says.
+            raise KraftError(ErrorCode.INVALID_REQUEST,
+                             "CreateTopics: `internal` is set only by brokers creating their own "
+                             "internal topics; leave it unset")
         response, offset = await channel.send_with_offset(request, FORWARD_TIMEOUT_S)
         if offset >= 0 and not await metadata.wait_for_offset(offset, FORWARD_TIMEOUT_S):
             raise KraftError(ErrorCode.REQUEST_TIMED_OUT,

@@ -136,7 +136,8 @@ class GroupCoordinators:
                         live, self.config.offsets_topic_replication_factor)
         request = CreateTopicsRequest((CreatableTopic(
             OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, replication,
-            {"cleanup.policy": "compact", "segment.bytes": str(self.segment_bytes)}),))
+            {"cleanup.policy": "compact", "segment.bytes": str(self.segment_bytes)}),),
+            internal=True)
         response, _ = await self.channel.send_with_offset(request, CREATE_TIMEOUT_S)
         result = response.topics[0]
         if result.error_code not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):

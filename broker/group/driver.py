@@ -19,6 +19,7 @@ from broker.group.messages import AppendRecords, Effect, GroupConfig, Respond
 from broker.group.records import OFFSETS_TOPIC, OffsetsRecordError
 from broker.replication.replica_manager import ACKS_ALL, ProduceResult, ReplicaManager
 from clients.errors import ErrorCode
+from clients.grpc_server import RateLimitedLog
 from clients.record.codec import decode_batch, encode_batch, iter_batches
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class CoordinatorDriver:
         self._inflight: collections.deque[tuple[int, ProduceResult, float]] = collections.deque()
         # Replication moved, a request came in or an append went out: waiters look again.
         self._changed = trio.lowlevel.ParkingLot()
+        self.failed_appends = RateLimitedLog()
 
     def poke(self) -> None:
         self._changed.unpark_all()
@@ -172,6 +174,11 @@ class CoordinatorDriver:
             append_id, result, give_up = self._inflight[0]
             if result.error_code:
                 error = ErrorCode(result.error_code)
+                # The client hears only Kafka's code (a group record too large answers
+                # UNKNOWN_SERVER_ERROR): the reason goes to the log, one line per kind.
+                self.failed_appends.warning(
+                    error.name, "%s-%d: group records not appended (%s): %s", OFFSETS_TOPIC,
+                    self.partition, error.name, result.error_message)
             else:
                 error = await self.replicas.wait_committed(OFFSETS_TOPIC, self.partition,
                                                            result.last_offset, result.leader_epoch,

@@ -8,6 +8,7 @@ import math
 
 from broker.group.driver import CoordinatorDriver
 from broker.group import messages as m
+from broker.group import request_checks as checks
 from broker.group.coordinators import GroupCoordinators
 from broker.group.wire import (commit_request, commit_response, described_group, fetch_request,
                                fetch_response, heartbeat_request, heartbeat_response,
@@ -15,6 +16,7 @@ from broker.group.wire import (commit_request, commit_response, described_group,
                                message, sync_request, sync_response)
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
+from broker.server.request_limits import Refused, checked
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
 from clients.wire import group_pb2 as pb
@@ -25,6 +27,15 @@ E = ErrorCode
 # (plus this slack) the client has given up anyway; answering ends the parked call.
 PARK_SLACK_S = 5.0
 WRITE_TIMEOUT_S = 30.0       # SyncGroup, LeaveGroup, OffsetCommit, DeleteGroups wait for appends
+
+
+def _refuse_commit(request: pb.OffsetCommitRequest, refused: Refused) -> pb.OffsetCommitResponse:
+    # Every partition carries the refusal too: clients read the per-partition codes.
+    return pb.OffsetCommitResponse(
+        error_code=refused.code, error_message=refused.message,
+        partitions=[pb.PartitionError(topic=p.topic, partition=p.partition,
+                                      error_code=refused.code, error_message=refused.message)
+                    for p in request.partitions])
 
 
 def _not_coordinator(group_id: str) -> str:
@@ -52,6 +63,8 @@ class GroupServicer:
     def _driver(self, group_id: str) -> CoordinatorDriver | None:
         return self.coordinators.driver_for(group_id)
 
+    @checked(checks.FindCoordinator, lambda _request, refused: pb.FindCoordinatorResponse(
+        error_code=refused.code, error_message=refused.message, node_id=-1))
     async def FindCoordinator(self, request: pb.FindCoordinatorRequest) -> pb.FindCoordinatorResponse:
         refused = self._refused(pb.FindCoordinatorResponse, request.key, Op.DESCRIBE)
         if refused is not None:
@@ -77,6 +90,7 @@ class GroupServicer:
         return await driver.ask(lambda handle, now: call(driver.core, handle, now), fallback,
                                 timeout_s)
 
+    @checked(checks.JoinGroup, pb.JoinGroupResponse)
     async def JoinGroup(self, request: pb.JoinGroupRequest) -> pb.JoinGroupResponse:
         refused = self._refused(pb.JoinGroupResponse, request.group_id)
         if refused is not None:
@@ -87,6 +101,7 @@ class GroupServicer:
             m.JoinGroupResponse(E.NOT_COORDINATOR, req.member_id),
             max(req.rebalance_timeout_ms, req.session_timeout_ms) / 1000 + PARK_SLACK_S))
 
+    @checked(checks.SyncGroup, pb.SyncGroupResponse)
     async def SyncGroup(self, request: pb.SyncGroupRequest) -> pb.SyncGroupResponse:
         refused = self._refused(pb.SyncGroupResponse, request.group_id)
         if refused is not None:
@@ -98,6 +113,7 @@ class GroupServicer:
             req.group_id, lambda core, handle, now: core.handle_sync_group(handle, req, now),
             m.SyncGroupResponse(E.REBALANCE_IN_PROGRESS), math.inf))
 
+    @checked(checks.Heartbeat, pb.HeartbeatResponse)
     async def Heartbeat(self, request: pb.HeartbeatRequest) -> pb.HeartbeatResponse:
         refused = self._refused(pb.HeartbeatResponse, request.group_id)
         if refused is not None:
@@ -110,6 +126,7 @@ class GroupServicer:
         driver.poke()        # a session deadline moved
         return heartbeat_response(answer)
 
+    @checked(checks.LeaveGroup, pb.LeaveGroupResponse)
     async def LeaveGroup(self, request: pb.LeaveGroupRequest) -> pb.LeaveGroupResponse:
         refused = self._refused(pb.LeaveGroupResponse, request.group_id)
         if refused is not None:
@@ -119,6 +136,7 @@ class GroupServicer:
             req.group_id, lambda core, handle, now: core.handle_leave_group(handle, req, now),
             m.LeaveGroupResponse(E.NOT_COORDINATOR), WRITE_TIMEOUT_S))
 
+    @checked(checks.OffsetCommit, _refuse_commit)
     async def OffsetCommit(self, request: pb.OffsetCommitRequest) -> pb.OffsetCommitResponse:
         refused = self._refused(pb.OffsetCommitResponse, request.group_id)
         if refused is not None:
@@ -142,6 +160,7 @@ class GroupServicer:
             WRITE_TIMEOUT_S)
         return commit_response(m.OffsetCommitResponse(dict(answer.partitions) | denied))
 
+    @checked(checks.OffsetFetch, pb.OffsetFetchResponse)
     async def OffsetFetch(self, request: pb.OffsetFetchRequest) -> pb.OffsetFetchResponse:
         refused = self._refused(pb.OffsetFetchResponse, request.group_id)
         if refused is not None:
@@ -158,6 +177,7 @@ class GroupServicer:
             out.partitions.extend(kept)
         return out
 
+    @checked(checks.ListGroups, pb.ListGroupsResponse)
     async def ListGroups(self, request: pb.ListGroupsRequest) -> pb.ListGroupsResponse:
         """The groups this broker coordinates; the admin client asks every broker."""
         states = tuple(request.states) or None
@@ -179,7 +199,7 @@ class GroupServicer:
     async def DescribeGroups(self, request: pb.DescribeGroupsRequest) -> pb.DescribeGroupsResponse:
         out = pb.DescribeGroupsResponse()
         for group_id in request.group_ids:
-            denial = self.authz.denial(Op.DESCRIBE, R.GROUP, group_id)
+            denial = self._group_denial(group_id, Op.DESCRIBE)
             if denial is not None:
                 out.groups.add(group_id=group_id, error_code=denial[0], error_message=denial[1],
                                state="Dead")
@@ -196,6 +216,14 @@ class GroupServicer:
             out.groups.append(described_group(described, self.node_id, ends))
         return out
 
+    def _group_denial(self, group_id: str, operation) -> tuple[int, str] | None:
+        """Why one group of a DescribeGroups or DeleteGroups is refused: a bad group id (checked
+        first: a megabyte id is not worth an ACL lookup), then the ACLs."""
+        refused = checks.group_id_problem(group_id)
+        if refused is not None:
+            return refused.code, refused.message
+        return self.authz.denial(operation, R.GROUP, group_id)
+
     def _log_ends(self, driver: CoordinatorDriver, group_id: str) -> dict[TopicPartition, int]:
         """The lag's other half where this broker knows it: the high watermark (what a consumer
         can reach) of the group's partitions it leads."""
@@ -210,7 +238,7 @@ class GroupServicer:
     async def DeleteGroups(self, request: pb.DeleteGroupsRequest) -> pb.DeleteGroupsResponse:
         out = pb.DeleteGroupsResponse()
         for group_id in request.group_ids:
-            denial = self.authz.denial(Op.DELETE, R.GROUP, group_id)
+            denial = self._group_denial(group_id, Op.DELETE)
             if denial is not None:
                 out.groups.add(group_id=group_id, error_code=denial[0], error_message=denial[1])
                 continue

@@ -85,9 +85,8 @@ class ReplicaFetchers:
         request = pb.FetchRequest(
             replica_id=self.replicas.node_id, max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1,
             max_bytes=FETCH_MAX_BYTES,
+            replica_epoch=self.broker_epoch(),
             topics=[pb.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()])
-        if hasattr(request, "replica_epoch"):
-            request.replica_epoch = self.broker_epoch()
         try:
             response = await bridge.call(stub.Fetch, request, FETCH_MAX_WAIT_MS / 1000 + 5)
         except KraftError as exc:

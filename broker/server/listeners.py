@@ -18,8 +18,9 @@ from clients.wire import security_pb2
 
 log = logging.getLogger(__name__)
 
-# (servicer, pb2 module, service name) as TrioGrpcServer.add_servicer takes them.
-Service = tuple[Any, Any, str]
+# (servicer, pb2 module, service name[, raw methods, only these methods]) as
+# TrioGrpcServer.add_servicer takes them.
+Service = tuple[Any, ...]
 
 
 def listener_server(config: ServerConfig, address: str, listener: str, sessions: SessionTable,

@@ -19,10 +19,12 @@ from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
 from broker.server.config import ServerConfig
+from broker.server.heap import pin_mmap_threshold
 from broker.controller.channel import ControllerChannel
 from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
 from broker.idempotence.producer_ids import ProducerIdBlocks
+from broker.metadata.describe_quorum import BrokerDescribeQuorum
 from broker.metadata.quorum import MetadataQuorum, metadata_dir
 from broker.metadata.servicer import QuorumServicer
 from broker.replication.isr_updates import IsrUpdates
@@ -253,7 +255,9 @@ class Node:
                  broker_pb2, "Broker"),
                 (GroupServicer(groups, replicas, config.node_id, authorizer), group_pb2, "Group"),
                 (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
-                 "Controller")]
+                 "Controller"),
+                (BrokerDescribeQuorum(quorum, authorizer, channel.open_channel), quorum_pb2,
+                 "Quorum", (), ("DescribeQuorum",))]
             try:
                 async with trio.open_nursery() as nursery:
                     endpoints = await serve_broker_listeners(
@@ -309,6 +313,7 @@ class Node:
 async def run_until_signalled(config: ServerConfig, announce: Callable[[str], None] = print,
                               on_ready: Callable[[NodeReady], None] = lambda ready: None) -> None:
     """Run the node until SIGTERM or SIGINT (Ctrl-C), then stop it cleanly."""
+    pin_mmap_threshold()      # a node is a long-lived process serving clients' large requests
     node = Node(config, announce=announce, on_ready=on_ready)
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:

@@ -15,9 +15,11 @@ from broker.idempotence.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
+from broker.server import request_checks as checks
+from broker.server.request_limits import checked
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import request_context
-from clients.topics import INTERNAL_TOPICS, topic_name_problem
+from clients.topics import INTERNAL_TOPICS, creatable_topic_problem, topic_name_problem
 from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import MetadataImage
@@ -71,8 +73,8 @@ class BrokerServicer:
             if denial is not None:
                 refused[n] = pb.TopicMetadata(name=n, error_code=denial[0], error_message=denial[1])
         if request.allow_auto_topic_creation and self.auto_create:
-            missing = [n for n in names if image.topic(n) is None and not topic_name_problem(n)
-                       and n not in refused]
+            missing = [n for n in names if image.topic(n) is None
+                       and not creatable_topic_problem(n) and n not in refused]
             created = await self._auto_create(missing) if missing else {}
         else:
             created = {}
@@ -120,6 +122,10 @@ class BrokerServicer:
         if problem:
             return pb.TopicMetadata(name=name, error_code=ErrorCode.INVALID_TOPIC_EXCEPTION, error_message=problem)
         topic = image.topic(name)
+        if topic is None and creatable_topic_problem(name):
+            return pb.TopicMetadata(
+                name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                error_message=f"topic '{name}' does not exist; {creatable_topic_problem(name)}")
         if topic is None:
             return pb.TopicMetadata(
                 name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
@@ -202,6 +208,7 @@ class BrokerServicer:
                 "not be committed: retry (an idempotent producer makes the retry safe)")
 
     # -- Fetch -------------------------------------------------------------------------------
+    @checked(checks.Fetch, pb.FetchResponse)
     async def Fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
         if request.replica_id >= 0:
             problem = refuse_unless_node(request.replica_id, "fetch as a follower")
@@ -245,7 +252,7 @@ class BrokerServicer:
                     result = self.replicas.read_for_follower(
                         topic.topic, part.partition, request.replica_id, part.fetch_offset,
                         part.last_fetched_epoch, part.current_leader_epoch, limit, now_ms,
-                        broker_epoch=getattr(request, "replica_epoch", -1),
+                        broker_epoch=request.replica_epoch,
                         min_one_batch=total == 0)
                 else:
                     result = self.replicas.read(
@@ -288,6 +295,7 @@ class BrokerServicer:
         return pb.ListOffsetsResponse(topics=topics)
 
     # -- InitProducerId (idempotent producers) ------------------------------------------------
+    @checked(checks.InitProducerId, checks.refuse_init_producer_id)
     async def InitProducerId(self, request: pb.InitProducerIdRequest) -> pb.InitProducerIdResponse:
         if request.transactional_id:
             denial = self.authz.denial(Op.WRITE, R.TRANSACTIONAL_ID, request.transactional_id)

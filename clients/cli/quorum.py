@@ -11,7 +11,7 @@ import trio
 from clients.cli.common import CliError, add_leaf
 from clients.cli.output import format_summary, print_json, print_table
 from clients.errors import KraftError
-from clients.quorum_info import QuorumInfo, quorum_info_from_proto
+from clients.quorum_info import QuorumInfo, ask_quorum
 
 DEFAULT_CONTROLLER = "127.0.0.1:9093"
 
@@ -20,52 +20,37 @@ def register(subparsers: argparse._SubParsersAction,
              add_common: Callable[[argparse.ArgumentParser], None]) -> None:
     quorum = subparsers.add_parser(
         "quorum", help="describe the controllers' metadata quorum",
-        description="Describe the controllers' KRaft metadata quorum.",
-        epilog="example:\n  kraft quorum describe --bootstrap-controller 127.0.0.1:9093,127.0.0.1:9094",
+        description="Describe the controllers' KRaft metadata quorum, through a broker (which asks "
+                    "the controllers) or straight from the controllers.",
+        epilog="examples:\n  kraft quorum describe --bootstrap-server 127.0.0.1:9092\n"
+               "  kraft quorum describe --bootstrap-controller 127.0.0.1:9093,127.0.0.1:9094",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = quorum.add_subparsers(dest="quorum_command", metavar="COMMAND", required=True)
     p = add_leaf(sub, "describe", help="show the quorum's leader, epoch and voters", func=describe,
                  add_common=add_common,
-                 examples="kraft quorum describe --bootstrap-controller 127.0.0.1:9093\n"
+                 examples="kraft quorum describe --bootstrap-server 127.0.0.1:9092\n"
+                          "kraft quorum describe --bootstrap-controller 127.0.0.1:9093\n"
                           "kraft quorum describe --bootstrap-controller h1:9093,h2:9093 --format json")
-    p.add_argument("--bootstrap-controller", metavar="HOST:PORT[,...]", default=DEFAULT_CONTROLLER,
-                   help=f"controllers to ask; the leader's answer wins (default {DEFAULT_CONTROLLER})")
+    p.add_argument("--bootstrap-controller", metavar="HOST:PORT[,...]", default=None,
+                   help="controllers to ask instead of brokers (e.g. "
+                        f"{DEFAULT_CONTROLLER}); the leader's answer wins")
     p.add_argument("--timeout", type=float, default=3.0, metavar="SECONDS",
-                   help="per-controller request timeout (default 3)")
+                   help="per-node request timeout (default 3)")
 
 
-async def _ask(address: str, timeout: float) -> QuorumInfo:
-    from clients.bridge import call, open_channel
-    from clients.wire import quorum_pb2, quorum_pb2_grpc
-
+async def describe_quorum(addresses: list[str], timeout: float,
+                          option: str = "--bootstrap-controller") -> QuorumInfo:
+    """The leader's view if any node asked is (or reaches) the leader, else the first answer."""
+    from clients.bridge import open_channel
     from clients.cli.common import command_security
-    channel = open_channel(address, command_security())
+
+    security = command_security()
     try:
-        stub = quorum_pb2_grpc.QuorumStub(channel)
-        return quorum_info_from_proto(await call(stub.DescribeQuorum, quorum_pb2.DescribeQuorumRequest(), timeout))
-    finally:
-        channel.close()
-
-
-async def describe_quorum(addresses: list[str], timeout: float) -> Any:
-    """The leader's view if any controller asked is the leader, else the first answer (which
-    names the leader it knows of but has no replica states)."""
-    first, errors = None, []
-    for address in addresses:
-        try:
-            info = await _ask(address, timeout)
-        except KraftError as exc:
-            from clients.bridge import is_unimplemented
-            errors.append(f"{address} is a broker listener, not a controller" if
-                          is_unimplemented(exc) else f"{address}: {exc}")
-            continue
-        if info.role == "Leader":
-            return info
-        first = first or info
-    if first is None:
-        raise CliError(f"no controller answered ({'; '.join(errors)}); check "
-                       f"--bootstrap-controller points at the controllers' CONTROLLER listeners")
-    return first
+        return await ask_quorum(addresses, timeout, lambda a: open_channel(a, security))
+    except KraftError as exc:
+        where = ("the controllers' CONTROLLER listeners" if option == "--bootstrap-controller"
+                 else "brokers")
+        raise CliError(f"{exc.message}; check {option} points at {where}") from None
 
 
 def quorum_json(info: Any) -> dict:
@@ -84,10 +69,14 @@ def quorum_json(info: Any) -> dict:
 
 
 def describe(args: argparse.Namespace) -> int:
-    addresses = [a.strip() for a in args.bootstrap_controller.split(",") if a.strip()]
+    # Kafka's kafka-metadata-quorum: through the brokers unless told to ask the controllers.
+    option, given = (("--bootstrap-server", args.bootstrap_server)
+                     if args.bootstrap_controller is None
+                     else ("--bootstrap-controller", args.bootstrap_controller))
+    addresses = [a.strip() for a in given.split(",") if a.strip()]
     if not addresses:
-        raise CliError("--bootstrap-controller is empty; give host:port[,...] of the controllers")
-    out = quorum_json(trio.run(describe_quorum, addresses, args.timeout))
+        raise CliError(f"{option} is empty; give host:port[,...]")
+    out = quorum_json(trio.run(describe_quorum, addresses, args.timeout, option))
     if args.format == "json":
         print_json(out)
         return 0

@@ -47,14 +47,16 @@ class CreatableTopic(_message.Message):
     def __init__(self, name: _Optional[str] = ..., num_partitions: _Optional[int] = ..., replication_factor: _Optional[int] = ..., configs: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class CreateTopicsRequest(_message.Message):
-    __slots__ = ("topics", "timeout_ms", "validate_only")
+    __slots__ = ("topics", "timeout_ms", "validate_only", "internal")
     TOPICS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    INTERNAL_FIELD_NUMBER: _ClassVar[int]
     topics: _containers.RepeatedCompositeFieldContainer[CreatableTopic]
     timeout_ms: int
     validate_only: bool
-    def __init__(self, topics: _Optional[_Iterable[_Union[CreatableTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    internal: bool
+    def __init__(self, topics: _Optional[_Iterable[_Union[CreatableTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ..., internal: _Optional[bool] = ...) -> None: ...
 
 class CreateTopicsResult(_message.Message):
     __slots__ = ("name", "error_code", "error_message", "num_partitions", "replication_factor", "topic_id", "configs")

@@ -243,7 +243,7 @@ class ReplicaInfo(_message.Message):
     def __init__(self, replica_id: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., last_fetch_ms: _Optional[int] = ...) -> None: ...
 
 class DescribeQuorumResponse(_message.Message):
-    __slots__ = ("error_code", "node_id", "role", "leader_id", "leader_epoch", "high_watermark", "log_end_offset", "voters", "observers")
+    __slots__ = ("error_code", "node_id", "role", "leader_id", "leader_epoch", "high_watermark", "log_end_offset", "voters", "observers", "error_message")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
@@ -253,6 +253,7 @@ class DescribeQuorumResponse(_message.Message):
     LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
     VOTERS_FIELD_NUMBER: _ClassVar[int]
     OBSERVERS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     error_code: int
     node_id: int
     role: str
@@ -262,4 +263,5 @@ class DescribeQuorumResponse(_message.Message):
     log_end_offset: int
     voters: _containers.RepeatedCompositeFieldContainer[ReplicaInfo]
     observers: _containers.RepeatedCompositeFieldContainer[ReplicaInfo]
-    def __init__(self, error_code: _Optional[int] = ..., node_id: _Optional[int] = ..., role: _Optional[str] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., voters: _Optional[_Iterable[_Union[ReplicaInfo, _Mapping]]] = ..., observers: _Optional[_Iterable[_Union[ReplicaInfo, _Mapping]]] = ...) -> None: ...
+    error_message: str
+    def __init__(self, error_code: _Optional[int] = ..., node_id: _Optional[int] = ..., role: _Optional[str] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., voters: _Optional[_Iterable[_Union[ReplicaInfo, _Mapping]]] = ..., observers: _Optional[_Iterable[_Union[ReplicaInfo, _Mapping]]] = ..., error_message: _Optional[str] = ...) -> None: ...

@@ -65,6 +65,8 @@ class CreatableTopic:
 class CreateTopicsRequest:
     topics: tuple[CreatableTopic, ...]
     validate_only: bool = False
+    # A broker creating its own internal topic (__consumer_offsets); clients cannot set it.
+    internal: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import random
 import uuid
 
 from clients.errors import ErrorCode
-from clients.topics import topic_name_problem
+from clients.topics import creatable_topic_problem
 from kraft.controller.cluster_control import check_broker_epoch
 from kraft.controller.config_control import (TopicConfigs, internal_topic_problem,
                                              unknown_topic_message)
@@ -63,16 +63,16 @@ def create_topics(image: MetadataImage, configs: TopicConfigs, req: CreateTopics
             if names.count(topic.name) > 1:
                 raise _Refused(ErrorCode.INVALID_REQUEST,
                                f"topic '{topic.name}' appears more than once in the request")
-            results.append(_create_topic(pending, configs, topic, req.validate_only, rng))
+            results.append(_create_topic(pending, configs, topic, req, rng))
         except _Refused as refused:
             results.append(CreateTopicResult(topic.name, refused.code, refused.message))
     return ControllerResult(pending.records, CreateTopicsResponse(tuple(results)))
 
 
-def _create_topic(pending: PendingRecords, configs: TopicConfigs, topic, validate_only: bool,
+def _create_topic(pending: PendingRecords, configs: TopicConfigs, topic, req: CreateTopicsRequest,
                   rng: random.Random) -> CreateTopicResult:
     image, config, name = pending.image, configs.config, topic.name
-    problem = topic_name_problem(name)
+    problem = creatable_topic_problem(name, req.internal)
     if problem:
         raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
     if image.topic(name) is not None:
@@ -102,7 +102,7 @@ def _create_topic(pending: PendingRecords, configs: TopicConfigs, topic, validat
     topic_id = uuid.UUID(int=rng.getrandbits(128), version=4).hex
     result = CreateTopicResult(name, topic_id=topic_id, num_partitions=count,
                                replication_factor=rf, configs=overrides)
-    if validate_only:
+    if req.validate_only:
         return result
     pending.append(TopicRecord(name, topic_id))
     for key, value in sorted(overrides.items()):

@@ -22,7 +22,7 @@ NC = ErrorCode.NOT_CONTROLLER
 SAMPLES = [
     m.CreateTopicsRequest((m.CreatableTopic("orders", 6, 3, {"retention.ms": "1000"}),
                            m.CreatableTopic("audit", 1, 1, {"cleanup.policy": "compact"})),
-                          validate_only=True),
+                          validate_only=True, internal=True),
     m.CreateTopicsResponse((m.CreateTopicResult("orders", 36, "exists", "9f2c", 6, 3,
                                                 {"retention.ms": "1000"}),), NC, "go", 2),
     m.DeleteTopicsRequest(("orders", "audit")),

@@ -52,9 +52,10 @@ class Harness:
             assert self.heartbeat(broker_id, now_ms).is_fenced is False
 
     def create_topic(self, name: str, partitions: int = 1, rf: int = 1, configs=None,
-                     now_ms: int = 0):
+                     now_ms: int = 0, internal: bool = False):
+        """`internal`: as a broker creating its own internal topic (__consumer_offsets)."""
         resp = self.call("handle_create_topics", CreateTopicsRequest(
-            (CreatableTopic(name, partitions, rf, configs or {}),)), now_ms)
+            (CreatableTopic(name, partitions, rf, configs or {}),), internal=internal), now_ms)
         return resp.topics[0]
 
     def partition(self, topic: str, p: int = 0):

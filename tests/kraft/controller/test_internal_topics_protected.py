@@ -15,7 +15,7 @@ OFFSETS = "__consumer_offsets"
 def harness():
     h = Harness()
     h.add_brokers([1])
-    assert h.create_topic(OFFSETS, 3).error_code == 0
+    assert h.create_topic(OFFSETS, 3, internal=True).error_code == 0
     assert h.create_topic("orders").error_code == 0
     return h
 

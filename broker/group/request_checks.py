@@ -1,0 +1,107 @@
+"""The Group service's requests checked before they reach a coordinator (limits and their
+reasons in broker/server/request_limits.py): a function per RPC that raises Refused."""
+from __future__ import annotations
+
+from broker.server.request_limits import (INT32_MAX, MAX_GROUP_RECORD_BYTES, MAX_NAME_LENGTH,
+                                          MAX_PROTOCOLS, Refused, check_group_id,
+                                          check_instance_id, check_length, check_member_id,
+                                          check_not_negative, check_range, check_total_bytes)
+from clients.errors import ErrorCode
+from clients.topics import topic_name_problem
+from clients.wire import group_pb2 as pb
+
+E = ErrorCode
+_RECORD_HINT = "the group's record in __consumer_offsets must fit the topic's max.message.bytes"
+
+
+def _instance(req) -> str | None:
+    return req.group_instance_id if req.HasField("group_instance_id") else None
+
+
+def _member(req) -> None:
+    check_group_id(req.group_id)
+    check_member_id(req.member_id)
+    check_instance_id(_instance(req))
+
+
+def _partition(where: str, topic: str, partition: int) -> None:
+    problem = topic_name_problem(topic)
+    if problem:
+        raise Refused(E.INVALID_TOPIC_EXCEPTION, f"{where}: {problem}")
+    check_not_negative(f"{where}: partition", partition, E.UNKNOWN_TOPIC_OR_PARTITION,
+                       "partitions are numbered from 0")
+
+
+def FindCoordinator(req: pb.FindCoordinatorRequest) -> None:
+    check_group_id(req.key, "key (the group id)")
+
+
+def JoinGroup(req: pb.JoinGroupRequest) -> None:
+    _member(req)
+    check_length("client_id", req.client_id, MAX_NAME_LENGTH)
+    check_length("protocol_type", req.protocol_type, MAX_NAME_LENGTH)
+    check_not_negative("session_timeout_ms", req.session_timeout_ms, E.INVALID_SESSION_TIMEOUT,
+                       "set session.timeout.ms within the broker's group.min.session.timeout.ms"
+                       "..group.max.session.timeout.ms")
+    check_range("rebalance_timeout_ms", req.rebalance_timeout_ms, 0, INT32_MAX,
+                hint="the consumer's max.poll.interval.ms")
+    if len(req.protocols) > MAX_PROTOCOLS:
+        raise Refused(E.INVALID_REQUEST, f"protocols lists {len(req.protocols)} assignors; the "
+                                         f"limit is {MAX_PROTOCOLS}")
+    for p in req.protocols:
+        check_length("protocols.name", p.name, MAX_NAME_LENGTH)
+    check_total_bytes("protocols.metadata", (len(p.name) + len(p.metadata) for p in req.protocols),
+                      MAX_GROUP_RECORD_BYTES, hint=_RECORD_HINT)
+
+
+def SyncGroup(req: pb.SyncGroupRequest) -> None:
+    _member(req)
+    check_length("protocol_type", req.protocol_type, MAX_NAME_LENGTH)
+    check_length("protocol_name", req.protocol_name, MAX_NAME_LENGTH)
+    for a in req.assignments:
+        check_member_id(a.member_id, "assignments.member_id")
+    check_total_bytes("assignments", (len(a.member_id) + len(a.assignment)
+                                      for a in req.assignments),
+                      MAX_GROUP_RECORD_BYTES, hint=_RECORD_HINT + "; assign fewer partitions")
+
+
+def Heartbeat(req: pb.HeartbeatRequest) -> None:
+    _member(req)
+
+
+def LeaveGroup(req: pb.LeaveGroupRequest) -> None:
+    check_group_id(req.group_id)
+    for member in req.members:
+        check_member_id(member.member_id, "members.member_id")
+        check_instance_id(_instance(member), "members.group_instance_id")
+
+
+def OffsetCommit(req: pb.OffsetCommitRequest) -> None:
+    _member(req)
+    for p in req.partitions:
+        where = f"partitions[{p.topic[:60]!r}, {p.partition}]"
+        _partition(where, p.topic, p.partition)
+        check_not_negative(f"{where}: offset", p.offset,
+                           hint="commit the next offset to consume, 0 or more")
+        check_range(f"{where}: leader_epoch", p.leader_epoch, -1, INT32_MAX,
+                    hint="-1 when unknown")
+
+
+def OffsetFetch(req: pb.OffsetFetchRequest) -> None:
+    check_group_id(req.group_id)
+    for p in req.partitions:
+        _partition(f"partitions[{p.topic[:60]!r}, {p.partition}]", p.topic, p.partition)
+
+
+def ListGroups(req: pb.ListGroupsRequest) -> None:
+    for state in req.states:
+        check_length("states", state, MAX_NAME_LENGTH)
+
+
+def group_id_problem(group_id: str) -> Refused | None:
+    """For the RPCs answering per group (DescribeGroups, DeleteGroups)."""
+    try:
+        check_group_id(group_id)
+    except Refused as refused:
+        return refused
+    return None

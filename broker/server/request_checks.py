@@ -1,0 +1,47 @@
+"""The Broker service's requests checked before they reach the replica manager (limits and
+their reasons in request_limits.py): a function per RPC that raises Refused."""
+from __future__ import annotations
+
+from broker.server.request_limits import (INT16_MAX, INT32_MAX, Refused, check_not_negative,
+                                          check_range)
+from clients.errors import ErrorCode
+from clients.wire import broker_pb2 as pb
+
+E = ErrorCode
+
+
+def Fetch(req: pb.FetchRequest) -> None:
+    check_range("replica_id", req.replica_id, -1, INT32_MAX,
+                hint="-1 for a consumer, the broker's node.id for a follower")
+    # Above the servicer's MAX_WAIT_MS_LIMIT a fetch waits that long: a long wait is no harm.
+    check_not_negative("max_wait_ms", req.max_wait_ms, hint="use fetch.max.wait.ms, 0 or more")
+    check_not_negative("min_bytes", req.min_bytes, hint="use fetch.min.bytes, 0 or more")
+    check_not_negative("max_bytes", req.max_bytes,
+                       hint="use fetch.max.bytes, or 0 for the broker's default")
+    check_range("isolation_level", req.isolation_level, 0, 1,
+                hint="0 read_uncommitted, 1 read_committed")
+    for topic in req.topics:
+        for p in topic.partitions:
+            where = f"{topic.topic[:60]}-{p.partition}"
+            check_not_negative(f"{where}: partition", p.partition, E.UNKNOWN_TOPIC_OR_PARTITION,
+                               "partitions are numbered from 0")
+            check_not_negative(f"{where}: partition_max_bytes", p.partition_max_bytes,
+                               hint="use max.partition.fetch.bytes, or 0 for max_bytes")
+            check_range(f"{where}: current_leader_epoch", p.current_leader_epoch, -1, INT32_MAX,
+                        hint="-1 when not checked")
+            check_range(f"{where}: last_fetched_epoch", p.last_fetched_epoch, -1, INT32_MAX,
+                        hint="-1 when none")
+
+
+def InitProducerId(req: pb.InitProducerIdRequest) -> None:
+    if req.HasField("producer_id"):
+        check_range("producer_id", req.producer_id, -1, (1 << 63) - 1, hint="-1 for a new id")
+    if req.HasField("producer_epoch"):
+        # Kafka's producer epoch is an int16.
+        check_range("producer_epoch", req.producer_epoch, -1, INT16_MAX,
+                    hint="the epoch the broker handed out")
+
+
+def refuse_init_producer_id(_request, refused: Refused) -> pb.InitProducerIdResponse:
+    return pb.InitProducerIdResponse(error_code=refused.code, error_message=refused.message,
+                                     producer_id=-1, producer_epoch=-1)
