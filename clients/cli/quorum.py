@@ -34,12 +34,12 @@ def register(subparsers: argparse._SubParsersAction,
                    help="per-controller request timeout (default 3)")
 
 
-async def _ask(address: str, timeout: float) -> QuorumInfo:
+async def _ask(address: str, timeout: float, security: Any = None) -> QuorumInfo:
     from clients.bridge import call, open_channel
     from clients.wire import quorum_pb2, quorum_pb2_grpc
 
     from clients.cli.common import command_security
-    channel = open_channel(address, command_security())
+    channel = open_channel(address, security or command_security())
     try:
         stub = quorum_pb2_grpc.QuorumStub(channel)
         return quorum_info_from_proto(await call(stub.DescribeQuorum, quorum_pb2.DescribeQuorumRequest(), timeout))
@@ -47,13 +47,14 @@ async def _ask(address: str, timeout: float) -> QuorumInfo:
         channel.close()
 
 
-async def describe_quorum(addresses: list[str], timeout: float) -> Any:
+async def describe_quorum(addresses: list[str], timeout: float, security: Any = None) -> Any:
     """The leader's view if any controller asked is the leader, else the first answer (which
-    names the leader it knows of but has no replica states)."""
+    names the leader it knows of but has no replica states). `security`: a ClientSecurity for
+    callers other than the CLI (default: --command-config's)."""
     first, errors = None, []
     for address in addresses:
         try:
-            info = await _ask(address, timeout)
+            info = await _ask(address, timeout, security)
         except KraftError as exc:
             from clients.bridge import is_unimplemented
             errors.append(f"{address} is a broker listener, not a controller" if
