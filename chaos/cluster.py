@@ -14,6 +14,7 @@ import trio
 
 from chaos import netns
 from chaos.node_logs import ROOT, log_since, log_tail
+from chaos.secure import INTERNAL_PORT, SecureFiles
 
 CONTROLLER_PORT = 9093
 BROKER_PORT = 9092
@@ -70,22 +71,40 @@ def plan(nodes_dir: pathlib.Path, controllers: int = 3, brokers: int = 3) -> lis
             for i in range(1, controllers + brokers + 1)]
 
 
-def properties_text(node: ChaosNode, nodes: list[ChaosNode], settings: dict[str, str]) -> str:
+def properties_text(node: ChaosNode, nodes: list[ChaosNode], settings: dict[str, str],
+                    secure: SecureFiles | None = None) -> str:
     voters = ",".join(f"{n.id}@{n.address}" for n in nodes if n.role == "controller")
     listener = "CONTROLLER" if node.role == "controller" else "PLAINTEXT"
     props = {"node.id": str(node.id), "process.roles": node.role,
              "listeners": f"{listener}://{node.address}", "controller.listener.names": "CONTROLLER",
              "controller.quorum.voters": voters, "log.dirs": str(node.data_dir), **settings}
+    if secure is not None:
+        props.update(secure.node_properties(node.id, node.role, node.host, node.port))
     return f"# node {node.id} ({node.role}) of a chaos run\n" + "".join(
         f"{k}={v}\n" for k, v in props.items())
 
 
 class NodeSet:
     """What every chaos cluster (LocalCluster, chaos.docker_cluster.DockerCluster) answers the
-    same way, through the nodes' addresses: roles, the bootstrap list, who leads what now."""
+    same way, through the nodes' addresses: roles, the bootstrap list, who leads what now. A
+    secure cluster is asked with the admin's certificate, on the brokers' INTERNAL listeners."""
 
-    def __init__(self, nodes: list[ChaosNode]) -> None:
+    def __init__(self, nodes: list[ChaosNode], secure: SecureFiles | None = None) -> None:
         self.nodes = {n.id: n for n in nodes}
+        self.secure = secure
+
+    @property
+    def client_security(self) -> dict:
+        """The workload's security options (kafka-python's names) for `bootstrap`."""
+        return self.secure.admin_scram() if self.secure else {}
+
+    def _check_security(self) -> dict:
+        return self.secure.admin_mtls() if self.secure else {}
+
+    def check_address(self, broker: int) -> str:
+        """Where the runner's own checks ask a broker: they need no SCRAM user."""
+        n = self.nodes[broker]
+        return f"{n.host}:{INTERNAL_PORT}" if self.secure else n.address
 
     @property
     def controllers(self) -> list[int]:
@@ -103,18 +122,21 @@ class NodeSet:
         """Brokers whose Metadata does not list every broker (or that do not answer)."""
         from clients.admin import broker_views
 
-        views = trio.run(broker_views, [self.nodes[i].address for i in self.brokers], 2.0)
+        views = trio.run(lambda: broker_views([self.check_address(i) for i in self.brokers], 2.0,
+                                              **self._check_security()))
         wanted = set(self.brokers)
-        return {i for i in self.brokers if not wanted <= (views[self.nodes[i].address] or set())}
+        return {i for i in self.brokers if not wanted <= (views[self.check_address(i)] or set())}
 
     def active_controller(self, timeout: float = 1.0) -> int | None:
         """The quorum leader, as `kraft quorum describe` finds it (the leader's own answer wins)."""
         from clients.cli.common import CliError
         from clients.cli.quorum import describe_quorum
+        from clients.security import client_security
 
         addresses = [self.nodes[i].address for i in self.controllers]
+        security = client_security(**self._check_security())
         try:    # a gRPC deadline of `timeout` bounds each controller's answer
-            info = trio.run(describe_quorum, addresses, timeout)
+            info = trio.run(describe_quorum, addresses, timeout, security)
         except CliError:
             return None
         return info.leader_id if info.leader_id is not None and info.leader_id >= 0 else None
@@ -126,7 +148,9 @@ class NodeSet:
 
         async def ask() -> dict[int, int]:
             with trio.move_on_after(timeout):
-                async with AsyncAdmin(self.bootstrap, request_timeout_ms=int(timeout * 1000)) as admin:
+                async with AsyncAdmin(",".join(self.check_address(i) for i in self.brokers),
+                                      request_timeout_ms=int(timeout * 1000),
+                                      **self._check_security()) as admin:
                     (desc,) = await admin.describe_topics([topic])
                     return {p.partition: p.leader for p in desc.partitions if p.leader >= 0}
             return {}
@@ -141,8 +165,8 @@ class LocalCluster(NodeSet):
     the namespace and execs, so signals reach kraft, not a wrapper."""
 
     def __init__(self, nodes: list[ChaosNode], settings: dict[str, str] | None = None,
-                 python: str = sys.executable) -> None:
-        super().__init__(nodes)
+                 python: str = sys.executable, secure: SecureFiles | None = None) -> None:
+        super().__init__(nodes, secure)
         self.settings = dict(FAST_SETTINGS if settings is None else settings)
         self.python = python
         self.procs: dict[int, subprocess.Popen] = {}
@@ -152,7 +176,8 @@ class LocalCluster(NodeSet):
     def format(self, cluster_id: str) -> None:
         for n in self.nodes.values():
             n.node_dir.mkdir(parents=True, exist_ok=True)
-            n.config_path.write_text(properties_text(n, list(self.nodes.values()), self.settings))
+            n.config_path.write_text(properties_text(n, list(self.nodes.values()), self.settings,
+                                                     self.secure))
             done = subprocess.run([self.python, "-m", "entry.main", "format", "--config",
                                    str(n.config_path), "--cluster-id", cluster_id],
                                   capture_output=True, text=True, env=self._env(), timeout=60)

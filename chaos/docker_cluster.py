@@ -56,6 +56,19 @@ def compose_command() -> list[str] | None:
     return ["docker-compose"] if shutil.which("docker-compose") else None
 
 
+def engine_problem() -> str | None:
+    """Why no Docker engine can be used here (None when one answers `docker info`)."""
+    if shutil.which("docker") is None:
+        return "no docker command on this machine (apt-get install -y docker.io)"
+    try:
+        info = _run(["docker", "info", "--format", "{{.ServerVersion}}"], timeout=30)
+    except subprocess.TimeoutExpired:
+        return "`docker info` did not answer in 30 s: is the Docker engine running?"
+    if info.returncode != 0 or not info.stdout.strip():
+        return f"no Docker engine answers `docker info`: {(info.stderr or info.stdout).strip()[:300]}"
+    return None
+
+
 def unavailable_reason(image: str | None) -> str | None:
     """Why --docker cannot run here (None when it can); the image is not looked for when None."""
     if os.geteuid() != 0:
@@ -63,12 +76,9 @@ def unavailable_reason(image: str | None) -> str | None:
     for tool in ("docker", "nsenter", "iptables"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (apt-get install -y docker.io util-linux iptables)"
-    try:
-        info = _run(["docker", "info", "--format", "{{.ServerVersion}}"], timeout=30)
-    except subprocess.TimeoutExpired:
-        return "`docker info` did not answer in 30 s: is the Docker engine running?"
-    if info.returncode != 0 or not info.stdout.strip():
-        return f"no Docker engine answers `docker info`: {(info.stderr or info.stdout).strip()[:300]}"
+    problem = engine_problem()
+    if problem:
+        return problem
     if compose_command() is None:
         return "neither `docker compose` nor docker-compose is installed (apt-get install docker-compose)"
     if image is not None and _run(["docker", "image", "inspect", image]).returncode != 0:

@@ -22,6 +22,7 @@ from chaos import docker_cluster, netns
 from chaos.cluster import ClusterError, LocalCluster, NodeSet, plan
 from chaos.history import JsonLinesWriter, read_history
 from chaos.nemesis import NEMESES, ClusterView, Executor, schedule
+from chaos.secure import SecureFiles, SecureSetupError
 from chaos.workload import DRAIN_PROCESS, Recorder, Workload, drain
 
 TOPIC = "chaos"
@@ -30,15 +31,18 @@ EXAMPLES = """examples:
   chaos/run.sh --duration 60s --nemesis kill,pause,partition --seed 7 --out /tmp/chaos-7
   chaos/run.sh --duration 5m --interval 10s --nemesis partition --rate 200
   chaos/run.sh --docker --duration 60s --out /tmp/chaos-docker     # after docker/build-images.sh
+  chaos/run.sh --secure --duration 60s --out /tmp/chaos-secure     # TLS, mTLS, SCRAM, ACLs on
 
 OUT then holds history.jsonl, faults.jsonl (one line per fault window), nemesis.log (what each
 fault did), summary.json, nodes/node-<id>/ (server.properties, node.log, data/) and, when the
 audit ran, its report.json / report.html. With --docker the nodes are docker-compose.yml's
 containers (compose project kraft-chaos-<hex>, settings in OUT/docker-compose.chaos.json), their
 data dirs, configs and logs are copied into OUT/nodes/ at the end, and the project is removed
-(down -v) whatever happens. Exit code: the audit's (0 clean, 1 violations), or 1
-when the cluster did not recover (drain incomplete, no acknowledged write after the heal);
-2 when the run could not be set up."""
+(down -v) whatever happens. With --secure, OUT/secure/ holds the dev CA and certificates and the
+admin's settings (client.properties: kraft ... --command-config OUT/secure/client.properties);
+nodes call each other over mTLS and the workload signs in over SASL_SSL as admin. Exit code: the
+audit's (0 clean, 1 violations), or 1 when the cluster did not recover (drain incomplete, no
+acknowledged write after the heal); 2 when the run could not be set up."""
 
 
 class RunError(Exception):
@@ -80,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--image", default=os.environ.get("KRAFT_IMAGE", docker_cluster.DEFAULT_IMAGE),
                    help="--docker: the kraft image (default $KRAFT_IMAGE or "
                         f"{docker_cluster.DEFAULT_IMAGE}; build it with docker/build-images.sh)")
+    p.add_argument("--secure", action="store_true",
+                   help="certificates for every node, mTLS between nodes, ACLs on, and the "
+                        "workload over SASL_SSL (SCRAM) as the super user admin")
     p.add_argument("--quiet", type=duration, default=10.0,
                    help="fault-free time after the heal, workload still running (default 10s)")
     p.add_argument("--rate", type=float, default=100.0, help="sends per second in all (default 100)")
@@ -137,8 +144,13 @@ class Run:
             for i in cluster.nodes:
                 cluster.start(i)
             cluster.wait_ready(180 if a.docker else 90)     # containers start slower
+            if cluster.secure is not None:
+                cluster.secure.add_admin(cluster.check_address(cluster.brokers[0]),
+                                         cluster.bootstrap.split(","), 60)
+                self.log("secure: user admin signs in over SASL_SSL; settings in "
+                         f"{cluster.secure.dir / 'client.properties'}")
             self.log(f"cluster ready: controllers {cluster.controllers}, brokers at {cluster.bootstrap}")
-            create_topic(cluster.bootstrap, a.partitions, 60)
+            create_topic(cluster.bootstrap, a.partitions, 60, cluster.client_security)
             return self._workload_phase(cluster, network, faults)
         finally:
             try:
@@ -153,7 +165,10 @@ class Run:
             cluster = docker_cluster.DockerCluster(self.nodes_dir, self.out / "docker-compose.chaos.json",
                                                    self.args.image)
             return cluster, docker_cluster.DockerNetwork(cluster)
-        cluster = LocalCluster(plan(self.nodes_dir))
+        nodes = plan(self.nodes_dir)
+        secure = (SecureFiles.create(self.out / "secure", {n.id: n.host for n in nodes})
+                  if self.args.secure else None)
+        cluster = LocalCluster(nodes, secure=secure)
         return cluster, netns.Network(cluster.nodes)
 
     def _workload_phase(self, cluster, network, faults) -> dict:
@@ -166,7 +181,7 @@ class Run:
         stop = threading.Event()
         work = Workload(rec, cluster.bootstrap, TOPIC, a.partitions, stop, a.recreate, a.rate,
                         a.producers, consumers=a.consumers, group_members=a.group_members,
-                        seed=a.seed)
+                        seed=a.seed, security=cluster.client_security)
         executor = Executor(cluster, network, lambda: self.view(cluster), self.clock_ns,
                             fault_log.write, self.log, a.seed)
         work.start()
@@ -190,7 +205,8 @@ class Run:
                 stop.set()
                 work.join(60)
         self.log(f"{self.clock_ns() / 1e9:7.2f}s workload stopped; draining")
-        result = drain(rec, cluster.bootstrap, TOPIC, a.partitions, a.drain_timeout)
+        result = drain(rec, cluster.bootstrap, TOPIC, a.partitions, a.drain_timeout,
+                       cluster.client_security)
         self.log(f"{self.clock_ns() / 1e9:7.2f}s drain {'complete' if result.complete else 'INCOMPLETE'}"
                  f": {result.records} records, ends {result.ends} {result.note}")
         history.close()
@@ -198,7 +214,7 @@ class Run:
         ok_after_heal = rec.last_ok_send_ns is not None and rec.last_ok_send_ns > heal_ns
         return {"seed": a.seed, "duration_s": a.duration, "nemesis": a.nemesis,
                 "cluster": ({"docker": {"project": cluster.project, "image": cluster.image}}
-                            if a.docker else "netns"),
+                            if a.docker else "netns+secure" if a.secure else "netns"),
                 "ops": {f"{f}:{t}": n for (f, t), n in sorted(rec.counts.items())},
                 "faults": [w.to_json() for w in executor.windows],
                 "drain": {"complete": result.complete, "records": result.records,
@@ -206,7 +222,7 @@ class Run:
                 "ok_send_after_heal": ok_after_heal, "workload_errors": work.errors[:20]}
 
 
-def create_topic(bootstrap: str, partitions: int, timeout: float) -> None:
+def create_topic(bootstrap: str, partitions: int, timeout: float, security: dict | None = None) -> None:
     """RF=3, min.insync.replicas=2; waits until every partition has a leader and a full ISR."""
     from clients.admin import Admin, NewTopic
     from clients.errors import KraftError
@@ -215,7 +231,7 @@ def create_topic(bootstrap: str, partitions: int, timeout: float) -> None:
     created, last = False, ""
     while time.monotonic() < deadline:
         try:
-            with Admin(bootstrap, request_timeout_ms=5000) as admin:
+            with Admin(bootstrap, request_timeout_ms=5000, **(security or {})) as admin:
                 if not created:
                     admin.create_topics([NewTopic(TOPIC, partitions, 3, {"min.insync.replicas": "2"})])
                     created = True
@@ -281,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.seed is None:
         args.seed = random.randrange(2**31)
+    if args.docker and args.secure:
+        print("chaos: --secure runs the netns cluster; leave out --docker (the secure compose "
+              "cluster is docker-compose.secure.yml)", file=sys.stderr)
+        return 2
     reason = docker_cluster.unavailable_reason(args.image) if args.docker else netns.unavailable_reason()
     if reason:
         print(f"chaos: cannot run: {reason}", file=sys.stderr)
@@ -297,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise RunError(f"another chaos run holds {lock_path}; wait for it to finish") from None
             run = Run(args, out)
             summary = run.execute()
-    except (RunError, ClusterError, netns.NetnsError, subprocess.TimeoutExpired) as exc:
+    except (RunError, ClusterError, SecureSetupError, netns.NetnsError,
+            subprocess.TimeoutExpired) as exc:
         print(f"chaos: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

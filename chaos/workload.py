@@ -90,6 +90,8 @@ class Workload:
     group_members: int = 2
     seed: int = 0
     errors: list[str] = dataclasses.field(default_factory=list)
+    # Security options (kafka-python's names) of every client; empty on a PLAINTEXT cluster.
+    security: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.values = Values()
@@ -133,7 +135,8 @@ class Workload:
         """One client's life: its slots send until recreate time, then close (flushing)."""
         rec = self.recorder
         done: queue.Queue = queue.Queue()
-        client = Producer(self.bootstrap, client_id="chaos-producer", **PRODUCER_SETTINGS)
+        client = Producer(self.bootstrap, client_id="chaos-producer", **PRODUCER_SETTINGS,
+                          **self.security)
         gap = self.slots * self.producers / self.rate
         slots = {s: rec.new_process() for s in range(self.slots)}
         pending: dict[int, tuple[int, int]] = {}            # slot -> (partition, value)
@@ -191,7 +194,8 @@ class Workload:
 
     def _consumer(self, rng: random.Random) -> None:
         process = self.recorder.new_process()
-        client = Consumer(self.bootstrap, client_id="chaos-consumer", **CONSUMER_SETTINGS)
+        client = Consumer(self.bootstrap, client_id="chaos-consumer", **CONSUMER_SETTINGS,
+                          **self.security)
         try:
             assign(self.recorder, process, client, self.topic, self.partitions)
             end = self._session_end(rng)
@@ -207,7 +211,7 @@ class Workload:
         process = self.recorder.new_process()
         changed = Rebalanced()
         client = Consumer(self.bootstrap, client_id="chaos-member", **CONSUMER_SETTINGS,
-                          **GROUP_SETTINGS)
+                          **GROUP_SETTINGS, **self.security)
         try:
             self.recorder.op(process, "invoke", "subscribe", [self.topic])
             client.subscribe([self.topic], listener=changed)
@@ -294,12 +298,13 @@ class DrainResult:
     note: str = ""
 
 
-def drain(rec: Recorder, bootstrap: str, topic: str, partitions: int, timeout_s: float) -> DrainResult:
+def drain(rec: Recorder, bootstrap: str, topic: str, partitions: int, timeout_s: float,
+          security: dict | None = None) -> DrainResult:
     """A fresh consumer reads every partition from its start to its end offset (asked once the
     producers have stopped); each of its polls goes into the history as process "drain"."""
     deadline = time.monotonic() + timeout_s
     tps = [TopicPartition(topic, p) for p in range(partitions)]
-    client = Consumer(bootstrap, client_id="chaos-drain", **CONSUMER_SETTINGS)
+    client = Consumer(bootstrap, client_id="chaos-drain", **CONSUMER_SETTINGS, **(security or {}))
     ends: dict[TopicPartition, int] = {}
     count, note = 0, ""
     try:

@@ -3,7 +3,9 @@
 # environment; anything else runs as given (`docker compose run --rm client kraft topic list`).
 #
 # Every KRAFT_CFG_<KEY> variable becomes one server.properties line, the key lower-cased with
-# `_` read as `.` (KRAFT_CFG_NODE_ID=1 -> node.id=1), as Kafka's images do with KAFKA_*. On the
+# `_` read as `.` (KRAFT_CFG_NODE_ID=1 -> node.id=1), `__` as `_` and `___` as `-`, as Kafka's
+# images do with KAFKA_* (KRAFT_CFG_LISTENER_NAME_SASL__SSL_SSL_CLIENT_AUTH ->
+# listener.name.sasl_ssl.ssl.client.auth). On the
 # first start the node's log dirs are formatted for cluster KRAFT_CLUSTER_ID (required, the same
 # on every node); later starts find meta.properties there and just run the node.
 set -eu
@@ -21,7 +23,7 @@ mkdir -p "$(dirname "$config")"
 {
     echo "# written by the kraft image's entrypoint from KRAFT_CFG_* on every start"
     env | grep '^KRAFT_CFG_' | sort | while IFS='=' read -r name value; do
-        key=$(echo "${name#KRAFT_CFG_}" | tr 'A-Z_' 'a-z.')
+        key=$(echo "${name#KRAFT_CFG_}" | sed 's/___/-/g; s/__/@/g; s/_/./g; s/@/_/g' | tr 'A-Z' 'a-z')
         echo "$key=$value"
     done
 } > "$config"

@@ -71,6 +71,19 @@ def _old_password(path: pathlib.Path) -> str | None:
     return None
 
 
+def node_security_properties(truststore: pathlib.Path, node_ids: list[int]) -> dict[str, str]:
+    """What every node of a secure dev cluster shares: mTLS on CONTROLLER and INTERNAL, SCRAM on
+    SASL_SSL, ACLs on with the admin and the nodes as super users."""
+    return {"listener.security.protocol.map": "CONTROLLER:SSL,INTERNAL:SSL,SASL_SSL:SASL_SSL",
+            "ssl.truststore.location": str(truststore), "ssl.client.auth": "required",
+            "listener.name.sasl_ssl.ssl.client.auth": "none",
+            "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
+            # ACLs on; the admin and the nodes (which call each other) bypass them, every
+            # other user needs `kraft acl add`.
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": ";".join([f"User:{ADMIN}"] + [node_principal(i) for i in node_ids])}
+
+
 def secure_plans(data: pathlib.Path, plans: list[NodePlan], host: str, *,
                  pick_ports: Callable[[str, int], list[int]] = free_ports
                  ) -> tuple[list[NodePlan], SecureSetup]:
@@ -82,15 +95,7 @@ def secure_plans(data: pathlib.Path, plans: list[NodePlan], host: str, *,
     brokers = [p for p in plans if "broker" in p.roles]
     internal_ports = pick_ports(host, len(brokers))
     internal = {p.id: f"{host}:{port}" for p, port in zip(brokers, internal_ports)}
-    common = {"listener.security.protocol.map": "CONTROLLER:SSL,INTERNAL:SSL,SASL_SSL:SASL_SSL",
-              "ssl.truststore.location": str(ca.truststore), "ssl.client.auth": "required",
-              "listener.name.sasl_ssl.ssl.client.auth": "none",
-              "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
-              # ACLs on; the admin and the nodes (which call each other) bypass them, every
-              # other user needs `kraft acl add`.
-              "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-              "super.users": ";".join([f"User:{ADMIN}"]
-                                      + [node_principal(p.id) for p in plans])}
+    common = node_security_properties(ca.truststore, [p.id for p in plans])
     out = []
     for p in plans:
         props = dict(p.properties)

@@ -19,7 +19,7 @@ from broker.server.config import ServerConfigError, load_config  # noqa: E402
 from broker.server.node import NodeStartError, run_until_signalled  # noqa: E402
 from chaos import cli as chaos_cli  # noqa: E402
 from clients import cli as client_cli  # noqa: E402
-from entry import log_format  # noqa: E402
+from entry import log_format, secure_files  # noqa: E402
 
 EXAMPLES = """examples:
   kraft dev                                  # a local broker on 127.0.0.1:9092, data in ./kraft-data
@@ -166,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--log-format", choices=log_format.FORMATS,
                        default=os.environ.get(log_format.ENV) or "text",
                        help=f"log lines as text (default) or one JSON object each (env {log_format.ENV})")
+    secure_files.register(sub)
     client_cli.register(sub)
     chaos_cli.register(sub)
     return parser

@@ -39,12 +39,13 @@ def register(subparsers: argparse._SubParsersAction,
 
 
 async def describe_quorum(addresses: list[str], timeout: float,
-                          option: str = "--bootstrap-controller") -> QuorumInfo:
-    """The leader's view if any node asked is (or reaches) the leader, else the first answer."""
+                          option: str = "--bootstrap-controller", security: Any = None) -> QuorumInfo:
+    """The leader's view if any node asked is (or reaches) the leader, else the first answer.
+    `security`: a ClientSecurity for callers other than the CLI (default: --command-config's)."""
     from clients.bridge import open_channel
     from clients.cli.common import command_security
 
-    security = command_security()
+    security = security or command_security()
     try:
         return await ask_quorum(addresses, timeout, lambda a: open_channel(a, security))
     except KraftError as exc:
