@@ -3,6 +3,7 @@ own network namespace (chaos.netns), with kill -9 / SIGSTOP / SIGCONT / restart 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import pathlib
 import signal
@@ -136,7 +137,7 @@ class NodeSet:
         addresses = [self.nodes[i].address for i in self.controllers]
         security = client_security(**self._check_security())
         try:    # a gRPC deadline of `timeout` bounds each controller's answer
-            info = trio.run(describe_quorum, addresses, timeout, security)
+            info = trio.run(functools.partial(describe_quorum, addresses, timeout, security=security))
         except CliError:
             return None
         return info.leader_id if info.leader_id is not None and info.leader_id >= 0 else None
