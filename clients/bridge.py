@@ -45,22 +45,43 @@ def open_channel(address: str, security: "ClientSecurity | None" = None) -> grpc
     return open_secure_channel(address, security, CHANNEL_OPTIONS)
 
 
-async def call(method: grpc.UnaryUnaryMultiCallable, request: Any, timeout: float) -> Any:
-    """Await one unary RPC without blocking the trio thread; cancelling the trio scope cancels
-    the RPC. Transport failures raise KraftError(NETWORK_EXCEPTION) so callers see one error type."""
+class PendingCall:
+    """A unary RPC already on its way (`start`); `finish` awaits its answer."""
+
+    __slots__ = ("future", "done")
+
+    def __init__(self, future: grpc.Future, done: trio.Event) -> None:
+        self.future = future
+        self.done = done
+
+
+def start(method: grpc.UnaryUnaryMultiCallable, request: Any, timeout: float) -> PendingCall:
+    """Trio thread: hand the request to grpcio now, without waiting for a scheduling round (the
+    producer's sender issues its requests in the same step that drains them)."""
     token = trio.lowlevel.current_trio_token()
     done = trio.Event()
     future = method.future(request, timeout=timeout)
     future.add_done_callback(lambda _f: token.run_sync_soon(done.set))
+    return PendingCall(future, done)
+
+
+async def finish(pending: PendingCall) -> Any:
+    """The answer of a `start`ed call; cancelling the trio scope cancels the RPC. Transport
+    failures raise KraftError(NETWORK_EXCEPTION) so callers see one error type."""
     try:
-        await done.wait()
+        await pending.done.wait()
     except BaseException:
-        future.cancel()
+        pending.future.cancel()
         raise
     try:
-        return future.result()
+        return pending.future.result()
     except grpc.RpcError as exc:
         raise as_kraft_error(exc) from None
+
+
+async def call(method: grpc.UnaryUnaryMultiCallable, request: Any, timeout: float) -> Any:
+    """Await one unary RPC without blocking the trio thread (`start` then `finish`)."""
+    return await finish(start(method, request, timeout))
 
 
 # How a node answers a service it does not serve (a broker RPC sent to a controller listener):

@@ -230,7 +230,7 @@ class AsyncProducer(BackgroundService):
             sender.wake()
         elif not sender.wake_requested:
             sender.wake_requested = True
-            self._home.call_soon(sender.wake)
+            self._home.call_soon(sender.wake_from_thread)
 
     def _memory_freed(self) -> None:
         """Trio thread, lock held: batches left the buffer; wake whoever waits for room."""

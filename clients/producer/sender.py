@@ -49,6 +49,7 @@ class Sender:
         self.retries = retries
         self.wake_requested = False  # set by user threads so they schedule one wake at a time
         self._event = trio.Event()
+        self._sleep: trio.CancelScope | None = None     # the run loop's wait, while it waits
         self._in_flight: dict[int, int] = {}
         self._metadata_running = False
         self._metadata_wanted = True
@@ -64,6 +65,26 @@ class Sender:
         """Trio thread only: look at the accumulator again."""
         self._event.set()
 
+    def wake_from_thread(self) -> None:
+        """Trio thread, handed over from a sending thread (run_sync_soon): drain and issue now,
+        in this callback, instead of waking the sender task to do it a scheduling round later;
+        the sleeping loop only gets its deadline moved."""
+        self.wake_requested = False
+        sleep = self._sleep
+        if sleep is None or self._nursery is None:
+            self._event.set()           # the loop is between steps: it drains next anyway
+            return
+        try:
+            wait_ms = self._step()
+        except Exception:   # noqa: BLE001 - raised in a callback it would end trio's run
+            log.exception("sender step failed in a wake-up; the sender task tries again")
+            self._event.set()
+            return
+        if wait_ms == 0:
+            self._event.set()
+        else:
+            sleep.deadline = math.inf if wait_ms is None else trio.current_time() + wait_ms / 1000
+
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
@@ -71,8 +92,10 @@ class Sender:
             while True:
                 wait_ms = self._step()
                 if wait_ms is None or wait_ms > 0:
-                    with trio.move_on_after(math.inf if wait_ms is None else wait_ms / 1000):
+                    with trio.move_on_after(math.inf if wait_ms is None else wait_ms / 1000) \
+                            as self._sleep:
                         await self._event.wait()
+                    self._sleep = None
                 self._event = trio.Event()
                 await trio.lowlevel.checkpoint()
 
@@ -111,7 +134,9 @@ class Sender:
                 f"no metadata for the topic within delivery_timeout_ms={self.acc.delivery_timeout_ms}"))
         for node, batches in drained.requests.items():
             in_flight[node] = in_flight.get(node, 0) + 1
-            self._nursery.start_soon(self._produce, node, batches)
+            # Issued here, not in the task: the bytes leave in this step instead of one
+            # scheduling round later (linger_ms=0 latency).
+            self._nursery.start_soon(self._produce, node, batches, self._issue(node, batches))
         next_ms = drained.next_ms
         if idem is not None:
             next_ms = self._maybe_init_producer_id(now, next_ms)
@@ -223,12 +248,25 @@ class Sender:
 
     # --- produce ----------------------------------------------------------------------------
 
-    async def _produce(self, node: int, batches: list[ProducerBatch]) -> None:
+    def _issue(self, node: int, batches: list[ProducerBatch]) -> bridge.PendingCall | KraftError:
+        """Encode and send the ProduceRequest now; a failure is returned for `_produce`."""
         try:
             request = self._build_request(batches)
+            stub = self.cluster.broker_stub(node)
+            return bridge.start(stub.Produce, request, self.request_timeout_ms / 1000)
+        except KraftError as exc:
+            return exc
+        except Exception as exc:  # noqa: BLE001 - surface anything to the futures
+            return KraftError(ErrorCode.UNKNOWN_SERVER_ERROR, repr(exc))
+
+    async def _produce(self, node: int, batches: list[ProducerBatch],
+                       pending: bridge.PendingCall | KraftError) -> None:
+        try:
+            if isinstance(pending, KraftError):
+                self._handle_failed_request(batches, pending)
+                return
             try:
-                stub = self.cluster.broker_stub(node)
-                resp = await bridge.call(stub.Produce, request, self.request_timeout_ms / 1000)
+                resp = await bridge.finish(pending)
             except KraftError as exc:
                 self._handle_failed_request(batches, exc)
                 return
