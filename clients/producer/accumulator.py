@@ -110,6 +110,56 @@ class RecordAccumulator:
                 (key, value, headers, timestamp_ms, partition, future, now_ms))
             self.buffered_bytes += record_size(key, value, headers)
             return future, len(self._pending[topic]) == 1
+        placed = self._place(topic, n, partition, key, value, headers, timestamp_ms, now_ms)
+        if placed is None:
+            return None, False  # the caller fails the record: no such partition
+        batch, wake = placed
+        index = len(batch.records) - 1
+        if future is None:
+            return self._make_future(batch.result, index, timestamp_ms), wake
+        future._place(batch.result, index)
+        return future, wake
+
+    def append_many(self, topic: str, partition: int | None, keys, values,
+                    timestamp_ms: int, now_ms: int) -> tuple[list | None, bool]:
+        """Add many records of a topic whose partition count is known, with no future each:
+        returns (parts, wake), parts being [result, first index, count] per run of records that
+        went to one batch, in order; parts is None when the topic's partition count is not
+        known yet or `partition` does not exist (the caller appends one by one, or fails)."""
+        n = self._num_partitions.get(topic)
+        if n is None or (partition is not None and not 0 <= partition < n):
+            return None, False
+        parts: list = []
+        wake = False
+        last = None
+        place = self._place
+        batch = None
+        limit = self.batch_size
+        for i, value in enumerate(values):
+            if keys is None and batch is not None:
+                # Fast path: no key, and the batch the previous record went to still has room
+                # (where _place would put it too: the same partition's open batch).
+                size = RECORD_OVERHEAD + (len(value) if value else 0)
+                if batch.size + size <= limit:
+                    batch.records.append((None, value, None, timestamp_ms))
+                    batch.size += size
+                    self.buffered_bytes += size
+                    last[2] += 1
+                    continue
+            batch, opened = place(topic, n, partition, None if keys is None else keys[i], value,
+                                  None, timestamp_ms, now_ms)
+            wake = wake or opened
+            if last is not None and last[0] is batch.result:
+                last[2] += 1
+            else:
+                last = [batch.result, len(batch.records) - 1, 1]
+                parts.append(last)
+        return parts, wake
+
+    def _place(self, topic: str, n: int, partition: int | None, key, value, headers,
+               timestamp_ms: int, now_ms: int) -> tuple[ProducerBatch, bool] | None:
+        """Put one record in its partition's open batch, opening one if need be: (batch,
+        opened); None when `partition` does not exist."""
         sticky = False
         if partition is None:
             if key is None:
@@ -120,37 +170,36 @@ class RecordAccumulator:
             else:
                 partition = self._key_partitioner(key, n)
         elif not 0 <= partition < n:
-            return None, False  # the caller fails the record: no such partition
+            return None
         size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
         if headers:
             size = record_size(key, value, headers)
         self.buffered_bytes += size
         tp = (topic, partition)
         dq = self._batches.get(tp)
+        opened = True
         if dq:
             batch = dq[-1]
             if not batch.closed and batch.size + size <= self.batch_size:
-                return self._add(batch, key, value, headers, timestamp_ms, size, future), False
-            batch.closed = True
-        if sticky:
+                opened = False
+            else:
+                batch.closed = True
+                batch = None
+        else:
+            batch = None
+        if batch is None and sticky:
             # KIP-480: when the sticky partition needs a new batch, move on to another one.
             self._partitioner.on_new_batch(topic, n, partition)
             partition = self._sticky[topic] = self._partitioner.partition(topic, n)
             tp = (topic, partition)
             dq = self._batches.get(tp)
             if dq and not dq[-1].closed and dq[-1].size + size <= self.batch_size:
-                return self._add(dq[-1], key, value, headers, timestamp_ms, size, future), True
-        return self._add(self._new_batch(tp, now_ms), key, value, headers, timestamp_ms, size,
-                         future), True
-
-    def _add(self, batch, key, value, headers, ts, size, future):
-        records = batch.records
-        records.append((key, value, headers, ts))
+                batch = dq[-1]
+        if batch is None:
+            batch = self._new_batch(tp, now_ms)
+        batch.records.append((key, value, headers, timestamp_ms))
         batch.size += size
-        if future is None:
-            return self._make_future(batch.result, len(records) - 1, ts)
-        future._place(batch.result, len(records) - 1)
-        return future
+        return batch, opened
 
     def _new_batch(self, tp: tuple, now_ms: int) -> ProducerBatch:
         self._seq += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from clients._sync import SyncRunner
 from clients.errors import KraftError
-from clients.producer.future import RecordFuture
+from clients.producer.future import RecordFuture, RecordsFuture
 from clients.producer.producer import AsyncProducer
 
 
@@ -24,6 +24,13 @@ class Producer:
              timestamp_ms: int | None = None) -> RecordFuture:
         return self._async.send_from_thread(topic, value, key, partition=partition,
                                             headers=headers, timestamp_ms=timestamp_ms)
+
+    def send_batch(self, topic: str, values, keys=None, *, partition: int | None = None,
+                   timestamp_ms: int | None = None, on_delivery=None) -> RecordsFuture:
+        """Many records in one call, without a future each (AsyncProducer.send_batch)."""
+        return self._async.send_batch_from_thread(topic, values, keys, partition=partition,
+                                                  timestamp_ms=timestamp_ms,
+                                                  on_delivery=on_delivery)
 
     def flush(self, timeout: float | None = None) -> None:
         self._runner.run(self._async.flush, timeout=timeout)

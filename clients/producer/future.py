@@ -148,3 +148,105 @@ class RecordFuture:
             return "<RecordFuture pending>"
         b = self._batch
         return f"<RecordFuture {b.error!r}>" if b.error else f"<RecordFuture {self._metadata()}>"
+
+
+class RecordsFuture:
+    """The outcome of one `send_batch`: done(), result(timeout) (every record's RecordMetadata,
+    in the order sent; raises the first error), exception(), add_done_callback(fn). Holds one
+    entry per batch the records went to, [BatchResult, first index, count], not one object per
+    record; records that waited for their topic's metadata are RecordFutures."""
+
+    __slots__ = ("_parts", "_timestamp")
+
+    def __init__(self, parts: list, timestamp: int) -> None:
+        self._parts = parts
+        self._timestamp = timestamp
+
+    def _results(self) -> list:
+        return [p if isinstance(p, RecordFuture) else p[0] for p in self._parts]
+
+    def done(self) -> bool:
+        return all(r.done() for r in self._results())
+
+    def _wait(self, timeout: float | None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for r in self._results():
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not (r._wait(left) if isinstance(r, RecordFuture) else r.wait(left)):
+                return False
+        return True
+
+    def result(self, timeout: float | None = None) -> list[RecordMetadata]:
+        """Block until every record is acknowledged (never from the producer's trio thread)."""
+        if not self._wait(timeout):
+            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
+                             f"records not acknowledged within {timeout} s")
+        out: list[RecordMetadata] = []
+        for p in self._parts:
+            if isinstance(p, RecordFuture):
+                out.append(p._metadata())
+                continue
+            b, first, count = p
+            if b.error is not None:
+                raise b.error
+            ts = b.log_append_time if b.log_append_time >= 0 else self._timestamp
+            base = b.base_offset + first if b.base_offset >= 0 else -1
+            out += [RecordMetadata(b.topic, b.partition, base + i if base >= 0 else -1, ts)
+                    for i in range(count)]
+        return out
+
+    def exception(self, timeout: float | None = None) -> KraftError | None:
+        if not self._wait(timeout):
+            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
+                             f"records not acknowledged within {timeout} s")
+        for r in self._results():
+            err = r.exception(0) if isinstance(r, RecordFuture) else r.error
+            if err is not None:
+                return err
+        return None
+
+    def add_done_callback(self, fn: Callable[["RecordsFuture"], None]) -> None:
+        """`fn(self)` once every record is acknowledged or failed (on the producer's thread)."""
+        results = self._results()
+        left = [len(results)]
+        lock = threading.Lock()
+
+        def one_done(*_args) -> None:
+            with lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                fn(self)
+        if not results:
+            _run_callback(lambda: fn(self))
+        for r in results:
+            if isinstance(r, RecordFuture):
+                r.add_done_callback(one_done)
+            else:
+                r.on_done(one_done)
+
+    def on_delivery(self, fn: Callable[[KraftError | None, RecordMetadata], None]) -> None:
+        """confluent-kafka's delivery report: `fn(error, metadata)` once per record, in order
+        within each batch, when its batch completes (on the producer's thread; keep it short).
+        metadata.offset is -1 on error."""
+        ts = self._timestamp
+        for p in self._parts:
+            if isinstance(p, RecordFuture):
+                p.add_done_callback(lambda f: fn(f._batch.error, _metadata_or_failed(f)))
+                continue
+            b, first, count = p
+
+            def report(b=b, first=first, count=count) -> None:
+                t = b.log_append_time if b.log_append_time >= 0 else ts
+                base = b.base_offset + first if b.error is None and b.base_offset >= 0 else -1
+                for i in range(count):
+                    fn(b.error, RecordMetadata(b.topic, b.partition,
+                                               base + i if base >= 0 else -1, t))
+            b.on_done(report)
+
+
+def _metadata_or_failed(f: RecordFuture) -> RecordMetadata:
+    b = f._batch
+    if b.error is None:
+        return f._metadata()
+    return RecordMetadata(b.topic, b.partition, -1, f._timestamp)

@@ -17,7 +17,7 @@ from clients.errors import ErrorCode, KraftError
 from clients.security import client_security
 from clients.partitioner import StickyPartitioner, default_partition
 from clients.producer.accumulator import RecordAccumulator
-from clients.producer.future import BatchResult, RecordFuture, RecordMetadata
+from clients.producer.future import BatchResult, RecordFuture, RecordMetadata, RecordsFuture
 from clients.producer.idempotence import IdempotenceManager
 from clients.producer.sender import Sender
 from clients.record.compression import codec_from_name
@@ -190,6 +190,69 @@ class AsyncProducer(BackgroundService):
         if wake or future is None:
             return self._sent(topic, partition, future, wake)
         return future
+
+    # --- many records at once ----------------------------------------------------------------
+
+    async def send_batch(self, topic: str, values, keys=None, *, partition: int | None = None,
+                         timestamp_ms: int | None = None, on_delivery=None) -> RecordsFuture:
+        """Queue many records in one call (one lock, one clock reading, no future per record):
+        `values` a sequence of bytes, `keys` None or a sequence as long. Records go where `send`
+        would put them one by one. Waits (up to max_block_ms) only while the buffer is full;
+        a call's records may take the buffer up to one call's size past buffer_memory.
+        `on_delivery(error, metadata)` runs per record once its batch completes."""
+        deadline = trio.current_time() + self.max_block_ms / 1000
+        while True:
+            room = self._room_event
+            with self._lock:
+                if self._acc.buffered_bytes < self.buffer_memory:
+                    break
+            if trio.current_time() >= deadline:
+                raise self._still_full()
+            with trio.move_on_at(deadline):
+                await room.wait()
+        return self._send_batch(topic, values, keys, partition, timestamp_ms, on_delivery,
+                                wait_for_room=False)
+
+    def send_batch_from_thread(self, topic: str, values, keys=None, *,
+                               partition: int | None = None, timestamp_ms: int | None = None,
+                               on_delivery=None) -> RecordsFuture:
+        """`send_batch` for any thread but the producer's trio thread: blocks that thread up to
+        max_block_ms while the buffer is full."""
+        return self._send_batch(topic, values, keys, partition, timestamp_ms, on_delivery,
+                                wait_for_room=True)
+
+    def _send_batch(self, topic, values, keys, partition, timestamp_ms, on_delivery, *,
+                    wait_for_room: bool) -> RecordsFuture:
+        if self._closed:
+            raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
+        if keys is not None and len(keys) != len(values):
+            raise ValueError(f"send_batch: {len(keys)} keys for {len(values)} values; give one "
+                             f"key per value, or keys=None")
+        now = int(time.time() * 1000)
+        ts = now if timestamp_ms is None else timestamp_ms
+        acc = self._acc
+        with self._lock:
+            if wait_for_room and acc.buffered_bytes >= self.buffer_memory:
+                self._wait_for_room_locked()
+            parts, wake = acc.append_many(topic, partition, keys, values, ts, now)
+            if parts is None and acc.num_partitions(topic) is None:
+                # The topic's metadata is not known yet: one by one, as `send` (rare).
+                parts = []
+                for i, value in enumerate(values):
+                    future, opened = acc.append(topic, partition,
+                                                None if keys is None else keys[i], value, None,
+                                                ts, now)
+                    parts.append(future)
+                    wake = wake or opened
+        if parts is None:
+            future = self._sent(topic, partition, None, False)
+            parts = [future] * len(values)
+        elif wake:
+            self._wake_sender()
+        result = RecordsFuture(parts, ts)
+        if on_delivery is not None:
+            result.on_delivery(on_delivery)
+        return result
 
     def _wait_for_room_locked(self) -> None:
         deadline = time.monotonic() + self.max_block_ms / 1000

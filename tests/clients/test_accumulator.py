@@ -151,3 +151,30 @@ def test_sends_wait_for_metadata_then_are_placed_or_failed():
 @pytest.mark.parametrize("partition", [-1, 4])
 def test_a_partition_that_does_not_exist_is_refused(partition):
     assert make().append("t", partition, None, b"v", None, 1, now_ms=0) == (None, False)
+
+
+@pytest.mark.parametrize("keys", [None, [bytes([i % 7]) for i in range(60)]])
+@pytest.mark.parametrize("partition", [None, 2])
+def test_append_many_places_records_as_appends_one_by_one_would(keys, partition):
+    values = [b"v" * (i % 90) if i % 11 else None for i in range(60)]
+    one, many = make(), make()
+    for i, v in enumerate(values):
+        one.append("t", partition, None if keys is None else keys[i], v, None, 7, now_ms=0)
+    parts, wake = many.append_many("t", partition, keys, values, 7, now_ms=0)
+    assert wake
+    layout = {tp: [b.records for b in dq] for tp, dq in one._batches.items()}
+    assert {tp: [b.records for b in dq] for tp, dq in many._batches.items()} == layout
+    assert many.buffered_bytes == one.buffered_bytes
+    assert many._partitioner.switches == one._partitioner.switches
+    # The parts name each record's batch and index, in the order sent.
+    placed = [(p[0], p[1] + i) for p in parts for i in range(p[2])]
+    assert len(placed) == len(values)
+    by_result = {b.result: b for dq in many._batches.values() for b in dq}
+    assert [by_result[r].records[i][1] for r, i in placed] == values
+
+
+def test_append_many_leaves_unknown_topics_and_partitions_to_the_caller():
+    acc = make()
+    assert acc.append_many("other", None, None, [b"x"], 1, now_ms=0) == (None, False)
+    assert acc.append_many("t", 9, None, [b"x"], 1, now_ms=0) == (None, False)
+    assert acc.buffered_bytes == 0

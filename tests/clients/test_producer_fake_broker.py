@@ -1,5 +1,6 @@
 """Producer against the fake broker over real gRPC: futures carry the right offsets, equal keys
-share a partition, retriable errors are retried, NOT_LEADER refreshes metadata, unknown topics fail."""
+share a partition, retriable errors are retried, NOT_LEADER refreshes metadata, unknown topics fail;
+send_batch puts many records where send would, in order, with one delivery report each."""
 from __future__ import annotations
 
 import pathlib
@@ -155,3 +156,56 @@ def test_blocking_producer_close_fails_what_it_could_not_send():
     p.close(timeout=0.3)
     with pytest.raises(KraftError):
         f.result(1)
+
+
+# --- send_batch: many records in one call, no future each ---------------------------------
+
+async def test_values_land_in_order_with_dense_offsets_across_batches(broker):
+    broker.create("t", 1)
+    async with AsyncProducer(broker.address, batch_size=400, linger_ms=1) as p:
+        await p.partitions_for("t")
+        values = [b"v%03d" % i for i in range(100)]
+        future = await p.send_batch("t", values, partition=0, timestamp_ms=5)
+        assert len(future._parts) > 1          # 100 records spread over several batches
+        await p.flush()
+        metas = future.result(1)
+    assert [m.offset for m in metas] == list(range(100))
+    assert metas[3] == RecordMetadata("t", 0, 3, 5)
+    assert [r.value for r in broker.records("t", 0)] == values
+
+
+async def test_keys_go_where_send_puts_them(broker):
+    broker.create("k", 4)
+    async with AsyncProducer(broker.address) as p:
+        await p.partitions_for("k")
+        keys = [b"user-%d" % i for i in range(20)]
+        future = await p.send_batch("k", [b"x"] * 20, keys)
+        await p.flush()
+        metas = future.result(1)
+    assert [m.partition for m in metas] == [default_partition(k, 4) for k in keys]
+
+
+def test_delivery_reports_one_per_record_from_the_blocking_producer(broker):
+    broker.create("d", 1)
+    reports = []
+    with Producer(broker.address, batch_size=300) as p:
+        p.partitions_for("d")
+        future = p.send_batch("d", [b"a", b"b", b"c"] * 10,
+                              on_delivery=lambda err, md: reports.append((err, md.offset)))
+        p.flush()
+        assert future.done() and future.exception() is None
+    assert reports == [(None, i) for i in range(30)]
+
+
+def test_before_metadata_and_errors(broker):
+    broker.create("m", 2)
+    with Producer(broker.address) as p:
+        # The topic's metadata is not known yet: the records wait for it, as with `send`.
+        future = p.send_batch("m", [b"1", b"2"], partition=1)
+        assert [m.offset for m in future.result(5)] == [0, 1]
+        bad = p.send_batch("m", [b"1"], partition=7)
+        with pytest.raises(KraftError) as info:
+            bad.result(1)
+        assert info.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        with pytest.raises(ValueError, match="keys"):
+            p.send_batch("m", [b"1", b"2"], [b"k"])
