@@ -7,8 +7,13 @@ Rules, in Kafka's words (RecordAccumulator):
 - a batch is ready when it is full (not the last), its linger has passed, a flush is pending, or
   it is a retry whose backoff has passed;
 - a drain takes, per partition led by a node, ready batches from the head in order while the
-  request stays under max_request_size, and only while that partition has fewer than
-  max_in_flight requests out (1 keeps strict order under retries);
+  request stays under max_request_size, and only while that partition has fewer requests out
+  than its limit (max_in_flight, or what `limit_of` says for it: 1 keeps strict order with no
+  sequence numbers to restore it);
+- a retry goes out only when its partition has no request out, so retries of one partition
+  go one at a time, in creation order; so does a batch not full yet: it keeps collecting
+  records while the partition's request is out (requests may overtake each other, so extra
+  ones are for throughput: small ones racing would mostly come back out of order);
 - a retried batch goes back to the head of its partition, before newer batches, and is sent
   in a request of its own: a leader that already appended it (an idempotent producer's retry)
   answers with its original offset, which would not fit a request that also carries new batches;
@@ -28,7 +33,7 @@ BATCH_OVERHEAD = 61
 class ProducerBatch:
     __slots__ = ("topic", "partition", "records", "size", "created_ms", "result", "attempts",
                  "retry_at_ms", "closed", "seq", "encoded", "producer_id", "producer_epoch",
-                 "base_sequence", "fate_unknown")
+                 "base_sequence", "fate_unknown", "sent_behind")
 
     def __init__(self, topic: str, partition: int, result: Any, created_ms: int, seq: int) -> None:
         self.topic = topic
@@ -47,6 +52,7 @@ class ProducerBatch:
         self.producer_epoch = -1
         self.base_sequence = -1
         self.fate_unknown = False   # an attempt's outcome was never learned (see idempotence.py)
+        self.sent_behind = False    # its last attempt left while an earlier batch was unresolved
 
     def __repr__(self) -> str:
         return (f"ProducerBatch({self.topic}-{self.partition}, {len(self.records)} records, "
@@ -258,8 +264,10 @@ class RecordAccumulator:
     # --- the sender's side --------------------------------------------------------------------
 
     def drain(self, now_ms: int, leader_of: Callable[[tuple], int | None],
-              can_send: Callable[[int], bool]) -> Drained:
-        """Take every sendable batch, grouped per leader node, one ProduceRequest each."""
+              can_send: Callable[[int], bool],
+              limit_of: Callable[[tuple], int] | None = None) -> Drained:
+        """Take every sendable batch, grouped per leader node, one ProduceRequest each.
+        `limit_of(tp)`: that partition's requests-in-flight limit (default max_in_flight)."""
         requests: dict[int, list] = {}
         sizes: dict[int, int] = {}
         expired: list = []
@@ -282,7 +290,9 @@ class RecordAccumulator:
             if ready_at > now_ms:
                 next_ms = deadline if next_ms is None else min(next_ms, deadline)
                 continue
-            if self._in_flight.get(tp, 0) >= self.max_in_flight:
+            out = self._in_flight.get(tp, 0)
+            if out and (out >= (self.max_in_flight if limit_of is None else limit_of(tp))
+                        or head.attempts or not head.closed):
                 continue
             node = leader_of(tp)
             if node is None:
@@ -326,11 +336,12 @@ class RecordAccumulator:
             else:
                 self._in_flight.pop(tp, None)
 
-    def reenqueue(self, batch: ProducerBatch, now_ms: int) -> None:
+    def reenqueue(self, batch: ProducerBatch, now_ms: int, backoff: bool = True) -> None:
         """Put a batch whose attempt failed with a retriable error back at its partition's
-        head, in creation order, to be sent again after retry_backoff_ms."""
+        head, in creation order, to be sent again after retry_backoff_ms (without backoff:
+        as soon as its partition has no request out)."""
         batch.attempts += 1
-        batch.retry_at_ms = now_ms + self.retry_backoff_ms
+        batch.retry_at_ms = now_ms + (self.retry_backoff_ms if backoff else 0)
         tp = (batch.topic, batch.partition)
         dq = self._batches.setdefault(tp, deque())
         i = 0

@@ -17,7 +17,15 @@ Rules:
   its sequences back (the next batch would reuse them and be answered as a "duplicate" at the
   first one's offset), and it keeps its old stamp across a bump (stamped anew it could be written
   twice): the leader then answers it as a duplicate, appends it, or fences its old epoch;
-- INVALID_PRODUCER_EPOCH means another producer took this id over: a fresh id is asked for.
+- INVALID_PRODUCER_EPOCH means another producer took this id over: a fresh id is asked for;
+- several requests of one partition may be out at once (`pipelined`), but only once the leader
+  acknowledged a batch of it under the current epoch: a leader that does not know the producer
+  yet appends any sequence, so the first batch goes alone. Requests may reach the leader in
+  either order; sequences restore it: OUT_OF_ORDER_SEQUENCE_NUMBER for a batch while an earlier
+  batch of its partition is still unresolved (out, or waiting for a retry) means "not yet", and
+  the batch is retried after that one (`retry_out_of_order`), as is one stamped under an epoch
+  being replaced; a batch refused for good while later ones of its partition are stamped
+  bumps the epoch instead of giving its sequences back (the later ones carry sequences after it).
 No trio, grpc or clock here: the sender calls in with the lock held.
 """
 from __future__ import annotations
@@ -44,6 +52,10 @@ class IdempotenceManager:
         self.epoch = -1
         self.state = NEEDS_ID
         self._next: dict[tuple, int] = {}
+        # Per partition: batches stamped and not yet acknowledged or failed for good, in
+        # creation order; and the partitions acknowledged under the current epoch.
+        self._unresolved: dict[tuple, list] = {}
+        self._acknowledged: set[tuple] = set()
 
     @property
     def ready(self) -> bool:
@@ -60,7 +72,41 @@ class IdempotenceManager:
         """InitProducerId answered: every partition starts over at sequence 0."""
         self.producer_id, self.epoch = producer_id, epoch
         self._next.clear()
+        self._acknowledged.clear()
         self.state = READY
+
+    def pipelined(self, tp: tuple) -> bool:
+        """Several requests of `tp` may be out at once (see the rules above)."""
+        return tp in self._acknowledged
+
+    def on_succeeded(self, batch) -> None:
+        self._resolve(batch)
+        if batch.producer_id == self.producer_id and batch.producer_epoch == self.epoch:
+            self._acknowledged.add((batch.topic, batch.partition))
+
+    def note_sent(self, batch) -> None:
+        """A stamped batch leaves now: remember whether an earlier batch of its partition was
+        still unresolved then (its answer may overtake theirs)."""
+        pending = self._unresolved.get((batch.topic, batch.partition))
+        batch.sent_behind = bool(pending) and pending[0] is not batch
+
+    def retry_out_of_order(self, batch) -> bool:
+        """The leader answered OUT_OF_ORDER_SEQUENCE_NUMBER: True when that only means an
+        earlier batch of the partition had not landed yet when this one arrived (it left while
+        one was unresolved; that one may have landed since), or the epoch is being replaced:
+        send it again after them, without counting it as a failure."""
+        # A batch whose fate is unknown keeps its old stamp: under a replaced epoch it would be
+        # refused the same way forever.
+        return batch.sent_behind or (not batch.fate_unknown and (
+            self.state != READY or batch.producer_epoch != self.epoch))
+
+    def _resolve(self, batch) -> None:
+        tp = (batch.topic, batch.partition)
+        pending = self._unresolved.get(tp)
+        if pending is not None and batch in pending:
+            pending.remove(batch)
+            if not pending:
+                del self._unresolved[tp]
 
     def next_sequence(self, tp: tuple) -> int:
         return self._next.get(tp, 0)
@@ -73,6 +119,11 @@ class IdempotenceManager:
             return False
         tp = (batch.topic, batch.partition)
         seq = self._next.get(tp, 0)
+        pending = self._unresolved.setdefault(tp, [])
+        if batch not in pending:
+            pending.append(batch)
+            if len(pending) > 1 and pending[-2].seq > batch.seq:
+                pending.sort(key=lambda b: b.seq)
         batch.producer_id, batch.producer_epoch, batch.base_sequence = \
             self.producer_id, self.epoch, seq
         self._next[tp] = (seq + len(batch.records)) % SEQUENCE_LIMIT
@@ -83,9 +134,11 @@ class IdempotenceManager:
         if batch.base_sequence >= 0 and (code is None or code in _UNKNOWN_OUTCOME):
             batch.fate_unknown = True
 
-    def on_failed(self, batch, code: int | None) -> None:
+    def on_failed(self, batch, code: int | None, siblings=()) -> None:
         """A batch failed for good. `code`: the leader's error for it, None when its fate is
-        unknown (transport failure, expiry after an attempt)."""
+        unknown (transport failure, expiry after an attempt); `siblings`: the batches of its
+        request, which fail with it."""
+        self._resolve(batch)
         if batch.base_sequence < 0 or batch.producer_id != self.producer_id \
                 or batch.producer_epoch != self.epoch:
             return   # never stamped, or stamped under an id or epoch already replaced
@@ -99,7 +152,14 @@ class IdempotenceManager:
             # Not appended: later batches of the partition must not leave a gap where it was.
             # Batches of one request fail together in order, so the lowest start wins.
             tp = (batch.topic, batch.partition)
-            if _before(batch.base_sequence, self._next.get(tp, 0)):
+            later = any(b.producer_epoch == self.epoch and b.producer_id == self.producer_id
+                        and not any(b is s for s in siblings)
+                        for b in self._unresolved.get(tp, ()))
+            if later and self.state == READY:
+                # Later batches already carry sequences after it (several requests out): a
+                # new epoch renumbers them instead.
+                self.state = NEEDS_BUMP
+            elif _before(batch.base_sequence, self._next.get(tp, 0)):
                 self._next[tp] = batch.base_sequence
 
 

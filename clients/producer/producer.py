@@ -22,7 +22,14 @@ from clients.producer.idempotence import IdempotenceManager
 from clients.producer.sender import Sender
 from clients.record.compression import codec_from_name
 
-PARTITION_REQUESTS_IN_FLIGHT = 1
+PARTITION_REQUESTS_IN_FLIGHT = 1           # without idempotence
+IDEMPOTENT_REQUESTS_IN_FLIGHT = 5          # at most, with it (Kafka's limit)
+
+
+def _partition_requests(idempotent: bool, max_in_flight: int) -> int:
+    if not idempotent:
+        return PARTITION_REQUESTS_IN_FLIGHT
+    return max(1, min(max_in_flight, IDEMPOTENT_REQUESTS_IN_FLIGHT))
 
 
 def _parse_acks(acks: int | str) -> int:
@@ -98,10 +105,13 @@ class AsyncProducer(BackgroundService):
         self._acc = RecordAccumulator(
             batch_size=batch_size, linger_ms=linger_ms, max_request_size=max_request_size,
             delivery_timeout_ms=delivery_timeout_ms, retry_backoff_ms=retry_backoff_ms,
-            # One request per partition at a time: grpcio may run two calls of one channel in
-            # either order on the server, so a second request could be appended first. Several
-            # partitions (up to max_in_flight_requests_per_connection requests) still overlap.
-            max_in_flight=PARTITION_REQUESTS_IN_FLIGHT,
+            # Requests of one partition may reach the leader in either order (grpcio may run
+            # two calls of one channel in either order on the server): without sequence
+            # numbers to restore the order, one request per partition at a time; with
+            # idempotence up to max_in_flight_requests_per_connection (at most 5, the batches
+            # a leader remembers per producer), as Kafka. Several partitions overlap anyway.
+            max_in_flight=_partition_requests(idempotence is not None,
+                                              max_in_flight_requests_per_connection),
             partitioner=StickyPartitioner(), key_partitioner=default_partition,
             new_result=BatchResult, make_future=RecordFuture)
         self._sender = Sender(

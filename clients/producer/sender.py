@@ -110,12 +110,14 @@ class Sender:
         with self.lock:
             self.wake_requested = False
             drained = self.acc.drain(now, self.cluster.metadata.leaders.get,
-                                     lambda node: ready and in_flight.get(node, 0) < limit)
+                                     lambda node: ready and in_flight.get(node, 0) < limit,
+                                     None if idem is None else self._partition_limit)
             if idem is not None:
                 for batches in drained.requests.values():
                     for batch in batches:
                         if idem.stamp(batch):
                             batch.encoded = None   # stamped anew (a new epoch): encode again
+                        idem.note_sent(batch)
             pending = self.acc.pending_topics()
             expired_pending = []
             for topic in pending:
@@ -154,6 +156,11 @@ class Sender:
             return None
         return max(0, next_ms - now)
 
+    def _partition_limit(self, tp: tuple) -> int:
+        """Idempotence: several requests of a partition out at once only once its leader knows
+        this producer's epoch (see idempotence.py)."""
+        return self.acc.max_in_flight if self.idempotence.pipelined(tp) else 1
+
     # --- producer id (idempotence) ---------------------------------------------------------
 
     def _maybe_init_producer_id(self, now: int, next_ms: int | None) -> int | None:
@@ -163,6 +170,10 @@ class Sender:
             exc, self._init_error = self._init_error, None
             self.abort(exc)
         if self.idempotence.ready or self._init_running:
+            return next_ms
+        if any(self._in_flight.values()):
+            # A new epoch only once every request of the old one is answered: one landing after
+            # it would be refused as fenced (INVALID_PRODUCER_EPOCH) and its records lost.
             return next_ms
         start_at = self._last_init_ms + self.acc.retry_backoff_ms
         if now < start_at:
@@ -322,7 +333,7 @@ class Sender:
                     self._succeed_locked(b, base, p.log_append_time_ms)
                 else:
                     self._retry_or_fail_locked(b, KraftError(p.error_code, p.error_message), now,
-                                               p.error_code)
+                                               p.error_code, batches)
             self.memory_freed()
 
     def _handle_failed_request(self, batches: list[ProducerBatch], exc: KraftError) -> None:
@@ -330,28 +341,39 @@ class Sender:
         with self.lock:
             self.acc.request_done(batches)
             for b in batches:
-                self._retry_or_fail_locked(b, exc, now)
+                self._retry_or_fail_locked(b, exc, now, None, batches)
             self.memory_freed()
 
     def _retry_or_fail_locked(self, b: ProducerBatch, exc: KraftError, now: int,
-                              leader_code: int | None = None) -> None:
-        """`leader_code`: the leader's error for this batch; None when the request itself failed."""
+                              leader_code: int | None = None, siblings=()) -> None:
+        """`leader_code`: the leader's error for this batch; None when the request itself
+        failed. `siblings`: the batches of its request."""
         if exc.code in INVALID_METADATA:
             self.cluster.metadata.invalidate_leader((b.topic, b.partition))
             self._metadata_wanted = True
-        if self.idempotence is not None:
-            self.idempotence.on_attempt_failed(b, leader_code)
+        idem = self.idempotence
+        if idem is not None and leader_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER \
+                and idem.retry_out_of_order(b) and not self.acc.expired(b, now):
+            # An earlier batch of the partition has not landed yet (requests of one partition
+            # may arrive in either order): send this one again right after it.
+            log.debug("resending %r after the earlier batches of its partition", b)
+            self.acc.reenqueue(b, now, backoff=False)
+            return
+        if idem is not None:
+            idem.on_attempt_failed(b, leader_code)
         if exc.retriable and b.attempts < self.retries and not self.acc.expired(b, now):
             log.debug("retrying %r after %s", b, exc)
             self.acc.reenqueue(b, now)
         else:
             if not exc.message.startswith(b.topic):
                 exc = KraftError(exc.code, f"{b.topic}-{b.partition}: {exc.message}")
-            if self.idempotence is not None:
-                self.idempotence.on_failed(b, leader_code)
+            if idem is not None:
+                idem.on_failed(b, leader_code, siblings)
             self._fail_locked(b, exc)
 
     def _succeed_locked(self, b: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        if self.idempotence is not None:
+            self.idempotence.on_succeeded(b)
         self.acc.finished(b)
         b.records = []
         b.encoded = None

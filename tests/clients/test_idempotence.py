@@ -1,5 +1,6 @@
 """The producer's idempotence core as plain data: sequences per partition from the first drain,
-kept on retries, restarted under a bumped epoch, given back by a batch the leader refused, wrapping."""
+kept on retries, restarted under a bumped epoch, given back by a batch the leader refused, wrapping;
+several requests per partition once the leader knows the epoch, and what an out-of-order answer means."""
 from __future__ import annotations
 
 from clients.errors import ErrorCode
@@ -59,8 +60,9 @@ def test_a_refused_request_gives_its_sequences_back():
     first, a, b = batch(0, 2), batch(0, 3), batch(0, 4)
     for x in (first, a, b):
         m.stamp(x)
-    m.on_failed(a, ErrorCode.MESSAGE_TOO_LARGE)  # a and b were one request: they fail in order
-    m.on_failed(b, ErrorCode.MESSAGE_TOO_LARGE)
+    m.on_succeeded(first)
+    m.on_failed(a, ErrorCode.MESSAGE_TOO_LARGE, (a, b))  # one request: they fail in order
+    m.on_failed(b, ErrorCode.MESSAGE_TOO_LARGE, (a, b))
     assert m.ready and m.next_sequence(("t", 0)) == 2
     m.on_failed(batch(0, 1), ErrorCode.MESSAGE_TOO_LARGE)   # never stamped: nothing to give back
     assert m.next_sequence(("t", 0)) == 2
@@ -110,3 +112,50 @@ def test_a_batch_of_unknown_fate_keeps_its_stamp_across_a_bump():
     assert m.stamp(waiting) and (waiting.producer_epoch, waiting.base_sequence) == (1, 0)
     m.on_failed(unknown, ErrorCode.INVALID_PRODUCER_EPOCH)      # its old epoch is fenced now
     assert m.ready and m.epoch == 1                             # which says nothing about ours
+
+
+def created(partition: int, n: int, seq: int) -> ProducerBatch:
+    b = batch(partition, n)
+    b.seq = seq
+    return b
+
+
+def test_several_requests_per_partition_only_after_an_acknowledgement_under_the_epoch():
+    m = ready()
+    a, b = created(0, 1, 1), created(0, 1, 2)
+    m.stamp(a)
+    assert not m.pipelined(("t", 0))        # the leader may not know the producer yet
+    m.on_succeeded(a)
+    assert m.pipelined(("t", 0)) and not m.pipelined(("t", 1))
+    m.stamp(b)
+    m.on_failed(b, None)
+    m.set_producer(5, 1)                     # a new epoch: the first batch goes alone again
+    assert not m.pipelined(("t", 0))
+
+
+def test_out_of_order_behind_an_unresolved_batch_is_retried_else_it_is_a_gap():
+    m = ready()
+    a, b = created(0, 2, 1), created(0, 3, 2)
+    for x in (a, b):
+        m.stamp(x)
+        m.note_sent(x)
+    assert m.retry_out_of_order(b)           # a was still out: b may have arrived first
+    assert not m.retry_out_of_order(a)       # nothing before a: a real gap
+    m.on_succeeded(a)
+    assert m.retry_out_of_order(b)           # a landed since, but maybe after b
+    m.note_sent(b)                           # resent with nothing before it
+    assert not m.retry_out_of_order(b)
+
+
+def test_a_refused_batch_with_later_ones_out_bumps_the_epoch_and_they_are_restamped():
+    m = ready()
+    a, b = created(0, 2, 1), created(0, 3, 2)
+    for x in (a, b):                         # two requests, out at the same time
+        m.stamp(x)
+        m.note_sent(x)
+    m.on_failed(a, ErrorCode.MESSAGE_TOO_LARGE, (a,))
+    assert m.state == NEEDS_BUMP             # b carries sequence 2: giving 0 back would gap
+    b.sent_behind = False
+    assert m.retry_out_of_order(b)           # its answer: resend it under the new epoch
+    m.set_producer(5, 1)
+    assert m.stamp(b) and (b.producer_epoch, b.base_sequence) == (1, 0)

@@ -1,5 +1,6 @@
 """The sender hands a drained ProduceRequest to grpcio in the very step that drains it, not one
-trio scheduling round later in a new task: with linger_ms=0 that round is pure latency."""
+trio scheduling round later in a new task: with linger_ms=0 that round is pure latency. And an
+idempotent sender bumps its epoch only once no request of the old one is out."""
 from __future__ import annotations
 
 import threading
@@ -10,6 +11,7 @@ import trio.testing
 from clients.partitioner import StickyPartitioner, default_partition
 from clients.producer.accumulator import RecordAccumulator
 from clients.producer.future import BatchResult, RecordFuture
+from clients.producer.idempotence import NEEDS_BUMP, IdempotenceManager
 from clients.producer.sender import Sender, now_ms
 from clients.record.compression import codec_from_name
 
@@ -87,3 +89,21 @@ async def test_a_wake_from_a_sending_thread_issues_in_the_callback_itself():
         sender.wake_from_thread()
         assert len(cluster.stub.issued) == 1
         nursery.cancel_scope.cancel()
+
+
+async def test_a_new_epoch_waits_until_every_request_of_the_old_one_is_answered():
+    """With several requests of a partition out, one landing after the epoch bump would be
+    fenced (INVALID_PRODUCER_EPOCH) and its records lost: InitProducerId waits for them."""
+    acc = _accumulator()
+    sender, _cluster = _sender(acc)
+    sender.idempotence = IdempotenceManager()
+    sender.idempotence.set_producer(5, 0)
+    sender.idempotence.state = NEEDS_BUMP
+    started = []
+    sender._nursery = type("N", (), {"start_soon": lambda self, fn, *a: started.append(fn)})()
+    sender._in_flight[1] = 1
+    sender._maybe_init_producer_id(now_ms(), None)
+    assert started == []
+    sender._in_flight[1] = 0
+    sender._maybe_init_producer_id(now_ms(), None)
+    assert started == [sender._init_producer_id]
