@@ -15,6 +15,9 @@ from clients.cli.output import Progress, print_json
 from clients.cli.stats import summarize
 
 _STAMP = struct.Struct(">q")      # the send time in ns, in front of each value
+# The settings a figure depends on, as bench produce prints them, but for compression: the
+# e2e producer never compresses, and the result has no such key.
+SETTINGS = tuple(s for s in bench.SETTINGS if s[1] != "compression") + (("LINGER-MS", "linger_ms"),)
 _now_ns = time.perf_counter_ns
 
 
@@ -129,7 +132,7 @@ def bench_e2e(args: argparse.Namespace) -> int:
         bench.print_result(args, {**result, "records": receiver.received,
                                   "records_per_sec": args.rate,
                                   "mb_per_sec": round(args.rate * args.record_size / bench.MB, 3)},
-                           receiver.latencies_ms)
+                           receiver.latencies_ms, settings=SETTINGS)
     if receiver.received < total:
         raise CliError(f"only {receiver.received} of {total} records came back within 10 s of "
                        "the last send")

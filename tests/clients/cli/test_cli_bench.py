@@ -151,3 +151,15 @@ def test_consume_gives_up_when_idle(fakes, cli, capsys, clock):
     fakes.consumer_options = {"records": [], "partitions": [0]}
     assert cli(["bench", "consume", "--num-records", "5", "--timeout-ms", "1", "-q"]) == 1
     assert "stopped after 0 of 5 records" in capsys.readouterr().err
+
+
+def test_e2e_table_prints_the_settings_its_result_has(capsys):
+    """bench e2e's text table raised KeyError('compression') after the whole run."""
+    from clients.cli import bench_e2e
+    result = {"records": 10, "seconds": 1, "records_per_sec": 10, "mb_per_sec": 0.001,
+              "p50_ms": 1.0, "p99_ms": 2.0, "p999_ms": 2.0, "max_ms": 2.0, "acks": 1,
+              "record_size": 100, "partitions": 1, "linger_ms": 0}
+    args = type("Args", (), {"format": "table"})()
+    bench.print_result(args, result, [], settings=bench_e2e.SETTINGS)
+    out = capsys.readouterr().out
+    assert "LINGER-MS" in out and "COMPRESSION" not in out
