@@ -155,6 +155,20 @@ class FakeProducer(_Closing):
             future.complete(Meta(topic, partition or 0, index, 1_700_000_000_000 + index))
         return future
 
+    def send_batch(self, topic: str, values: list, keys: Any = None, *,
+                   partition: int | None = None, timestamp_ms: Any = None,
+                   on_delivery: Any = None) -> Any:
+        """One future for the whole call, failed if any record failed (as RecordsFuture)."""
+        futures = [self.send(topic, v, None if keys is None else keys[i], partition=partition)
+                   for i, v in enumerate(values)]
+        future = FakeFuture()
+        failed = [f.exception() for f in futures if f.exception() is not None]
+        if failed:
+            future.complete(exc=failed[0])
+        else:
+            future.complete([f.result() for f in futures])
+        return future
+
     def flush(self, timeout: float | None = None) -> None:
         self.flushed += 1
 

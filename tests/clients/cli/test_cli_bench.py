@@ -49,6 +49,14 @@ def test_produce_json_result_and_topic_creation(fakes, cli, capsys, clock):
     assert "created topic bench with 3 partition(s)" in out.err
 
 
+def test_produce_send_batch_sends_each_chunk_in_one_call(fakes, cli, capsys, clock):
+    assert cli(["bench", "produce", "--num-records", "1000", "--sample-every", "100",
+                "--send-batch", "--format", "json", "-q"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["records"] == 1000 and result["latency_samples"] == 10
+    assert len(fakes.producer.sent) == 1000
+
+
 def test_produce_table_has_one_row_of_results(fakes, cli, capsys, clock):
     fakes.admin.add_topic("bench")
     assert cli(["bench", "produce", "--num-records", "100", "-q"]) == 0
