@@ -7,7 +7,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
-from clients.record.batch_header import set_base_offset_and_epoch
+from clients.record.batch_header import set_base_offset_and_epoch, stamped_prefix
 from kraft.fs import fsync_dir
 from kraft.log import file_names
 from kraft.log.checkpoint import CheckpointError, read_partition_metadata, write_partition_metadata
@@ -134,25 +134,31 @@ class Log:
 
     # -- appends -----------------------------------------------------------------------------
     def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
-        buf = bytearray(records)
+        """The producer's bytes are written as they are, each batch's first bytes replaced by
+        the stamp (offsets, epoch: outside the CRC); LogAppendTime, inside the CRC, needs a copy."""
+        buf = records
         headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms)
         rewritten = recompress(buf, headers, self.config.compression_type)
         if rewritten is not None:   # the topic's compression.type differs from the producer's
-            buf = bytearray(rewritten)
+            buf = rewritten
             headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms)
         first_offset = next_offset = self.log_end_offset
         if not headers:
             return AppendInfo(first_offset, first_offset - 1, -1, -1, 0, 0, 0)
         log_append = self.config.log_append_time
+        if log_append:
+            buf = bytearray(buf)
         infos, max_timestamp, num_records = [], -1, 0
         for pos, header in headers:
-            set_base_offset_and_epoch(buf, pos, next_offset, leader_epoch)
-            batch_max = header.max_timestamp
+            batch_max, stamp = header.max_timestamp, None
             if log_append:
+                set_base_offset_and_epoch(buf, pos, next_offset, leader_epoch)
                 stamp_log_append_time(buf, pos, header, now_ms)
                 batch_max = now_ms
+            else:
+                stamp = stamped_prefix(header, next_offset, leader_epoch)
             last = next_offset + header.last_offset_delta
-            infos.append(BatchInfo(pos, header.size, next_offset, last, batch_max))
+            infos.append(BatchInfo(pos, header.size, next_offset, last, batch_max, stamp))
             max_timestamp = max(max_timestamp, batch_max)
             num_records += header.records_count
             next_offset = last + 1

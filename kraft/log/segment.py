@@ -9,7 +9,7 @@ from typing import NamedTuple
 from clients.record.batch_header import (
     HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, CorruptBatchError, validate_batch)
 from clients.record.codec import decode_batch
-from kraft.fs import write_all
+from kraft.fs import write_all, writev_all
 from kraft.log import file_names
 from kraft.log.index_file import IndexCorrupt
 from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE, OffsetIndex
@@ -36,6 +36,9 @@ class BatchInfo(NamedTuple):
     base_offset: int
     last_offset: int
     max_timestamp: int
+    # The broker's stamp to write in place of the batch's first bytes (leader appends of a
+    # producer's bytes, not copied to be stamped in place); None: write the batch as it is.
+    stamp: bytes | None = None
 
 
 class LogSegment:
@@ -208,10 +211,17 @@ class LogSegment:
         self.bytes_since_last_index_entry += size
 
     def append(self, buf, start: int, end: int, batches: list[BatchInfo], now_ms: int | None) -> None:
-        """Write buf[start:end] (whole batches, described by `batches`) with one write."""
+        """Write buf[start:end] (whole batches, described by `batches`) with one write; each
+        batch's `stamp` replaces its first bytes."""
         file_pos = self.size
         try:
-            write_all(self.fd, memoryview(buf)[start:end])
+            if batches[0].stamp is None:
+                write_all(self.fd, memoryview(buf)[start:end])
+            else:
+                view, parts = memoryview(buf), []
+                for b in batches:
+                    parts += (b.stamp, view[b.position + len(b.stamp):b.position + b.size])
+                writev_all(self.fd, parts)
         except OSError:
             os.ftruncate(self.fd, file_pos)  # never leave half a batch behind
             raise
