@@ -135,20 +135,24 @@ class TrioGrpcServer:
 
     # -- registration (before serve) ---------------------------------------------------------
     def add_servicer(self, servicer: Any, pb2_module: Any, service: str,
-                     raw_methods: tuple[str, ...] = (),
+                     raw_methods: dict[str, Handler] | None = None,
                      only: tuple[str, ...] | None = None) -> None:
         """Serve every method of `service` (as named in the .proto) from `servicer`, or those in
-        `only` (the others answer UNIMPLEMENTED). A method in `raw_methods` returns
-        already-serialized bytes instead of a message."""
+        `only` (the others answer UNIMPLEMENTED); but a method named in `raw_methods` from the
+        handler given there, which answers already-serialized bytes (a response built around
+        file reads; grpcio wants `bytes`: a bytearray or memoryview answer never completes the
+        call)."""
         descriptor = pb2_module.DESCRIPTOR.services_by_name[service]
+        raw_methods = raw_methods or {}
         handlers = {}
         for method in descriptor.methods:
             if only is not None and method.name not in only:
                 continue
             request_type = message_factory.GetMessageClass(method.input_type)
+            raw = raw_methods.get(method.name)
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                self._shim(f"{service}.{method.name}", getattr(servicer, method.name), request_type,
-                           raw=method.name in raw_methods))
+                self._shim(f"{service}.{method.name}", raw or getattr(servicer, method.name),
+                           request_type, raw=raw is not None))
         self._services.append((descriptor.full_name, handlers))
 
     def _shim(self, name: str, handler: Handler, request_type: Any, *, raw: bool):

@@ -25,6 +25,25 @@ def write_all(fd: int, data) -> None:
         view = view[written:]
 
 
+IOV_MAX = 1024     # Linux's limit on buffers per writev
+
+
+def writev_all(fd: int, buffers: list) -> None:
+    """Write `buffers` one after another with as few writev calls as the kernel allows."""
+    views, i, written = buffers, 0, 0
+    while i < len(views):
+        written += os.writev(fd, views[i:i + IOV_MAX])
+        # Skip what is written; a buffer written in part goes on from where it stopped.
+        while i < len(views) and written >= len(views[i]):
+            written -= len(views[i])
+            i += 1
+        if written:
+            if views is buffers:
+                views = list(buffers)
+            views[i] = memoryview(views[i])[written:]
+            written = 0
+
+
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Replace `path` with `data` so that after a crash it holds either the old or the new
     content, never a mix (tmp, fsync, rename, fsync dir)."""

@@ -19,6 +19,7 @@ from broker.idempotence.producer_state import (ProducerStateManager, check_reque
 from broker.replication.messages import Effect, FetchAnswer, FollowerFetch, ProposeIsr
 from clients.errors import ErrorCode, KraftError
 from clients.record.batch_header import CorruptBatchError
+from kraft.log.file_slice import FileSlice
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
 from kraft.log.log_dir_failure import StorageError
@@ -56,7 +57,7 @@ class FetchResult:
     error_message: str = ""
     high_watermark: int = -1
     log_start_offset: int = -1
-    records: bytes = b""
+    records: bytes | FileSlice = b""     # a FileSlice (not read yet) when asked with unread=True
     diverging_epoch: tuple[int, int] | None = None    # follower fetches only (KIP-101)
 
 
@@ -151,6 +152,11 @@ class ReplicaManager:
         return KraftError(ErrorCode.KAFKA_STORAGE_ERROR,
                           self.log_manager.log_failed(topic, partition, exc, during))
 
+    def read_failed(self, topic: str, partition: int, exc: OSError) -> None:
+        """Reading a FileSlice this manager handed out failed: the log goes offline as for any
+        read error, so the fetch answers KAFKA_STORAGE_ERROR when it reads again."""
+        self._storage_error(topic, partition, exc, "reading")
+
     def get(self, topic: str, partition: int) -> Partition | None:
         return self._partitions.get((topic, partition))
 
@@ -241,7 +247,9 @@ class ReplicaManager:
 
     # -- fetch: consumers --------------------------------------------------------------------
     def read(self, topic: str, partition: int, fetch_offset: int, max_bytes: int, *,
-             current_leader_epoch: int = -1, min_one_batch: bool = True) -> FetchResult:
+             current_leader_epoch: int = -1, min_one_batch: bool = True,
+             unread: bool = False) -> FetchResult:
+        """`unread`: the records come as a FileSlice to read before anything else runs."""
         try:
             hosted = self._checked(topic, partition, current_leader_epoch)
             log_ = hosted.log
@@ -249,8 +257,9 @@ class ReplicaManager:
             if log_.high_watermark < fetch_offset <= log_.log_end_offset:
                 data = b""
             else:
-                data = log_.read(fetch_offset, max_bytes, max_offset=log_.high_watermark,
-                                 min_one_batch=min_one_batch).records
+                data = log_.read_slice(fetch_offset, max_bytes, max_offset=log_.high_watermark,
+                                       min_one_batch=min_one_batch)
+                data = data if unread else data.read()
             return FetchResult(high_watermark=log_.high_watermark,
                                log_start_offset=log_.log_start_offset, records=data)
         except KraftError as exc:
@@ -266,7 +275,7 @@ class ReplicaManager:
     def read_for_follower(self, topic: str, partition: int, replica_id: int, fetch_offset: int,
                           last_fetched_epoch: int, current_leader_epoch: int, max_bytes: int,
                           now_ms: int, *, broker_epoch: int = -1,
-                          min_one_batch: bool = True) -> FetchResult:
+                          min_one_batch: bool = True, unread: bool = False) -> FetchResult:
         """A follower's fetch: its position acknowledges what it holds (the HW may move); the
         answer is records up to the log end, or the epoch where its log diverged."""
         hosted = self._partitions.get((topic, partition))
@@ -288,7 +297,8 @@ class ReplicaManager:
                                log_start_offset=log_.log_start_offset,
                                diverging_epoch=tuple(decision.diverging_epoch))
         try:
-            data = log_.read(decision.read_from, max_bytes, min_one_batch=min_one_batch).records
+            data = log_.read_slice(decision.read_from, max_bytes, min_one_batch=min_one_batch)
+            data = data if unread else data.read()
         except (OSError, SegmentCorrupt) as exc:
             failed = self._storage_error(topic, partition, exc, "reading")
             return FetchResult(failed.code, failed.message)

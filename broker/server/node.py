@@ -246,13 +246,13 @@ class Node:
                                        commit_timeout_ms=config.offsets_commit_timeout_ms)
             # Each broker's authorizer follows its own metadata image, ACLs included.
             authorizer = RequestAuthorizer(lambda: metadata.image, config.authorizer_config)
+            broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
+                                    producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
+                                    auto_create=config.auto_create_topics_enable,
+                                    controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
+                                    authorizer=authorizer)
             services = [
-                (BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
-                                producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
-                                auto_create=config.auto_create_topics_enable,
-                                controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
-                                authorizer=authorizer),
-                 broker_pb2, "Broker"),
+                (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized}),
                 (GroupServicer(groups, replicas, config.node_id, authorizer), group_pb2, "Group"),
                 (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
                  "Controller"),

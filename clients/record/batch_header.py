@@ -128,3 +128,14 @@ def set_base_offset_and_epoch(buf: bytearray, pos: int, base_offset: int, leader
     """The broker's in-place stamp: neither field is covered by the CRC."""
     _BASE_OFFSET.pack_into(buf, pos, base_offset)
     _EPOCH.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, leader_epoch)
+
+
+# The bytes stamped_prefix replaces: baseOffset, batchLength, partitionLeaderEpoch.
+STAMPED_PREFIX_SIZE = PARTITION_LEADER_EPOCH_OFFSET + 4
+_PREFIX = struct.Struct(">qii")
+
+
+def stamped_prefix(header: BatchHeader, base_offset: int, leader_epoch: int) -> bytes:
+    """The batch's first STAMPED_PREFIX_SIZE bytes with the broker's stamp: written before the
+    rest of the batch, it stamps a batch without copying (or mutating) the producer's bytes."""
+    return _PREFIX.pack(base_offset, header.batch_length, leader_epoch)

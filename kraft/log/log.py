@@ -7,10 +7,11 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
-from clients.record.batch_header import set_base_offset_and_epoch
+from clients.record.batch_header import set_base_offset_and_epoch, stamped_prefix
 from kraft.fs import fsync_dir
 from kraft.log import file_names
 from kraft.log.checkpoint import CheckpointError, read_partition_metadata, write_partition_metadata
+from kraft.log.file_slice import EMPTY as EMPTY_SLICE, FileSlice
 from kraft.log.leader_epoch_cache import LeaderEpochCache
 from kraft.log.log_config import LogConfig
 from kraft.log.log_validator import (  # noqa: F401  (the errors are part of this module's API)
@@ -133,25 +134,31 @@ class Log:
 
     # -- appends -----------------------------------------------------------------------------
     def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
-        buf = bytearray(records)
+        """The producer's bytes are written as they are, each batch's first bytes replaced by
+        the stamp (offsets, epoch: outside the CRC); LogAppendTime, inside the CRC, needs a copy."""
+        buf = records
         headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms)
         rewritten = recompress(buf, headers, self.config.compression_type)
         if rewritten is not None:   # the topic's compression.type differs from the producer's
-            buf = bytearray(rewritten)
+            buf = rewritten
             headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms)
         first_offset = next_offset = self.log_end_offset
         if not headers:
             return AppendInfo(first_offset, first_offset - 1, -1, -1, 0, 0, 0)
         log_append = self.config.log_append_time
+        if log_append:
+            buf = bytearray(buf)
         infos, max_timestamp, num_records = [], -1, 0
         for pos, header in headers:
-            set_base_offset_and_epoch(buf, pos, next_offset, leader_epoch)
-            batch_max = header.max_timestamp
+            batch_max, stamp = header.max_timestamp, None
             if log_append:
+                set_base_offset_and_epoch(buf, pos, next_offset, leader_epoch)
                 stamp_log_append_time(buf, pos, header, now_ms)
                 batch_max = now_ms
+            else:
+                stamp = stamped_prefix(header, next_offset, leader_epoch)
             last = next_offset + header.last_offset_delta
-            infos.append(BatchInfo(pos, header.size, next_offset, last, batch_max))
+            infos.append(BatchInfo(pos, header.size, next_offset, last, batch_max, stamp))
             max_timestamp = max(max_timestamp, batch_max)
             num_records += header.records_count
             next_offset = last + 1
@@ -251,31 +258,39 @@ class Log:
     # -- reads -------------------------------------------------------------------------------
     def read(self, start_offset: int, max_bytes: int, *, max_offset: int | None = None,
              min_one_batch: bool = True) -> FetchData:
+        found = self.read_slice(start_offset, max_bytes, max_offset=max_offset,
+                                min_one_batch=min_one_batch)
+        return FetchData(found.read(), self.log_start_offset, self.log_end_offset)
+
+    def read_slice(self, start_offset: int, max_bytes: int, *, max_offset: int | None = None,
+                   min_one_batch: bool = True) -> FileSlice:
+        """Where the whole batches from `start_offset` (at most `max_bytes`, below `max_offset`;
+        the first batch whole even if bigger when `min_one_batch`) lie, not yet read."""
         start, end = self.log_start_offset, self.log_end_offset
         if start_offset < start or start_offset > end:
             raise OffsetOutOfRange(
                 f"offset {start_offset} is out of range for {self._name()}: the log holds offsets "
                 f"{start} to {end - 1}; fetch from {start} (earliest) or {end} (latest)")
         if start_offset == end or (max_offset is not None and start_offset >= max_offset):
-            return FetchData(b"", start, end)
+            return EMPTY_SLICE
         i = bisect_right(self._bases, start_offset) - 1
-        data = b""
+        found = EMPTY_SLICE
         for seg in self._segments[max(i, 0):]:
-            found = seg.read(start_offset, max_bytes, max_offset, min_one_batch)
-            if found is not None:
-                data = found
+            rng = seg.read_range(start_offset, max_bytes, max_offset, min_one_batch)
+            if rng is not None:
+                found = FileSlice(seg.fd, *rng) if rng[1] else EMPTY_SLICE
                 break
         if min_one_batch and not self.config.compact:
-            self._check_read(start_offset, data, end if max_offset is None else min(max_offset, end))
-        return FetchData(data, start, end)
+            self._check_read(start_offset, found.base_offset if found.size else None,
+                             end if max_offset is None else min(max_offset, end))
+        return found
 
-    def _check_read(self, start_offset: int, data: bytes, limit: int) -> None:
-        """Below `limit` a read must start with the batch holding `start_offset`: outside
-        compaction, no batch there or a later one means records are missing from the log (a
-        deleted or damaged segment). Raise rather than answer "no data" or skip them."""
-        if data:
-            first = int.from_bytes(data[:8], "big", signed=True)
-        else:
+    def _check_read(self, start_offset: int, first: int | None, limit: int) -> None:
+        """Below `limit` a read must start with the batch holding `start_offset` (`first`: the
+        base offset of the batch read, None if none): outside compaction, no batch there or a
+        later one means records are missing from the log (a deleted or damaged segment). Raise
+        rather than answer "no data" or skip them."""
+        if first is None:
             i = bisect_right(self._bases, start_offset) - 1
             found = None
             for seg in self._segments[max(i, 0):]:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from clients.record.batch_header import (
     HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, CorruptBatchError, validate_batch)
 from clients.record.codec import decode_batch
-from kraft.fs import write_all
+from kraft.fs import write_all, writev_all
 from kraft.log import file_names
 from kraft.log.index_file import IndexCorrupt
 from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE, OffsetIndex
@@ -18,6 +18,8 @@ from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE, TimeIndex
 INT_MAX = 2**31 - 1
 SCAN_CHUNK = 16384              # header scans read this much per pread
 RECOVERY_CHUNK = 8 * 1024 * 1024
+SCAN_PROBE = 4096               # read_range reads this much per pread while batches are small
+_LAST_OFFSET_DELTA_END = 27     # a header's bytes read_range needs: offsets and length
 _MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 
 
@@ -34,6 +36,9 @@ class BatchInfo(NamedTuple):
     base_offset: int
     last_offset: int
     max_timestamp: int
+    # The broker's stamp to write in place of the batch's first bytes (leader appends of a
+    # producer's bytes, not copied to be stamped in place); None: write the batch as it is.
+    stamp: bytes | None = None
 
 
 class LogSegment:
@@ -206,10 +211,17 @@ class LogSegment:
         self.bytes_since_last_index_entry += size
 
     def append(self, buf, start: int, end: int, batches: list[BatchInfo], now_ms: int | None) -> None:
-        """Write buf[start:end] (whole batches, described by `batches`) with one write."""
+        """Write buf[start:end] (whole batches, described by `batches`) with one write; each
+        batch's `stamp` replaces its first bytes."""
         file_pos = self.size
         try:
-            write_all(self.fd, memoryview(buf)[start:end])
+            if batches[0].stamp is None:
+                write_all(self.fd, memoryview(buf)[start:end])
+            else:
+                view, parts = memoryview(buf), []
+                for b in batches:
+                    parts += (b.stamp, view[b.position + len(b.stamp):b.position + b.size])
+                writev_all(self.fd, parts)
         except OSError:
             os.ftruncate(self.fd, file_pos)  # never leave half a batch behind
             raise
@@ -275,31 +287,49 @@ class LogSegment:
     def read(self, start_offset: int, max_bytes: int, max_offset: int | None,
              min_one_batch: bool) -> bytes | None:
         """Whole batches from the one containing `start_offset`; None if this segment holds no
-        batch at or after it. One pread, plus one more only for an oversized first batch."""
+        batch at or after it. One pread of the range `read_range` finds."""
+        found = self.read_range(start_offset, max_bytes, max_offset, min_one_batch)
+        if found is None:
+            return None
+        pos, size, _ = found
+        return os.pread(self.fd, size, pos) if size else b""
+
+    def read_range(self, start_offset: int, max_bytes: int, max_offset: int | None,
+                   min_one_batch: bool) -> tuple[int, int, int] | None:
+        """(position, size, base offset of the first batch) of the whole batches a read from
+        `start_offset` returns; None if this segment holds no batch at or after it. Walks the
+        headers only, so a fetch can read the bytes once, straight into its response."""
         found = self.translate_offset(start_offset)
         if found is None:
             return None
         pos, first = found
         if max_offset is not None and first.last_offset >= max_offset:
-            return b""
-        want = min(max(max_bytes, 0), self.size - pos)
-        data = os.pread(self.fd, want, pos) if want >= HEADER_SIZE else b""
-        end, n, floor = 0, len(data), first.base_offset
-        while end + HEADER_SIZE <= n:
-            size = LOG_OVERHEAD + int.from_bytes(data[end + 8:end + 12], "big")
-            if end + size > n:
+            return pos, 0, first.base_offset
+        limit = pos + min(max(max_bytes, 0), self.size - pos)
+        end, floor = pos, first.base_offset
+        chunk, chunk_pos, probe = b"", pos, SCAN_PROBE
+        while end + HEADER_SIZE <= limit:
+            rel = end - chunk_pos
+            if rel + _LAST_OFFSET_DELTA_END > len(chunk):
+                chunk, chunk_pos, rel = os.pread(self.fd, probe, end), end, 0
+                if len(chunk) < _LAST_OFFSET_DELTA_END:
+                    break
+            size = LOG_OVERHEAD + int.from_bytes(chunk[rel + 8:rel + 12], "big")
+            if end + size > limit:
                 break
-            base = int.from_bytes(data[end:end + 8], "big", signed=True)
-            last = base + int.from_bytes(data[end + 23:end + 27], "big", signed=True)
+            base = int.from_bytes(chunk[rel:rel + 8], "big", signed=True)
+            last = base + int.from_bytes(chunk[rel + 23:rel + 27], "big", signed=True)
             # Never hand out a batch whose offsets break the order (a damaged baseOffset).
-            self._check_offsets(pos + end, base, last, floor, self.next_offset)
+            self._check_offsets(end, base, last, floor, self.next_offset)
             if max_offset is not None and last >= max_offset:
                 break
             floor = last + 1
             end += size
-        if end == 0:
-            return os.pread(self.fd, first.size, pos) if min_one_batch else b""
-        return data if end == n else data[:end]
+            # Big batches: read just the next header, not bytes the fetch reads again anyway.
+            probe = _LAST_OFFSET_DELTA_END if size > SCAN_PROBE else SCAN_PROBE
+        if end == pos:
+            return pos, first.size if min_one_batch else 0, first.base_offset
+        return pos, end - pos, first.base_offset
 
     def find_by_timestamp(self, timestamp: int, min_offset: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record at/after `min_offset` whose timestamp is
