@@ -1,7 +1,8 @@
 """`kraft dev --secure --controllers 3 --brokers 3`: six real nodes talking mTLS to each other;
 the admin (password in DATA/client.properties) creates a topic, produces and consumes over
 SASL_SSL with the Python clients and the kraft command, adds and lists a user, who then sees
-nothing without ACLs; a wrong password is refused with SASL_AUTHENTICATION_FAILED and a plaintext
+nothing without ACLs; users alice and bob, each granted their own prefix, produce and consume
+there and are refused the other's topic; a wrong password is refused with SASL_AUTHENTICATION_FAILED and a plaintext
 client gets nothing."""
 from __future__ import annotations
 
@@ -78,6 +79,43 @@ def test_admin_produces_and_consumes_over_sasl_ssl(data, kraft):
     bob = {**admin_security, "sasl_plain_username": "bob", "sasl_plain_password": "bob-secret"}
     with Admin(bootstrap, **bob) as admin:
         assert "secure-orders" not in admin.list_topics()
+
+    # alice and bob, each allowed their own prefix of topics and groups: each writes and reads
+    # there, neither can touch the other's topic, and Metadata shows each only their own.
+    added = kraft("user", "add", "alice", "--password-stdin", "--bootstrap-server", bootstrap,
+                  "--command-config", config, input="alice-secret\n")
+    assert added.returncode == 0, added.stderr
+    with Admin(bootstrap, **admin_security) as admin:
+        admin.create_topics([_new_topic("alice-orders"), _new_topic("bob-orders")])
+    for user in ("alice", "bob"):
+        for resource in (("--topic", f"{user}-"), ("--group", f"{user}-")):
+            granted = kraft("acl", "add", "--allow-principal", f"User:{user}", "--operation", "All",
+                            *resource, "--resource-pattern-type", "prefixed",
+                            "--bootstrap-server", bootstrap, "--command-config", config)
+            assert granted.returncode == 0, granted.stderr
+    alice = {**admin_security, "sasl_plain_username": "alice", "sasl_plain_password": "alice-secret"}
+    users = {"alice": alice, "bob": bob}
+    for user, security in users.items():
+        other = "bob" if user == "alice" else "alice"
+        with Producer(bootstrap, acks="all", **security) as producer:
+            futures = [producer.send(f"{user}-orders", value=f"{user}-{i}".encode())
+                       for i in range(20)]
+            refused = producer.send(f"{other}-orders", value=b"trespass")
+            producer.flush()
+        assert all(f.exception() is None for f in futures), [f.exception() for f in futures]
+        assert refused.exception() is not None
+        assert refused.exception().code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        with Consumer(bootstrap, group_id=f"{user}-group", auto_offset_reset="earliest",
+                      **security) as consumer:
+            consumer.subscribe([f"{user}-orders"])
+            seen = []
+            for _ in range(50):
+                seen += [r.value for r in consumer.poll(1000)]
+                if len(seen) >= 20:
+                    break
+        assert sorted(seen) == sorted(f"{user}-{i}".encode() for i in range(20))
+        with Admin(bootstrap, **security) as admin:
+            assert set(admin.list_topics()) == {f"{user}-orders"}
 
     # A wrong password, and no TLS at all: refused.
     with pytest.raises(KraftError) as info:
