@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _load_inputs(args):
     from chaos.audit.inputs import AuditInputError, find_node_dirs
-    from chaos.history import read_faults, read_history
+    from chaos.history import read_faults
 
     if not args.data and not args.history:
         raise AuditInputError("nothing to audit: give --data DIR... and/or --history FILE")
@@ -73,9 +73,8 @@ def _load_inputs(args):
         path = getattr(args, name)
         if path and not Path(path).is_file():
             raise AuditInputError(f"--{name} {path}: no such file")
-    history = read_history(args.history) if args.history else None
     faults = read_faults(args.faults) if args.faults else []
-    return history, faults
+    return args.history, faults       # the history is read by Spark's executors
 
 
 def _session(args, progress):
@@ -119,7 +118,7 @@ def _run(args) -> int:
             spark.stop()
     inputs = {"data": args.data, "history": args.history, "faults": args.faults,
               "master": args.master}
-    json_path, html_path = write_reports(result, Path(args.out), inputs, history, faults)
+    json_path, html_path = write_reports(result, Path(args.out), inputs, faults)
     if args.format == "json":
         print(json.dumps(json.loads(json_path.read_text()), indent=1))
     else:

@@ -75,6 +75,8 @@ class AuditResult:
     checks_run: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
+    # (rate, latency, span_s, t0) of the history's ok operations, for report.html's charts
+    timeline: tuple | None = None
 
     @property
     def ok(self) -> bool:

@@ -2,8 +2,6 @@
 the history, plus the values the replica logs hold below their high watermark."""
 from __future__ import annotations
 
-from collections import defaultdict
-
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -16,41 +14,6 @@ READ_FIELDS = [("idx", "long"), ("pos", "int"), ("process", "string"), ("partiti
                ("offset", "long"), ("value", "long"), ("session", "string"), ("assign", "boolean")]
 COMMIT_FIELDS = [("idx", "long"), ("process", "string"), ("group", "string"),
                  ("partition", "string"), ("offset", "long")]
-
-
-def _int(v):
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def flatten(ops):
-    """Completed sends, every value an ok poll returned (with the consumer's position session:
-    it changes on assign/subscribe and, per partition, on a poll's `rebalanced`), ok commits."""
-    sends, reads, commits = [], [], []
-    mode, resets, rebalances = {}, defaultdict(int), defaultdict(int)
-    for idx, op in enumerate(ops):
-        p = str(op.process)
-        if op.type == "invoke":
-            continue
-        if op.f == "send":
-            sends.append((idx, p, op.type, op.partition, _int(op.value), op.offset))
-        elif op.type != "ok":
-            continue
-        elif op.f in ("assign", "subscribe"):
-            mode[p] = op.f
-            resets[p] += 1
-        elif op.f == "poll":
-            for part in op.rebalanced:
-                rebalances[(p, part)] += 1
-            pos = 0
-            for part, pairs in op.reads().items():
-                session = f"{resets[p]}.{rebalances[(p, part)]}"
-                for offset, value in pairs:
-                    reads.append((idx, pos, p, part, offset, _int(value), session,
-                                  mode.get(p) == "assign"))
-                    pos += 1
-        elif op.f == "commit":
-            commits.extend((idx, p, op.group or "", part, o) for part, o in op.commits().items())
-    return sends, reads, commits
 
 
 def frame(spark: SparkSession, rows, fields) -> DataFrame:

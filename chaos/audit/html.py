@@ -4,35 +4,11 @@ from __future__ import annotations
 
 import html
 import json
-from collections import defaultdict
 
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 900, 220, 60, 30, 10
 COLORS = {"send": "#1f77b4", "poll": "#2ca02c", "commit": "#9467bd", "assign": "#8c564b",
           "subscribe": "#8c564b"}
 FAULT_FILL = "#d62728"
-
-
-def timeline(history) -> tuple[dict, dict, float]:
-    """Per f, ok completions per second and [p50, max] latency in ms per time bucket (about a
-    hundred buckets over the run). An op's latency pairs it with its process's last invoke."""
-    if not history:
-        return {}, {}, 1.0
-    t0 = history[0].time
-    span = max(op.time for op in history) - t0 or 1
-    bucket = max(span / 100, 1e6)      # at least a millisecond, in ns
-    pending, done = {}, defaultdict(lambda: defaultdict(list))
-    for op in history:
-        if op.type == "invoke":
-            pending[op.process] = op.time
-        elif op.type == "ok" and op.process in pending:
-            b = int((op.time - t0) // bucket)
-            done[op.f][b].append((op.time - pending.pop(op.process)) / 1e6)
-    rate, latency = {}, {}
-    for f, buckets in done.items():
-        rate[f] = [(b * bucket / 1e9, len(v) / (bucket / 1e9)) for b, v in sorted(buckets.items())]
-        latency[f] = [(b * bucket / 1e9, sorted(v)[len(v) // 2], max(v))
-                      for b, v in sorted(buckets.items())]
-    return rate, latency, span / 1e9
 
 
 def _chart(title: str, unit: str, series: dict, span_s: float, faults, t0: int) -> str:
@@ -72,10 +48,10 @@ def _chart(title: str, unit: str, series: dict, span_s: float, faults, t0: int) 
     return f"<h2>{html.escape(title)} ({unit})</h2><div>{legend}</div>" + "".join(parts)
 
 
-def render_html(doc: dict, summary: str, history, faults) -> str:
-    rate, latency, span = timeline(history)
-    t0 = history[0].time if history else 0
-    if faults and not history:
+def render_html(doc: dict, summary: str, timeline, faults) -> str:
+    """`timeline`: (rate, latency, span_s, t0) of the history's ok operations, or None."""
+    rate, latency, span, t0 = timeline or ({}, {}, 1.0, 0)
+    if faults and not timeline:
         span = max(((fw.end or fw.start) - t0) / 1e9 for fw in faults) or 1.0
     lat_series = {}
     for f, pts in latency.items():
@@ -89,7 +65,7 @@ def render_html(doc: dict, summary: str, history, faults) -> str:
         f"<td>{html.escape(v['message'])}</td></tr>" for v in doc["violations"])
     charts = (_chart("Throughput: ok operations per second", "ops/s", rate, span, faults, t0)
               + _chart("Latency: invoke to ok", "ms", lat_series, span, faults, t0)
-              ) if history else "<p>No history was given: no throughput or latency to show.</p>"
+              ) if timeline else "<p>No history was given: no throughput or latency to show.</p>"
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>kraft audit: {verdict}</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:{WIDTH + 40}px}}

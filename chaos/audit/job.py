@@ -13,6 +13,7 @@ from pathlib import Path
 from chaos.audit import history_checks as hc
 from chaos.audit import metadata_checks, replica_checks as rc, segments
 from chaos.audit.checks import CHECKS, AuditResult, Violation, violation_from_row
+from chaos.audit.history_scan import HistoryFrames, timeline, write_ops
 from chaos.audit.inputs import ClusterFiles, load_cluster
 from chaos.history import Op
 
@@ -24,9 +25,9 @@ SHUFFLE_BYTES = 16 * 2**20    # input bytes per shuffle partition, about
 
 
 def _driver_memory() -> str:
-    """The history is framed in the driver (and local[*] runs there): a 30-minute chaos run's
-    history (240 MB, 470k ops) ran out of memory at 2g and passed at 8g. A third of the
-    machine, 2g to 8g; KRAFT_AUDIT_DRIVER_MEMORY overrides."""
+    """On local[*] the executors run in the driver's JVM and cache the scanned history there
+    (before the history was read in the executors, a 30-minute run's 240 MB history needed 8g
+    in the driver). A third of the machine, 2g to 8g; KRAFT_AUDIT_DRIVER_MEMORY overrides."""
     if os.environ.get("KRAFT_AUDIT_DRIVER_MEMORY"):
         return os.environ["KRAFT_AUDIT_DRIVER_MEMORY"]
     try:
@@ -57,7 +58,7 @@ class _Frames:
     histories)."""
 
     def __init__(self, spark) -> None:
-        self.spark, self.made = spark, []
+        self.spark, self.made, self.releasers = spark, [], []
 
     def __call__(self, rows, fields):
         df = hc.frame(self.spark, rows, fields).cache()
@@ -67,9 +68,14 @@ class _Frames:
     def keep(self, *dfs) -> None:
         self.made.extend(dfs)
 
+    def on_release(self, fn) -> None:
+        self.releasers.append(fn)
+
     def release(self) -> None:
         for df in self.made:
             df.unpersist()
+        for fn in self.releasers:
+            fn()
 
 
 def create_session(master: str = "local[*]", shuffle_partitions: int | None = None):
@@ -223,16 +229,22 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     return frames, (records if history_given else None), hw
 
 
-def run_audit(spark, data: list[str] | None = None, history: list[Op] | None = None,
+def run_audit(spark, data: list[str] | None = None, history: str | Path | list[Op] | None = None,
               progress=lambda line: None) -> AuditResult:
-    """Every check whose input is given: segment checks need `data`, history checks `history`."""
+    """Every check whose input is given: segment checks need `data`, history checks `history`
+    (the history.jsonl path, read in the executors; a list of ops is written to one first)."""
     result = AuditResult()
     started = time.monotonic()
     cluster = load_cluster(data) if data else None
+    if isinstance(history, list):
+        with tempfile.TemporaryDirectory(prefix="kraft-audit-") as tmp:
+            path = Path(tmp) / "history.jsonl"
+            write_ops(path, history)
+            return run_audit(spark, data, path, progress)
     # Shuffles sized to the data: a shuffle partition is one task in each of the audit's dozens
-    # of small stages, so a small audit runs fastest with one. A history op weighs about as much
-    # as 200 bytes of segments.
-    work = (cluster.total_bytes if cluster else 0) + 200 * len(history or ())
+    # of small stages, so a small audit runs fastest with one. A history byte weighs about as
+    # much as a segment byte.
+    work = (cluster.total_bytes if cluster else 0) + (os.path.getsize(history) if history else 0)
     configured = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions",
                    str(max(1, min(int(configured), -(-work // SHUFFLE_BYTES)))))
@@ -256,14 +268,18 @@ def _run(spark, frame, cluster, history, progress, result, started) -> AuditResu
         frames, records, hw = _segment_checks(spark, frame, cluster, result, history is not None,
                                               progress)
     if history is not None:
-        sends, reads, commits = hc.flatten(history)
-        result.stats.update(operations=len(history), sends=len(sends), polled_values=len(reads))
-        sends, reads = frame(sends, hc.SEND_FIELDS), frame(reads, hc.READ_FIELDS)
-        log = hc.log_values(records, hw, sends, reads)
+        progress(f"reading the history ({os.path.getsize(history) / 2**20:.1f} MB) on "
+                 f"{spark.sparkContext.master}")
+        h = HistoryFrames(spark, str(history))
+        frame.on_release(h.release)
+        result.stats.update(operations=h.counts.get("op", 0), sends=h.counts.get("send", 0),
+                            polled_values=h.counts.get("read", 0))
+        result.timeline = timeline(h.ops)
+        log = hc.log_values(records, hw, h.sends, h.reads)
         if log is not None:
             log = log.cache()       # three checks read it
             frame.keep(log)
-        frames.append(hc.check_history(sends, reads, frame(commits, hc.COMMIT_FIELDS), log))
+        frames.append(hc.check_history(h.sends, h.reads, h.commits, log))
         result.checks_run += [c for c in ("lost-write", "duplicate", "inconsistent-offsets",
                                           "aborted-read", "nonmonotonic-send", "nonmonotonic-poll",
                                           "poll-skip", "unseen", "commit-backwards")]

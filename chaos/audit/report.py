@@ -55,7 +55,7 @@ def summary_text(result: AuditResult) -> str:
     return "\n".join([verdict] + lines + ["  " + "; ".join(figures)])
 
 
-def write_reports(result: AuditResult, out_dir: Path, inputs: dict, history=None,
+def write_reports(result: AuditResult, out_dir: Path, inputs: dict,
                   faults=()) -> tuple[Path, Path]:
     """Writes report.json and report.html into `out_dir` (created); returns both paths."""
     out_dir = Path(out_dir)
@@ -64,5 +64,5 @@ def write_reports(result: AuditResult, out_dir: Path, inputs: dict, history=None
     json_path = out_dir / "report.json"
     json_path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     html_path = out_dir / "report.html"
-    html_path.write_text(render_html(doc, summary_text(result), history or [], faults))
+    html_path.write_text(render_html(doc, summary_text(result), result.timeline, faults))
     return json_path, html_path

@@ -1,0 +1,122 @@
+"""A 30-minute chaos run's files, synthesised (3 replicas' segments, a history.jsonl of the
+workload's shape), then `kraft audit` timed on them as a user runs it (a real process).
+
+    python bench/audit_run_bench.py --dir /tmp/run30 --values 1200000   # build once
+    python bench/audit_run_bench.py --dir /tmp/run30 --repo /work/main  # time another checkout
+
+History: per value a send invoke and ok line (Jepsen style), and every value polled by an
+assign()ed reader and a subscribe()d one in polls of --poll values: about 200 bytes a value.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+REPLICAS = (1, 2, 3)
+BATCH_RECORDS = 100
+MS = 1_000_000
+
+
+def build(root: Path, values: int, partitions: int, poll: int) -> None:
+    from clients.record.codec import encode_batch
+    from kraft.log import file_names as fn
+    from kraft.log.checkpoint import write_offset_checkpoint
+    from kraft.log.log import Log
+    from kraft.log.log_config import LogConfig
+    from kraft.log.log_manager import write_meta_properties
+
+    first = root / "nodes" / "node-1" / "data"
+    first.mkdir(parents=True)
+    config = LogConfig(segment_bytes=16 * 2**20)
+    per_partition = values // partitions
+    hws, t, value = {}, 0, 0
+    with open(root / "history.jsonl", "w") as h:
+        def line(doc):
+            h.write(json.dumps(doc, separators=(",", ":")) + "\n")
+
+        for p in range(partitions):
+            name = f"bench-{p}"
+            for reader, f, target in (("a", "assign", name), ("s", "subscribe", "bench")):
+                line({"process": f"{reader}{p}", "type": "invoke", "f": f, "time": t, "value": [target]})
+                line({"process": f"{reader}{p}", "type": "ok", "f": f, "time": t + 1, "value": [target]})
+            log = Log.open(first / fn.partition_dir_name("bench", p), config, now_ms=0)
+            pending: list[tuple[int, int]] = []
+            for base in range(0, per_partition, BATCH_RECORDS):
+                vals = range(value, value + min(BATCH_RECORDS, per_partition - base))
+                log.append_as_leader(encode_batch(
+                    [(None, str(v).encode(), (), 1_000) for v in vals], producer_id=7,
+                    producer_epoch=0, base_sequence=base), 0, now_ms=0)
+                for i, v in enumerate(vals):
+                    proc = f"w{p}.{v % 4}"
+                    line({"process": proc, "type": "invoke", "f": "send", "time": t, "value": v,
+                          "partition": name})
+                    line({"process": proc, "type": "ok", "f": "send", "time": t + MS, "value": v,
+                          "partition": name, "offset": base + i})
+                    pending.append((base + i, v))
+                    t += MS // 4
+                    if len(pending) == poll:
+                        for reader in ("a", "s"):
+                            line({"process": f"{reader}{p}", "type": "invoke", "f": "poll", "time": t})
+                            line({"process": f"{reader}{p}", "type": "ok", "f": "poll", "time": t + MS,
+                                  "value": {name: [list(x) for x in pending]}})
+                        pending = []
+                value += len(vals)
+            for reader in ("a", "s"):
+                if pending:
+                    line({"process": f"{reader}{p}", "type": "ok", "f": "poll", "time": t,
+                          "value": {name: [list(x) for x in pending]}})
+            hws[("bench", p)] = log.log_end_offset
+            log.close()
+    write_offset_checkpoint(first / fn.REPLICATION_OFFSET_CHECKPOINT, hws)
+    for node in REPLICAS:
+        d = root / "nodes" / f"node-{node}" / "data"
+        if node != 1:
+            shutil.copytree(first, d)
+        write_meta_properties(d, "bench", node)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", required=True, help="where the run's files are (built if absent)")
+    ap.add_argument("--values", type=int, default=1_200_000, help="values sent in all")
+    ap.add_argument("--partitions", type=int, default=6)
+    ap.add_argument("--poll", type=int, default=40, help="values per poll")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--repo", default=str(ROOT), help="the checkout whose `kraft audit` runs")
+    ap.add_argument("--verbose", action="store_true", help="print the audit's progress lines")
+    args = ap.parse_args()
+    root = Path(args.dir)
+    if not (root / "history.jsonl").exists():
+        started = time.monotonic()
+        build(root, args.values, args.partitions, args.poll)
+        print(f"built in {time.monotonic() - started:.1f} s")
+    seg = sum(f.stat().st_size for f in (root / "nodes").rglob("*.log"))
+    hist = (root / "history.jsonl").stat().st_size
+    print(f"history {hist / 2**20:.0f} MB, segments {seg / 2**20:.0f} MB over {len(REPLICAS)} replicas")
+    env = {**os.environ, "PYTHONPATH": args.repo, "SPARK_LOCAL_IP": "127.0.0.1"}
+    out = root / "audit-out"
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "entry.main", "audit", "--data", str(root / "nodes"),
+                           "--history", str(root / "history.jsonl"), "--master", args.master,
+                           "--out", str(out)], cwd=args.repo, env=env, capture_output=True, text=True)
+    took = time.monotonic() - started
+    if args.verbose or not proc.stdout.strip():
+        print(proc.stderr[-1500:])
+    print(proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else "")
+    stats = json.loads((out / "report.json").read_text())["stats"] if proc.returncode < 2 else {}
+    print(f"kraft audit ({args.repo}, {args.master}): exit {proc.returncode}, {took:.1f} s wall "
+          f"(audit {stats.get('seconds')} s, scan {stats.get('scan_seconds')} s)")
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

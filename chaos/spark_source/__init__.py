@@ -1,0 +1,10 @@
+"""Topics as a Spark data source named `kraft` (batch and streaming reads, batch and streaming
+writes) on PySpark's Python Data Source API; `register(spark)` makes `format("kraft")` work."""
+from __future__ import annotations
+
+
+def register(spark) -> None:
+    """spark.read.format("kraft") / readStream / write / writeStream in this session."""
+    from chaos.spark_source.source import KraftDataSource
+
+    spark.dataSource.register(KraftDataSource)

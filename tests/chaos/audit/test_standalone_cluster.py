@@ -1,0 +1,118 @@
+"""`kraft audit --master spark://...` on a real Spark standalone cluster (a master and two
+workers started from the installed PySpark's own jars): the same verdict as local[*], with the
+planted anomalies (a duplicate in the history, metadata divergence) found by the workers."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from audit_helpers import Cluster, MS, write_history
+from chaos.audit.job import run_audit
+from chaos.history import Op
+
+# About a minute on an idle 2-core machine (three JVMs, then one audit on each master); the
+# bound leaves room for a loaded CI machine and the fixture kills the JVMs whatever happens.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(path: pathlib.Path, text: str, count: int, procs, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text(errors="replace").count(text) >= count:
+            return
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(0.2)
+    raise RuntimeError(f"no {count} x {text!r} in {path}:\n{path.read_text(errors='replace')[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory):
+    """spark://127.0.0.1:<port> with two 1-core workers. Each JVM is started in a process group
+    of its own, which the executors it forks join: the group is killed whatever happens."""
+    pyspark = pytest.importorskip("pyspark")
+    home = pathlib.Path(pyspark.__file__).parent
+    tmp = tmp_path_factory.mktemp("standalone")
+    # A worker builds its executors' command line with Spark's launcher, which needs the Scala
+    # version (spark-class finds it; here it is read off the bundled scala-library jar).
+    scala = next(home.glob("jars/scala-library-*.jar")).name.split("-")[2].rsplit(".", 2)[0]
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable, "SPARK_SCALA_VERSION": scala}
+    java = ["java", "-Xmx512m", "-cp", f"{home}/jars/*"]
+    port = _free_port()
+    master_url = f"spark://127.0.0.1:{port}"
+    procs, logs = [], []
+
+    def start(name, args):
+        log = tmp / f"{name}.log"
+        logs.append(log)
+        procs.append(subprocess.Popen(java + args, env=env, cwd=tmp, stdout=open(log, "wb"),
+                                      stderr=subprocess.STDOUT, start_new_session=True))
+        return log
+
+    try:
+        master_log = start("master", ["org.apache.spark.deploy.master.Master", "--host",
+                                      "127.0.0.1", "--port", str(port), "--webui-port", "0"])
+        _wait_for(master_log, "I have been elected leader", 1, procs)
+        for i in (1, 2):
+            start(f"worker{i}", ["org.apache.spark.deploy.worker.Worker", master_url,
+                                 "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
+                                 "--webui-port", "0", "--work-dir", str(tmp / f"work{i}")])
+        _wait_for(master_log, "Registering worker", 2, procs)
+        yield master_url
+    finally:
+        for p in procs:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait(10)
+
+
+def planted(root: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    c = Cluster(root / "cluster")
+    c.topic("orders", partitions=1, batches=4)
+    # node 3's metadata log holds another entry at the offset nodes 1 and 2 agree on
+    from kraft.metadata import records as r
+    c.controller_extra = {1: [r.NoOpRecord()], 2: [r.NoOpRecord()],
+                          3: [r.ConfigRecord("topic", "orders", "retention.ms", "1")]}
+    ops = c.history()
+    for offset, value in enumerate([7, 8, 7]):      # value 7 lands at offsets 0 and 2 of t-0
+        ops += [Op("dup", "invoke", "send", offset * MS, value, "t-0"),
+                Op("dup", "ok", "send", offset * MS + 1, value, "t-0", offset)]
+    return c.write(), write_history(root / "history.jsonl", ops)
+
+
+def test_audit_on_a_standalone_cluster_gives_the_local_verdict(standalone, spark, tmp_path):
+    data, history = planted(tmp_path)
+    local = run_audit(spark, [str(data)], history)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1",
+           "KRAFT_AUDIT_DRIVER_MEMORY": "1g"}
+    proc = subprocess.run([sys.executable, "-m", "entry.main", "audit", "--data", str(data),
+                           "--history", str(history), "--master", standalone, "--out", str(out),
+                           "--format", "json"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=360)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    assert doc["inputs"]["master"] == standalone
+    found = {name: c["violations"] for name, c in doc["checks"].items() if c["violations"]}
+    assert found == local.totals
+    assert {"duplicate", "metadata-divergence"} <= set(found)
+    assert sorted(v["message"] for v in doc["violations"]) == \
+        sorted(v.message for v in local.violations)
