@@ -41,8 +41,6 @@ class Refused(Exception):
 
 # (method "Service.Method", the call's context) -> who sent it; raises Refused.
 Authenticator = Callable[[str, Any], "RequestContext"]
-# A raw-bytes handler answers serialized bytes itself (a response built around file reads).
-RAW = "raw"
 
 
 @dataclasses.dataclass(frozen=True)
