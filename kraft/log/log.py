@@ -429,13 +429,14 @@ class Log:
     def _maybe_flush_after_append(self, now_ms: int | None) -> None:
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self.flush()
-        elif now_ms is not None:
-            self._flush_if_time(now_ms)
+        elif now_ms is not None and self._flush_ms_due(now_ms):
+            self.flush()
 
-    def _flush_if_time(self, now_ms: int) -> bool:
+    def _flush_ms_due(self, now_ms: int) -> bool:
+        """flush.ms has passed since the last timed flush with something unflushed: it counts
+        as done from now (the caller flushes inline or hands the fsyncs to a thread)."""
         if self.log_end_offset > self.recovery_point and \
                 now_ms - self._last_flush_ms >= self.config.flush_ms:
-            self.flush()
             self._last_flush_ms = now_ms
             return True
         return False
@@ -450,9 +451,7 @@ class Log:
     def due_flush(self, now_ms: int) -> "PendingFlush | None":
         """What the periodic flush owes (flush.ms, segments rolled since the last call), for
         another thread to fsync as Kafka's background flusher does; then `flushed(it)`."""
-        if self.log_end_offset > self.recovery_point and \
-                now_ms - self._last_flush_ms >= self.config.flush_ms:
-            self._last_flush_ms = now_ms
+        if self._flush_ms_due(now_ms):
             return self._pending_flush(self.log_end_offset)
         if self._roll_flush_offset > self.recovery_point:
             return self._pending_flush(self._roll_flush_offset)
