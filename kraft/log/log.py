@@ -2,6 +2,7 @@
 place) or follower, reads of whole-batch byte ranges, truncation, retention, flush and recovery."""
 from __future__ import annotations
 
+import logging
 import shutil
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from kraft.log.log_validator import (  # noqa: F401  (the errors are part of thi
 from kraft.log.recompress import recompress
 from kraft.log.recovery import load_segments, offset_gaps
 from kraft.log.segment import INT_MAX, BatchInfo, LogSegment, SegmentCorrupt
+
+_logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -71,9 +74,11 @@ class Log:
         epoch_path = dir / file_names.LEADER_EPOCH_CHECKPOINT
         try:
             cache, trust_epochs = LeaderEpochCache.load(epoch_path), True
-        except CheckpointError:
+        except CheckpointError as exc:
+            _logger.warning("ignoring a damaged checkpoint: %s; the log is recovered in full to "
+                            "rebuild it", exc)
             cache, trust_epochs = LeaderEpochCache(epoch_path), False  # rebuilt by a full scan
-        segments, scanned = load_segments(
+        segments, scanned, recovery_point = load_segments(
             dir, config, recovery_point=recovery_point, clean_shutdown=clean_shutdown,
             trust_epochs=trust_epochs, epoch_cache=cache, now_ms=now_ms)
         if not segments:

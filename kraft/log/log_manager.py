@@ -35,13 +35,16 @@ def write_meta_properties(log_dir: Path, cluster_id: str, node_id: int) -> None:
                      {"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)})
 
 
-def _read_checkpoint_or_empty(path: Path) -> dict[tuple[str, int], int] | None:
-    """None when missing or unreadable: the caller then assumes nothing (full recovery)."""
+def _read_checkpoint_or_empty(path: Path, fallback: str) -> dict[tuple[str, int], int] | None:
+    """None when missing or damaged: the caller then assumes nothing (for the recovery points,
+    a full recovery). A damaged file is worth a warning (`fallback`: what is done instead), never
+    a failed start: its bytes are as untrusted as any other on the disk."""
     if not path.exists():
         return None
     try:
         return read_offset_checkpoint(path)
-    except CheckpointError:
+    except CheckpointError as exc:
+        _logger.warning("ignoring a damaged checkpoint: %s; %s", exc, fallback)
         return None
 
 
@@ -137,13 +140,16 @@ class LogManager:
     def _load_dir(self, log_dir: Path, now_ms: int) -> None:
         marker = log_dir / fn.CLEAN_SHUTDOWN
         clean = marker.exists()
-        recovery = _read_checkpoint_or_empty(log_dir / fn.RECOVERY_POINT_CHECKPOINT)
+        recovery = _read_checkpoint_or_empty(log_dir / fn.RECOVERY_POINT_CHECKPOINT,
+                                             "every log in this dir is recovered in full")
         if recovery is None:
             clean, recovery = False, {}     # without recovery points nothing can be trusted
-        starts = _read_checkpoint_or_empty(log_dir / fn.LOG_START_OFFSET_CHECKPOINT) or {}
-        hws = _read_checkpoint_or_empty(log_dir / fn.REPLICATION_OFFSET_CHECKPOINT) or {}
-        self._cleaner_offsets.update(
-            _read_checkpoint_or_empty(log_dir / fn.CLEANER_OFFSET_CHECKPOINT) or {})
+        starts = _read_checkpoint_or_empty(log_dir / fn.LOG_START_OFFSET_CHECKPOINT,
+                                           "log start offsets are taken from the segments") or {}
+        hws = _read_checkpoint_or_empty(log_dir / fn.REPLICATION_OFFSET_CHECKPOINT,
+                                        "high watermarks restart at the log start") or {}
+        self._cleaner_offsets.update(_read_checkpoint_or_empty(
+            log_dir / fn.CLEANER_OFFSET_CHECKPOINT, "compaction restarts from the log start") or {})
         for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
             if not entry.is_dir():
                 continue
