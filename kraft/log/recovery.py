@@ -78,7 +78,8 @@ def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_sh
 def _end_offset_bound(seg: LogSegment) -> int:
     """The most a segment's bytes can hold: the next offset after the last batch header that
     reads, from its last index entry when the index loads (no CRC check: an upper bound)."""
-    start = seg.offset_index.positions[-1] if seg.load_indexes() and len(seg.offset_index) else 0
+    last = seg.offset_index.last_entry if seg.load_indexes(lazy=True) else None
+    start = last[1] if last else 0
     end = seg.base_offset
     try:
         for _, header in seg.headers(start):
@@ -95,7 +96,7 @@ def _load(segments: list[LogSegment], bases: list[int], *, recovery_point: int,
     for i, seg in enumerate(segments):
         is_last = i == len(segments) - 1
         needs = not trust_epochs or (not clean_shutdown and (is_last or bases[i + 1] > recovery_point))
-        if not needs and seg.load_indexes():
+        if not needs and seg.load_indexes(lazy=not is_last):
             try:
                 seg.load_tail(now_ms)
                 continue
