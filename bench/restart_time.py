@@ -99,6 +99,17 @@ def _line(what: str, unit: str, values: dict[str, list[float]], extra: str = "")
             f"{large / empty:6.2f}x{extra}  (large: {', '.join(f'{v:.0f}' for v in values['large'])})")
 
 
+def _appends(trees: list[pathlib.Path], dirs: dict[str, pathlib.Path], pairs: int,
+             batches: int) -> None:
+    rates = {tree: {"empty": [], "large": []} for tree in trees}
+    for _ in range(pairs):
+        for tree in trees:
+            for name, d in dirs.items():
+                rates[tree][name].append(float(_child(tree, _APPEND, d, batches)))
+    for tree in trees:
+        print(_line(f"append 16 KiB {tree.name}", "b/s", rates[tree]), flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--retained-gb", type=float, default=2.0)
@@ -122,9 +133,13 @@ def main() -> int:
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
         print(f"{time.strftime('%Y-%m-%d')}: LogManager open, {args.retained_gb} GiB retained vs "
               f"none, {args.tail_mb} MiB unflushed tail, medians of {args.pairs} interleaved runs")
-        # The unclean modes first: each reopen leaves the dir without a marker; "clean" last
-        # (its first open is unclean, so each dir is opened once before being measured).
-        for mode in ("unclean", "clean", "no-checkpoint"):
+        # "unclean" first: each reopen leaves the dir without a marker. "clean" next (its first
+        # open is unclean, so each dir is opened once before being measured), then the appends
+        # (on cleanly closed dirs), and "no-checkpoint" last: it leaves every dir to recover whole.
+        for mode in ("unclean", "clean", "append", "no-checkpoint"):
+            if mode == "append":
+                _appends(trees, dirs, args.pairs, args.append_batches)
+                continue
             if mode == "clean":
                 for d in dirs.values():
                     _child(trees[0], _OPEN, d, "clean")
@@ -140,13 +155,6 @@ def main() -> int:
                 print(_line(f"open {mode} {tree.name}", "ms", times[tree],
                             f"  segments scanned {scanned['empty']} / {scanned['large']}"),
                       flush=True)
-        rates = {tree: {"empty": [], "large": []} for tree in trees}
-        for _ in range(args.pairs):
-            for tree in trees:
-                for name, d in dirs.items():
-                    rates[tree][name].append(float(_child(tree, _APPEND, d, args.append_batches)))
-        for tree in trees:
-            print(_line(f"append 16 KiB {tree.name}", "b/s", rates[tree]))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0
