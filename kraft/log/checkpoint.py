@@ -14,11 +14,24 @@ class CheckpointError(ValueError):
     """A checkpoint file exists but cannot be parsed; the message names the file and line."""
 
 
+def _read_text(path: Path) -> str | None:
+    """The file's text, None when it is missing; CheckpointError when its bytes are not text
+    (a torn or overwritten file: disk bytes are never trusted to decode)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CheckpointError(f"{path}: byte {exc.start} is not text ({data[exc.start]:#04x}); "
+                              "the file is damaged") from None
+
+
 def _read_versioned(path: Path, fields: int) -> list[list[str]] | None:
     """Parse `version\\ncount\\n` then `count` lines of `fields` space-separated words."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return None
     lines = text.splitlines()
     if len(lines) < 2:
@@ -76,9 +89,8 @@ def write_partition_metadata(path: Path, topic_id: str) -> None:
 
 def read_partition_metadata(path: Path) -> str | None:
     """The topic id, or None when the file is missing."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return None
     fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
     if fields.get("version", "").strip() != "0" or "topic_id" not in fields:
@@ -93,9 +105,8 @@ def write_properties(path: Path, props: Mapping[str, str]) -> None:
 
 def read_properties(path: Path) -> dict[str, str] | None:
     """None when missing; skips blank lines and '#' / '!' comments."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return None
     props = {}
     for line in text.splitlines():

@@ -6,6 +6,7 @@ import os
 import struct
 from array import array
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 from kraft.fs import write_all
 
@@ -14,9 +15,21 @@ class IndexCorrupt(ValueError):
     """The index file fails its sanity check and must be rebuilt from the log."""
 
 
+class _Deferred(NamedTuple):
+    count: int
+    last: tuple[int, int] | None
+    limit: int                          # what entries are checked against (the log's size)
+    rebuild: Callable[[], None]
+
+
 class IndexFile:
     """Base of OffsetIndex and TimeIndex: `_columns` holds the two fields of every entry (the
-    subclasses name them), the file holds the same entries packed with the subclass's `entry`."""
+    subclasses name them), the file holds the same entries packed with the subclass's `entry`.
+
+    An index opened with `rebuild` is read lazily, as Kafka's LazyIndex: at open only the file's
+    size and last entry are checked (a restart then costs nothing per retained byte); every
+    entry is read and checked at the first lookup, and `rebuild` (the segment's) runs instead
+    when that check fails."""
 
     entry: struct.Struct
 
@@ -24,23 +37,87 @@ class IndexFile:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max_entries
-        self._columns = (array("q"), array("q"))
+        self._loaded = (array("q"), array("q"))
         # Entries not yet in the file. The file may lag the columns: an index is derived data,
         # and recovery (or the tail scan past its last entry) covers what a crash lost, as with
         # Kafka's mmap'd indexes. No fd is kept: one per index would triple a partition's fds
         # (the open-file limit caps them).
         self._pending: list[bytes] = []
+        self._deferred: _Deferred | None = None    # opened lazily, entries not read yet
 
-    @classmethod
-    def _read_entries(cls, path: Path):
-        """The unpacked entries of an existing file; raises IndexCorrupt or FileNotFoundError."""
-        data = path.read_bytes()
-        if len(data) % cls.entry.size:
-            raise IndexCorrupt(f"{path}: size {len(data)} is not a multiple of {cls.entry.size}")
-        return cls.entry.iter_unpack(data)
+    # What the subclass says about its entries: absolute values, and what is wrong with one.
+    def _absolute(self, raw: tuple[int, int]) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def _problem(self, entry: tuple[int, int], before: tuple[int, int] | None,
+                 limit: int) -> str | None:
+        raise NotImplementedError
+
+    @property
+    def _columns(self) -> tuple[array, array]:
+        if self._deferred is not None:
+            self._read_deferred()
+        return self._loaded
+
+    def _open(self, limit: int, rebuild: Callable[[], None] | None) -> None:
+        """Read the file (raises IndexCorrupt or FileNotFoundError), or with `rebuild` only
+        check its size and last entry and read the rest at first use."""
+        if rebuild is None:
+            self._fill(limit)
+            return
+        size = os.stat(self.path).st_size
+        if size % self.entry.size:
+            raise IndexCorrupt(f"{self.path}: size {size} is not a multiple of {self.entry.size}")
+        last = None
+        if size:
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                raw = os.pread(fd, self.entry.size, size - self.entry.size)
+            finally:
+                os.close(fd)
+            last = self._checked(self.entry.unpack(raw), None, limit)
+        self._deferred = _Deferred(size // self.entry.size, last, limit, rebuild)
+
+    def _fill(self, limit: int) -> None:
+        """Every entry of the file into the columns, each checked against the one before."""
+        data = self.path.read_bytes()
+        if len(data) % self.entry.size:
+            raise IndexCorrupt(f"{self.path}: size {len(data)} is not a multiple of {self.entry.size}")
+        first, second = self._loaded
+        before = None
+        for raw in self.entry.iter_unpack(data):
+            before = self._checked(raw, before, limit)
+            first.append(before[0])
+            second.append(before[1])
+
+    def _checked(self, raw: tuple[int, int], before: tuple[int, int] | None,
+                 limit: int) -> tuple[int, int]:
+        entry = self._absolute(raw)
+        problem = self._problem(entry, before, limit)
+        if problem is not None:
+            raise IndexCorrupt(f"{self.path}: entry {entry} {problem}")
+        return entry
+
+    def _read_deferred(self) -> None:
+        deferred, self._deferred = self._deferred, None
+        try:
+            self._fill(deferred.limit)
+        except (IndexCorrupt, FileNotFoundError):
+            for column in self._loaded:
+                del column[:]
+            deferred.rebuild()
 
     def __len__(self) -> int:
-        return len(self._columns[0])
+        if self._deferred is not None:
+            return self._deferred.count
+        return len(self._loaded[0])
+
+    @property
+    def last_entry(self) -> tuple[int, int] | None:
+        if self._deferred is not None:
+            return self._deferred.last
+        first, second = self._loaded
+        return (first[-1], second[-1]) if first else None
 
     @property
     def is_full(self) -> bool:
@@ -54,6 +131,8 @@ class IndexFile:
 
     def _cut(self, keep: int) -> None:
         """Keep the first `keep` entries in memory and cut the file to as many."""
+        if keep == 0:
+            self._deferred = None       # nothing kept: nothing to read first
         self.write_pending()
         for column in self._columns:
             del column[keep:]

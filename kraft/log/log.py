@@ -2,10 +2,12 @@
 place) or follower, reads of whole-batch byte ranges, truncation, retention, flush and recovery."""
 from __future__ import annotations
 
+import logging
 import shutil
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from clients.record.batch_header import set_base_offset_and_epoch, stamped_prefix
 from kraft.fs import fsync_dir
@@ -19,6 +21,8 @@ from kraft.log.log_validator import (  # noqa: F401  (the errors are part of thi
 from kraft.log.recompress import recompress
 from kraft.log.recovery import load_segments, offset_gaps
 from kraft.log.segment import INT_MAX, BatchInfo, LogSegment, SegmentCorrupt
+
+_logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,10 @@ class Log:
         self._last_flush_ms = now_ms
         self._roll_flush_offset = 0      # rolled segments below this still await their fsync
         self._dir_dirty = False          # a segment file was created or deleted since the last fsync
+        # Told when a truncation lowers the recovery point, before anything is appended again:
+        # LogManager rewrites the checkpoint, which must not go on claiming flushed the offsets
+        # that will be written anew (a crash would trust them unscanned). May raise OSError.
+        self.on_recovery_point_lowered: Callable[[Log], None] | None = None
 
     @classmethod
     def open(cls, dir: Path, config: LogConfig, *, recovery_point: int = 0,
@@ -71,9 +79,11 @@ class Log:
         epoch_path = dir / file_names.LEADER_EPOCH_CHECKPOINT
         try:
             cache, trust_epochs = LeaderEpochCache.load(epoch_path), True
-        except CheckpointError:
+        except CheckpointError as exc:
+            _logger.warning("ignoring a damaged checkpoint: %s; the log is recovered in full to "
+                            "rebuild it", exc)
             cache, trust_epochs = LeaderEpochCache(epoch_path), False  # rebuilt by a full scan
-        segments, scanned = load_segments(
+        segments, scanned, recovery_point = load_segments(
             dir, config, recovery_point=recovery_point, clean_shutdown=clean_shutdown,
             trust_epochs=trust_epochs, epoch_cache=cache, now_ms=now_ms)
         if not segments:
@@ -346,9 +356,12 @@ class Log:
     def _after_truncation(self) -> None:
         self.log_end_offset = self._segments[-1].next_offset
         self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+        lowered = self.log_end_offset < self.recovery_point
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self._roll_flush_offset = min(self._roll_flush_offset, self.log_end_offset)
         self._high_watermark = min(self._high_watermark, self.log_end_offset)
+        if lowered and self.on_recovery_point_lowered is not None:
+            self.on_recovery_point_lowered(self)
 
     def maybe_increment_log_start_offset(self, offset: int) -> None:
         """DeleteRecords: move the log start up to `offset` (at most the HW); whole segments below

@@ -6,9 +6,10 @@ import dataclasses
 import logging
 import os
 import shutil
+import threading
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from clients.record.batch_header import CorruptBatchError
 from kraft.fs import atomic_write, fsync_dir, remove_durably
@@ -35,13 +36,16 @@ def write_meta_properties(log_dir: Path, cluster_id: str, node_id: int) -> None:
                      {"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)})
 
 
-def _read_checkpoint_or_empty(path: Path) -> dict[tuple[str, int], int] | None:
-    """None when missing or unreadable: the caller then assumes nothing (full recovery)."""
+def _read_checkpoint_or_empty(path: Path, fallback: str) -> dict[tuple[str, int], int] | None:
+    """None when missing or damaged: the caller then assumes nothing (for the recovery points,
+    a full recovery). A damaged file is worth a warning (`fallback`: what is done instead), never
+    a failed start: its bytes are as untrusted as any other on the disk."""
     if not path.exists():
         return None
     try:
         return read_offset_checkpoint(path)
-    except CheckpointError:
+    except CheckpointError as exc:
+        _logger.warning("ignoring a damaged checkpoint: %s; %s", exc, fallback)
         return None
 
 
@@ -56,6 +60,8 @@ class LogManager:
         self._now_ms = now_ms            # latest time seen; new logs start their flush clock here
         self._cleaner_offsets: dict[tuple[str, int], int] = {}   # first dirty offset per log
         self.failures = LogDirFailures()
+        # Checkpoint writes (a thread's periodic ones, a truncation's on the loop) one at a time.
+        self._checkpoint_lock = threading.Lock()
         # Offline replicas keep their last checkpointed (recovery point, log start, HW), so the
         # next start still knows which of their bytes were flushed.
         self._offline_checkpoints: dict[tuple[str, int], tuple[Path, int, int, int]] = {}
@@ -137,13 +143,16 @@ class LogManager:
     def _load_dir(self, log_dir: Path, now_ms: int) -> None:
         marker = log_dir / fn.CLEAN_SHUTDOWN
         clean = marker.exists()
-        recovery = _read_checkpoint_or_empty(log_dir / fn.RECOVERY_POINT_CHECKPOINT)
+        recovery = _read_checkpoint_or_empty(log_dir / fn.RECOVERY_POINT_CHECKPOINT,
+                                             "every log in this dir is recovered in full")
         if recovery is None:
             clean, recovery = False, {}     # without recovery points nothing can be trusted
-        starts = _read_checkpoint_or_empty(log_dir / fn.LOG_START_OFFSET_CHECKPOINT) or {}
-        hws = _read_checkpoint_or_empty(log_dir / fn.REPLICATION_OFFSET_CHECKPOINT) or {}
-        self._cleaner_offsets.update(
-            _read_checkpoint_or_empty(log_dir / fn.CLEANER_OFFSET_CHECKPOINT) or {})
+        starts = _read_checkpoint_or_empty(log_dir / fn.LOG_START_OFFSET_CHECKPOINT,
+                                           "log start offsets are taken from the segments") or {}
+        hws = _read_checkpoint_or_empty(log_dir / fn.REPLICATION_OFFSET_CHECKPOINT,
+                                        "high watermarks restart at the log start") or {}
+        self._cleaner_offsets.update(_read_checkpoint_or_empty(
+            log_dir / fn.CLEANER_OFFSET_CHECKPOINT, "compaction restarts from the log start") or {})
         for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
             if not entry.is_dir():
                 continue
@@ -168,6 +177,7 @@ class LogManager:
                                                  starts.get(tp, 0), hws.get(tp, 0))
                 continue
             log.high_watermark = hws.get(tp, log.log_start_offset)
+            log.on_recovery_point_lowered = self._recovery_point_lowered
             if log.recovered_segments:
                 self.recovered_logs += 1
             self._logs[tp] = log
@@ -204,6 +214,7 @@ class LogManager:
                                config or self.default_config,
                                now_ms=self._now_ms if now_ms is None else now_ms)
                 fsync_dir(log_dir)
+                log.on_recovery_point_lowered = self._recovery_point_lowered
             except OSError as exc:
                 self._offline_checkpoints[tp] = (log_dir, 0, 0, 0)
                 self.dir_failed(log_dir, exc, f"creating {topic}-{partition}")
@@ -272,9 +283,21 @@ class LogManager:
                     for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
             rows.update({tp: tuple(values) for tp, (d, *values) in
                          self._offline_checkpoints.items() if d == log_dir})
-            out.append(DirCheckpoints(log_dir, *({tp: v[i] for tp, v in rows.items()}
-                                                 for i in range(3))))
+            out.append(DirCheckpoints(
+                log_dir, *({tp: v[i] for tp, v in rows.items()} for i in range(3)),
+                logs={tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir},
+                lock=self._checkpoint_lock))
         return out
+
+    def _recovery_point_lowered(self, log: Log) -> None:
+        """Kafka's checkpointRecoveryOffsetsInDir after a truncation, before the log is
+        appended to again. Raises OSError, the truncation's disk error."""
+        log_dir = self._dir_of.get((log.topic, log.partition))
+        if log_dir is None:
+            return
+        failed = write_checkpoints([c for c in self.checkpoint_offsets() if c.log_dir == log_dir])
+        if failed:
+            raise failed[0][1]
 
     def checkpoints_failed(self, failures: list[tuple[Path, OSError]]) -> None:
         """What write_checkpoints could not write: those dirs go offline."""
@@ -376,23 +399,33 @@ class DirCheckpoints:
     recovery_points: dict[tuple[str, int], int]
     log_start_offsets: dict[tuple[str, int], int]
     high_watermarks: dict[tuple[str, int], int]
+    # The dir's logs: with `lock` held, a recovery point is written as the lower of the one
+    # taken and the log's own, so a write that a truncation overtook cannot raise it again.
+    logs: Mapping[tuple[str, int], Log] = dataclasses.field(default_factory=dict)
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
 def write_checkpoints(checkpoints: list[DirCheckpoints]) -> list[tuple[Path, OSError]]:
     """Write (crash-safe: tmp, fsync, rename) what `checkpoint_offsets` took; safe off the loop,
-    as it touches only these values and the checkpoint files. Returns the dirs that failed, for
-    LogManager.checkpoints_failed (on the loop)."""
+    as it touches only these values, the logs' recovery points (one int read each) and the
+    checkpoint files. Returns the dirs that failed, for LogManager.checkpoints_failed (on the
+    loop)."""
     failed = []
     for c in checkpoints:
         try:
-            write_offset_checkpoint(c.log_dir / fn.RECOVERY_POINT_CHECKPOINT, c.recovery_points)
-            write_offset_checkpoint(c.log_dir / fn.LOG_START_OFFSET_CHECKPOINT,
-                                    c.log_start_offsets)
-            write_offset_checkpoint(c.log_dir / fn.REPLICATION_OFFSET_CHECKPOINT,
-                                    c.high_watermarks)
+            with c.lock:
+                _write_dir_checkpoints(c)
         except OSError as exc:
             failed.append((c.log_dir, exc))
     return failed
+
+
+def _write_dir_checkpoints(c: DirCheckpoints) -> None:
+    recovery_points = {tp: min(offset, c.logs[tp].recovery_point) if tp in c.logs else offset
+                       for tp, offset in c.recovery_points.items()}
+    write_offset_checkpoint(c.log_dir / fn.RECOVERY_POINT_CHECKPOINT, recovery_points)
+    write_offset_checkpoint(c.log_dir / fn.LOG_START_OFFSET_CHECKPOINT, c.log_start_offsets)
+    write_offset_checkpoint(c.log_dir / fn.REPLICATION_OFFSET_CHECKPOINT, c.high_watermarks)
 
 
 def fsync_all(pending: list[PendingFlush]) -> list[tuple[PendingFlush, OSError | None]]:

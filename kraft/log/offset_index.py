@@ -5,8 +5,9 @@ from __future__ import annotations
 import struct
 from bisect import bisect_right
 from pathlib import Path
+from typing import Callable
 
-from kraft.log.index_file import IndexCorrupt, IndexFile
+from kraft.log.index_file import IndexFile
 
 ENTRY = struct.Struct(">ii")
 ENTRY_SIZE = ENTRY.size
@@ -18,24 +19,33 @@ class OffsetIndex(IndexFile):
 
     entry = ENTRY
 
-    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
-        super().__init__(path, base_offset, max_entries)
-        self.offsets, self.positions = self._columns   # absolute offsets, file positions
+    @property
+    def offsets(self):              # absolute offsets
+        return self._columns[0]
+
+    @property
+    def positions(self):            # file positions
+        return self._columns[1]
 
     @classmethod
-    def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int) -> OffsetIndex:
-        """Read and sanity-check an existing file; raises IndexCorrupt or FileNotFoundError."""
+    def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int,
+             rebuild: Callable[[], None] | None = None) -> OffsetIndex:
+        """Open an existing file, checked against the log's size (read lazily with `rebuild`:
+        see IndexFile); raises IndexCorrupt or FileNotFoundError."""
         index = cls(path, base_offset, max_entries)
-        last_offset, last_position = base_offset - 1, -1
-        for relative, position in cls._read_entries(path):
-            offset = base_offset + relative
-            if offset <= last_offset or position <= last_position or position >= log_size:
-                raise IndexCorrupt(f"{path}: entry ({offset}, {position}) out of order or past "
-                                   f"the log end {log_size}")
-            index.offsets.append(offset)
-            index.positions.append(position)
-            last_offset, last_position = offset, position
+        index._open(log_size, rebuild)
         return index
+
+    def _absolute(self, raw: tuple[int, int]) -> tuple[int, int]:
+        return self.base_offset + raw[0], raw[1]
+
+    def _problem(self, entry: tuple[int, int], before: tuple[int, int] | None,
+                 log_size: int) -> str | None:
+        last_offset, last_position = before or (self.base_offset - 1, -1)
+        offset, position = entry
+        if offset <= last_offset or position <= last_position or position >= log_size:
+            return f"out of order or past the log end {log_size}"
+        return None
 
     def lookup(self, target_offset: int) -> tuple[int, int]:
         """(offset, position) of the largest entry with offset <= target, else (base, 0)."""

@@ -2,6 +2,7 @@
 (CRC scan, torn tail cut, indexes rebuilt) for segments past the recovery point or with bad indexes."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -10,6 +11,8 @@ from kraft.log.cleaner_swap import complete_interrupted_swaps
 from kraft.log.leader_epoch_cache import LeaderEpochCache
 from kraft.log.log_config import LogConfig
 from kraft.log.segment import LogSegment, SegmentCorrupt
+
+_logger = logging.getLogger(__name__)
 
 
 def remove_stray_files(dir: Path) -> list[int]:
@@ -36,13 +39,16 @@ def remove_stray_files(dir: Path) -> list[int]:
 
 def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_shutdown: bool,
                   trust_epochs: bool, epoch_cache: LeaderEpochCache,
-                  now_ms: int) -> tuple[list[LogSegment], int]:
+                  now_ms: int) -> tuple[list[LogSegment], int, int]:
     """Open every segment. After an unclean shutdown, segments that may hold offsets at or after
-    `recovery_point` are CRC-scanned; so is any segment with a missing or invalid index, or every
-    segment when the epoch checkpoint could not be trusted. The first damaged segment is cut at the
-    damage and every later segment is deleted, unless the damage lies below `recovery_point`
-    (flushed, so not a torn write) or segments overlap: then SegmentCorrupt is raised, nothing is
-    cut and no file is left open. Returns (segments, number of segments scanned)."""
+    `recovery_point` are CRC-scanned (those wholly below it were flushed: only their indexes and
+    the bytes past their last index entry are read); so is any segment with a missing or invalid
+    index, or every segment when the epoch checkpoint could not be trusted, or when
+    `recovery_point` lies past every offset the log can hold (a checkpoint that does not describe
+    this log). The first damaged segment is cut at the damage and every later segment is deleted,
+    unless the damage lies below `recovery_point` (flushed, so not a torn write) or segments
+    overlap: then SegmentCorrupt is raised, nothing is cut and no file is left open. Returns
+    (segments, number of segments scanned, the recovery point used)."""
     complete_interrupted_swaps(dir)     # before the strays go: a .swap may be the only copy
     bases = remove_stray_files(dir)
     segments: list[LogSegment] = []
@@ -50,6 +56,14 @@ def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_sh
         for base in bases:
             segments.append(LogSegment(dir, base, config.index_interval_bytes,
                                        config.segment_index_bytes))
+        if not clean_shutdown and segments and recovery_point > segments[-1].base_offset:
+            bound = _end_offset_bound(segments[-1])
+            if recovery_point > bound:
+                _logger.warning(
+                    "%s: the recovery point %d in the checkpoint lies past the log's end (at most "
+                    "%d); the checkpoint does not describe this log, so all of it is recovered",
+                    dir, recovery_point, bound)
+                recovery_point = 0
         scanned = _load(segments, bases, recovery_point=recovery_point,
                         clean_shutdown=clean_shutdown, trust_epochs=trust_epochs,
                         epoch_cache=epoch_cache, now_ms=now_ms)
@@ -58,7 +72,21 @@ def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_sh
         for seg in segments:
             seg.close()
         raise
-    return segments, scanned
+    return segments, scanned, recovery_point
+
+
+def _end_offset_bound(seg: LogSegment) -> int:
+    """The most a segment's bytes can hold: the next offset after the last batch header that
+    reads, from its last index entry when the index loads (no CRC check: an upper bound)."""
+    last = seg.offset_index.last_entry if seg.load_indexes(lazy=True) else None
+    start = last[1] if last else 0
+    end = seg.base_offset
+    try:
+        for _, header in seg.headers(start):
+            end = header.next_offset
+    except SegmentCorrupt:
+        pass
+    return end
 
 
 def _load(segments: list[LogSegment], bases: list[int], *, recovery_point: int,
@@ -68,7 +96,7 @@ def _load(segments: list[LogSegment], bases: list[int], *, recovery_point: int,
     for i, seg in enumerate(segments):
         is_last = i == len(segments) - 1
         needs = not trust_epochs or (not clean_shutdown and (is_last or bases[i + 1] > recovery_point))
-        if not needs and seg.load_indexes():
+        if not needs and seg.load_indexes(lazy=not is_last):
             try:
                 seg.load_tail(now_ms)
                 continue

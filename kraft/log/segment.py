@@ -2,6 +2,7 @@
 reads of whole-batch byte ranges, truncation, and the CRC-checking recovery scan."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -21,6 +22,8 @@ RECOVERY_CHUNK = 8 * 1024 * 1024
 SCAN_PROBE = 4096               # read_range reads this much per pread while batches are small
 _LAST_OFFSET_DELTA_END = 27     # a header's bytes read_range needs: offsets and length
 _MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
+
+_logger = logging.getLogger(__name__)
 
 
 class SegmentCorrupt(ValueError):
@@ -73,16 +76,29 @@ class LogSegment:
         seg.time_index.reset()
         return seg
 
-    def load_indexes(self) -> bool:
-        """Load both index files; False if either is missing or fails its sanity check."""
+    def load_indexes(self, lazy: bool = False) -> bool:
+        """Load both index files; False if either is missing or fails its sanity check. `lazy`
+        (a sealed segment below the recovery point): only each file's size and last entry are
+        checked now, the rest at the first lookup, which rebuilds them if they fail it."""
+        rebuild = self._rebuild_indexes if lazy else None
         try:
             self.offset_index = OffsetIndex.load(self.offset_index.path, self.base_offset,
-                                                 self.offset_index.max_entries, self.size)
+                                                 self.offset_index.max_entries, self.size, rebuild)
             self.time_index = TimeIndex.load(self.time_index.path, self.base_offset,
-                                             self.time_index.max_entries)
+                                             self.time_index.max_entries, rebuild)
         except (FileNotFoundError, IndexCorrupt):
             return False
         return True
+
+    def _rebuild_indexes(self) -> None:
+        """A lazily read index failed its check: rebuild both from the log, as an open would
+        have. The bytes lie below the recovery point, so damage in them raises SegmentCorrupt."""
+        _logger.warning("%s: an index of this segment is damaged; rebuilding both from the log",
+                        self.log_path)
+        roll_base_ms = self.roll_base_ms
+        self.recover(self.base_offset, 0, protect_below=self.next_offset)
+        self.roll_base_ms = roll_base_ms
+        self.seal()
 
     # -- scanning ---------------------------------------------------------------------------
     def headers(self, pos: int = 0):
@@ -125,10 +141,11 @@ class LogSegment:
         last_ts = self.time_index.last_entry
         if last_ts is not None:
             self.max_timestamp, self.offset_of_max_timestamp = last_ts
-        start = self.offset_index.positions[-1] if len(self.offset_index) else 0
+        last = self.offset_index.last_entry
+        start = last[1] if last else 0
         pos, next_offset = start, self.base_offset
         if start:
-            next_offset = self.offset_index.offsets[-1] + 1
+            next_offset = last[0] + 1
         for pos, header in self.headers(start):
             next_offset = header.next_offset
             if header.max_timestamp > self.max_timestamp:
@@ -203,8 +220,7 @@ class LogSegment:
             self.max_timestamp, self.offset_of_max_timestamp = max_timestamp, last_offset
         if self.bytes_since_last_index_entry > self.index_interval_bytes:
             index_entries.append((last_offset, position))
-            last = time_entries[-1][0] if time_entries else \
-                (self.time_index.timestamps[-1] if len(self.time_index) else -1)
+            last = time_entries[-1][0] if time_entries else (self.time_index.last_entry or (-1,))[0]
             if self.max_timestamp > last:
                 time_entries.append((self.max_timestamp, self.offset_of_max_timestamp))
             self.bytes_since_last_index_entry = 0

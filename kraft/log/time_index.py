@@ -5,8 +5,9 @@ from __future__ import annotations
 import struct
 from bisect import bisect_right
 from pathlib import Path
+from typing import Callable
 
-from kraft.log.index_file import IndexCorrupt, IndexFile
+from kraft.log.index_file import IndexFile
 
 ENTRY = struct.Struct(">qi")
 ENTRY_SIZE = ENTRY.size
@@ -17,28 +18,32 @@ class TimeIndex(IndexFile):
 
     entry = ENTRY
 
-    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
-        super().__init__(path, base_offset, max_entries)
-        self.timestamps, self.offsets = self._columns
-
-    @classmethod
-    def load(cls, path: Path, base_offset: int, max_entries: int) -> TimeIndex:
-        index = cls(path, base_offset, max_entries)
-        last_ts, last_offset = -(2**63), base_offset
-        for timestamp, relative in cls._read_entries(path):
-            offset = base_offset + relative
-            if timestamp <= last_ts or offset < last_offset:
-                raise IndexCorrupt(f"{path}: entry ({timestamp}, {offset}) out of order")
-            index.timestamps.append(timestamp)
-            index.offsets.append(offset)
-            last_ts, last_offset = timestamp, offset
-        return index
+    @property
+    def timestamps(self):
+        return self._columns[0]
 
     @property
-    def last_entry(self) -> tuple[int, int] | None:
-        if not self.timestamps:
-            return None
-        return self.timestamps[-1], self.offsets[-1]
+    def offsets(self):
+        return self._columns[1]
+
+    @classmethod
+    def load(cls, path: Path, base_offset: int, max_entries: int,
+             rebuild: Callable[[], None] | None = None) -> TimeIndex:
+        """Open an existing file (read lazily with `rebuild`: see IndexFile); raises
+        IndexCorrupt or FileNotFoundError."""
+        index = cls(path, base_offset, max_entries)
+        index._open(0, rebuild)
+        return index
+
+    def _absolute(self, raw: tuple[int, int]) -> tuple[int, int]:
+        return raw[0], self.base_offset + raw[1]
+
+    def _problem(self, entry: tuple[int, int], before: tuple[int, int] | None,
+                 _limit: int) -> str | None:
+        last_ts, last_offset = before or (-(2**63), self.base_offset)
+        if entry[0] <= last_ts or entry[1] < last_offset:
+            return "out of order"
+        return None
 
     def lookup(self, target_timestamp: int) -> tuple[int, int]:
         """(timestamp, offset) of the largest entry with timestamp <= target, else (-1, base)."""

@@ -1,8 +1,11 @@
-"""The text of every checkpoint file is exactly Kafka's."""
+"""The text of every checkpoint file is exactly Kafka's; bytes that are not text are a
+CheckpointError naming the file, like any other damage."""
+import pytest
+
 from kraft.fs import atomic_write
 from kraft.log.checkpoint import (
-    read_epoch_checkpoint, read_offset_checkpoint, read_partition_metadata,
-    write_offset_checkpoint, write_partition_metadata)
+    CheckpointError, read_epoch_checkpoint, read_offset_checkpoint, read_partition_metadata,
+    read_properties, write_offset_checkpoint, write_partition_metadata)
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager, read_meta_properties, write_meta_properties
 from kraft_log_helpers import make_batch
@@ -50,3 +53,12 @@ def test_log_manager_writes_the_three_checkpoints_and_marker(tmp_path):
     assert sorted(p.name for p in (tmp_path / "orders-0").iterdir()) == [
         "00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
         "leader-epoch-checkpoint", "partition.metadata"]
+
+
+@pytest.mark.parametrize("read", [read_offset_checkpoint, read_epoch_checkpoint,
+                                  read_partition_metadata, read_properties])
+def test_bytes_that_are_not_text_are_a_checkpoint_error(tmp_path, read):
+    path = tmp_path / "damaged"
+    path.write_bytes(b"0\n1\n\xc3\x28 0 5\n")
+    with pytest.raises(CheckpointError, match=r"damaged: byte 4 is not text \(0xc3\)"):
+        read(path)
