@@ -58,6 +58,16 @@ class GroupCoordinators:
     def drivers(self) -> list[CoordinatorDriver]:
         return [d for d, _ in self._drivers.values()]
 
+    def on_txn_marker(self, partition: int, producer_id: int, producer_epoch: int,
+                      committed: bool, offset: int) -> None:
+        """The broker committed (acks=all) a transaction's end marker at `offset` of
+        `__consumer_offsets-<partition>`: that producer's pending offsets there are applied
+        (COMMIT) or dropped (ABORT). A partition not coordinated here is skipped: whoever loads
+        it replays the marker from the log."""
+        entry = self._drivers.get(partition)
+        if entry is not None:
+            entry[0].on_txn_marker(producer_id, committed, offset)
+
     # -- following leadership -------------------------------------------------------------------
     def _offsets_partition_moved(self, partition: int) -> None:
         """Leadership, the log end, the high watermark or the ISR of an offsets partition moved:

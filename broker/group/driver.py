@@ -20,7 +20,9 @@ from broker.group.records import OFFSETS_TOPIC, OffsetsRecordError
 from broker.replication.replica_manager import ACKS_ALL, ProduceResult, ReplicaManager
 from clients.errors import ErrorCode
 from clients.grpc_server import RateLimitedLog
+from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import decode_batch, encode_batch, iter_batches
+from clients.record.control import decode_marker
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,9 @@ class CoordinatorDriver:
         # Replication moved, a request came in or an append went out: waiters look again.
         self._changed = trio.lowlevel.ParkingLot()
         self.failed_appends = RateLimitedLog()
+        # Transaction markers the broker reported while the log was still being loaded:
+        # applied after the load (those the load itself replayed then find nothing pending).
+        self._early_markers: list[tuple[int, bool, int]] | None = []
 
     def poke(self) -> None:
         self._changed.unpark_all()
@@ -90,9 +95,18 @@ class CoordinatorDriver:
 
     def _append(self, effect: AppendRecords) -> None:
         now = self.clock_ms()
-        batch = encode_batch([(key, value, (), now) for key, value in effect.records])
+        records = [(key, value, (), now) for key, value in effect.records]
+        if effect.producer_id >= 0:
+            # TxnOffsetCommit: a transactional batch of the producer, sequence 0 as Kafka's
+            # coordinator writes it (the leader checks only its epoch).
+            batch = encode_batch(records, producer_id=effect.producer_id,
+                                 producer_epoch=effect.producer_epoch, base_sequence=0,
+                                 is_transactional=True)
+        else:
+            batch = encode_batch(records)
         # The replica manager wakes the followers' parked fetches: they take it at once.
-        result = self.replicas.append(OFFSETS_TOPIC, self.partition, batch, ACKS_ALL, now)
+        result = self.replicas.append(OFFSETS_TOPIC, self.partition, batch, ACKS_ALL, now,
+                                      coordinator=True)
         self._inflight.append((effect.append_id, result, trio.current_time() + self.commit_timeout_s))
 
     # -- life ---------------------------------------------------------------------------------------
@@ -102,6 +116,10 @@ class CoordinatorDriver:
         try:
             loaded = await self._load()
             self.core.become_coordinator(self.clock_ms())
+            early, self._early_markers = self._early_markers, None
+            for producer_id, committed, offset in early or ():
+                if offset >= self.core.loaded_offset:      # else the load replayed it
+                    self.core.replay_txn_marker(producer_id, committed, offset)
             log.debug("coordinating the groups of %s-%d (leader epoch %d): replayed %d records",
                      OFFSETS_TOPIC, self.partition, self.leader_epoch, loaded)
             async with trio.open_nursery() as nursery:
@@ -133,15 +151,39 @@ class CoordinatorDriver:
             if not data:
                 break
             for pos, header in iter_batches(data):
-                for record in decode_batch(data, pos)[1]:
-                    replayed += self._replay(record.key, record.value, record.offset)
+                replayed += self._replay_batch(data, pos, header)
                 offset = header.next_offset
             await trio.sleep(0)     # a big partition must not stall every other request
         return replayed
 
-    def _replay(self, key: bytes | None, value: bytes | None, offset: int) -> int:
+    def _replay_batch(self, data, pos: int, header) -> int:
+        """Replay one batch of the log: a control batch ends a transaction, a transactional
+        one holds offsets pending until then, any other is plain group records."""
+        records = decode_batch(data, pos)[1]
+        if header.is_control:
+            for record in records:
+                try:
+                    marker = decode_marker(record.key, record.value)
+                except CorruptBatchError as exc:
+                    log.warning("%s-%d offset %d: control record skipped: %s", OFFSETS_TOPIC,
+                                self.partition, record.offset, exc)
+                    continue
+                self.core.replay_txn_marker(header.producer_id, marker.committed, record.offset)
+            return len(records)
+        producer_id = header.producer_id if header.is_transactional else -1
+        return sum(self._replay(r.key, r.value, r.offset, producer_id) for r in records)
+
+    def on_txn_marker(self, producer_id: int, committed: bool, offset: int) -> None:
+        """WriteTxnMarkers committed an end marker at `offset` in this partition."""
+        if self._early_markers is not None:
+            self._early_markers.append((producer_id, committed, offset))
+            return
+        self.core.replay_txn_marker(producer_id, committed, offset)
+
+    def _replay(self, key: bytes | None, value: bytes | None, offset: int,
+                producer_id: int = -1) -> int:
         try:
-            self.core.replay(key or b"", value, offset)
+            self.core.replay(key or b"", value, offset, producer_id)
             return 1
         except OffsetsRecordError as exc:
             # Not ours (e.g. written by a newer kraft): skip it rather than coordinate nothing.

@@ -87,6 +87,15 @@ def OffsetCommit(req: pb.OffsetCommitRequest) -> None:
                     hint="-1 when unknown")
 
 
+def TxnOffsetCommit(req: pb.TxnOffsetCommitRequest) -> None:
+    check_length("transactional_id", req.transactional_id, MAX_NAME_LENGTH)
+    check_not_negative("producer_id", req.producer_id, E.INVALID_PRODUCER_ID_MAPPING,
+                       "the producer id InitProducerId gave the transactional producer")
+    check_range("producer_epoch", req.producer_epoch, 0, 32767,
+                hint="the epoch InitProducerId gave the transactional producer")
+    OffsetCommit(req)
+
+
 def OffsetFetch(req: pb.OffsetFetchRequest) -> None:
     check_group_id(req.group_id)
     for p in req.partitions:

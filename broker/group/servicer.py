@@ -13,7 +13,7 @@ from broker.group.coordinators import GroupCoordinators
 from broker.group.wire import (commit_request, commit_response, described_group, fetch_request,
                                fetch_response, heartbeat_request, heartbeat_response,
                                join_request, join_response, leave_request, leave_response,
-                               message, sync_request, sync_response)
+                               message, sync_request, sync_response, txn_commit_request)
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.server.request_limits import Refused, checked
@@ -141,24 +141,39 @@ class GroupServicer:
         refused = self._refused(pb.OffsetCommitResponse, request.group_id)
         if refused is not None:
             return refused
-        req = commit_request(request)
+        return await self._commit(commit_request(request), lambda core: core.handle_offset_commit)
+
+    async def _commit(self, req, handler) -> pb.OffsetCommitResponse:
+        """OffsetCommit and TxnOffsetCommit: `handler(core)` takes (handle, req, now_ms)."""
         # Kafka: committing a partition's offset needs Read on its topic too.
         denied = {tp: E.TOPIC_AUTHORIZATION_FAILED for tp in req.offsets
                   if not self.authz.allowed(Op.READ, R.TOPIC, tp.topic)}
         if denied:
             req = dataclasses.replace(req, offsets={tp: o for tp, o in req.offsets.items()
                                                     if tp not in denied})
-        driver = self._driver(request.group_id)
+        driver = self._driver(req.group_id)
         if driver is None:
             return commit_response(m.OffsetCommitResponse(
                 {tp: E.NOT_COORDINATOR for tp in req.offsets} | denied))
         if not req.offsets:
             return commit_response(m.OffsetCommitResponse(denied))
         answer = await driver.ask(
-            lambda handle, now: driver.core.handle_offset_commit(handle, req, now),
+            lambda handle, now: handler(driver.core)(handle, req, now),
             m.OffsetCommitResponse({tp: E.REQUEST_TIMED_OUT for tp in req.offsets}),
             WRITE_TIMEOUT_S)
         return commit_response(m.OffsetCommitResponse(dict(answer.partitions) | denied))
+
+    @checked(checks.TxnOffsetCommit, _refuse_commit)
+    async def TxnOffsetCommit(self, request: pb.TxnOffsetCommitRequest) -> pb.OffsetCommitResponse:
+        """Kafka: Write on the transactional id, Read on the group and on each topic."""
+        denial = self.authz.denial(Op.WRITE, R.TRANSACTIONAL_ID, request.transactional_id)
+        if denial is not None:
+            return _refuse_commit(request, Refused(*denial))
+        refused = self._refused(pb.OffsetCommitResponse, request.group_id)
+        if refused is not None:
+            return refused
+        return await self._commit(txn_commit_request(request),
+                                  lambda core: core.handle_txn_offset_commit)
 
     @checked(checks.OffsetFetch, pb.OffsetFetchResponse)
     async def OffsetFetch(self, request: pb.OffsetFetchRequest) -> pb.OffsetFetchResponse:

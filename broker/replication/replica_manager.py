@@ -194,7 +194,10 @@ class ReplicaManager:
         return hosted
 
     # -- produce -----------------------------------------------------------------------------
-    def append(self, topic: str, partition: int, records: bytes, acks: int, now_ms: int) -> ProduceResult:
+    def append(self, topic: str, partition: int, records: bytes, acks: int, now_ms: int, *,
+               coordinator: bool = False) -> ProduceResult:
+        """`coordinator`: a group coordinator's own append (Kafka's AppendOrigin.COORDINATOR),
+        whose transactional batches carry no producer sequence to check, only the epoch."""
         try:
             hosted = self._checked(topic, partition, -1)
             if not records:
@@ -206,7 +209,8 @@ class ReplicaManager:
                                           f"{list(hosted.state.isr)} are fewer than min.insync.replicas="
                                           f"{hosted.state.config.min_insync_replicas}; retry once "
                                           "followers catch up, or use acks=1")
-            headers, verdict = self._check_producers(hosted, records)   # idempotent producers
+            headers, verdict = (self._check_coordinator_producers(hosted, records) if coordinator
+                                else self._check_producers(hosted, records))  # idempotence
             if verdict is not None:
                 return verdict
             result = hosted.state.append_as_leader(records, acks, now_ms)
@@ -456,6 +460,20 @@ class ReplicaManager:
                                        leader_epoch=hosted.leader_epoch)
         return None, ProduceResult(verdict.error_code, verdict.message,
                                    log_start_offset=hosted.log.log_start_offset)
+
+    def _check_coordinator_producers(self, hosted: Partition, records: bytes):
+        """As _check_producers for a coordinator's batches: only a fenced epoch is refused."""
+        state = self.producer_state(hosted.topic, hosted.partition)
+        headers = request_headers(records)
+        for h in headers or ():
+            entry = state.entry(h.producer_id)
+            if entry is not None and h.producer_epoch < entry.epoch:
+                return None, ProduceResult(
+                    ErrorCode.INVALID_PRODUCER_EPOCH,
+                    f"producer {h.producer_id} epoch {h.producer_epoch} is fenced on "
+                    f"{hosted.topic}-{hosted.partition}: epoch {entry.epoch} is newer",
+                    log_start_offset=hosted.log.log_start_offset)
+        return headers, None
 
     def _record_producers(self, hosted: Partition, headers, first_offset: int) -> None:
         # The state was current just before this append (_check_producers caught it up).
