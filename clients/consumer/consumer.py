@@ -18,7 +18,8 @@ from clients.consumer.from_thread import FromThreads
 from clients.consumer.membership import MembershipConfig
 from clients.errors import ErrorCode, KraftError
 from clients.security import client_security
-from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from clients.types import (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ConsumerGroupMetadata,
+                           TopicPartition)
 
 log = logging.getLogger(__name__)
 RETRY_BACKOFF_S = 0.1
@@ -193,6 +194,15 @@ class AsyncConsumer(FromThreads, BackgroundService):
         """Commit in the background; `callback(offsets, error_or_None)` runs in a later poll."""
         g = self._require_group("commit_async")
         g.commit_async(self.consumed_offsets() if offsets is None else offsets, callback)
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This consumer's group, generation and member id (confluent-kafka's
+        ConsumerGroupMetadata), for a transactional producer's send_offsets_to_transaction;
+        generation -1 and no member id while it is not in a generation."""
+        g = self._require_group("group_metadata")
+        core = g.core
+        return ConsumerGroupMetadata(g.group_id, core.generation, core.member_id,
+                                     core.config.group_instance_id)
 
     async def committed(self, partitions) -> dict[TopicPartition, int | None]:
         """The group's committed offset of each partition, None where there is none."""
