@@ -1,5 +1,6 @@
 """Talking to a group's coordinator, for the consumer and the admin client: FindCoordinator through
-any broker, the Group RPCs to the node it names, offsets to and from protobuf, retries."""
+any broker, the Group RPCs to the node it names, offsets to and from protobuf, retries; the same
+lookup finds a transactional id's coordinator (key type 1) for the Transaction service."""
 from __future__ import annotations
 
 import logging
@@ -13,7 +14,7 @@ from clients import bridge
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
-from clients.wire import group_pb2, group_pb2_grpc
+from clients.wire import group_pb2, group_pb2_grpc, transaction_pb2_grpc
 
 log = logging.getLogger(__name__)
 E = ErrorCode
@@ -43,6 +44,14 @@ def service_stub(cluster: Cluster, address: str, stub_cls):
 
 def group_stub(cluster: Cluster, address: str) -> group_pb2_grpc.GroupStub:
     return service_stub(cluster, address, group_pb2_grpc.GroupStub)
+
+
+def transaction_stub(cluster: Cluster, address: str) -> transaction_pb2_grpc.TransactionStub:
+    return service_stub(cluster, address, transaction_pb2_grpc.TransactionStub)
+
+
+def broker_stub(cluster: Cluster, address: str):
+    return cluster.broker_stub_at(address)
 
 
 async def call_any(cluster: Cluster, method: str, request):
@@ -127,14 +136,14 @@ class CoordinatorClient:
         return resp
 
     async def call_retrying(self, method: str, request, deadline: float,
-                            error_of=lambda resp: resp.error_code):
+                            error_of=lambda resp: resp.error_code, stub_of=group_stub):
         """`call` until `error_of(resp)` is not a retriable coordinator error or `deadline`
         (time.monotonic) passes; raises KraftError for a failure it gave up on."""
         while True:
             left = deadline - time.monotonic()
             try:
                 with trio.fail_after(max(left, 0.001)):
-                    resp = await self.call(method, request, max(left, 0.001))
+                    resp = await self.call(method, request, max(left, 0.001), stub_of)
                 error = error_of(resp)
                 if error not in RETRIABLE:
                     return resp
@@ -142,13 +151,13 @@ class CoordinatorClient:
                     self.invalidate()
                 last = KraftError(error, getattr(resp, "error_message", ""))
             except trio.TooSlowError:
-                last = KraftError(E.REQUEST_TIMED_OUT, f"{method} for group '{self.group_id}'")
+                last = KraftError(E.REQUEST_TIMED_OUT, f"{method} for {self._what}")
             except KraftError as exc:
                 if exc.code not in RETRIABLE:
                     raise
                 last = exc
             if time.monotonic() + RETRY_BACKOFF_S >= deadline:
-                raise KraftError(last.code, f"{method} for group '{self.group_id}' gave up after "
+                raise KraftError(last.code, f"{method} for {self._what} gave up after "
                                  f"retries: {last.message}")
             await trio.sleep(RETRY_BACKOFF_S)
 

@@ -14,26 +14,17 @@ import trio
 
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
-from clients.group_rpc import (TRANSACTION_KEY, CoordinatorClient, group_stub,
-                               service_stub)
+from clients.group_rpc import (TRANSACTION_KEY, CoordinatorClient, broker_stub, group_stub,
+                               transaction_stub)
 from clients.producer.idempotence import IdempotenceManager
 from clients.producer.transaction import (ABORTABLE, COMMITTING, COORDINATOR_MOVED, FATAL,
                                           PARTITION_RETRY, RETRY, TransactionManager,
                                           error_kind)
 from clients.types import ConsumerGroupMetadata
-from clients.wire import broker_pb2, broker_pb2_grpc, group_pb2, transaction_pb2
-from clients.wire import transaction_pb2_grpc
+from clients.wire import broker_pb2, group_pb2, transaction_pb2
 
 log = logging.getLogger(__name__)
 E = ErrorCode
-
-
-def transaction_stub(cluster: Cluster, address: str) -> transaction_pb2_grpc.TransactionStub:
-    return service_stub(cluster, address, transaction_pb2_grpc.TransactionStub)
-
-
-def broker_stub(cluster: Cluster, address: str) -> broker_pb2_grpc.BrokerStub:
-    return service_stub(cluster, address, broker_pb2_grpc.BrokerStub)
 
 
 def _deadline(timeout: float | None) -> float:
