@@ -348,6 +348,15 @@ class BrokerServicer:
                                              producer_id=-1, producer_epoch=-1)
         return pb.InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)
 
+    async def WriteTxnMarkers(self, request: pb.WriteTxnMarkersRequest
+                              ) -> pb.WriteTxnMarkersResponse:
+        # TEMP: txn-partition's; only so the node starts on this branch.
+        return pb.WriteTxnMarkersResponse(markers=[pb.TxnMarkerResult(
+            producer_id=m.producer_id, partitions=[pb.TxnMarkerPartitionResult(
+                topic=t.topic, partition=p, error_code=35,
+                error_message="not implemented on this branch")
+                for t in m.topics for p in t.partitions]) for m in request.markers])
+
     # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
     async def DescribePartitions(self, request: pb.DescribePartitionsRequest
                                  ) -> pb.DescribePartitionsResponse:
