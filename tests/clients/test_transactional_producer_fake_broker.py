@@ -318,3 +318,21 @@ async def test_a_commit_that_timed_out_is_finished_by_calling_it_again(broker):
         broker.produce_gate.set()
         await p.commit_transaction(10)
     assert [r.committed for r in broker.requests("EndTxn")] == [True]
+
+
+async def test_an_abort_after_a_batch_of_unknown_fate_bumps_the_epoch(broker):
+    async with producer(broker) as p:
+        await p.init_transactions(10)
+        p.begin_transaction()
+        broker.lost_answers.append(E.UNKNOWN_SERVER_ERROR)   # appended, the answer lost
+        with pytest.raises(KraftError):
+            await p.send_and_wait("t", b"unknown", partition=0)
+        await p.abort_transaction(10)
+        bump = broker.requests("InitProducerId")[-1]
+        assert (bump.transactional_id, bump.producer_id, bump.producer_epoch) == (TID, 4000, 3)
+        p.begin_transaction()
+        await p.send_and_wait("t", b"next", partition=0)
+        await p.commit_transaction(10)
+    assert broker.names().count("InitProducerId") == 2
+    last = transactional_headers(broker, "t", 0)[-1]
+    assert (last.producer_id, last.producer_epoch, last.base_sequence) == (4000, 4, 0)
