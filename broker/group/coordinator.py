@@ -468,12 +468,14 @@ class GroupCoordinator(Rebalance):
         group = self._groups.get(k.group)
         if producer_id >= 0 and isinstance(k, OffsetCommitKey) and v is not None:
             self.pending_txn_offsets.add(producer_id, k.group, TopicPartition(k.topic, k.partition),
-                                         OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata))
+                                         OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata),
+                                         offset)
         elif isinstance(k, OffsetCommitKey):
             tp = TopicPartition(k.topic, k.partition)
             if v is not None:
                 group = group or self._groups.setdefault(k.group, Group(k.group))
                 group.offsets[tp] = OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata)
+                self.pending_txn_offsets.applied(k.group, tp, offset)
             elif group is not None:
                 group.offsets.pop(tp, None)
                 if group.is_blank():
@@ -500,8 +502,8 @@ class GroupCoordinator(Rebalance):
                 # Appended before the marker (a client that gave up waiting for its
                 # TxnOffsetCommit and ended the transaction): it ends with it once replayed.
                 pending.ended = committed
-        ended = self.pending_txn_offsets.complete(producer_id)
-        if not committed or self.status == RESIGNED:
+        ended = self.pending_txn_offsets.complete(producer_id, committed)
+        if self.status == RESIGNED:
             return
         for group_id, offsets in ended.items():
             group = self._groups.get(group_id)

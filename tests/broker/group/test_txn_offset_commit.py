@@ -122,3 +122,19 @@ def test_a_negative_producer_id_is_refused_and_resign_forgets_pending():
     h.txn_commit(G, {TP: 1}, PID)
     h.c.resign()
     assert h.c.pending_txn_offsets.producers() == []
+
+
+def test_a_plain_commit_written_after_the_transactions_offset_is_kept_on_commit():
+    """Kafka's olderThan: the COMMIT applies a partition's offset only over an older one."""
+    h = Harness()
+    h.txn_commit(G, {TP: 10, TP1: 10}, PID)
+    h.commit(G, {TP: 99})                       # written after the transaction's record
+    h.marker(PID, committed=True)
+    assert (committed(h), committed(h, TP1)) == (99, 10)
+    h.c = h.fresh()                             # replay decides the same
+    assert (committed(h), committed(h, TP1)) == (99, 10)
+    h.txn_commit(G, {TP: 11}, OTHER)            # now the transaction's record is the newer
+    h.marker(OTHER, committed=True)
+    assert committed(h) == 11
+    h.c = h.fresh()
+    assert (committed(h), committed(h, TP1)) == (11, 10)
