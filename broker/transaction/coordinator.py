@@ -12,9 +12,8 @@ from broker.transaction.messages import (NO_PRODUCER_EPOCH, AddPartitionsRequest
                                          SendMarkers, TransactionConfig, TxnResponse)
 from broker.transaction.metadata import (COMPLETE, COMPLETED, MAX_PRODUCER_EPOCH, PREPARE,
                                          TransactionMetadata, Transit)
-from broker.transaction.records import (COMPLETE_ABORT, COMPLETE_COMMIT, EMPTY, ONGOING,
-                                        PREPARE_ABORT, PREPARE_COMMIT, TransactionLogValue,
-                                        decode_record, encode_record)
+from broker.transaction.records import (EMPTY, ONGOING, PREPARE_ABORT, PREPARE_COMMIT,
+                                        TransactionLogValue, decode_record, encode_record)
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
 
