@@ -48,6 +48,7 @@ class LedPartitionDriver:
     `_other_effect`. Subclasses say how to `_replay` a record and what `run` does once loaded."""
 
     topic = ""
+    what = "records"                                  # what it appends, for the log
     record_errors: tuple[type[Exception], ...] = ()   # a record of these is skipped on load
 
     def __init__(self, replicas: ReplicaManager, partition: int, leader_epoch: int, core, *,
@@ -186,8 +187,8 @@ class LedPartitionDriver:
                 # The client hears only Kafka's code: the reason goes to the log, one line per
                 # kind.
                 self.failed_appends.warning(
-                    error.name, "%s-%d: records not appended (%s): %s", self.topic,
-                    self.partition, error.name, result.error_message)
+                    error.name, "%s-%d: %s not appended (%s): %s", self.topic,
+                    self.partition, self.what, error.name, result.error_message)
             else:
                 error = await self.replicas.wait_committed(self.topic, self.partition,
                                                            result.last_offset, result.leader_epoch,

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 class TransactionDriver(LedPartitionDriver):
     topic = TRANSACTION_STATE_TOPIC
+    what = "transaction state records"
     record_errors = (TransactionRecordError,)
 
     def __init__(self, replicas: ReplicaManager, partition: int, leader_epoch: int,
