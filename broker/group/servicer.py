@@ -266,3 +266,8 @@ class GroupServicer:
                 detail = ""
             out.groups.add(group_id=group_id, error_code=code, error_message=message(code, detail))
         return out
+
+    async def TxnOffsetCommit(self, request: pb.TxnOffsetCommitRequest) -> pb.OffsetCommitResponse:
+        """TEMP: txn-client's; here only so the node starts on this branch."""
+        return pb.OffsetCommitResponse(error_code=E.UNSUPPORTED_VERSION,
+                                       error_message="not implemented on this branch")

@@ -374,6 +374,19 @@ class BrokerServicer:
                                          producer_id=answer.producer_id,
                                          producer_epoch=answer.producer_epoch)
 
+    async def WriteTxnMarkers(self, request: pb.WriteTxnMarkersRequest
+                              ) -> pb.WriteTxnMarkersResponse:
+        """TEMP: txn-partition's; here only so the node starts on this branch."""
+        out = pb.WriteTxnMarkersResponse()
+        for marker in request.markers:
+            result = out.markers.add(producer_id=marker.producer_id)
+            for t in marker.topics:
+                for p in t.partitions:
+                    result.partitions.add(topic=t.topic, partition=p,
+                                          error_code=ErrorCode.UNSUPPORTED_VERSION,
+                                          error_message="not implemented on this branch")
+        return out
+
     # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
     async def DescribePartitions(self, request: pb.DescribePartitionsRequest
                                  ) -> pb.DescribePartitionsResponse:
