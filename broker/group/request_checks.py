@@ -33,7 +33,13 @@ def _partition(where: str, topic: str, partition: int) -> None:
 
 
 def FindCoordinator(req: pb.FindCoordinatorRequest) -> None:
-    check_group_id(req.key, "key (the group id)")
+    if req.key_type == 1:
+        check_length("key (the transactional id)", req.key, MAX_NAME_LENGTH, required=True)
+    elif req.key_type == 0:
+        check_group_id(req.key, "key (the group id)")
+    else:
+        raise Refused(E.INVALID_REQUEST, f"key_type {req.key_type} is unknown; use 0 (group) "
+                                         "or 1 (transaction)")
 
 
 def JoinGroup(req: pb.JoinGroupRequest) -> None:

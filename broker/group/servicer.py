@@ -16,6 +16,7 @@ from broker.group.wire import (commit_request, commit_response, described_group,
                                message, sync_request, sync_response, txn_commit_request)
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
+from broker.transaction.coordinators import TransactionCoordinators
 from broker.server.request_limits import Refused, checked
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
@@ -26,6 +27,7 @@ E = ErrorCode
 # A JoinGroup is parked until the rebalance completes: at most its rebalance timeout. Past that
 # (plus this slack) the client has given up anyway; answering ends the parked call.
 PARK_SLACK_S = 5.0
+TRANSACTION_KEY = 1          # FindCoordinator key_type: a transactional id
 WRITE_TIMEOUT_S = 30.0       # SyncGroup, LeaveGroup, OffsetCommit, DeleteGroups wait for appends
 
 
@@ -46,8 +48,11 @@ def _not_coordinator(group_id: str) -> str:
 
 class GroupServicer:
     def __init__(self, coordinators: GroupCoordinators, replicas: ReplicaManager,
-                 node_id: int, authorizer: RequestAuthorizer = OPEN) -> None:
+                 node_id: int, authorizer: RequestAuthorizer = OPEN,
+                 transactions: TransactionCoordinators | None = None) -> None:
+        """`transactions` answers FindCoordinator key_type 1 (none: COORDINATOR_NOT_AVAILABLE)."""
         self.coordinators = coordinators
+        self.transactions = transactions
         self.replicas = replicas
         self.node_id = node_id
         self.authz = authorizer
@@ -66,14 +71,23 @@ class GroupServicer:
     @checked(checks.FindCoordinator, lambda _request, refused: pb.FindCoordinatorResponse(
         error_code=refused.code, error_message=refused.message, node_id=-1))
     async def FindCoordinator(self, request: pb.FindCoordinatorRequest) -> pb.FindCoordinatorResponse:
-        refused = self._refused(pb.FindCoordinatorResponse, request.key, Op.DESCRIBE)
-        if refused is not None:
-            refused.node_id = -1
-            return refused
+        transaction = request.key_type == TRANSACTION_KEY
+        denial = self.authz.denial(Op.DESCRIBE, R.TRANSACTIONAL_ID if transaction else R.GROUP,
+                                   request.key)
+        if denial is not None:
+            return pb.FindCoordinatorResponse(error_code=denial[0], error_message=denial[1],
+                                              node_id=-1)
         try:
-            broker = await self.coordinators.find_coordinator(request.key)
+            if not transaction:
+                broker = await self.coordinators.find_coordinator(request.key)
+            elif self.transactions is None:
+                raise KraftError(E.COORDINATOR_NOT_AVAILABLE, "this node coordinates no "
+                                                              "transactions")
+            else:
+                broker = await self.transactions.find_coordinator(request.key)
         except KraftError as exc:
-            code = exc.code if exc.code == E.INVALID_GROUP_ID else E.COORDINATOR_NOT_AVAILABLE
+            code = exc.code if exc.code in (E.INVALID_GROUP_ID, E.INVALID_REQUEST) \
+                else E.COORDINATOR_NOT_AVAILABLE
             return pb.FindCoordinatorResponse(error_code=code, error_message=exc.message,
                                               node_id=-1)
         return pb.FindCoordinatorResponse(node_id=broker.broker_id, host=broker.host,

@@ -2,7 +2,8 @@
 their reasons in request_limits.py): a function per RPC that raises Refused."""
 from __future__ import annotations
 
-from broker.server.request_limits import (INT16_MAX, INT32_MAX, Refused, check_not_negative,
+from broker.server.request_limits import (INT16_MAX, INT32_MAX, MAX_NAME_LENGTH, Refused,
+                                          check_length, check_not_negative,
                                           check_range)
 from clients.errors import ErrorCode
 from clients.wire import broker_pb2 as pb
@@ -34,6 +35,7 @@ def Fetch(req: pb.FetchRequest) -> None:
 
 
 def InitProducerId(req: pb.InitProducerIdRequest) -> None:
+    check_length("transactional_id", req.transactional_id, MAX_NAME_LENGTH)
     if req.HasField("producer_id"):
         check_range("producer_id", req.producer_id, -1, (1 << 63) - 1, hint="-1 for a new id")
     if req.HasField("producer_epoch"):

@@ -18,6 +18,8 @@ from broker.security.node_trust import refuse_unless_node
 from broker.server import request_checks as checks
 from broker.server.request_limits import checked
 from broker.server.fetch_response import serialize_fetch_response
+from broker.transaction.servicer import TransactionServicer
+from broker.transaction.wire import message as txn_message
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import request_context
 from clients.topics import INTERNAL_TOPICS, creatable_topic_problem, topic_name_problem
@@ -44,8 +46,11 @@ class BrokerServicer:
                  auto_create: bool = True, controller_id: Callable[[], int | None] = lambda: None,
                  clock_ms: Callable[[], int] = wall_clock_ms,
                  monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000),
-                 authorizer: RequestAuthorizer = OPEN) -> None:
+                 authorizer: RequestAuthorizer = OPEN,
+                 transactions: TransactionServicer | None = None) -> None:
+        """`transactions` answers InitProducerId with a transactional id (none: refused)."""
         self.replicas = replicas
+        self.transactions = transactions
         self.authz = authorizer
         self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
         self.metadata = metadata
@@ -334,10 +339,7 @@ class BrokerServicer:
             return pb.InitProducerIdResponse(error_code=denial[0], error_message=denial[1],
                                              producer_id=-1, producer_epoch=-1)
         if request.transactional_id:
-            return pb.InitProducerIdResponse(
-                error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1,
-                error_message=f"transactional id {request.transactional_id!r}: transactions are "
-                              f"not supported yet; leave transactional_id empty")
+            return await self._init_transactional(request)
         try:
             pid, epoch = await init_producer_id(
                 self.producer_ids,
@@ -348,14 +350,42 @@ class BrokerServicer:
                                              producer_id=-1, producer_epoch=-1)
         return pb.InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)
 
+    async def _init_transactional(self, request: pb.InitProducerIdRequest
+                                  ) -> pb.InitProducerIdResponse:
+        """To the transaction coordinator of the id (NOT_COORDINATOR if it is not this broker)."""
+        if self.transactions is None:
+            return pb.InitProducerIdResponse(
+                error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1, producer_epoch=-1,
+                error_message="this node coordinates no transactions")
+
+        async def new_producer_id() -> int:
+            return (await init_producer_id(self.producer_ids, None, None))[0]
+        try:
+            answer = await self.transactions.init_producer_id(
+                request.transactional_id, request.transaction_timeout_ms,
+                request.producer_id if request.HasField("producer_id") else -1,
+                request.producer_epoch if request.HasField("producer_epoch") else -1,
+                new_producer_id)
+        except KraftError as exc:       # no producer id block from the controller right now
+            return pb.InitProducerIdResponse(error_code=exc.code, error_message=exc.message,
+                                             producer_id=-1, producer_epoch=-1)
+        return pb.InitProducerIdResponse(error_code=answer.error,
+                                         error_message=txn_message(answer.error, answer.message),
+                                         producer_id=answer.producer_id,
+                                         producer_epoch=answer.producer_epoch)
+
     async def WriteTxnMarkers(self, request: pb.WriteTxnMarkersRequest
                               ) -> pb.WriteTxnMarkersResponse:
-        # TEMP: txn-partition's; only so the node starts on this branch.
-        return pb.WriteTxnMarkersResponse(markers=[pb.TxnMarkerResult(
-            producer_id=m.producer_id, partitions=[pb.TxnMarkerPartitionResult(
-                topic=t.topic, partition=p, error_code=35,
-                error_message="not implemented on this branch")
-                for t in m.topics for p in t.partitions]) for m in request.markers])
+        """TEMP: txn-partition's; here only so the node starts on this branch."""
+        out = pb.WriteTxnMarkersResponse()
+        for marker in request.markers:
+            result = out.markers.add(producer_id=marker.producer_id)
+            for t in marker.topics:
+                for p in t.partitions:
+                    result.partitions.add(topic=t.topic, partition=p,
+                                          error_code=ErrorCode.UNSUPPORTED_VERSION,
+                                          error_message="not implemented on this branch")
+        return out
 
     # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
     async def DescribePartitions(self, request: pb.DescribePartitionsRequest
