@@ -137,6 +137,11 @@ class GroupServicer:
             m.LeaveGroupResponse(E.NOT_COORDINATOR), WRITE_TIMEOUT_S))
 
     @checked(checks.OffsetCommit, _refuse_commit)
+    async def TxnOffsetCommit(self, request) -> pb.OffsetCommitResponse:
+        """TEMP: txn-client implements it."""
+        return pb.OffsetCommitResponse(error_code=E.UNSUPPORTED_VERSION,
+                                       error_message="not implemented on this branch")
+
     async def OffsetCommit(self, request: pb.OffsetCommitRequest) -> pb.OffsetCommitResponse:
         refused = self._refused(pb.OffsetCommitResponse, request.group_id)
         if refused is not None:
