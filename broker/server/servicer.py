@@ -20,6 +20,7 @@ from broker.server.request_limits import checked
 from broker.server.fetch_response import serialize_fetch_response
 from broker.transaction.servicer import TransactionServicer
 from broker.transaction.wire import message as txn_message
+from broker.server.txn_markers import TxnMarkerWriter
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import request_context
 from clients.topics import INTERNAL_TOPICS, creatable_topic_problem, topic_name_problem
@@ -47,10 +48,12 @@ class BrokerServicer:
                  clock_ms: Callable[[], int] = wall_clock_ms,
                  monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000),
                  authorizer: RequestAuthorizer = OPEN,
-                 transactions: TransactionServicer | None = None) -> None:
+                 transactions: TransactionServicer | None = None,
+                 txn_markers: TxnMarkerWriter | None = None) -> None:
         """`transactions` answers InitProducerId with a transactional id (none: refused)."""
         self.replicas = replicas
         self.transactions = transactions
+        self.txn_markers = txn_markers
         self.authz = authorizer
         self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
         self.metadata = metadata
@@ -287,7 +290,7 @@ class BrokerServicer:
                         topic.topic, part.partition, part.fetch_offset, limit,
                         current_leader_epoch=part.current_leader_epoch,
                         min_one_batch=total == 0,   # Kafka: only the first partition may overshoot
-                        unread=True)
+                        unread=True, isolation_level=request.isolation_level)
                 failed |= result.error_code != 0 or result.diverging_epoch is not None
                 total += len(result.records)
                 remaining = max(remaining - len(result.records), 0)
@@ -295,7 +298,12 @@ class BrokerServicer:
                 answer = pb.FetchPartitionResponse(
                     partition=part.partition, error_code=result.error_code,
                     error_message=result.error_message, high_watermark=result.high_watermark,
-                    last_stable_offset=result.high_watermark, log_start_offset=result.log_start_offset)
+                    last_stable_offset=(result.last_stable_offset if result.last_stable_offset >= 0
+                                        else result.high_watermark),
+                    log_start_offset=result.log_start_offset,
+                    aborted_transactions=[pb.AbortedTransaction(producer_id=t.producer_id,
+                                                                first_offset=t.first_offset)
+                                          for t in result.aborted_transactions])
                 if result.diverging_epoch is not None:
                     answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset = \
                         result.diverging_epoch
@@ -306,6 +314,7 @@ class BrokerServicer:
         return topics, total, failed, slices
 
     # -- ListOffsets -------------------------------------------------------------------------
+    @checked(checks.ListOffsets, checks.refuse_list_offsets)
     async def ListOffsets(self, request: pb.ListOffsetsRequest) -> pb.ListOffsetsResponse:
         topics = []
         for topic in request.topics:
@@ -318,7 +327,7 @@ class BrokerServicer:
                         offset=-1))
                     continue
                 r = self.replicas.list_offset(topic.name, part.partition, part.timestamp,
-                                              part.current_leader_epoch)
+                                              part.current_leader_epoch, request.isolation_level)
                 answers.append(pb.ListOffsetsPartitionResponse(
                     partition=part.partition, error_code=r.error_code, error_message=r.error_message,
                     timestamp=r.timestamp, offset=r.offset, leader_epoch=r.leader_epoch))
@@ -374,18 +383,21 @@ class BrokerServicer:
                                          producer_id=answer.producer_id,
                                          producer_epoch=answer.producer_epoch)
 
+    # -- WriteTxnMarkers (from a transaction coordinator) ----------------------------------------
+    @checked(checks.WriteTxnMarkers, checks.refuse_write_txn_markers)
     async def WriteTxnMarkers(self, request: pb.WriteTxnMarkersRequest
                               ) -> pb.WriteTxnMarkersResponse:
-        """TEMP: txn-partition's; here only so the node starts on this branch."""
-        out = pb.WriteTxnMarkersResponse()
+        if self.txn_markers is not None:
+            return await self.txn_markers.write_txn_markers(request)
+        response = pb.WriteTxnMarkersResponse()
         for marker in request.markers:
-            result = out.markers.add(producer_id=marker.producer_id)
-            for t in marker.topics:
-                for p in t.partitions:
-                    result.partitions.add(topic=t.topic, partition=p,
-                                          error_code=ErrorCode.UNSUPPORTED_VERSION,
-                                          error_message="not implemented on this branch")
-        return out
+            answers = response.markers.add(producer_id=marker.producer_id).partitions
+            for tp in marker.topics:
+                for partition in tp.partitions:
+                    answers.add(topic=tp.topic, partition=partition,
+                                error_code=ErrorCode.UNSUPPORTED_VERSION,
+                                error_message="this broker writes no transaction markers")
+        return response
 
     # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
     async def DescribePartitions(self, request: pb.DescribePartitionsRequest
