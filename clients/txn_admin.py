@@ -11,7 +11,7 @@ import trio
 
 from clients import bridge
 from clients.cluster import Cluster
-from clients.errors import INVALID_METADATA, ErrorCode, KraftError
+from clients.errors import INVALID_METADATA, ErrorCode, KraftError, error_name
 from clients.group_admin import ask_every_broker
 from clients.group_rpc import (TRANSACTION_KEY, CoordinatorClient, deadline_after,
                                transaction_stub)
@@ -119,7 +119,7 @@ async def abort_transaction(cluster: Cluster, topic: str, partition: int, produc
         if not (code in INVALID_METADATA or KraftError(code, "").retriable) \
                 or time.monotonic() + RETRY_BACKOFF_S >= deadline:
             raise KraftError(code, f"aborting producer {producer_id}'s transaction on {where}: "
-                                   f"{message or E(code).name}")
+                                   f"{message or error_name(code)}")
         await trio.sleep(RETRY_BACKOFF_S)
 
 

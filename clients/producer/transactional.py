@@ -13,7 +13,7 @@ from typing import Awaitable, Callable
 import trio
 
 from clients.cluster import Cluster
-from clients.errors import ErrorCode, KraftError
+from clients.errors import ErrorCode, KraftError, error_name
 from clients.group_rpc import (TRANSACTION_KEY, CoordinatorClient, broker_stub, group_stub,
                                transaction_stub)
 from clients.producer.idempotence import IdempotenceManager
@@ -87,14 +87,14 @@ class TransactionalDriver:
             if kind == COORDINATOR_MOVED:
                 client.invalidate()
             if kind not in (RETRY, COORDINATOR_MOVED):
-                error = KraftError(code, f"{what}: {message or E(code).name}")
+                error = KraftError(code, f"{what}: {message or error_name(code)}")
                 with self.lock:
                     self.core.fail(kind, error)
                 raise error
             if time.monotonic() + self.backoff_s >= deadline:
                 raise KraftError(E.REQUEST_TIMED_OUT, f"{what} did not succeed in time (last: "
-                                 f"{E(code).name} {message}); call it again to go on")
-            log.debug("%s: %s %s; retrying", what, E(code).name, message)
+                                 f"{error_name(code)} {message}); call it again to go on")
+            log.debug("%s: %s %s; retrying", what, error_name(code), message)
             await trio.sleep(self.backoff_s)
 
     def _ids(self) -> dict:
@@ -204,7 +204,7 @@ class TransactionalDriver:
                     tp, (code, message) = next((tp, e) for tp, e in sorted(errors.items())
                                                if e[0] and error_kind(e[0], ABORTABLE) == kind)
                     self.core.fail(kind, KraftError(code, f"AddPartitionsToTxn {tp[0]}-{tp[1]}: "
-                                                          f"{message or E(code).name}"))
+                                                          f"{message or error_name(code)}"))
         finally:
             self._add_done = None
             done.set()
@@ -225,6 +225,8 @@ class TransactionalDriver:
                           for p in resp.partitions}
         except KraftError as exc:
             errors = {tp: (exc.code, exc.message) for tp in partitions}
+        except Exception as exc:  # noqa: BLE001 - raised in the sender's nursery it would end it
+            errors = {tp: (E.UNKNOWN_SERVER_ERROR, repr(exc)) for tp in partitions}
         for tp in partitions:
             errors.setdefault(tp, (E.UNKNOWN_SERVER_ERROR, "the answer left it out"))
         return errors

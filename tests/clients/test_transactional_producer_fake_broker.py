@@ -336,3 +336,19 @@ async def test_an_abort_after_a_batch_of_unknown_fate_bumps_the_epoch(broker):
     assert broker.names().count("InitProducerId") == 2
     last = transactional_headers(broker, "t", 0)[-1]
     assert (last.producer_id, last.producer_epoch, last.base_sequence) == (4000, 4, 0)
+
+
+async def test_an_error_code_this_client_does_not_know_is_abortable_not_a_crash(broker):
+    broker.fail_next("AddPartitionsToTxn", 999)
+    async with producer(broker) as p:
+        await p.init_transactions(10)
+        p.begin_transaction()
+        await p.send("t", b"v", partition=0)
+        with pytest.raises(KraftError, match="abort_transaction") as raised:
+            await p.commit_transaction(10)
+        assert raised.value.code == 999
+        await p.abort_transaction(10)
+        p.begin_transaction()                       # the producer (and its sender) lives on
+        await p.send("t", b"w", partition=0)
+        await p.commit_transaction(10)
+    assert [r.committed for r in broker.requests("EndTxn")] == [True]
