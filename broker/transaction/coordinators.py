@@ -80,6 +80,10 @@ class TransactionCoordinators:
         reg = topic.partitions.get(tp.partition)
         return reg.leader if reg is not None and reg.has_leader else None
 
+    def partition_exists(self, tp: TopicPartition) -> bool:
+        topic = self.metadata.image.topic(tp.topic)
+        return topic is not None and tp.partition in topic.partitions
+
     def num_partitions(self) -> int:
         """As created: an id's partition must not move when the config does."""
         topic = self.metadata.image.topic(TOPIC)

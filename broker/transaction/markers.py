@@ -17,7 +17,8 @@ from clients.wire import broker_pb2 as pb
 
 log = logging.getLogger(__name__)
 
-RETRY_BACKOFF_S = 0.1
+RETRY_BACKOFF_S = 0.1          # doubled after each round that left partitions, up to the max
+RETRY_BACKOFF_MAX_S = 1.0      # (Kafka's retry.backoff.ms and retry.backoff.max.ms)
 REQUEST_TIMEOUT_S = 30.0
 TOPIC_GONE = -2          # leader_of's answer for a partition whose topic no longer exists
 
@@ -51,6 +52,7 @@ class MarkerWriter:
         """True once every partition has the marker; False if a newer coordinator fenced us."""
         remaining = set(markers.partitions)
         fenced: list[str] = []
+        backoff_s = self.backoff_s
         while True:
             by_leader: dict[int, list[TopicPartition]] = {}
             for tp in sorted(remaining):
@@ -70,7 +72,8 @@ class MarkerWriter:
                 return False
             if not remaining:
                 return True
-            await trio.sleep(self.backoff_s)
+            await trio.sleep(backoff_s)
+            backoff_s = min(backoff_s * 2, RETRY_BACKOFF_MAX_S)
 
     async def _write_to(self, leader: int, markers: SendMarkers, tps: list[TopicPartition],
                         remaining: set[TopicPartition], fenced: list[str]) -> None:

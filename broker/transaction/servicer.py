@@ -59,13 +59,16 @@ class TransactionServicer:
             return add_partitions_response(m.AddPartitionsResponse(
                 E(denial[0]), tuple((tp, E(denial[0])) for tp in sorted(req.partitions)),
                 denial[1]))
-        denied = {tp for tp in req.partitions
-                  if not self.authz.allowed(Op.WRITE, R.TOPIC, tp.topic)}
-        if denied:
-            # Kafka: nothing is added when any topic is refused; the others were not attempted.
+        refused = {tp: E.TOPIC_AUTHORIZATION_FAILED for tp in req.partitions
+                   if not self.authz.allowed(Op.WRITE, R.TOPIC, tp.topic)}
+        if not refused:
+            refused = {tp: E.UNKNOWN_TOPIC_OR_PARTITION for tp in req.partitions
+                       if not self.coordinators.partition_exists(tp)}
+        if refused:
+            # Kafka: nothing is added when any partition is refused (not allowed, or not there);
+            # the others were not attempted.
             return add_partitions_response(m.AddPartitionsResponse(E.NONE, tuple(
-                (tp, E.TOPIC_AUTHORIZATION_FAILED if tp in denied else E.OPERATION_NOT_ATTEMPTED)
-                for tp in sorted(req.partitions))))
+                (tp, refused.get(tp, E.OPERATION_NOT_ATTEMPTED)) for tp in sorted(req.partitions))))
         return add_partitions_response(await self._ask(
             req.transactional_id, lambda core, h, now: core.handle_add_partitions(h, req, now),
             m.AddPartitionsResponse(E.REQUEST_TIMED_OUT)))

@@ -1,8 +1,9 @@
 """Kafka's ACLs on the Transaction service: Write on the TransactionalId for the producer's
 calls (and Write on each topic added, Read on the group of AddOffsetsToTxn), ClusterAction for
 KIP-890's verify_only, Describe for DescribeTransactions; ListTransactions lists only the ids
-the caller may Describe. A refusal names what was refused; an allowed call reaches the
-coordinator (here: none, so NOT_COORDINATOR)."""
+the caller may Describe. A refusal names what was refused; a partition that does not exist is
+UNKNOWN_TOPIC_OR_PARTITION (nothing added); an allowed call reaches the coordinator (here: none,
+so NOT_COORDINATOR)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -32,7 +33,8 @@ class Acls:
 
 
 def servicer(*allowed, drivers=()) -> TransactionServicer:
-    coordinators = SimpleNamespace(driver_for=lambda txn_id: None, drivers=lambda: list(drivers))
+    coordinators = SimpleNamespace(driver_for=lambda txn_id: None, drivers=lambda: list(drivers),
+                                   partition_exists=lambda tp: tp.topic != "missing")
     return TransactionServicer(coordinators, lambda group: 0, Acls(*allowed))
 
 
@@ -53,6 +55,17 @@ async def test_add_partitions_needs_write_on_the_id_then_on_every_topic():
     allowed = await servicer((Op.WRITE, R.TRANSACTIONAL_ID, "tx"), (Op.WRITE, R.TOPIC, "t"),
                              (Op.WRITE, R.TOPIC, "u")).AddPartitionsToTxn(add())
     assert allowed.error_code == E.NOT_COORDINATOR
+
+
+async def test_a_partition_that_does_not_exist_is_refused_and_nothing_is_added():
+    request = add()
+    request.topics.add(topic="missing", partitions=[0])
+    answer = await servicer((Op.WRITE, R.TRANSACTIONAL_ID, "tx"), (Op.WRITE, R.TOPIC, "t"),
+                            (Op.WRITE, R.TOPIC, "u"),
+                            (Op.WRITE, R.TOPIC, "missing")).AddPartitionsToTxn(request)
+    assert [(p.topic, p.error_code) for p in answer.partitions] == [
+        ("missing", E.UNKNOWN_TOPIC_OR_PARTITION), ("t", E.OPERATION_NOT_ATTEMPTED),
+        ("u", E.OPERATION_NOT_ATTEMPTED)]
 
 
 async def test_verify_only_is_for_nodes():
