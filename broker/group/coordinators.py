@@ -152,3 +152,7 @@ class GroupCoordinators:
                              f"{OFFSETS_TOPIC} was created but this broker has not seen it yet; "
                              "retry")
 
+
+    def on_txn_marker(self, partition: int, producer_id: int, producer_epoch: int,
+                      committed: bool, offset: int) -> None:
+        """TEMP: txn-client implements it (pending transactional offsets); nothing here."""
