@@ -18,6 +18,7 @@ from broker.controller.active import ActiveController
 from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
+from broker.server.txn_markers import TxnMarkerWriter
 from broker.server.config import ServerConfig
 from broker.server.heap import pin_mmap_threshold
 from broker.controller.channel import ControllerChannel
@@ -250,7 +251,10 @@ class Node:
                                     producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
                                     auto_create=config.auto_create_topics_enable,
                                     controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
-                                    authorizer=authorizer)
+                                    authorizer=authorizer,
+                                    txn_markers=TxnMarkerWriter(replicas, authorizer,
+                                                                groups.on_txn_marker,
+                                                                clock_ms=clock_ms))
             services = [
                 (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized}),
                 (GroupServicer(groups, replicas, config.node_id, authorizer), group_pb2, "Group"),

@@ -18,6 +18,7 @@ from broker.security.node_trust import refuse_unless_node
 from broker.server import request_checks as checks
 from broker.server.request_limits import checked
 from broker.server.fetch_response import serialize_fetch_response
+from broker.server.txn_markers import TxnMarkerWriter
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import request_context
 from clients.topics import INTERNAL_TOPICS, creatable_topic_problem, topic_name_problem
@@ -44,8 +45,10 @@ class BrokerServicer:
                  auto_create: bool = True, controller_id: Callable[[], int | None] = lambda: None,
                  clock_ms: Callable[[], int] = wall_clock_ms,
                  monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000),
-                 authorizer: RequestAuthorizer = OPEN) -> None:
+                 authorizer: RequestAuthorizer = OPEN,
+                 txn_markers: TxnMarkerWriter | None = None) -> None:
         self.replicas = replicas
+        self.txn_markers = txn_markers
         self.authz = authorizer
         self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
         self.metadata = metadata
@@ -282,7 +285,7 @@ class BrokerServicer:
                         topic.topic, part.partition, part.fetch_offset, limit,
                         current_leader_epoch=part.current_leader_epoch,
                         min_one_batch=total == 0,   # Kafka: only the first partition may overshoot
-                        unread=True)
+                        unread=True, isolation_level=request.isolation_level)
                 failed |= result.error_code != 0 or result.diverging_epoch is not None
                 total += len(result.records)
                 remaining = max(remaining - len(result.records), 0)
@@ -290,7 +293,12 @@ class BrokerServicer:
                 answer = pb.FetchPartitionResponse(
                     partition=part.partition, error_code=result.error_code,
                     error_message=result.error_message, high_watermark=result.high_watermark,
-                    last_stable_offset=result.high_watermark, log_start_offset=result.log_start_offset)
+                    last_stable_offset=(result.last_stable_offset if result.last_stable_offset >= 0
+                                        else result.high_watermark),
+                    log_start_offset=result.log_start_offset,
+                    aborted_transactions=[pb.AbortedTransaction(producer_id=t.producer_id,
+                                                                first_offset=t.first_offset)
+                                          for t in result.aborted_transactions])
                 if result.diverging_epoch is not None:
                     answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset = \
                         result.diverging_epoch
@@ -313,7 +321,7 @@ class BrokerServicer:
                         offset=-1))
                     continue
                 r = self.replicas.list_offset(topic.name, part.partition, part.timestamp,
-                                              part.current_leader_epoch)
+                                              part.current_leader_epoch, request.isolation_level)
                 answers.append(pb.ListOffsetsPartitionResponse(
                     partition=part.partition, error_code=r.error_code, error_message=r.error_message,
                     timestamp=r.timestamp, offset=r.offset, leader_epoch=r.leader_epoch))
@@ -347,6 +355,21 @@ class BrokerServicer:
             return pb.InitProducerIdResponse(error_code=exc.code, error_message=exc.message,
                                              producer_id=-1, producer_epoch=-1)
         return pb.InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)
+
+    # -- WriteTxnMarkers (from a transaction coordinator) ----------------------------------------
+    async def WriteTxnMarkers(self, request: pb.WriteTxnMarkersRequest
+                              ) -> pb.WriteTxnMarkersResponse:
+        if self.txn_markers is not None:
+            return await self.txn_markers.write_txn_markers(request)
+        response = pb.WriteTxnMarkersResponse()
+        for marker in request.markers:
+            answers = response.markers.add(producer_id=marker.producer_id).partitions
+            for tp in marker.topics:
+                for partition in tp.partitions:
+                    answers.add(topic=tp.topic, partition=partition,
+                                error_code=ErrorCode.UNSUPPORTED_VERSION,
+                                error_message="this broker writes no transaction markers")
+        return response
 
     # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
     async def DescribePartitions(self, request: pb.DescribePartitionsRequest
