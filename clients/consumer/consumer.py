@@ -40,7 +40,7 @@ class AsyncConsumer(FromThreads, BackgroundService):
                  partition_assignment_strategy: list[str] | tuple[str, ...] = ("range", "sticky"),
                  enable_auto_commit: bool | None = None, auto_commit_interval_ms: int = 5000,
                  metadata_max_age_ms: int = 300000, retry_backoff_ms: int = 100,
-                 **security: Any) -> None:
+                 isolation_level: str = "read_uncommitted", **security: Any) -> None:
         self.client_id = client_id
         self.max_poll_records = max_poll_records
         self.request_timeout_ms = request_timeout_ms
@@ -53,7 +53,7 @@ class AsyncConsumer(FromThreads, BackgroundService):
             self._cluster, fetch_min_bytes=fetch_min_bytes, fetch_max_wait_ms=fetch_max_wait_ms,
             fetch_max_bytes=fetch_max_bytes, max_partition_fetch_bytes=max_partition_fetch_bytes,
             auto_offset_reset=auto_offset_reset, check_crcs=check_crcs,
-            request_timeout_ms=request_timeout_ms)
+            request_timeout_ms=request_timeout_ms, isolation_level=isolation_level)
         if enable_auto_commit and group_id is None:
             raise ValueError("enable_auto_commit needs a group_id to commit to")
         self.enable_auto_commit = bool(group_id is not None if enable_auto_commit is None
