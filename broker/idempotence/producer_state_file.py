@@ -141,8 +141,10 @@ def read_marker(log_: Log, header) -> EndTxnMarker | None:
     try:
         data = log_.read(header.base_offset, header.size).records
         _, records = decode_batch(data)
+        if not records:
+            return None     # emptied by the cleaner once its transaction's data was gone
         return decode_marker(records[0].key, records[0].value)
-    except (CorruptBatchError, IndexError, OffsetOutOfRange) as exc:
+    except (CorruptBatchError, OffsetOutOfRange) as exc:
         log.warning("%s-%d: the control batch at offset %d is not a readable marker: %s",
                     log_.topic, log_.partition, header.base_offset, exc)
         return None

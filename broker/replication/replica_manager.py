@@ -107,6 +107,7 @@ class ReplicaManager:
         # leadership moves.
         self.purgatory = purgatory if purgatory is not None else Purgatory()
         log_manager.on_offline = self.handle_logs_offline
+        log_manager.first_unstable_offset = self.first_unstable_offset
 
     # -- hosting (driven by the metadata image) ----------------------------------------------
     def apply_registration(self, topic: str, partition: int, topic_id: str, config: LogConfig,
@@ -330,6 +331,18 @@ class ReplicaManager:
         if hosted is None:
             raise _unknown(topic, partition)
         return self.producer_state(topic, partition).last_stable_offset(hosted.log.high_watermark)
+
+    def first_unstable_offset(self, topic: str, partition: int) -> int | None:
+        """The cleaner's bound (any replica's): where the earliest undecided transaction
+        starts, None if there is none (or the partition is not hosted here)."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            return None
+        try:
+            state = self.producer_state(topic, partition)
+        except (OSError, SegmentCorrupt, ValueError):
+            return hosted.log.log_start_offset     # unknown: clean nothing rather than too much
+        return state.first_unstable_offset(hosted.log.high_watermark)
 
     # -- fetch: followers (leader side) ------------------------------------------------------
     def read_for_follower(self, topic: str, partition: int, replica_id: int, fetch_offset: int,

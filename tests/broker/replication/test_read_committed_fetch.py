@@ -63,6 +63,8 @@ def test_read_committed_stops_at_the_open_transaction_and_lists_the_aborted(tmp_
     assert later.aborted_transactions == () and values(later) == [b"plain"]
     assert replicas.list_offset("t", 0, LATEST_TIMESTAMP, isolation_level=READ_COMMITTED).offset == 7
     assert replicas.list_offset("t", 0, LATEST_TIMESTAMP).offset == 8
+    # The cleaner's bound, as the log manager asks for it: the open transaction's start.
+    assert replicas.log_manager.first_unstable_offset("t", 0) == 7
 
 
 def test_stale_markers_are_refused_and_nothing_is_written(tmp_path):
