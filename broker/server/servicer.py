@@ -309,6 +309,7 @@ class BrokerServicer:
         return topics, total, failed, slices
 
     # -- ListOffsets -------------------------------------------------------------------------
+    @checked(checks.ListOffsets, checks.refuse_list_offsets)
     async def ListOffsets(self, request: pb.ListOffsetsRequest) -> pb.ListOffsetsResponse:
         topics = []
         for topic in request.topics:
@@ -357,6 +358,7 @@ class BrokerServicer:
         return pb.InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)
 
     # -- WriteTxnMarkers (from a transaction coordinator) ----------------------------------------
+    @checked(checks.WriteTxnMarkers, checks.refuse_write_txn_markers)
     async def WriteTxnMarkers(self, request: pb.WriteTxnMarkersRequest
                               ) -> pb.WriteTxnMarkersResponse:
         if self.txn_markers is not None:
