@@ -8,6 +8,8 @@ from broker.replication.replica_manager import (LATEST_TIMESTAMP, READ_COMMITTED
                                                 READ_UNCOMMITTED, ReplicaManager)
 from broker.replication.messages import FetchAnswer
 from clients.errors import ErrorCode
+from clients.consumer.fetch_decode import batch_span
+from clients.consumer.read_committed import drop_aborted
 from clients.record.codec import decode_records, encode_batch
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
@@ -125,3 +127,24 @@ def test_a_follower_indexes_aborted_transactions_as_it_replicates_them(tmp_path)
     log = follower.get("t", 0).log
     assert log.log_end_offset == 2
     assert log.collect_aborted_txns(0, 2) == [AbortedTxn(ABORTED_PID, 0, 1, 2)]
+
+
+def test_one_batch_per_fetch_still_hides_every_aborted_record(tmp_path):
+    """A consumer that reads a batch at a time meets an aborted transaction's data and its
+    marker in different answers: each answer lists the transaction while it overlaps it."""
+    replicas = single_replica(tmp_path)
+    replicas.append("t", 0, txn_batch(ABORTED_PID, 0, [b"a1"]), -1, 0)
+    replicas.append("t", 0, txn_batch(COMMITTED_PID, 0, [b"c1"]), -1, 0)
+    replicas.append("t", 0, txn_batch(ABORTED_PID, 1, [b"a2"]), -1, 0)
+    marker(replicas, ABORTED_PID, False)
+    replicas.append("t", 0, txn_batch(ABORTED_PID, 2, [b"next"]), -1, 0)   # a new transaction
+    marker(replicas, COMMITTED_PID, True)
+    marker(replicas, ABORTED_PID, True)
+    got, offset = [], 0
+    while offset < replicas.last_stable_offset("t", 0):
+        answer = replicas.read("t", 0, offset, 1, isolation_level=READ_COMMITTED)
+        kept = drop_aborted(answer.records, [(a.producer_id, a.first_offset)
+                                             for a in answer.aborted_transactions])
+        got += [r.value for r in decode_records(kept, skip_control=True)]
+        offset = batch_span(answer.records, offset)[0]
+    assert got == [b"c1", b"next"]
