@@ -1,8 +1,8 @@
 """read_committed against a real node: a partition holding a committed transaction, an aborted
 one, a plain batch and a transaction still open. A read_committed consumer (library and `kraft
 consume --isolation-level read_committed`) gets exactly the committed records and the plain
-ones, never past the open transaction; read_uncommitted gets every record; neither ever sees a
-control record. Transactional batches and markers go in over raw gRPC, as the producer and the
+ones, never past the open transaction, also after kill -9 and a restart; read_uncommitted gets
+every record; neither ever sees a control record. Transactional batches and markers go in over raw gRPC, as the producer and the
 transaction coordinator send them."""
 from __future__ import annotations
 
@@ -62,8 +62,9 @@ def consume(address: str, isolation_level: str, expected: int) -> list:
     return got, end
 
 
-def test_read_committed_reads_exactly_the_committed_records(node):
-    raw = Raw(node.address)
+def fill(raw: Raw) -> int:
+    """A committed, an aborted and an open transaction, plain records between; returns the
+    open transaction's first offset."""
     raw.create(TP.topic)
     raw.produce(txn(COMMITTED, 0, b"c1", b"c2"))
     raw.produce(txn(ABORTED, 0, b"a1", b"a2"))
@@ -73,6 +74,12 @@ def test_read_committed_reads_exactly_the_committed_records(node):
     raw.produce(encode_batch([(None, b"p1", (), int(time.time() * 1000))]))
     open_at = raw.produce(txn(OPEN, 0, b"o1"))
     raw.produce(encode_batch([(None, b"p2", (), int(time.time() * 1000))]))   # behind o1
+    return open_at
+
+
+def test_read_committed_reads_exactly_the_committed_records(node):
+    raw = Raw(node.address)
+    open_at = fill(raw)
 
     committed, lso = consume(node.address, "read_committed", 4)
     assert [r.value for r in committed] == [b"c1", b"c2", b"c3", b"p1"]
@@ -92,3 +99,12 @@ def test_read_committed_reads_exactly_the_committed_records(node):
     after, lso = consume(node.address, "read_committed", 5)
     assert [r.value for r in after] == [b"c1", b"c2", b"c3", b"p1", b"p2"]
     assert lso == open_at + 3
+
+
+def test_after_kill9_the_open_and_aborted_transactions_are_still_known(node):
+    open_at = fill(Raw(node.address))
+    node.kill9()
+    node.start()
+    committed, lso = consume(node.address, "read_committed", 4)
+    assert [r.value for r in committed] == [b"c1", b"c2", b"c3", b"p1"]
+    assert lso == open_at

@@ -5,6 +5,8 @@ decided one counting until the high watermark passes its marker. The snapshot ke
 transactions, so a restart knows them."""
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from broker.idempotence.producer_state import CompletedTxn, ProducerStateManager
@@ -115,3 +117,39 @@ def test_the_snapshot_keeps_open_transactions_and_coordinator_epochs():
     assert again.ongoing == {1: 0}
     assert again.last_stable_offset(10) == 0
     assert again.entry(2).coordinator_epoch == 9 and again.entry(3).epoch == 2
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_lso_matches_a_brute_force_model(seed):
+    """Random interleavings of three transactional producers, plain batches and a rising high
+    watermark: after every event the LSO is the model's, min(first offset of every transaction
+    not decided by a marker below the HW, HW); a snapshot taken anywhere knows the open ones."""
+    rng = random.Random(seed)
+    state = ProducerStateManager("t-0")
+    txns: list[list] = []                  # [pid, first offset, marker offset or None]
+    open_: dict[int, list] = {}
+    seqs = {1: 0, 2: 0, 3: 0}
+    offset = hw = 0
+    for _ in range(200):
+        pid = rng.choice([1, 2, 3, 0])
+        if pid == 0:                         # a plain batch
+            state.on_replicated_batches([header(9, offset, txn=False, seq=offset)])
+        elif pid in open_ and rng.random() < 0.4:
+            committed = rng.random() < 0.5
+            state.on_replicated_batches([header(pid, offset, control=True)],
+                                        lambda h: COMMIT if committed else ABORT)
+            open_.pop(pid)[2] = offset
+        else:
+            state.on_replicated_batches([header(pid, offset, seq=seqs[pid])])
+            seqs[pid] += 1
+            if pid not in open_:
+                open_[pid] = [pid, offset, None]
+                txns.append(open_[pid])
+        offset += 1
+        hw = rng.randint(hw, offset)
+        model = min([t[1] for t in txns if t[2] is None or t[2] >= hw] + [hw])
+        assert state.last_stable_offset(hw) == model, f"seed {seed}"
+        if rng.random() < 0.1:
+            again = ProducerStateManager("t-0")
+            again.load(decode_snapshot(encode_snapshot(state.entries())), state.end_offset)
+            assert again.ongoing == {pid: t[1] for pid, t in open_.items()}, f"seed {seed}"

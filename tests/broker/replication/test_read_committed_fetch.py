@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from broker.replication.replica_manager import (LATEST_TIMESTAMP, READ_COMMITTED,
                                                 READ_UNCOMMITTED, ReplicaManager)
+from broker.replication.messages import FetchAnswer
 from clients.errors import ErrorCode
+from clients.consumer.fetch_decode import batch_span
+from clients.consumer.read_committed import drop_aborted
 from clients.record.codec import decode_records, encode_batch
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
@@ -104,3 +107,44 @@ def test_a_restart_rebuilds_open_transactions_and_the_txnindex(tmp_path):
     assert again.last_stable_offset("t", 0) == 1     # OPEN_PID's, from offset 1, still open
     read = again.read("t", 0, 0, 1 << 20, isolation_level=READ_COMMITTED)
     assert read.aborted_transactions == (AbortedTxn(ABORTED_PID, 0, 2, 1),)
+
+
+def test_a_follower_indexes_aborted_transactions_as_it_replicates_them(tmp_path):
+    reg = dict(replicas=(1, 2), isr=(1, 2), leader_epoch=1, partition_epoch=1)
+    leader = ReplicaManager(LogManager([tmp_path / "1"], LogConfig(), now_ms=0), node_id=1)
+    follower = ReplicaManager(LogManager([tmp_path / "2"], LogConfig(), now_ms=0), node_id=2)
+    for rm in (leader, follower):
+        rm.apply_registration("t", 0, "topic-id", LogConfig(),
+                              PartitionRegistration(leader=1, **reg), now_ms=0)
+    leader.append("t", 0, txn_batch(ABORTED_PID, 0, [b"a1"]), -1, 0)
+    assert marker(leader, ABORTED_PID, False).error_code == 0
+    [(hosted, fetch)] = follower.followed_from(1)
+    answer = leader.read_for_follower("t", 0, 2, fetch.fetch_offset, fetch.last_fetched_epoch,
+                                      fetch.current_leader_epoch, 1 << 20, 0)
+    follower.apply_fetch_response(hosted, fetch, FetchAnswer(
+        high_watermark=answer.high_watermark, log_start_offset=answer.log_start_offset,
+        records=answer.records), now_ms=0)
+    log = follower.get("t", 0).log
+    assert log.log_end_offset == 2
+    assert log.collect_aborted_txns(0, 2) == [AbortedTxn(ABORTED_PID, 0, 1, 2)]
+
+
+def test_one_batch_per_fetch_still_hides_every_aborted_record(tmp_path):
+    """A consumer that reads a batch at a time meets an aborted transaction's data and its
+    marker in different answers: each answer lists the transaction while it overlaps it."""
+    replicas = single_replica(tmp_path)
+    replicas.append("t", 0, txn_batch(ABORTED_PID, 0, [b"a1"]), -1, 0)
+    replicas.append("t", 0, txn_batch(COMMITTED_PID, 0, [b"c1"]), -1, 0)
+    replicas.append("t", 0, txn_batch(ABORTED_PID, 1, [b"a2"]), -1, 0)
+    marker(replicas, ABORTED_PID, False)
+    replicas.append("t", 0, txn_batch(ABORTED_PID, 2, [b"next"]), -1, 0)   # a new transaction
+    marker(replicas, COMMITTED_PID, True)
+    marker(replicas, ABORTED_PID, True)
+    got, offset = [], 0
+    while offset < replicas.last_stable_offset("t", 0):
+        answer = replicas.read("t", 0, offset, 1, isolation_level=READ_COMMITTED)
+        kept = drop_aborted(answer.records, [(a.producer_id, a.first_offset)
+                                             for a in answer.aborted_transactions])
+        got += [r.value for r in decode_records(kept, skip_control=True)]
+        offset = batch_span(answer.records, offset)[0]
+    assert got == [b"c1", b"next"]
