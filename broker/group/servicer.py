@@ -150,11 +150,6 @@ class GroupServicer:
             req.group_id, lambda core, handle, now: core.handle_leave_group(handle, req, now),
             m.LeaveGroupResponse(E.NOT_COORDINATOR), WRITE_TIMEOUT_S))
 
-    async def TxnOffsetCommit(self, request) -> pb.OffsetCommitResponse:
-        """TEMP: txn-client implements it."""
-        return pb.OffsetCommitResponse(error_code=E.UNSUPPORTED_VERSION,
-                                       error_message="not implemented on this branch")
-
     @checked(checks.OffsetCommit, _refuse_commit)
     async def OffsetCommit(self, request: pb.OffsetCommitRequest) -> pb.OffsetCommitResponse:
         refused = self._refused(pb.OffsetCommitResponse, request.group_id)
