@@ -8,10 +8,11 @@ from typing import Any
 from clients._sync import SyncRunner
 from clients.cluster import Cluster
 from clients.describe_partitions import PartitionReplication, describe_partitions
-from clients import acl_admin, group_admin
+from clients import acl_admin, group_admin, txn_admin
 from clients.acl_admin import AclEntry, AclFilter
 from clients.errors import ErrorCode, KraftError
 from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
+from clients.txn_admin import TransactionDescription, TransactionListing
 from clients.list_offsets import list_offsets_until
 from clients.scram import DEFAULT_ITERATIONS
 from clients.security import client_security
@@ -268,6 +269,32 @@ class AsyncAdmin:
         await group_admin.alter_group_offsets(self._cluster, group_id, offsets,
                                               self._timeout_ms / 1000)
 
+    # --- transactions (clients/txn_admin.py) --------------------------------------------------
+
+    async def list_transactions(self, states: list[str] | None = None,
+                                producer_ids: list[int] | None = None
+                                ) -> list[TransactionListing]:
+        """Every transactional id every broker coordinates (optionally only in these states or
+        of these producer ids), sorted by id."""
+        return await txn_admin.list_transactions(self._cluster, self._timeout_ms / 1000, states,
+                                                 producer_ids)
+
+    async def describe_transactions(self, transactional_ids: list[str]
+                                    ) -> list[TransactionDescription]:
+        """State, producer id and epoch, timeout, start time and partitions of each id, asked
+        of its transaction coordinator."""
+        return [await txn_admin.describe_transaction(self._cluster, t, self._timeout_ms / 1000)
+                for t in transactional_ids]
+
+    async def abort_transaction(self, topic: str, partition: int, producer_id: int,
+                                producer_epoch: int, coordinator_epoch: int = 0) -> None:
+        """Abort a hanging transaction on one partition (an ABORT marker written by its leader,
+        as kafka-transactions.sh abort does): for a producer whose coordinator no longer
+        tracks the transaction that keeps the partition's last stable offset back."""
+        await txn_admin.abort_transaction(self._cluster, topic, partition, producer_id,
+                                          producer_epoch, coordinator_epoch,
+                                          self._timeout_ms / 1000)
+
     # -- ACLs (clients/acl_admin.py)
     async def create_acls(self, entries: list[AclEntry]) -> None:
         await acl_admin.create_acls(self, entries)
@@ -352,6 +379,19 @@ class Admin:
     def alter_group_offsets(self, group_id: str, offsets: dict) -> None:
         return self._run("alter_group_offsets", group_id, offsets)
 
+    def list_transactions(self, states: list[str] | None = None,
+                          producer_ids: list[int] | None = None) -> list[TransactionListing]:
+        return self._run("list_transactions", states, producer_ids)
+
+    def describe_transactions(self, transactional_ids: list[str]
+                              ) -> list[TransactionDescription]:
+        return self._run("describe_transactions", transactional_ids)
+
+    def abort_transaction(self, topic: str, partition: int, producer_id: int,
+                          producer_epoch: int, coordinator_epoch: int = 0) -> None:
+        return self._run("abort_transaction", topic, partition, producer_id, producer_epoch,
+                         coordinator_epoch)
+
     def create_acls(self, entries: list[AclEntry]) -> None:
         self._run("create_acls", entries)
 
@@ -386,7 +426,7 @@ class Admin:
 
 __all__ = ["Admin", "AsyncAdmin", "ConfigEntry", "ElectionResult", "GroupDescription",
            "GroupListing", "GroupOffset", "MemberDescription", "NewTopic", "PartitionInfo",
-           "TopicDescription"]
+           "TopicDescription", "TransactionDescription", "TransactionListing"]
 
 
 async def broker_views(addresses: list[str], timeout_s: float,

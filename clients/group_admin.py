@@ -65,41 +65,55 @@ class GroupDescription:
         return not (self.state == "Dead" and not self.members and not self.offsets)
 
 
-async def list_groups(cluster: Cluster, timeout_s: float,
-                      states: list[str] | None = None) -> list[GroupListing]:
-    """Every broker coordinates some groups: ask each, merge, sort by group id."""
+async def ask_every_broker(cluster: Cluster, timeout_s: float, call, what: str) -> list:
+    """`call(broker)` (-> (answer, error code, message)) on every broker at once, each retried
+    while it is still loading (COORDINATOR_LOAD_IN_PROGRESS); returns [(broker, answer)], or
+    raises naming every broker that failed: a listing must not silently miss some."""
     resp = await cluster.call_any("Metadata", broker_pb2.MetadataRequest())
     cluster.metadata.update(resp)
     brokers = sorted(cluster.metadata.brokers.values(), key=lambda b: b.node_id)
-    found: dict[str, GroupListing] = {}
+    answers: list = []
     errors: list[str] = []
     give_up = trio.current_time() + timeout_s
 
     async def ask(broker) -> None:
-        req = group_pb2.ListGroupsRequest(states=list(states or ()))
         while True:
             try:
-                answer = await bridge.call(group_stub(cluster, broker.address).ListGroups, req,
-                                           cluster.timeout)
-                code, message = answer.error_code, answer.error_message
+                answer, code, message = await call(broker)
             except KraftError as exc:
-                code, message = exc.code, exc.message
+                answer, code, message = None, exc.code, exc.message
             if not code:
-                break
+                answers.append((broker, answer))
+                return
             if code != E.COORDINATOR_LOAD_IN_PROGRESS or trio.current_time() > give_up:
                 errors.append(f"broker {broker.node_id} ({broker.address}): {message or code}")
                 return
             await trio.sleep(0.1)
-        for g in answer.groups:
-            found[g.group_id] = GroupListing(g.group_id, g.state, g.protocol_type,
-                                             g.coordinator or broker.node_id)
 
     async with trio.open_nursery() as nursery:
         for b in brokers:
             nursery.start_soon(ask, b)
     if errors:
         raise KraftError(E.COORDINATOR_NOT_AVAILABLE,
-                         "could not list the groups of every broker: " + "; ".join(errors))
+                         f"could not list the {what} of every broker: " + "; ".join(errors))
+    return sorted(answers, key=lambda a: a[0].node_id)
+
+
+async def list_groups(cluster: Cluster, timeout_s: float,
+                      states: list[str] | None = None) -> list[GroupListing]:
+    """Every broker coordinates some groups: ask each, merge, sort by group id."""
+    req = group_pb2.ListGroupsRequest(states=list(states or ()))
+
+    async def call(broker):
+        answer = await bridge.call(group_stub(cluster, broker.address).ListGroups, req,
+                                   cluster.timeout)
+        return answer, answer.error_code, answer.error_message
+
+    found: dict[str, GroupListing] = {}
+    for broker, answer in await ask_every_broker(cluster, timeout_s, call, "groups"):
+        for g in answer.groups:
+            found[g.group_id] = GroupListing(g.group_id, g.state, g.protocol_type,
+                                             g.coordinator or broker.node_id)
     return [found[g] for g in sorted(found)]
 
 

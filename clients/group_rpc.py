@@ -1,5 +1,6 @@
 """Talking to a group's coordinator, for the consumer and the admin client: FindCoordinator through
-any broker, the Group RPCs to the node it names, offsets to and from protobuf, retries."""
+any broker, the Group RPCs to the node it names, offsets to and from protobuf, retries; the same
+lookup finds a transactional id's coordinator (key type 1) for the Transaction service."""
 from __future__ import annotations
 
 import logging
@@ -13,7 +14,7 @@ from clients import bridge
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
-from clients.wire import group_pb2, group_pb2_grpc
+from clients.wire import group_pb2, group_pb2_grpc, transaction_pb2_grpc
 
 log = logging.getLogger(__name__)
 E = ErrorCode
@@ -30,15 +31,27 @@ class Coordinator:
     address: str
 
 
-def group_stub(cluster: Cluster, address: str) -> group_pb2_grpc.GroupStub:
-    """A Group stub on the cluster's channel to `address` (one connection per node; raises
+def service_stub(cluster: Cluster, address: str, stub_cls):
+    """A `stub_cls` stub on the cluster's channel to `address` (one connection per node; raises
     once the cluster is closed). Cluster knows Broker and Controller stubs only, hence this."""
     channel = cluster._channel(address)
-    stubs = cluster.__dict__.setdefault("_group_stubs", {})
-    cached = stubs.get(address)
+    stubs = cluster.__dict__.setdefault("_service_stubs", {})
+    cached = stubs.get((address, stub_cls))
     if cached is None or cached[0] is not channel:
-        cached = stubs[address] = (channel, group_pb2_grpc.GroupStub(channel))
+        cached = stubs[(address, stub_cls)] = (channel, stub_cls(channel))
     return cached[1]
+
+
+def group_stub(cluster: Cluster, address: str) -> group_pb2_grpc.GroupStub:
+    return service_stub(cluster, address, group_pb2_grpc.GroupStub)
+
+
+def transaction_stub(cluster: Cluster, address: str) -> transaction_pb2_grpc.TransactionStub:
+    return service_stub(cluster, address, transaction_pb2_grpc.TransactionStub)
+
+
+def broker_stub(cluster: Cluster, address: str):
+    return cluster.broker_stub_at(address)
 
 
 async def call_any(cluster: Cluster, method: str, request):
@@ -58,12 +71,19 @@ async def call_any(cluster: Cluster, method: str, request):
                      "running?")
 
 
-class CoordinatorClient:
-    """The coordinator of one group, looked up on first use and forgotten on COORDINATOR_ERRORS."""
+GROUP_KEY, TRANSACTION_KEY = 0, 1      # FindCoordinator's key types
 
-    def __init__(self, cluster: Cluster, group_id: str) -> None:
+
+class CoordinatorClient:
+    """The coordinator of one group (or, key_type TRANSACTION_KEY, of one transactional id),
+    looked up on first use and forgotten on COORDINATOR_ERRORS."""
+
+    def __init__(self, cluster: Cluster, group_id: str, key_type: int = GROUP_KEY) -> None:
         self.cluster = cluster
         self.group_id = group_id
+        self.key_type = key_type
+        self._what = (f"group '{group_id}'" if key_type == GROUP_KEY
+                      else f"transactional id '{group_id}'")
         self.coordinator: Coordinator | None = None
         self._lookup: trio.Event | None = None     # set when a lookup in flight finishes
         self._lookup_error: KraftError | None = None
@@ -82,12 +102,13 @@ class CoordinatorClient:
             self._lookup, self._lookup_error = trio.Event(), None
             try:
                 resp = await call_any(self.cluster, "FindCoordinator",
-                                      group_pb2.FindCoordinatorRequest(key=self.group_id))
+                                      group_pb2.FindCoordinatorRequest(key=self.group_id,
+                                                                       key_type=self.key_type))
                 if resp.error_code:
-                    raise KraftError(resp.error_code, f"no coordinator for group "
-                                     f"'{self.group_id}' yet: {resp.error_message}")
+                    raise KraftError(resp.error_code, f"no coordinator for {self._what} yet: "
+                                                      f"{resp.error_message}")
                 self.coordinator = Coordinator(resp.node_id, f"{resp.host}:{resp.port}")
-                log.info("group %s: coordinator is node %d at %s", self.group_id, resp.node_id,
+                log.info("%s: coordinator is node %d at %s", self._what, resp.node_id,
                          self.coordinator.address)
             except KraftError as exc:
                 self._lookup_error = exc
@@ -97,11 +118,13 @@ class CoordinatorClient:
                 event.set()
         return self.coordinator
 
-    async def call(self, method: str, request, timeout: float | None = None):
-        """One RPC to the coordinator; whole-response coordinator errors and network failures
-        forget it (the caller decides whether to retry)."""
+    async def call(self, method: str, request, timeout: float | None = None,
+                   stub_of=group_stub):
+        """One RPC to the coordinator (a Group RPC, or of the service `stub_of(cluster,
+        address)` gives); whole-response coordinator errors and network failures forget it
+        (the caller decides whether to retry)."""
         coordinator = await self.find()
-        stub = group_stub(self.cluster, coordinator.address)
+        stub = stub_of(self.cluster, coordinator.address)
         try:
             resp = await bridge.call(getattr(stub, method), request, timeout or self.cluster.timeout)
         except KraftError as exc:
@@ -113,14 +136,14 @@ class CoordinatorClient:
         return resp
 
     async def call_retrying(self, method: str, request, deadline: float,
-                            error_of=lambda resp: resp.error_code):
+                            error_of=lambda resp: resp.error_code, stub_of=group_stub):
         """`call` until `error_of(resp)` is not a retriable coordinator error or `deadline`
         (time.monotonic) passes; raises KraftError for a failure it gave up on."""
         while True:
             left = deadline - time.monotonic()
             try:
                 with trio.fail_after(max(left, 0.001)):
-                    resp = await self.call(method, request, max(left, 0.001))
+                    resp = await self.call(method, request, max(left, 0.001), stub_of)
                 error = error_of(resp)
                 if error not in RETRIABLE:
                     return resp
@@ -128,13 +151,13 @@ class CoordinatorClient:
                     self.invalidate()
                 last = KraftError(error, getattr(resp, "error_message", ""))
             except trio.TooSlowError:
-                last = KraftError(E.REQUEST_TIMED_OUT, f"{method} for group '{self.group_id}'")
+                last = KraftError(E.REQUEST_TIMED_OUT, f"{method} for {self._what}")
             except KraftError as exc:
                 if exc.code not in RETRIABLE:
                     raise
                 last = exc
             if time.monotonic() + RETRY_BACKOFF_S >= deadline:
-                raise KraftError(last.code, f"{method} for group '{self.group_id}' gave up after "
+                raise KraftError(last.code, f"{method} for {self._what} gave up after "
                                  f"retries: {last.message}")
             await trio.sleep(RETRY_BACKOFF_S)
 

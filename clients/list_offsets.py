@@ -12,9 +12,11 @@ from clients.types import TopicPartition
 from clients.wire import broker_pb2
 
 
-async def list_offsets(cluster: Cluster, wanted: dict) -> dict[TopicPartition, tuple[int, int]]:
+async def list_offsets(cluster: Cluster, wanted: dict,
+                       isolation_level: int = 0) -> dict[TopicPartition, tuple[int, int]]:
     """{tp: timestamp} -> {tp: (offset, timestamp)}, asking each partition's leader; -1 and -2
-    ask for the latest and earliest offsets. Raises KraftError for the first failing partition
+    ask for the latest and earliest offsets (latest: the last stable offset with
+    `isolation_level` 1, read_committed). Raises KraftError for the first failing partition
     (and forgets its leader when the answer says the cached one is stale)."""
     md = cluster.metadata
     if any(tp not in md.leaders for tp in wanted):
@@ -32,7 +34,7 @@ async def list_offsets(cluster: Cluster, wanted: dict) -> dict[TopicPartition, t
             broker_pb2.ListOffsetsPartition(partition=tp[1], current_leader_epoch=-1, timestamp=ts))
     out = {}
     for node, topics in by_node.items():
-        req = broker_pb2.ListOffsetsRequest(replica_id=-1, topics=[
+        req = broker_pb2.ListOffsetsRequest(replica_id=-1, isolation_level=isolation_level, topics=[
             broker_pb2.ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()])
         try:
             resp = await bridge.call(cluster.broker_stub(node).ListOffsets, req, cluster.timeout)
@@ -56,14 +58,14 @@ async def list_offsets(cluster: Cluster, wanted: dict) -> dict[TopicPartition, t
 
 
 async def list_offsets_until(cluster: Cluster, wanted: dict, timeout_s: float,
-                             backoff_s: float = 0.1) -> dict[TopicPartition, tuple[int, int]]:
+                             backoff_s: float = 0.1, isolation_level: int = 0) -> dict[TopicPartition, tuple[int, int]]:
     """`list_offsets`, retried on retriable errors (with fresh metadata, backoff doubling up to
     1 s) for up to `timeout_s`, as Kafka's consumer does for default.api.timeout.ms: a new
     leader is usually elected within seconds of the old one dying."""
     deadline = trio.current_time() + timeout_s
     while True:
         try:
-            return await list_offsets(cluster, wanted)
+            return await list_offsets(cluster, wanted, isolation_level)
         except KraftError as exc:
             if not exc.retriable or trio.current_time() + backoff_s >= deadline:
                 raise

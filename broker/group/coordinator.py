@@ -14,10 +14,11 @@ from broker.group.messages import (UNKNOWN_MEMBER_ID, AppendRecords, DescribedGr
                                    LeaveGroupResponse, ListGroupsResponse, OffsetAndMetadata,
                                    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
                                    OffsetFetchResponse, Respond, SyncGroupRequest,
-                                   SyncGroupResponse)
+                                   SyncGroupResponse, TxnOffsetCommitRequest)
 from broker.group.rebalance import ACTIVE, LOADING, RESIGNED, Rebalance, store_error
 from broker.group.records import (GroupMetadataKey, OffsetCommitKey, OffsetCommitValue,
                                   decode_record, encode_record)
+from broker.group.txn_offsets import PendingTxnOffsets
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
 
@@ -60,6 +61,12 @@ if TYPE_CHECKING:
 # JoinGroup, a LeaveGroup, `tick`, `on_append_result`) returns Respond(handle, response) effects.
 # Every handle is answered exactly once; `resign` answers all parked ones NOT_COORDINATOR.
 #
+# Transactional offsets (TxnOffsetCommit): checked as an OffsetCommit's member and generation
+# (no state check: Kafka's doTxnCommitOffsets), written as a transactional batch of the producer,
+# and once replayed held pending per producer id, out of OffsetFetch's sight. The transaction's
+# end marker in this partition (`replay_txn_marker`, from the log at load or from the broker
+# once WriteTxnMarkers committed it) applies them on COMMIT and drops them on ABORT.
+#
 # What is durable: committed offsets and, per group, the last GroupMetadata record. Only `replay`
 # changes them, for the records this coordinator wrote (once committed: nothing to undo when an
 # append fails) and for the partition's log when a new coordinator loads it; a loaded group is
@@ -80,6 +87,8 @@ class _PendingAppend:
     answers: dict | None = None    # offsets: the per-partition errors found before the append
     member_id: str = ""
     revert: tuple | None = None    # static-rejoin: the old member id, protocols and timeouts
+    producer_id: int = -1          # offsets of a transaction (TxnOffsetCommit): its producer
+    ended: bool | None = None      # its transaction's marker came first: committed or not
 
 
 class GroupCoordinator(Rebalance):
@@ -101,6 +110,7 @@ class GroupCoordinator(Rebalance):
         self._groups: dict[str, Group] = {}
         self._appends: dict[int, _PendingAppend] = {}
         self._next_append_id = 0
+        self.pending_txn_offsets = PendingTxnOffsets()
 
     # -- life cycle -------------------------------------------------------------------------------
     def become_coordinator(self, now_ms: int) -> None:
@@ -124,6 +134,7 @@ class GroupCoordinator(Rebalance):
             elif pending.kind == "delete":
                 out.append(Respond(pending.handle, E.NOT_COORDINATOR))
         self.status, self._groups, self._appends = RESIGNED, {}, {}
+        self.pending_txn_offsets = PendingTxnOffsets()
         return tuple(out)
 
     def _unavailable(self) -> ErrorCode | None:
@@ -283,19 +294,62 @@ class GroupCoordinator(Rebalance):
         member = group.members.get(req.member_id) if group is not None else None
         if member is not None:
             member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
-        answers, records = {}, []
-        for tp, om in req.offsets.items():
-            if len(om.metadata.encode()) > self.config.offset_metadata_max_bytes:
-                answers[TopicPartition(*tp)] = E.OFFSET_METADATA_TOO_LARGE
-                continue
-            answers[TopicPartition(*tp)] = E.NONE
-            records.append((OffsetCommitKey(req.group_id, tp[0], tp[1]),
-                            OffsetCommitValue(om.offset, om.leader_epoch, om.metadata, now_ms)))
+        answers, records = self._offset_records(req.group_id, req.offsets, now_ms)
         if not records:
             return (Respond(handle, OffsetCommitResponse(answers)),)
         out: list[Effect] = []
         self._append_records(req.group_id, "offsets", records, out, handle=handle, answers=answers)
         return tuple(out)
+
+    def handle_txn_offset_commit(self, handle: Hashable, req: TxnOffsetCommitRequest,
+                                 now_ms: int) -> tuple[Effect, ...]:
+        """Answered by Respond(handle, OffsetCommitResponse) once the transactional batch is
+        committed; its offsets stay pending until the transaction's marker."""
+        group = self._groups.get(req.group_id)
+        error = self._unavailable() or (None if req.group_id else E.INVALID_GROUP_ID)
+        if error is None and req.producer_id < 0:
+            error = E.INVALID_PRODUCER_ID_MAPPING
+        if error is None:
+            error = self._txn_commit_problem(group, req)
+        if error is not None:
+            return (Respond(handle, OffsetCommitResponse({tp: error for tp in req.offsets})),)
+        answers, records = self._offset_records(req.group_id, req.offsets, now_ms)
+        if not records:
+            return (Respond(handle, OffsetCommitResponse(answers)),)
+        out: list[Effect] = []
+        self._append_records(req.group_id, "offsets", records, out, handle=handle,
+                             answers=answers, producer_id=req.producer_id,
+                             producer_epoch=req.producer_epoch)
+        return tuple(out)
+
+    def _txn_commit_problem(self, group: Group | None,
+                            req: TxnOffsetCommitRequest) -> ErrorCode | None:
+        """Kafka's doTxnCommitOffsets: the member and generation, whatever the group's state."""
+        if group is None:
+            if req.member_id or req.group_instance_id is not None:
+                return E.UNKNOWN_MEMBER_ID
+            return E.ILLEGAL_GENERATION if req.generation_id >= 0 else None
+        if group.state == DEAD:
+            return E.COORDINATOR_NOT_AVAILABLE
+        if req.member_id or req.group_instance_id is not None:
+            error = self._check_member(group, req.member_id, req.group_instance_id)
+            if error is not None:
+                return error
+        if req.generation_id >= 0 and req.generation_id != group.generation_id:
+            return E.ILLEGAL_GENERATION
+        return None
+
+    def _offset_records(self, group_id: str, offsets, now_ms: int) -> tuple[dict, list]:
+        """Per-partition answers (metadata too large refused here) and the records to append."""
+        answers, records = {}, []
+        for tp, om in offsets.items():
+            if len(om.metadata.encode()) > self.config.offset_metadata_max_bytes:
+                answers[TopicPartition(*tp)] = E.OFFSET_METADATA_TOO_LARGE
+                continue
+            answers[TopicPartition(*tp)] = E.NONE
+            records.append((OffsetCommitKey(group_id, tp[0], tp[1]),
+                            OffsetCommitValue(om.offset, om.leader_epoch, om.metadata, now_ms)))
+        return answers, records
 
     def _commit_problem(self, group: Group, req: OffsetCommitRequest) -> ErrorCode | None:
         """Kafka's validateOffsetCommit, then the state."""
@@ -360,11 +414,14 @@ class GroupCoordinator(Rebalance):
     def _append(self, group: Group, kind: str, records, out, **extra: Any) -> None:
         self._append_records(group.group_id, kind, records, out, **extra)
 
-    def _append_records(self, group_id: str, kind: str, records, out, **extra: Any) -> None:
+    def _append_records(self, group_id: str, kind: str, records, out, producer_epoch: int = -1,
+                        **extra: Any) -> None:
         self._next_append_id += 1
         encoded = tuple(encode_record(k, v) for k, v in records)
-        self._appends[self._next_append_id] = _PendingAppend(kind, group_id, encoded, **extra)
-        out.append(AppendRecords(self._next_append_id, encoded))
+        pending = self._appends[self._next_append_id] = _PendingAppend(kind, group_id, encoded,
+                                                                       **extra)
+        out.append(AppendRecords(self._next_append_id, encoded, pending.producer_id,
+                                 producer_epoch))
 
     def on_append_result(self, append_id: int, error: ErrorCode = ErrorCode.NONE,
                          now_ms: int = 0, base_offset: int = -1) -> tuple[Effect, ...]:
@@ -375,7 +432,10 @@ class GroupCoordinator(Rebalance):
             return ()
         if error == E.NONE:
             for i, (key, value) in enumerate(pending.records):
-                self.replay(key, value, base_offset + i if base_offset >= 0 else -1)
+                self.replay(key, value, base_offset + i if base_offset >= 0 else -1,
+                            pending.producer_id)
+            if pending.ended is not None:
+                self.replay_txn_marker(pending.producer_id, pending.ended)
         out: list[Effect] = []
         group = self._groups.get(pending.group_id)
         if pending.kind == "offsets":
@@ -397,18 +457,25 @@ class GroupCoordinator(Rebalance):
             self._settle(group, now_ms, out)
         return tuple(out)
 
-    def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None:
+    def replay(self, key: bytes, value: bytes | None, offset: int = -1,
+               producer_id: int = -1) -> None:
         """Apply one `__consumer_offsets` record: a loading coordinator calls it for the whole
-        partition; an active one only through `on_append_result`."""
+        partition; an active one only through `on_append_result`. `producer_id` >= 0: the record
+        is in a transactional batch of that producer (pending until its marker)."""
         k, v = decode_record(key, value)
         if offset >= 0:
             self.loaded_offset = offset + 1
         group = self._groups.get(k.group)
-        if isinstance(k, OffsetCommitKey):
+        if producer_id >= 0 and isinstance(k, OffsetCommitKey) and v is not None:
+            self.pending_txn_offsets.add(producer_id, k.group, TopicPartition(k.topic, k.partition),
+                                         OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata),
+                                         offset)
+        elif isinstance(k, OffsetCommitKey):
             tp = TopicPartition(k.topic, k.partition)
             if v is not None:
                 group = group or self._groups.setdefault(k.group, Group(k.group))
                 group.offsets[tp] = OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata)
+                self.pending_txn_offsets.applied(k.group, tp, offset)
             elif group is not None:
                 group.offsets.pop(tp, None)
                 if group.is_blank():
@@ -423,6 +490,26 @@ class GroupCoordinator(Rebalance):
             group.load(v)
         else:
             self._replay_own_group_record(group, v)
+
+    def replay_txn_marker(self, producer_id: int, committed: bool, offset: int = -1) -> None:
+        """The end marker of `producer_id`'s transaction in this partition (at `offset`): its
+        pending offsets become the groups' committed offsets (COMMIT) or are dropped (ABORT).
+        A marker seen twice (log replay, then the broker's notice) finds nothing pending."""
+        if offset >= 0:
+            self.loaded_offset = max(self.loaded_offset, offset + 1)
+        for pending in self._appends.values():
+            if pending.producer_id == producer_id:
+                # Appended before the marker (a client that gave up waiting for its
+                # TxnOffsetCommit and ended the transaction): it ends with it once replayed.
+                pending.ended = committed
+        ended = self.pending_txn_offsets.complete(producer_id, committed)
+        if self.status == RESIGNED:
+            return
+        for group_id, offsets in ended.items():
+            group = self._groups.get(group_id)
+            if group is None:
+                group = self._groups[group_id] = Group(group_id)
+            group.offsets.update(offsets)
 
     def _replay_own_group_record(self, group: Group, v) -> None:
         group.stored = v

@@ -106,6 +106,21 @@ class OffsetCommitRequest:
 
 
 @dataclass(frozen=True)
+class TxnOffsetCommitRequest:
+    """Offsets committed inside the transaction of (producer_id, producer_epoch): written as a
+    transactional batch, applied only when the transaction's COMMIT marker arrives. The
+    consumer's group metadata (generation, member) is checked as OffsetCommit's is."""
+    group_id: str
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    offsets: Mapping[TopicPartition, OffsetAndMetadata]
+    generation_id: int = NO_GENERATION
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True)
 class OffsetFetchRequest:
     group_id: str
     partitions: tuple[TopicPartition, ...] | None = None     # None: every committed partition
@@ -236,9 +251,13 @@ class Respond:
 class AppendRecords:
     """Append these (key, value) pairs, in order, to this coordinator's `__consumer_offsets`
     partition as leader with acks=all; once they are committed (or failed) call
-    `on_append_result(append_id, error)`. Results must come back in append order."""
+    `on_append_result(append_id, error)`. Results must come back in append order.
+    A producer id (>= 0) makes it a transactional batch of that producer and epoch
+    (TxnOffsetCommit), which its transaction's end marker later commits or aborts."""
     append_id: int
     records: tuple[tuple[bytes, bytes | None], ...]
+    producer_id: int = -1
+    producer_epoch: int = -1
 
 
 Effect = Union[Respond, AppendRecords]

@@ -33,7 +33,13 @@ def _partition(where: str, topic: str, partition: int) -> None:
 
 
 def FindCoordinator(req: pb.FindCoordinatorRequest) -> None:
-    check_group_id(req.key, "key (the group id)")
+    if req.key_type == 1:
+        check_length("key (the transactional id)", req.key, MAX_NAME_LENGTH, required=True)
+    elif req.key_type == 0:
+        check_group_id(req.key, "key (the group id)")
+    else:
+        raise Refused(E.INVALID_REQUEST, f"key_type {req.key_type} is unknown; use 0 (group) "
+                                         "or 1 (transaction)")
 
 
 def JoinGroup(req: pb.JoinGroupRequest) -> None:
@@ -85,6 +91,15 @@ def OffsetCommit(req: pb.OffsetCommitRequest) -> None:
                            hint="commit the next offset to consume, 0 or more")
         check_range(f"{where}: leader_epoch", p.leader_epoch, -1, INT32_MAX,
                     hint="-1 when unknown")
+
+
+def TxnOffsetCommit(req: pb.TxnOffsetCommitRequest) -> None:
+    check_length("transactional_id", req.transactional_id, MAX_NAME_LENGTH)
+    check_not_negative("producer_id", req.producer_id, E.INVALID_PRODUCER_ID_MAPPING,
+                       "the producer id InitProducerId gave the transactional producer")
+    check_range("producer_epoch", req.producer_epoch, 0, 32767,
+                hint="the epoch InitProducerId gave the transactional producer")
+    OffsetCommit(req)
 
 
 def OffsetFetch(req: pb.OffsetFetchRequest) -> None:

@@ -13,9 +13,10 @@ from broker.group.coordinators import GroupCoordinators
 from broker.group.wire import (commit_request, commit_response, described_group, fetch_request,
                                fetch_response, heartbeat_request, heartbeat_response,
                                join_request, join_response, leave_request, leave_response,
-                               message, sync_request, sync_response)
+                               message, sync_request, sync_response, txn_commit_request)
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
+from broker.transaction.coordinators import TransactionCoordinators
 from broker.server.request_limits import Refused, checked
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
@@ -26,6 +27,7 @@ E = ErrorCode
 # A JoinGroup is parked until the rebalance completes: at most its rebalance timeout. Past that
 # (plus this slack) the client has given up anyway; answering ends the parked call.
 PARK_SLACK_S = 5.0
+TRANSACTION_KEY = 1          # FindCoordinator key_type: a transactional id
 WRITE_TIMEOUT_S = 30.0       # SyncGroup, LeaveGroup, OffsetCommit, DeleteGroups wait for appends
 
 
@@ -46,8 +48,11 @@ def _not_coordinator(group_id: str) -> str:
 
 class GroupServicer:
     def __init__(self, coordinators: GroupCoordinators, replicas: ReplicaManager,
-                 node_id: int, authorizer: RequestAuthorizer = OPEN) -> None:
+                 node_id: int, authorizer: RequestAuthorizer = OPEN,
+                 transactions: TransactionCoordinators | None = None) -> None:
+        """`transactions` answers FindCoordinator key_type 1 (none: COORDINATOR_NOT_AVAILABLE)."""
         self.coordinators = coordinators
+        self.transactions = transactions
         self.replicas = replicas
         self.node_id = node_id
         self.authz = authorizer
@@ -66,14 +71,23 @@ class GroupServicer:
     @checked(checks.FindCoordinator, lambda _request, refused: pb.FindCoordinatorResponse(
         error_code=refused.code, error_message=refused.message, node_id=-1))
     async def FindCoordinator(self, request: pb.FindCoordinatorRequest) -> pb.FindCoordinatorResponse:
-        refused = self._refused(pb.FindCoordinatorResponse, request.key, Op.DESCRIBE)
-        if refused is not None:
-            refused.node_id = -1
-            return refused
+        transaction = request.key_type == TRANSACTION_KEY
+        denial = self.authz.denial(Op.DESCRIBE, R.TRANSACTIONAL_ID if transaction else R.GROUP,
+                                   request.key)
+        if denial is not None:
+            return pb.FindCoordinatorResponse(error_code=denial[0], error_message=denial[1],
+                                              node_id=-1)
         try:
-            broker = await self.coordinators.find_coordinator(request.key)
+            if not transaction:
+                broker = await self.coordinators.find_coordinator(request.key)
+            elif self.transactions is None:
+                raise KraftError(E.COORDINATOR_NOT_AVAILABLE, "this node coordinates no "
+                                                              "transactions")
+            else:
+                broker = await self.transactions.find_coordinator(request.key)
         except KraftError as exc:
-            code = exc.code if exc.code == E.INVALID_GROUP_ID else E.COORDINATOR_NOT_AVAILABLE
+            code = exc.code if exc.code in (E.INVALID_GROUP_ID, E.INVALID_REQUEST) \
+                else E.COORDINATOR_NOT_AVAILABLE
             return pb.FindCoordinatorResponse(error_code=code, error_message=exc.message,
                                               node_id=-1)
         return pb.FindCoordinatorResponse(node_id=broker.broker_id, host=broker.host,
@@ -141,24 +155,39 @@ class GroupServicer:
         refused = self._refused(pb.OffsetCommitResponse, request.group_id)
         if refused is not None:
             return refused
-        req = commit_request(request)
+        return await self._commit(commit_request(request), lambda core: core.handle_offset_commit)
+
+    async def _commit(self, req, handler) -> pb.OffsetCommitResponse:
+        """OffsetCommit and TxnOffsetCommit: `handler(core)` takes (handle, req, now_ms)."""
         # Kafka: committing a partition's offset needs Read on its topic too.
         denied = {tp: E.TOPIC_AUTHORIZATION_FAILED for tp in req.offsets
                   if not self.authz.allowed(Op.READ, R.TOPIC, tp.topic)}
         if denied:
             req = dataclasses.replace(req, offsets={tp: o for tp, o in req.offsets.items()
                                                     if tp not in denied})
-        driver = self._driver(request.group_id)
+        driver = self._driver(req.group_id)
         if driver is None:
             return commit_response(m.OffsetCommitResponse(
                 {tp: E.NOT_COORDINATOR for tp in req.offsets} | denied))
         if not req.offsets:
             return commit_response(m.OffsetCommitResponse(denied))
         answer = await driver.ask(
-            lambda handle, now: driver.core.handle_offset_commit(handle, req, now),
+            lambda handle, now: handler(driver.core)(handle, req, now),
             m.OffsetCommitResponse({tp: E.REQUEST_TIMED_OUT for tp in req.offsets}),
             WRITE_TIMEOUT_S)
         return commit_response(m.OffsetCommitResponse(dict(answer.partitions) | denied))
+
+    @checked(checks.TxnOffsetCommit, _refuse_commit)
+    async def TxnOffsetCommit(self, request: pb.TxnOffsetCommitRequest) -> pb.OffsetCommitResponse:
+        """Kafka: Write on the transactional id, Read on the group and on each topic."""
+        denial = self.authz.denial(Op.WRITE, R.TRANSACTIONAL_ID, request.transactional_id)
+        if denial is not None:
+            return _refuse_commit(request, Refused(*denial))
+        refused = self._refused(pb.OffsetCommitResponse, request.group_id)
+        if refused is not None:
+            return refused
+        return await self._commit(txn_commit_request(request),
+                                  lambda core: core.handle_txn_offset_commit)
 
     @checked(checks.OffsetFetch, pb.OffsetFetchResponse)
     async def OffsetFetch(self, request: pb.OffsetFetchRequest) -> pb.OffsetFetchResponse:

@@ -75,6 +75,14 @@ def commit_request(req: pb.OffsetCommitRequest) -> m.OffsetCommitRequest:
         req.generation_id, req.member_id, _instance(req))
 
 
+def txn_commit_request(req: pb.TxnOffsetCommitRequest) -> m.TxnOffsetCommitRequest:
+    return m.TxnOffsetCommitRequest(
+        req.group_id, req.transactional_id, req.producer_id, req.producer_epoch,
+        {TopicPartition(p.topic, p.partition):
+         m.OffsetAndMetadata(p.offset, p.leader_epoch, p.metadata) for p in req.partitions},
+        req.generation_id, req.member_id, _instance(req))
+
+
 def fetch_request(req: pb.OffsetFetchRequest) -> m.OffsetFetchRequest:
     return m.OffsetFetchRequest(req.group_id, None if req.all_partitions else tuple(
         TopicPartition(p.topic, p.partition) for p in req.partitions))

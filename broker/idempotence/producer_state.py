@@ -16,20 +16,32 @@ Rules, Kafka's (ProducerAppendInfo, ProducerStateEntry), in the order they are c
 - the same epoch must continue right after the last batch: first == last + 1, or 0 after
   2^31-1 (sequences wrap), else OUT_OF_ORDER_SEQUENCE_NUMBER.
 Only an appended batch changes the state; a rejected or duplicate one leaves it as it was.
-A producer idle for producer.id.expiration.ms (by its last batch's timestamp) is forgotten.
+A producer idle for producer.id.expiration.ms (by its last batch's timestamp) is forgotten,
+unless it has a transaction open.
+
+Transactions, Kafka's (ProducerStateManager, ProducerAppendInfo.appendEndTxnMarker):
+- a transactional batch opens its producer's transaction if none is open, remembering its first
+  offset; a non-transactional batch while one is open is INVALID_TXN_STATE;
+- a COMMIT or ABORT marker (a control batch the coordinator has the leader write) closes it; a
+  marker with an epoch below the producer's is INVALID_PRODUCER_EPOCH, with a coordinator epoch
+  below the last marker's TRANSACTION_COORDINATOR_FENCED (a deposed coordinator);
+- a closed transaction stays unstable until the high watermark passes its marker; the last
+  stable offset (LSO) is min(first offset of every unstable transaction, high watermark).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Iterator, NamedTuple
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from clients.errors import ErrorCode
 from clients.record.batch_header import (
     HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError, parse_header, validate_batch)
+from clients.record.control import EndTxnMarker
 
 SEQUENCE_LIMIT = 2**31          # sequences run 0 .. 2^31-1, then wrap to 0
 BATCHES_PER_PRODUCER = 5        # Kafka's NUM_BATCHES_TO_RETAIN: max.in.flight of an idempotent producer
 NO_PRODUCER_ID = -1
+NO_TXN = -1
 
 APPEND = "append"
 DUPLICATE = "duplicate"
@@ -65,6 +77,9 @@ class ProducerEntry:
     producer_id: int
     epoch: int
     batches: tuple[BatchMetadata, ...] = ()
+    current_txn_first_offset: int = NO_TXN    # the open transaction's first offset
+    coordinator_epoch: int = -1               # of the last marker written for it
+    marker_timestamp: int = -1                # of that marker: activity too, for expiration
 
     @property
     def last_seq(self) -> int:
@@ -77,7 +92,11 @@ class ProducerEntry:
     @property
     def last_timestamp(self) -> int:
         """The max timestamp of its last batch: when it was last active (Kafka's lastTimestamp)."""
-        return self.batches[-1].timestamp if self.batches else -1
+        return max(self.batches[-1].timestamp if self.batches else -1, self.marker_timestamp)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.current_txn_first_offset != NO_TXN
 
     def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
         if epoch != self.epoch:
@@ -90,7 +109,18 @@ class ProducerEntry:
     def with_batch(self, epoch: int, batch: BatchMetadata, keep: int) -> ProducerEntry:
         # A new epoch starts a new sequence space: the old epoch's batches can no longer match.
         kept = self.batches if epoch == self.epoch else ()
-        return ProducerEntry(self.producer_id, epoch, (kept + (batch,))[-keep:])
+        return replace(self, epoch=epoch, batches=(kept + (batch,))[-keep:])
+
+
+class CompletedTxn(NamedTuple):
+    """A transaction a marker closed: its data from `first_offset`, its marker at `last_offset`;
+    `last_stable_offset` as it closed (the first offset of the earliest transaction still open,
+    else the offset after the marker): a .txnindex entry's, so a search can stop early."""
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
+    last_stable_offset: int
 
 
 @dataclass(frozen=True)
@@ -157,6 +187,8 @@ class ProducerStateManager:
         self.producers: dict[int, ProducerEntry] = {}
         self.end_offset = 0       # the state reflects every batch below this log offset
         self.snapshot_offset = -1  # end offset of the snapshot last written or loaded
+        self.ongoing: dict[int, int] = {}           # producer id -> open transaction's first offset
+        self.unreplicated: list[CompletedTxn] = []  # closed, marker not yet below the HW
 
     def entry(self, producer_id: int) -> ProducerEntry | None:
         return self.producers.get(producer_id)
@@ -194,40 +226,115 @@ class ProducerStateManager:
             pid, last_seq = h.producer_id, last_sequence(h)
             entry = staged.get(pid, self.producers.get(pid))
             decision = decide(entry, pid, h.producer_epoch, h.base_sequence, last_seq, self.name)
+            if decision.is_append and not h.is_transactional and entry is not None \
+                    and entry.in_transaction and h.producer_epoch == entry.epoch:
+                decision = _reject(ErrorCode.INVALID_TXN_STATE,
+                                   f"producer {pid} sent a non-transactional batch to {self.name} "
+                                   f"while its transaction from offset "
+                                   f"{entry.current_txn_first_offset} is open; commit or abort it "
+                                   f"first")
             out.append(decision)
             if decision.is_append:
                 batch = BatchMetadata(h.base_sequence, last_seq, offset,
                                       offset + h.last_offset_delta, h.max_timestamp)
                 staged[pid] = self._updated(entry, pid, h.producer_epoch, batch)
+                if h.is_transactional and not staged[pid].in_transaction:
+                    staged[pid] = replace(staged[pid], current_txn_first_offset=offset)
                 offset += h.last_offset_delta + 1
         return out
 
     # -- updating (after an append, on a follower, when rebuilding) ------------------------------
     def on_batch_appended(self, producer_id: int, producer_epoch: int, base_sequence: int,
                           last_sequence: int, first_offset: int, last_offset: int,
-                          timestamp: int = -1) -> None:
-        """Record a batch now in the log, unchecked: the leader checked it before appending."""
+                          timestamp: int = -1, transactional: bool = False) -> None:
+        """Record a batch now in the log, unchecked: the leader checked it before appending.
+        A transactional batch opens its producer's transaction if none is open."""
         if producer_id == NO_PRODUCER_ID:
             return
         batch = BatchMetadata(base_sequence, last_sequence, first_offset, last_offset, timestamp)
-        self.producers[producer_id] = self._updated(self.producers.get(producer_id), producer_id,
-                                                    producer_epoch, batch)
+        entry = self._updated(self.producers.get(producer_id), producer_id, producer_epoch, batch)
+        if transactional and not entry.in_transaction:
+            entry = replace(entry, current_txn_first_offset=first_offset)
+            self.ongoing[producer_id] = first_offset
+        self.producers[producer_id] = entry
         self.end_offset = max(self.end_offset, last_offset + 1)
 
-    def on_replicated_batches(self, headers: Iterable) -> None:
+    def on_marker(self, producer_id: int, producer_epoch: int, marker: EndTxnMarker,
+                  offset: int, timestamp: int = -1) -> CompletedTxn | None:
+        """A COMMIT or ABORT marker at `offset`, now in the log: the producer's transaction (if
+        one is open; a retried marker finds none) is closed. A newer epoch replaces the old
+        one's sequences, as any batch of a newer epoch does."""
+        entry = self.producers.get(producer_id) or ProducerEntry(producer_id, producer_epoch)
+        first = entry.current_txn_first_offset
+        batches = entry.batches if producer_epoch == entry.epoch else ()
+        self.producers[producer_id] = replace(
+            entry, epoch=producer_epoch, batches=batches, current_txn_first_offset=NO_TXN,
+            coordinator_epoch=marker.coordinator_epoch, marker_timestamp=timestamp)
+        self.ongoing.pop(producer_id, None)
+        self.end_offset = max(self.end_offset, offset + 1)
+        if first == NO_TXN:
+            return None
+        done = CompletedTxn(producer_id, first, offset, not marker.committed,
+                            min(self.ongoing.values(), default=offset + 1))
+        self.unreplicated.append(done)
+        return done
+
+    def on_replicated_batches(self, headers: Iterable,
+                              read_marker: Callable[[object], EndTxnMarker | None] | None = None
+                              ) -> list[CompletedTxn]:
         """Batches appended to this log with their final offsets (a follower's fetch, the
-        leader's own append, a replay of the log): record each idempotent one."""
+        leader's own append, a replay of the log): record each idempotent one, and each marker
+        (`read_marker(header)` reads a control batch's marker; without it they are skipped).
+        Returns the transactions the markers closed."""
+        completed = []
         for h in headers:
             if is_checked(h):
                 self.on_batch_appended(h.producer_id, h.producer_epoch, h.base_sequence,
                                        last_sequence(h), h.base_offset, h.last_offset,
-                                       h.max_timestamp)
+                                       h.max_timestamp, h.is_transactional)
+            elif h.is_control and h.producer_id != NO_PRODUCER_ID and read_marker is not None:
+                marker = read_marker(h)
+                if marker is not None:
+                    done = self.on_marker(h.producer_id, h.producer_epoch, marker, h.base_offset,
+                                          h.max_timestamp)
+                    if done is not None:
+                        completed.append(done)
             self.end_offset = max(self.end_offset, h.base_offset + h.last_offset_delta + 1)
+        return completed
+
+    # -- transactions -------------------------------------------------------------------------------
+    def check_marker(self, producer_id: int, producer_epoch: int,
+                     coordinator_epoch: int) -> Decision:
+        """May the coordinator's marker for `producer_id` be written? Changes nothing."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            return _APPEND
+        if producer_epoch < entry.epoch:
+            return _reject(ErrorCode.INVALID_PRODUCER_EPOCH,
+                           f"marker for producer {producer_id} at epoch {producer_epoch} on "
+                           f"{self.name} is fenced: the producer is at epoch {entry.epoch}")
+        if coordinator_epoch < entry.coordinator_epoch:
+            return _reject(ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                           f"marker for producer {producer_id} on {self.name} from coordinator "
+                           f"epoch {coordinator_epoch}, below {entry.coordinator_epoch} of the "
+                           f"last marker: a newer coordinator took over")
+        return _APPEND
+
+    def first_unstable_offset(self, high_watermark: int) -> int | None:
+        """The first offset of the earliest transaction that is open, or closed by a marker the
+        high watermark has not passed; None if there is none. Forgets those now stable."""
+        self.unreplicated = [t for t in self.unreplicated if t.last_offset >= high_watermark]
+        firsts = list(self.ongoing.values()) + [t.first_offset for t in self.unreplicated]
+        return min(firsts) if firsts else None
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        """What read_committed consumers may read up to: Kafka's LSO."""
+        first = self.first_unstable_offset(high_watermark)
+        return high_watermark if first is None else min(first, high_watermark)
 
     def rebuild_from_batches(self, headers: Iterable, start_offset: int = 0) -> None:
         """Forget everything and replay the log's batch headers from `start_offset`."""
-        self.producers.clear()
-        self.end_offset = start_offset
+        self.load([], start_offset)
         self.on_replicated_batches(headers)
 
     def truncate_head(self, log_start_offset: int) -> None:
@@ -236,6 +343,7 @@ class ProducerStateManager:
         gone = [pid for pid, e in self.producers.items() if e.last_offset < log_start_offset]
         for pid in gone:
             del self.producers[pid]
+            self.ongoing.pop(pid, None)
         self.end_offset = max(self.end_offset, log_start_offset)
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
@@ -243,7 +351,8 @@ class ProducerStateManager:
         (Kafka's producer.id.expiration.ms): their ids and sequences no longer cost memory and
         snapshot space forever. One that comes back is an unknown producer id, accepted at the
         sequence it is at, as after retention deleted its batches. Returns the ids removed."""
-        gone = [pid for pid, e in self.producers.items() if now_ms - e.last_timestamp >= expiration_ms]
+        gone = [pid for pid, e in self.producers.items()
+                if not e.in_transaction and now_ms - e.last_timestamp >= expiration_ms]
         for pid in gone:
             del self.producers[pid]
         return gone
@@ -261,6 +370,9 @@ class ProducerStateManager:
     def load(self, entries: Iterable[ProducerEntry], end_offset: int) -> None:
         """Replace the state with a snapshot's: `entries` describe every batch below `end_offset`."""
         self.producers = {e.producer_id: e for e in entries}
+        self.ongoing = {e.producer_id: e.current_txn_first_offset
+                        for e in self.producers.values() if e.in_transaction}
+        self.unreplicated = []
         self.end_offset = end_offset
 
     def __eq__(self, other: object) -> bool:

@@ -5,14 +5,19 @@ from __future__ import annotations
 import logging
 import os
 import struct
+from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import google_crc32c
 
 from broker.idempotence.producer_state import SEQUENCE_LIMIT, BatchMetadata, ProducerEntry, ProducerStateManager
+from clients.record.batch_header import CorruptBatchError
+from clients.record.codec import decode_batch
+from clients.record.control import EndTxnMarker, decode_marker
 from kraft.fs import atomic_write
-from kraft.log.log import Log
+from kraft.log.log import Log, OffsetOutOfRange
+from kraft.log.transaction_index import AbortedTxn
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +30,6 @@ KEEP_SNAPSHOTS = 2               # the newest, and one before it in case the new
 _HEAD = struct.Struct(">hI")
 _COUNT = struct.Struct(">i")
 _ENTRY = struct.Struct(">qhiqiqiq")
-_NO_COORDINATOR_EPOCH = -1
-_NO_TXN = -1
 
 
 class CorruptSnapshot(ValueError):
@@ -49,14 +52,19 @@ def list_snapshots(dir: Path) -> list[int]:
 
 # -- the byte format ----------------------------------------------------------------------------
 def encode_snapshot(entries: list[ProducerEntry]) -> bytes:
-    """One row per remembered batch, oldest first. Kafka keeps only the last batch per producer
-    and its reader keeps the last row of each id, so it reads these files too."""
+    """One row per remembered batch, oldest first, each with the producer's coordinator epoch and
+    open transaction's first offset (Kafka keeps only the last batch per producer and its reader
+    keeps the last row of each id, so it reads these files too). A producer known only by a
+    marker (no batch of its epoch) gets one row with last sequence and last offset -1."""
     rows = []
     for e in entries:
+        tail = (e.coordinator_epoch, e.current_txn_first_offset)
+        if not e.batches:
+            rows.append(_ENTRY.pack(e.producer_id, e.epoch, -1, -1, 0, e.marker_timestamp, *tail))
         for b in e.batches:
             delta = b.last_offset - b.first_offset
             rows.append(_ENTRY.pack(e.producer_id, e.epoch, b.last_seq, b.last_offset, delta,
-                                    b.timestamp, _NO_COORDINATOR_EPOCH, _NO_TXN))
+                                    max(b.timestamp, e.marker_timestamp), *tail))
     body = _COUNT.pack(len(rows)) + b"".join(rows)
     return _HEAD.pack(VERSION, google_crc32c.value(body)) + body
 
@@ -75,13 +83,17 @@ def decode_snapshot(data: bytes, max_batches: int = 5) -> list[ProducerEntry]:
         raise CorruptSnapshot(f"{count} entries do not fit {len(body)} bytes")
     by_id: dict[int, ProducerEntry] = {}
     for i in range(count):
-        pid, epoch, last_seq, last_offset, delta, ts, _, _ = _ENTRY.unpack_from(
-            body, _COUNT.size + i * _ENTRY.size)
-        batch = BatchMetadata((last_seq - delta) % SEQUENCE_LIMIT, last_seq, last_offset - delta,
-                              last_offset, ts)
-        old = by_id.get(pid)
-        by_id[pid] = ProducerEntry(pid, epoch, (batch,)) if old is None \
-            else old.with_batch(epoch, batch, max_batches)
+        pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first = \
+            _ENTRY.unpack_from(body, _COUNT.size + i * _ENTRY.size)
+        entry = by_id.get(pid) or ProducerEntry(pid, epoch)
+        if last_offset >= 0:
+            batch = BatchMetadata((last_seq - delta) % SEQUENCE_LIMIT, last_seq,
+                                  last_offset - delta, last_offset, ts)
+            entry = entry.with_batch(epoch, batch, max_batches)
+        else:
+            entry = replace(entry, epoch=epoch, marker_timestamp=ts)
+        by_id[pid] = replace(entry, coordinator_epoch=coordinator_epoch,
+                             current_txn_first_offset=txn_first)
     return list(by_id.values())
 
 
@@ -123,6 +135,31 @@ def iter_log_headers(log_: Log, start_offset: int) -> Iterator:
         start_offset = seg.next_offset
 
 
+def read_marker(log_: Log, header) -> EndTxnMarker | None:
+    """The end-transaction marker of the control batch `header` describes, read from `log_`
+    (None, logged, if it cannot be read: that batch then closes nothing)."""
+    try:
+        data = log_.read(header.base_offset, header.size).records
+        _, records = decode_batch(data)
+        if not records:
+            return None     # emptied by the cleaner once its transaction's data was gone
+        return decode_marker(records[0].key, records[0].value)
+    except (CorruptBatchError, OffsetOutOfRange) as exc:
+        log.warning("%s-%d: the control batch at offset %d is not a readable marker: %s",
+                    log_.topic, log_.partition, header.base_offset, exc)
+        return None
+
+
+def apply_batches(state: ProducerStateManager, log_: Log, headers: Iterable) -> None:
+    """Record batches now in `log_` (`headers`, final offsets) in `state`, and index in the log's
+    .txnindex each transaction an ABORT marker among them closed (an entry already there, met
+    again by a replay, is not written twice)."""
+    for done in state.on_replicated_batches(headers, lambda h: read_marker(log_, h)):
+        if done.is_aborted:
+            log_.append_aborted_txn(AbortedTxn(done.producer_id, done.first_offset,
+                                               done.last_offset, done.last_stable_offset))
+
+
 def load_producer_state(log_: Log, name: str = "") -> ProducerStateManager:
     """The state for `log_`: the newest readable snapshot at or below the log end, then every
     batch after it. A damaged snapshot is deleted and an older one (or the whole log) used."""
@@ -159,5 +196,5 @@ def catch_up(state: ProducerStateManager, log_: Log) -> None:
         return
     if state.end_offset < log_.log_start_offset:
         state.truncate_head(log_.log_start_offset)
-    state.on_replicated_batches(iter_log_headers(log_, state.end_offset))
+    apply_batches(state, log_, iter_log_headers(log_, state.end_offset))
     state.end_offset = leo

@@ -37,8 +37,10 @@ class DiskReplicaLog:
         if epoch > self.latest_epoch:
             self.log.leader_epoch_cache.assign(epoch, start_offset)
 
-    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
-        self.last_append = self.log.append_as_leader(records, leader_epoch, now_ms)
+    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int, *,
+                         from_coordinator: bool = False) -> AppendInfo:
+        self.last_append = self.log.append_as_leader(records, leader_epoch, now_ms,
+                                                     from_coordinator=from_coordinator)
         return self.last_append
 
     def append_as_follower(self, records: bytes, *, now_ms: int | None = None) -> AppendInfo:

@@ -32,8 +32,10 @@ class ReplicaLog(Protocol):
     def assign_epoch_start(self, epoch: int, start_offset: int) -> None:
         """A new leader records its epoch before any append, so followers holding a tail from a
         newer-than-our-last epoch learn where to cut (Kafka's maybeAssignEpochStartOffset)."""
-    def append_as_leader(self, records: Any, leader_epoch: int, now_ms: int) -> Any:
-        """Assigns offsets; returns something with `first_offset` and `last_offset`."""
+    def append_as_leader(self, records: Any, leader_epoch: int, now_ms: int, *,
+                         from_coordinator: bool = False) -> Any:
+        """Assigns offsets; returns something with `first_offset` and `last_offset`.
+        `from_coordinator`: the broker's own control batches (transaction markers)."""
     def append_as_follower(self, records: Any, *, now_ms: int | None = None) -> Any:
         """Offsets and epochs come from the leader; they continue the log end offset."""
     high_watermark: int
@@ -103,7 +105,7 @@ class MemoryReplicaLog:
             self._epochs.assign(epoch, start_offset)
 
     def append_as_leader(self, payloads: Sequence[bytes], leader_epoch: int,
-                         now_ms: int) -> AppendedRange:
+                         now_ms: int, *, from_coordinator: bool = False) -> AppendedRange:
         first = self.log_end_offset
         if leader_epoch < self._epochs.latest_epoch:
             raise ValueError(f"leader epoch {leader_epoch} is older than the log's "

@@ -187,9 +187,11 @@ class PartitionState:
             return ErrorCode.NOT_ENOUGH_REPLICAS
         return ErrorCode.NONE
 
-    def append_as_leader(self, records, acks: int, now_ms: int) -> AppendResult:
+    def append_as_leader(self, records, acks: int, now_ms: int, *,
+                         from_coordinator: bool = False) -> AppendResult:
         """Append `records` (opaque to the core) in this leader epoch. Errors from the log
-        (corrupt input) propagate; nothing was appended then."""
+        (corrupt input) propagate; nothing was appended then. `from_coordinator`: transaction
+        markers, which only the broker writes."""
         error = self.check_min_isr(acks)
         if error != ErrorCode.NONE:
             return AppendResult(error, f"broker {self.replica_id} is not the leader (leader: "
@@ -197,7 +199,8 @@ class PartitionState:
                                 f"in-sync replicas {list(self.isr)} are fewer than min.insync."
                                 f"replicas={self.config.min_insync_replicas}; retry once "
                                 "followers catch up, or use acks=1")
-        info = self._log.append_as_leader(records, self.leader_epoch, now_ms)
+        info = self._log.append_as_leader(records, self.leader_epoch, now_ms,
+                                          from_coordinator=from_coordinator)
         return AppendResult(first_offset=info.first_offset, last_offset=info.last_offset,
                             leader_epoch=self.leader_epoch,
                             effects=self._maybe_advance_high_watermark())

@@ -19,6 +19,8 @@ from broker.idempotence.producer_state import (ProducerStateManager, check_reque
 from broker.replication.messages import Effect, FetchAnswer, FollowerFetch, ProposeIsr
 from clients.errors import ErrorCode, KraftError
 from clients.record.batch_header import CorruptBatchError
+from clients.record.codec import iter_batches
+from clients.record.control import encode_marker_batch
 from kraft.log.file_slice import FileSlice
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
@@ -26,6 +28,7 @@ from kraft.log.log_dir_failure import StorageError
 from kraft.log.log_manager import LogManager
 from kraft.log.log_validator import CorruptRecords
 from kraft.log.segment import SegmentCorrupt
+from kraft.log.transaction_index import AbortedTxn
 from kraft.metadata.image import PartitionRegistration
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,8 @@ log = logging.getLogger(__name__)
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 ACKS_ALL = -1
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
 
 
 def monotonic_ms() -> int:
@@ -59,6 +64,8 @@ class FetchResult:
     log_start_offset: int = -1
     records: bytes | FileSlice = b""     # a FileSlice (not read yet) when asked with unread=True
     diverging_epoch: tuple[int, int] | None = None    # follower fetches only (KIP-101)
+    last_stable_offset: int = -1
+    aborted_transactions: tuple[AbortedTxn, ...] = ()  # read_committed only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +75,10 @@ class OffsetResult:
     timestamp: int = -1
     offset: int = -1
     leader_epoch: int = -1
+
+
+def _has_transactional(records) -> bool:
+    return any(h.is_transactional for _, h in iter_batches(records))
 
 
 def _unknown(topic: str, partition: int) -> KraftError:
@@ -96,6 +107,7 @@ class ReplicaManager:
         # leadership moves.
         self.purgatory = purgatory if purgatory is not None else Purgatory()
         log_manager.on_offline = self.handle_logs_offline
+        log_manager.first_unstable_offset = self.first_unstable_offset
 
     # -- hosting (driven by the metadata image) ----------------------------------------------
     def apply_registration(self, topic: str, partition: int, topic_id: str, config: LogConfig,
@@ -194,7 +206,10 @@ class ReplicaManager:
         return hosted
 
     # -- produce -----------------------------------------------------------------------------
-    def append(self, topic: str, partition: int, records: bytes, acks: int, now_ms: int) -> ProduceResult:
+    def append(self, topic: str, partition: int, records: bytes, acks: int, now_ms: int, *,
+               coordinator: bool = False) -> ProduceResult:
+        """`coordinator`: a group coordinator's own append (Kafka's AppendOrigin.COORDINATOR),
+        whose transactional batches carry no producer sequence to check, only the epoch."""
         try:
             hosted = self._checked(topic, partition, -1)
             if not records:
@@ -206,7 +221,8 @@ class ReplicaManager:
                                           f"{list(hosted.state.isr)} are fewer than min.insync.replicas="
                                           f"{hosted.state.config.min_insync_replicas}; retry once "
                                           "followers catch up, or use acks=1")
-            headers, verdict = self._check_producers(hosted, records)   # idempotent producers
+            headers, verdict = (self._check_coordinator_producers(hosted, records) if coordinator
+                                else self._check_producers(hosted, records))  # idempotence
             if verdict is not None:
                 return verdict
             result = hosted.state.append_as_leader(records, acks, now_ms)
@@ -226,6 +242,39 @@ class ReplicaManager:
             return ProduceResult(ErrorCode.CORRUPT_MESSAGE, str(exc))
         except (OSError, SegmentCorrupt) as exc:
             failed = self._storage_error(topic, partition, exc, "appending to")
+            return ProduceResult(failed.code, failed.message)
+
+    def append_txn_marker(self, topic: str, partition: int, producer_id: int, producer_epoch: int,
+                          committed: bool, coordinator_epoch: int, now_ms: int) -> ProduceResult:
+        """Write a transaction's COMMIT or ABORT marker as this partition's leader (Kafka's
+        WriteTxnMarkers; the caller waits for acks=all). Refused, nothing written, for a fenced
+        producer epoch or coordinator epoch (producer_state.py)."""
+        try:
+            hosted = self._checked(topic, partition, -1)
+            state = self.producer_state(topic, partition)
+            verdict = state.check_marker(producer_id, producer_epoch, coordinator_epoch)
+            if not verdict.is_append:
+                return ProduceResult(verdict.error_code, verdict.message)
+            refused = hosted.state.check_min_isr(ACKS_ALL)
+            if refused != ErrorCode.NONE:
+                raise KraftError(refused, f"{topic}-{partition}: in-sync replicas "
+                                          f"{list(hosted.state.isr)} are fewer than "
+                                          f"min.insync.replicas; the marker waits for them")
+            batch = encode_marker_batch(producer_id, producer_epoch, committed, coordinator_epoch,
+                                        now_ms)
+            result = hosted.state.append_as_leader(batch, ACKS_ALL, now_ms, from_coordinator=True)
+            if result.error != ErrorCode.NONE:
+                return ProduceResult(result.error, result.message)
+            producer_state_file.catch_up(state, hosted.log)    # closes it, writes .txnindex
+            self._absorb(hosted, result.effects)
+            self.purgatory.moved(topic, partition)
+            return ProduceResult(base_offset=result.first_offset,
+                                 log_start_offset=hosted.log.log_start_offset,
+                                 last_offset=result.last_offset, leader_epoch=result.leader_epoch)
+        except KraftError as exc:
+            return ProduceResult(exc.code, exc.message)
+        except (OSError, SegmentCorrupt) as exc:
+            failed = self._storage_error(topic, partition, exc, "writing a marker to")
             return ProduceResult(failed.code, failed.message)
 
     def acks_satisfied(self, topic: str, partition: int, offset: int,
@@ -248,20 +297,28 @@ class ReplicaManager:
     # -- fetch: consumers --------------------------------------------------------------------
     def read(self, topic: str, partition: int, fetch_offset: int, max_bytes: int, *,
              current_leader_epoch: int = -1, min_one_batch: bool = True,
-             unread: bool = False) -> FetchResult:
-        """`unread`: the records come as a FileSlice to read before anything else runs."""
+             unread: bool = False, isolation_level: int = READ_UNCOMMITTED) -> FetchResult:
+        """`unread`: the records come as a FileSlice to read before anything else runs.
+        read_committed: only up to the last stable offset, with the aborted transactions whose
+        data the answer may hold (Kafka's Fetch with isolation level 1)."""
         try:
             hosted = self._checked(topic, partition, current_leader_epoch)
             log_ = hosted.log
-            # Consumers see only committed records: up to the high watermark.
-            if log_.high_watermark < fetch_offset <= log_.log_end_offset:
+            hw = log_.high_watermark
+            lso = self.last_stable_offset(topic, partition)
+            # Consumers see only committed records: up to the high watermark, or the LSO.
+            limit = lso if isolation_level == READ_COMMITTED else hw
+            aborted: tuple[AbortedTxn, ...] = ()
+            if limit < fetch_offset <= log_.log_end_offset:
                 data = b""
             else:
-                data = log_.read_slice(fetch_offset, max_bytes, max_offset=log_.high_watermark,
+                data = log_.read_slice(fetch_offset, max_bytes, max_offset=limit,
                                        min_one_batch=min_one_batch)
+                if isolation_level == READ_COMMITTED and data.size:
+                    aborted = tuple(log_.collect_aborted_txns(fetch_offset, limit))
                 data = data if unread else data.read()
-            return FetchResult(high_watermark=log_.high_watermark,
-                               log_start_offset=log_.log_start_offset, records=data)
+            return FetchResult(high_watermark=hw, log_start_offset=log_.log_start_offset,
+                               records=data, last_stable_offset=lso, aborted_transactions=aborted)
         except KraftError as exc:
             hosted = self._partitions.get((topic, partition))
             return FetchResult(exc.code, exc.message,
@@ -270,6 +327,26 @@ class ReplicaManager:
         except (OSError, SegmentCorrupt) as exc:
             failed = self._storage_error(topic, partition, exc, "reading")
             return FetchResult(failed.code, failed.message)
+
+    def last_stable_offset(self, topic: str, partition: int) -> int:
+        """Kafka's LSO: the high watermark, or below it the first offset of a transaction not
+        yet decided (or whose marker is not yet committed)."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            raise _unknown(topic, partition)
+        return self.producer_state(topic, partition).last_stable_offset(hosted.log.high_watermark)
+
+    def first_unstable_offset(self, topic: str, partition: int) -> int | None:
+        """The cleaner's bound (any replica's): where the earliest undecided transaction
+        starts, None if there is none (or the partition is not hosted here)."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            return None
+        try:
+            state = self.producer_state(topic, partition)
+        except (OSError, SegmentCorrupt, ValueError):
+            return hosted.log.log_start_offset     # unknown: clean nothing rather than too much
+        return state.first_unstable_offset(hosted.log.high_watermark)
 
     # -- fetch: followers (leader side) ------------------------------------------------------
     def read_for_follower(self, topic: str, partition: int, replica_id: int, fetch_offset: int,
@@ -334,6 +411,17 @@ class ReplicaManager:
             self.log_manager.log_failed(hosted.topic, hosted.partition, exc, "appending to")
             return
         self._absorb(hosted, effects)
+        if answer.records and _has_transactional(answer.records):
+            # The follower's .txnindex and producer state follow its log now, not at its next
+            # checkpoint: it may lead (and serve read_committed fetches) any moment.
+            self._catch_up_producers(hosted)
+
+    def _catch_up_producers(self, hosted: Partition) -> None:
+        try:
+            self.producer_state(hosted.topic, hosted.partition)
+        except (OSError, SegmentCorrupt) as exc:
+            self.log_manager.log_failed(hosted.topic, hosted.partition, exc,
+                                        "indexing the transactions of")
 
     # -- ISR (leader side) -------------------------------------------------------------------
     def tick(self, now_ms: int | None = None) -> None:
@@ -361,19 +449,23 @@ class ReplicaManager:
 
     # -- list offsets ------------------------------------------------------------------------
     def list_offset(self, topic: str, partition: int, timestamp: int,
-                    current_leader_epoch: int = -1) -> OffsetResult:
+                    current_leader_epoch: int = -1,
+                    isolation_level: int = READ_UNCOMMITTED) -> OffsetResult:
+        """read_committed: "latest" is the last stable offset, and no offset past it is found."""
         try:
             hosted = self._checked(topic, partition, current_leader_epoch)
             log_ = hosted.log
+            visible = self.last_stable_offset(topic, partition) \
+                if isolation_level == READ_COMMITTED else log_.high_watermark
             if timestamp == EARLIEST_TIMESTAMP:
                 return OffsetResult(offset=log_.log_start_offset, leader_epoch=hosted.leader_epoch)
             if timestamp == LATEST_TIMESTAMP:
-                return OffsetResult(offset=log_.high_watermark, leader_epoch=hosted.leader_epoch)
+                return OffsetResult(offset=visible, leader_epoch=hosted.leader_epoch)
             if timestamp < 0:
                 raise KraftError(ErrorCode.INVALID_REQUEST,
                                  f"timestamp {timestamp}: use -1 (latest), -2 (earliest) or a time in ms")
             found = log_.offset_for_timestamp(timestamp)
-            if found is None or found[0] >= log_.high_watermark:
+            if found is None or found[0] >= visible:
                 return OffsetResult(leader_epoch=hosted.leader_epoch)
             return OffsetResult(offset=found[0], timestamp=found[1], leader_epoch=hosted.leader_epoch)
         except KraftError as exc:
@@ -421,6 +513,9 @@ class ReplicaManager:
             try:
                 producer_state_file.catch_up(state, log_)
                 if state.end_offset != state.snapshot_offset:
+                    # The .txnindex entries the snapshot's offset covers must outlive a crash:
+                    # a restart replays only the log after it.
+                    log_.fsync_txn_indexes()
                     producer_state_file.write_snapshot(log_.dir, state)
             except OSError:
                 log.exception("producer state snapshot of %s-%d failed", topic, partition)
@@ -456,6 +551,20 @@ class ReplicaManager:
                                        leader_epoch=hosted.leader_epoch)
         return None, ProduceResult(verdict.error_code, verdict.message,
                                    log_start_offset=hosted.log.log_start_offset)
+
+    def _check_coordinator_producers(self, hosted: Partition, records: bytes):
+        """As _check_producers for a coordinator's batches: only a fenced epoch is refused."""
+        state = self.producer_state(hosted.topic, hosted.partition)
+        headers = request_headers(records)
+        for h in headers or ():
+            entry = state.entry(h.producer_id)
+            if entry is not None and h.producer_epoch < entry.epoch:
+                return None, ProduceResult(
+                    ErrorCode.INVALID_PRODUCER_EPOCH,
+                    f"producer {h.producer_id} epoch {h.producer_epoch} is fenced on "
+                    f"{hosted.topic}-{hosted.partition}: epoch {entry.epoch} is newer",
+                    log_start_offset=hosted.log.log_start_offset)
+        return headers, None
 
     def _record_producers(self, hosted: Partition, headers, first_offset: int) -> None:
         # The state was current just before this append (_check_producers caught it up).

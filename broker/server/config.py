@@ -7,6 +7,7 @@ import pathlib
 from typing import Callable, Mapping
 
 from broker.group.messages import GroupConfig
+from broker.transaction.messages import TransactionConfig
 from kraft.log.log_config import ConfigError, LogConfig
 from kraft.security.authorizer import AuthorizerConfig, parse_super_users
 from broker.security.config import (SECURITY_KEYS, SecurityConfig, SecurityConfigError,
@@ -155,6 +156,19 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "offsets.topic.replication.factor": ("offsets_topic_replication_factor", _int_in(1), "3"),
     "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", _int_in(1024), "104857600"),
     "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", _int_in(1), "5000"),
+    # Transactions and __transaction_state (Kafka's names and defaults).
+    "transaction.max.timeout.ms": ("transaction_max_timeout_ms", _int_in(1, INT_MAX), "900000"),
+    "transactional.id.expiration.ms": ("transactional_id_expiration_ms", _int_in(1, INT_MAX),
+                                       "604800000"),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": (
+        "transaction_abort_cleanup_interval_ms", _int_in(1, INT_MAX), "10000"),
+    "transaction.state.log.num.partitions": ("transaction_state_log_num_partitions",
+                                             _int_in(1), "50"),
+    "transaction.state.log.replication.factor": ("transaction_state_log_replication_factor",
+                                                 _int_in(1, MAX_SHORT), "3"),
+    "transaction.state.log.min.isr": ("transaction_state_log_min_isr", _int_in(1), "2"),
+    "transaction.state.log.segment.bytes": ("transaction_state_log_segment_bytes",
+                                            _int_in(1024), "104857600"),
     # Authorization (Kafka's names): any authorizer.class.name turns on ACLs from the metadata
     # log (StandardAuthorizer); super.users ("User:admin;User:broker") bypass them.
     "authorizer.class.name": ("authorizer_class_name", lambda k, v: v.strip(), ""),
@@ -229,6 +243,13 @@ class ServerConfig:
     offsets_topic_replication_factor: int
     offsets_topic_segment_bytes: int
     offsets_commit_timeout_ms: int
+    transaction_max_timeout_ms: int
+    transactional_id_expiration_ms: int
+    transaction_abort_cleanup_interval_ms: int
+    transaction_state_log_num_partitions: int
+    transaction_state_log_replication_factor: int
+    transaction_state_log_min_isr: int
+    transaction_state_log_segment_bytes: int
     authorizer_class_name: str
     super_users: frozenset[str]
     allow_everyone_if_no_acl_found: bool
@@ -283,6 +304,17 @@ class ServerConfig:
                            offset_metadata_max_bytes=self.offset_metadata_max_bytes,
                            offsets_topic_num_partitions=self.offsets_topic_num_partitions,
                            offsets_topic_replication_factor=self.offsets_topic_replication_factor)
+
+    @property
+    def transaction_config(self) -> TransactionConfig:
+        return TransactionConfig(
+            max_timeout_ms=self.transaction_max_timeout_ms,
+            transactional_id_expiration_ms=self.transactional_id_expiration_ms,
+            abort_timed_out_cleanup_interval_ms=self.transaction_abort_cleanup_interval_ms,
+            state_log_num_partitions=self.transaction_state_log_num_partitions,
+            state_log_replication_factor=self.transaction_state_log_replication_factor,
+            state_log_min_isr=self.transaction_state_log_min_isr,
+            state_log_segment_bytes=self.transaction_state_log_segment_bytes)
 
     @property
     def broker_listener_name(self) -> str:
@@ -364,6 +396,12 @@ def build_config(props: Mapping[str, str]) -> ServerConfig:
         raise ServerConfigError(
             f"group.min.session.timeout.ms: {config.group_min_session_timeout_ms} is above "
             f"group.max.session.timeout.ms ({config.group_max_session_timeout_ms}); lower it")
+    if config.transaction_state_log_min_isr > config.transaction_state_log_replication_factor:
+        raise ServerConfigError(
+            f"transaction.state.log.min.isr: {config.transaction_state_log_min_isr} is above "
+            f"transaction.state.log.replication.factor "
+            f"({config.transaction_state_log_replication_factor}): no transaction could ever be "
+            "written; lower it")
     return config
 
 

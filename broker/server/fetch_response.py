@@ -9,8 +9,9 @@ from kraft.log.file_slice import FileSlice
 Records = Union[bytes, FileSlice]
 
 # Protobuf tags (field number << 3 | 2, length-delimited) of the fields built here. protobuf
-# serializes fields in number order, so each partition's `records` (its last field, 8) written
-# after the others gives the very bytes SerializeToString would.
+# serializes fields in number order, so each partition's `records` (field 8) written after the
+# others gives the very bytes SerializeToString would; only a read_committed answer's
+# `aborted_transactions` (9) then comes before it, which every protobuf parser accepts.
 _RECORDS_TAG = 8 << 3 | 2        # FetchPartitionResponse.records
 _PARTITIONS_TAG = 2 << 3 | 2     # FetchTopicResponse.partitions
 _TOPICS_TAG = 3 << 3 | 2         # FetchResponse.topics

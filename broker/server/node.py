@@ -18,6 +18,7 @@ from broker.controller.active import ActiveController
 from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
+from broker.server.txn_markers import TxnMarkerWriter
 from broker.server.config import ServerConfig
 from broker.server.heap import pin_mmap_threshold
 from broker.controller.channel import ControllerChannel
@@ -33,7 +34,10 @@ from broker.replication.replica_manager import ReplicaManager, monotonic_ms
 from broker.security.request_authorizer import RequestAuthorizer
 from broker.security.sessions import SessionTable
 from broker.server.listeners import listener_server, node_channel_opener, serve_broker_listeners
-from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2
+from broker.transaction.coordinators import MarkerChannels, TransactionCoordinators
+from broker.transaction.servicer import TransactionServicer
+from broker.group.records import partition_for
+from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2, transaction_pb2
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig
 from kraft.log.dir_lock import DirLocked, lock_dirs, release_all
@@ -244,16 +248,30 @@ class Node:
                                        clock_ms=clock_ms,
                                        segment_bytes=config.offsets_topic_segment_bytes,
                                        commit_timeout_ms=config.offsets_commit_timeout_ms)
+            marker_channels = MarkerChannels(
+                self._broker_address(metadata),
+                node_channel_opener(config, self._inter_broker_listener()))
+            transactions = TransactionCoordinators(replicas, metadata, channel,
+                                                   config.transaction_config,
+                                                   marker_channels.send, clock_ms=clock_ms)
             # Each broker's authorizer follows its own metadata image, ACLs included.
             authorizer = RequestAuthorizer(lambda: metadata.image, config.authorizer_config)
+            transaction_servicer = TransactionServicer(
+                transactions, lambda group_id: partition_for(group_id, groups.num_partitions()),
+                authorizer)
             broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
                                     producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
                                     auto_create=config.auto_create_topics_enable,
                                     controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
-                                    authorizer=authorizer)
+                                    authorizer=authorizer, transactions=transaction_servicer,
+                                    txn_markers=TxnMarkerWriter(replicas, authorizer,
+                                                                groups.on_txn_marker,
+                                                                clock_ms=clock_ms))
             services = [
                 (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized}),
-                (GroupServicer(groups, replicas, config.node_id, authorizer), group_pb2, "Group"),
+                (GroupServicer(groups, replicas, config.node_id, authorizer, transactions),
+                 group_pb2, "Group"),
+                (transaction_servicer, transaction_pb2, "Transaction"),
                 (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
                  "Controller"),
                 (BrokerDescribeQuorum(quorum, authorizer, channel.open_channel), quorum_pb2,
@@ -283,19 +301,23 @@ class Node:
                                            now, config.producer_id_expiration_ms), clock_ms)
                     self._start_replication(nursery, replicas, metadata, channel, epoch)
                     nursery.start_soon(groups.run)
+                    nursery.start_soon(transactions.run)
                     task_status.started((port, lifecycle))
                     await trio.sleep_forever()
             finally:
+                marker_channels.close()
                 replicas.checkpoint_producer_states()   # no more appends: a restart loads this
         finally:
             log_manager.close()
 
-    def _start_replication(self, nursery, replicas: ReplicaManager, metadata: BrokerMetadata,
-                           channel: ControllerChannel, broker_epoch: BrokerEpoch) -> None:
-        """Follower fetchers, ISR proposals to the controller, and the ISR shrink timer."""
-
-        inter_broker = self.config.security.inter_broker_listener \
+    def _inter_broker_listener(self) -> str:
+        security = self.config.security
+        return (security.inter_broker_listener if security else None) \
             or self.config.broker_listener_name
+
+    def _broker_address(self, metadata: BrokerMetadata) -> Callable[[int], str | None]:
+        """Where another broker serves this cluster's brokers (its inter-broker listener)."""
+        inter_broker = self._inter_broker_listener()
 
         def address(broker_id: int) -> str | None:
             b = metadata.image.broker(broker_id)
@@ -303,8 +325,15 @@ class Node:
                 return None
             host, port = b.endpoint(inter_broker) or (b.host, b.port)
             return f"{host}:{port}"
+        return address
 
-        nursery.start_soon(ReplicaFetchers(replicas, address, broker_epoch, monotonic_ms,
+    def _start_replication(self, nursery, replicas: ReplicaManager, metadata: BrokerMetadata,
+                           channel: ControllerChannel, broker_epoch: BrokerEpoch) -> None:
+        """Follower fetchers, ISR proposals to the controller, and the ISR shrink timer."""
+
+        inter_broker = self._inter_broker_listener()
+        nursery.start_soon(ReplicaFetchers(replicas, self._broker_address(metadata), broker_epoch,
+                                           monotonic_ms,
                                            node_channel_opener(self.config, inter_broker)).run)
         nursery.start_soon(IsrUpdates(replicas, channel, broker_epoch, monotonic_ms).run)
         nursery.start_soon(_every, ISR_CHECK_MS, lambda _now: replicas.tick(), monotonic_ms)

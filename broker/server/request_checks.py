@@ -2,7 +2,8 @@
 their reasons in request_limits.py): a function per RPC that raises Refused."""
 from __future__ import annotations
 
-from broker.server.request_limits import (INT16_MAX, INT32_MAX, Refused, check_not_negative,
+from broker.server.request_limits import (INT16_MAX, INT32_MAX, MAX_NAME_LENGTH, Refused,
+                                          check_length, check_not_negative,
                                           check_range)
 from clients.errors import ErrorCode
 from clients.wire import broker_pb2 as pb
@@ -34,6 +35,7 @@ def Fetch(req: pb.FetchRequest) -> None:
 
 
 def InitProducerId(req: pb.InitProducerIdRequest) -> None:
+    check_length("transactional_id", req.transactional_id, MAX_NAME_LENGTH)
     if req.HasField("producer_id"):
         check_range("producer_id", req.producer_id, -1, (1 << 63) - 1, hint="-1 for a new id")
     if req.HasField("producer_epoch"):
@@ -45,3 +47,41 @@ def InitProducerId(req: pb.InitProducerIdRequest) -> None:
 def refuse_init_producer_id(_request, refused: Refused) -> pb.InitProducerIdResponse:
     return pb.InitProducerIdResponse(error_code=refused.code, error_message=refused.message,
                                      producer_id=-1, producer_epoch=-1)
+
+
+def WriteTxnMarkers(req: pb.WriteTxnMarkersRequest) -> None:
+    for m in req.markers:
+        where = f"marker of producer {m.producer_id}"
+        check_range(f"{where}: producer_id", m.producer_id, 0, (1 << 63) - 1,
+                    hint="a transactional producer's id")
+        # Kafka's producer epoch is an int16, its coordinator epoch an int32.
+        check_range(f"{where}: producer_epoch", m.producer_epoch, 0, INT16_MAX,
+                    hint="the producer's current epoch")
+        check_range(f"{where}: coordinator_epoch", m.coordinator_epoch, 0, INT32_MAX,
+                    hint="the transaction coordinator's epoch")
+
+
+def refuse_write_txn_markers(request: pb.WriteTxnMarkersRequest,
+                             refused: Refused) -> pb.WriteTxnMarkersResponse:
+    """The refusal for every partition named: the response has no request-wide error."""
+    response = pb.WriteTxnMarkersResponse()
+    for m in request.markers:
+        answers = response.markers.add(producer_id=m.producer_id).partitions
+        for tp in m.topics:
+            for partition in tp.partitions:
+                answers.add(topic=tp.topic, partition=partition, error_code=refused.code,
+                            error_message=refused.message)
+    return response
+
+
+def ListOffsets(req: pb.ListOffsetsRequest) -> None:
+    check_range("isolation_level", req.isolation_level, 0, 1,
+                hint="0 read_uncommitted, 1 read_committed")
+
+
+def refuse_list_offsets(request: pb.ListOffsetsRequest,
+                        refused: Refused) -> pb.ListOffsetsResponse:
+    return pb.ListOffsetsResponse(topics=[pb.ListOffsetsTopicResponse(name=t.name, partitions=[
+        pb.ListOffsetsPartitionResponse(partition=p.partition, error_code=refused.code,
+                                        error_message=refused.message, offset=-1)
+        for p in t.partitions]) for t in request.topics])

@@ -18,6 +18,9 @@ from broker.security.node_trust import refuse_unless_node
 from broker.server import request_checks as checks
 from broker.server.request_limits import checked
 from broker.server.fetch_response import serialize_fetch_response
+from broker.transaction.servicer import TransactionServicer
+from broker.transaction.wire import message as txn_message
+from broker.server.txn_markers import TxnMarkerWriter
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import request_context
 from clients.topics import INTERNAL_TOPICS, creatable_topic_problem, topic_name_problem
@@ -44,8 +47,13 @@ class BrokerServicer:
                  auto_create: bool = True, controller_id: Callable[[], int | None] = lambda: None,
                  clock_ms: Callable[[], int] = wall_clock_ms,
                  monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000),
-                 authorizer: RequestAuthorizer = OPEN) -> None:
+                 authorizer: RequestAuthorizer = OPEN,
+                 transactions: TransactionServicer | None = None,
+                 txn_markers: TxnMarkerWriter | None = None) -> None:
+        """`transactions` answers InitProducerId with a transactional id (none: refused)."""
         self.replicas = replicas
+        self.transactions = transactions
+        self.txn_markers = txn_markers
         self.authz = authorizer
         self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
         self.metadata = metadata
@@ -282,7 +290,7 @@ class BrokerServicer:
                         topic.topic, part.partition, part.fetch_offset, limit,
                         current_leader_epoch=part.current_leader_epoch,
                         min_one_batch=total == 0,   # Kafka: only the first partition may overshoot
-                        unread=True)
+                        unread=True, isolation_level=request.isolation_level)
                 failed |= result.error_code != 0 or result.diverging_epoch is not None
                 total += len(result.records)
                 remaining = max(remaining - len(result.records), 0)
@@ -290,7 +298,12 @@ class BrokerServicer:
                 answer = pb.FetchPartitionResponse(
                     partition=part.partition, error_code=result.error_code,
                     error_message=result.error_message, high_watermark=result.high_watermark,
-                    last_stable_offset=result.high_watermark, log_start_offset=result.log_start_offset)
+                    last_stable_offset=(result.last_stable_offset if result.last_stable_offset >= 0
+                                        else result.high_watermark),
+                    log_start_offset=result.log_start_offset,
+                    aborted_transactions=[pb.AbortedTransaction(producer_id=t.producer_id,
+                                                                first_offset=t.first_offset)
+                                          for t in result.aborted_transactions])
                 if result.diverging_epoch is not None:
                     answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset = \
                         result.diverging_epoch
@@ -301,6 +314,7 @@ class BrokerServicer:
         return topics, total, failed, slices
 
     # -- ListOffsets -------------------------------------------------------------------------
+    @checked(checks.ListOffsets, checks.refuse_list_offsets)
     async def ListOffsets(self, request: pb.ListOffsetsRequest) -> pb.ListOffsetsResponse:
         topics = []
         for topic in request.topics:
@@ -313,7 +327,7 @@ class BrokerServicer:
                         offset=-1))
                     continue
                 r = self.replicas.list_offset(topic.name, part.partition, part.timestamp,
-                                              part.current_leader_epoch)
+                                              part.current_leader_epoch, request.isolation_level)
                 answers.append(pb.ListOffsetsPartitionResponse(
                     partition=part.partition, error_code=r.error_code, error_message=r.error_message,
                     timestamp=r.timestamp, offset=r.offset, leader_epoch=r.leader_epoch))
@@ -334,10 +348,7 @@ class BrokerServicer:
             return pb.InitProducerIdResponse(error_code=denial[0], error_message=denial[1],
                                              producer_id=-1, producer_epoch=-1)
         if request.transactional_id:
-            return pb.InitProducerIdResponse(
-                error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1,
-                error_message=f"transactional id {request.transactional_id!r}: transactions are "
-                              f"not supported yet; leave transactional_id empty")
+            return await self._init_transactional(request)
         try:
             pid, epoch = await init_producer_id(
                 self.producer_ids,
@@ -347,6 +358,46 @@ class BrokerServicer:
             return pb.InitProducerIdResponse(error_code=exc.code, error_message=exc.message,
                                              producer_id=-1, producer_epoch=-1)
         return pb.InitProducerIdResponse(producer_id=pid, producer_epoch=epoch)
+
+    async def _init_transactional(self, request: pb.InitProducerIdRequest
+                                  ) -> pb.InitProducerIdResponse:
+        """To the transaction coordinator of the id (NOT_COORDINATOR if it is not this broker)."""
+        if self.transactions is None:
+            return pb.InitProducerIdResponse(
+                error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1, producer_epoch=-1,
+                error_message="this node coordinates no transactions")
+
+        async def new_producer_id() -> int:
+            return (await init_producer_id(self.producer_ids, None, None))[0]
+        try:
+            answer = await self.transactions.init_producer_id(
+                request.transactional_id, request.transaction_timeout_ms,
+                request.producer_id if request.HasField("producer_id") else -1,
+                request.producer_epoch if request.HasField("producer_epoch") else -1,
+                new_producer_id)
+        except KraftError as exc:       # no producer id block from the controller right now
+            return pb.InitProducerIdResponse(error_code=exc.code, error_message=exc.message,
+                                             producer_id=-1, producer_epoch=-1)
+        return pb.InitProducerIdResponse(error_code=answer.error,
+                                         error_message=txn_message(answer.error, answer.message),
+                                         producer_id=answer.producer_id,
+                                         producer_epoch=answer.producer_epoch)
+
+    # -- WriteTxnMarkers (from a transaction coordinator) ----------------------------------------
+    @checked(checks.WriteTxnMarkers, checks.refuse_write_txn_markers)
+    async def WriteTxnMarkers(self, request: pb.WriteTxnMarkersRequest
+                              ) -> pb.WriteTxnMarkersResponse:
+        if self.txn_markers is not None:
+            return await self.txn_markers.write_txn_markers(request)
+        response = pb.WriteTxnMarkersResponse()
+        for marker in request.markers:
+            answers = response.markers.add(producer_id=marker.producer_id).partitions
+            for tp in marker.topics:
+                for partition in tp.partitions:
+                    answers.add(topic=tp.topic, partition=partition,
+                                error_code=ErrorCode.UNSUPPORTED_VERSION,
+                                error_message="this broker writes no transaction markers")
+        return response
 
     # -- DescribePartitions (kraft topic describe: high watermarks and replica log ends) ---------
     async def DescribePartitions(self, request: pb.DescribePartitionsRequest

@@ -46,6 +46,10 @@ def register(subparsers: argparse._SubParsersAction,
     p.add_argument("--print-key", action="store_true", help="print KEY<SEP>VALUE (text format)")
     p.add_argument("--key-separator", default="\t", metavar="SEP",
                    help="separator for --print-key (default: a tab)")
+    p.add_argument("--isolation-level", choices=("read_uncommitted", "read_committed"),
+                   default="read_uncommitted",
+                   help="read_committed: only committed transactions' records, up to the last "
+                        "stable offset (default: read_uncommitted, every record)")
     p.add_argument("--fetch-max-bytes", type=positive_int, default=52428800, metavar="BYTES",
                    help="most bytes one fetch returns (default 50 MiB)")
 
@@ -136,6 +140,7 @@ def consume(args: argparse.Namespace) -> int:
         group_options = {"group_id": args.group, "client_id": "kraft-console-consumer"}
     count = 0
     with common.make_consumer(args.bootstrap_server, fetch_max_bytes=args.fetch_max_bytes,
+                              isolation_level=args.isolation_level,
                               # an offset below the log start falls forward, not to the end
                               auto_offset_reset="latest" if offset == "latest"
                               else "earliest", **group_options) as consumer:

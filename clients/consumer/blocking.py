@@ -11,7 +11,7 @@ from clients.consumer.consumer import AsyncConsumer
 from clients.consumer.coordinator import Callback
 from clients.consumer.fetcher import ConsumerRecord
 from clients.errors import KraftError
-from clients.types import TopicPartition
+from clients.types import ConsumerGroupMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,9 @@ class Consumer:
 
     def commit_async(self, offsets: dict | None = None, callback=None) -> None:
         self._async.commit_async(offsets, callback)
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        return self._async.group_metadata()
 
     def committed(self, partitions) -> dict[TopicPartition, int | None]:
         return self._runner.run(self._async.committed, partitions)

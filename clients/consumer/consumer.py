@@ -18,7 +18,8 @@ from clients.consumer.from_thread import FromThreads
 from clients.consumer.membership import MembershipConfig
 from clients.errors import ErrorCode, KraftError
 from clients.security import client_security
-from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from clients.types import (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ConsumerGroupMetadata,
+                           TopicPartition)
 
 log = logging.getLogger(__name__)
 RETRY_BACKOFF_S = 0.1
@@ -40,7 +41,7 @@ class AsyncConsumer(FromThreads, BackgroundService):
                  partition_assignment_strategy: list[str] | tuple[str, ...] = ("range", "sticky"),
                  enable_auto_commit: bool | None = None, auto_commit_interval_ms: int = 5000,
                  metadata_max_age_ms: int = 300000, retry_backoff_ms: int = 100,
-                 **security: Any) -> None:
+                 isolation_level: str = "read_uncommitted", **security: Any) -> None:
         self.client_id = client_id
         self.max_poll_records = max_poll_records
         self.request_timeout_ms = request_timeout_ms
@@ -53,7 +54,7 @@ class AsyncConsumer(FromThreads, BackgroundService):
             self._cluster, fetch_min_bytes=fetch_min_bytes, fetch_max_wait_ms=fetch_max_wait_ms,
             fetch_max_bytes=fetch_max_bytes, max_partition_fetch_bytes=max_partition_fetch_bytes,
             auto_offset_reset=auto_offset_reset, check_crcs=check_crcs,
-            request_timeout_ms=request_timeout_ms)
+            request_timeout_ms=request_timeout_ms, isolation_level=isolation_level)
         if enable_auto_commit and group_id is None:
             raise ValueError("enable_auto_commit needs a group_id to commit to")
         self.enable_auto_commit = bool(group_id is not None if enable_auto_commit is None
@@ -193,6 +194,15 @@ class AsyncConsumer(FromThreads, BackgroundService):
         """Commit in the background; `callback(offsets, error_or_None)` runs in a later poll."""
         g = self._require_group("commit_async")
         g.commit_async(self.consumed_offsets() if offsets is None else offsets, callback)
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This consumer's group, generation and member id (confluent-kafka's
+        ConsumerGroupMetadata), for a transactional producer's send_offsets_to_transaction;
+        generation -1 and no member id while it is not in a generation."""
+        g = self._require_group("group_metadata")
+        core = g.core
+        return ConsumerGroupMetadata(g.group_id, core.generation, core.member_id,
+                                     core.config.group_instance_id)
 
     async def committed(self, partitions) -> dict[TopicPartition, int | None]:
         """The group's committed offset of each partition, None where there is none."""

@@ -15,6 +15,7 @@ from clients.cluster import Cluster
 from clients.list_offsets import list_offsets, list_offsets_until
 from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.consumer.fetch_decode import batch_span, decode_in_slices
+from clients.consumer.read_committed import drop_aborted, isolation_level_of
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2
 
@@ -42,7 +43,8 @@ class Fetcher:
 
     def __init__(self, cluster: Cluster, *, fetch_min_bytes: int, fetch_max_wait_ms: int,
                  fetch_max_bytes: int, max_partition_fetch_bytes: int, auto_offset_reset: str,
-                 check_crcs: bool, request_timeout_ms: int) -> None:
+                 check_crcs: bool, request_timeout_ms: int,
+                 isolation_level: str = "read_uncommitted") -> None:
         if auto_offset_reset not in ("earliest", "latest", "none"):
             raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none', "
                              f"not {auto_offset_reset!r}")
@@ -53,6 +55,7 @@ class Fetcher:
         self.partition_max_bytes = max_partition_fetch_bytes
         self.reset_policy = auto_offset_reset
         self.check_crcs = check_crcs
+        self.isolation_level = isolation_level_of(isolation_level)
         self.timeout = (request_timeout_ms + fetch_max_wait_ms) / 1000
         self.cond = threading.Condition(threading.Lock())
         self.assigned: list[TopicPartition] = []
@@ -313,11 +316,12 @@ class Fetcher:
 
     async def list_offsets(self, wanted: dict) -> dict:
         """{tp: timestamp} -> {tp: (offset, timestamp)} asking each partition's leader."""
-        return await list_offsets(self.cluster, wanted)
+        return await list_offsets(self.cluster, wanted, self.isolation_level)
 
     async def list_offsets_until(self, wanted: dict, timeout_s: float) -> dict:
         """`list_offsets` for the user's calls: retried through a leader change."""
-        return await list_offsets_until(self.cluster, wanted, timeout_s, RETRY_BACKOFF_S)
+        return await list_offsets_until(self.cluster, wanted, timeout_s, RETRY_BACKOFF_S,
+                                        self.isolation_level)
 
     async def resolve(self, only=None) -> None:
         """Turn pending resets (of the partitions in `only`, or all) into positions, unless a
@@ -379,7 +383,7 @@ class Fetcher:
                     partition_max_bytes=self.partition_max_bytes))
             req = broker_pb2.FetchRequest(
                 replica_id=-1, max_wait_ms=self.max_wait_ms, min_bytes=self.min_bytes,
-                max_bytes=self.max_bytes, isolation_level=0,
+                max_bytes=self.max_bytes, isolation_level=self.isolation_level,
                 topics=[broker_pb2.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()])
             try:
                 with trio.CancelScope() as scope:
@@ -422,8 +426,14 @@ class Fetcher:
                 next_offset, epoch, cuts = batch_span(data, offset)
                 if next_offset <= offset:
                     continue  # only a partial batch: a bigger partition_max_bytes is needed
+                if p.aborted_transactions:
+                    # Positions still move past the dropped batches (next_offset above).
+                    data = drop_aborted(data, [(a.producer_id, a.first_offset)
+                                               for a in p.aborted_transactions])
+                    cuts = batch_span(data, offset)[2]
                 try:
-                    recs = await decode_in_slices(data, cuts, verify_crc=self.check_crcs)
+                    recs = await decode_in_slices(data, cuts, verify_crc=self.check_crcs) \
+                        if cuts else []
                 except ValueError as exc:
                     decoded.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
                     continue

@@ -17,7 +17,9 @@ Rules, in Kafka's words (RecordAccumulator):
 - a retried batch goes back to the head of its partition, before newer batches, and is sent
   in a request of its own: a leader that already appended it (an idempotent producer's retry)
   answers with its original offset, which would not fit a request that also carries new batches;
-- a batch not in flight expires after delivery_timeout_ms; records waiting for metadata too.
+- a batch not in flight expires after delivery_timeout_ms; records waiting for metadata too;
+- a transactional producer drains a partition only once it was added to the transaction
+  (`allowed`); the others are reported `blocked`, for the sender to add them.
 """
 from __future__ import annotations
 
@@ -64,6 +66,7 @@ class Drained(NamedTuple):
     expired: list           # batches past delivery_timeout_ms (not in flight): fail them
     unknown: set            # topics whose partition leaders are unknown: refresh metadata
     next_ms: int | None     # when the next batch becomes ready (None: nothing waits)
+    blocked: set = frozenset()  # partitions with batches that `allowed` refused
 
 
 def record_size(key: bytes | None, value: bytes | None, headers) -> int:
@@ -265,13 +268,16 @@ class RecordAccumulator:
 
     def drain(self, now_ms: int, leader_of: Callable[[tuple], int | None],
               can_send: Callable[[int], bool],
-              limit_of: Callable[[tuple], int] | None = None) -> Drained:
+              limit_of: Callable[[tuple], int] | None = None,
+              allowed: Callable[[tuple], bool] | None = None) -> Drained:
         """Take every sendable batch, grouped per leader node, one ProduceRequest each.
-        `limit_of(tp)`: that partition's requests-in-flight limit (default max_in_flight)."""
+        `limit_of(tp)`: that partition's requests-in-flight limit (default max_in_flight);
+        `allowed(tp)`: False holds the partition's batches back (reported in `blocked`)."""
         requests: dict[int, list] = {}
         sizes: dict[int, int] = {}
         expired: list = []
         unknown: set = set()
+        blocked: set = set()
         next_ms = None
         linger = self.linger_ms
         flushing = self._flushing > 0
@@ -282,6 +288,9 @@ class RecordAccumulator:
             while dq and dq[0].created_ms <= expire_before:
                 expired.append(dq.popleft())
             if not dq:
+                continue
+            if allowed is not None and not allowed(tp):
+                blocked.add(tp)     # the sender wakes when it is allowed
                 continue
             head = dq[0]
             ready_at = head.retry_at_ms if head.attempts else (
@@ -325,7 +334,7 @@ class RecordAccumulator:
             if took:
                 sizes[node] = used
                 self._in_flight[tp] = self._in_flight.get(tp, 0) + 1
-        return Drained(requests, expired, unknown, next_ms)
+        return Drained(requests, expired, unknown, next_ms, blocked)
 
     def request_done(self, batches: list) -> None:
         """A ProduceRequest carrying `batches` got its answer (or failed): free its slots."""
@@ -379,6 +388,19 @@ class RecordAccumulator:
         self._batches.clear()
         self._pending.clear()
         self.buffered_bytes = 0
+        return batches, futures
+
+    def abort_undrained(self) -> tuple[list, list]:
+        """A transaction that will not commit: every batch not out now (retries included) and
+        every record waiting for metadata, taken out for the caller to fail."""
+        batches = [b for dq in self._batches.values() for b in dq]
+        futures = [w[5] for waiting in self._pending.values() for w in waiting]
+        for dq in self._batches.values():
+            dq.clear()
+        for waiting in self._pending.values():
+            for key, value, headers, *_ in waiting:
+                self.buffered_bytes -= record_size(key, value, headers)
+        self._pending.clear()
         return batches, futures
 
     def has_undrained(self) -> bool:

@@ -6,6 +6,7 @@ from clients._sync import SyncRunner
 from clients.errors import KraftError
 from clients.producer.future import RecordFuture, RecordsFuture
 from clients.producer.producer import AsyncProducer
+from clients.types import ConsumerGroupMetadata
 
 
 class Producer:
@@ -34,6 +35,25 @@ class Producer:
 
     def flush(self, timeout: float | None = None) -> None:
         self._runner.run(self._async.flush, timeout=timeout)
+
+    # --- transactions (AsyncProducer's; timeouts in seconds) ----------------------------------
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        self._runner.run(self._async.init_transactions, timeout)
+
+    def begin_transaction(self) -> None:
+        self._async.begin_transaction()
+
+    def send_offsets_to_transaction(self, offsets: dict, group_metadata: ConsumerGroupMetadata,
+                                    timeout: float | None = None) -> None:
+        self._runner.run(self._async.send_offsets_to_transaction, offsets, group_metadata,
+                         timeout)
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        self._runner.run(self._async.commit_transaction, timeout)
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        self._runner.run(self._async.abort_transaction, timeout)
 
     def partitions_for(self, topic: str) -> list[int]:
         return self._runner.run(self._async.partitions_for, topic)

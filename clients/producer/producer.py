@@ -20,6 +20,9 @@ from clients.producer.accumulator import RecordAccumulator
 from clients.producer.future import BatchResult, RecordFuture, RecordMetadata, RecordsFuture
 from clients.producer.idempotence import IdempotenceManager
 from clients.producer.sender import Sender
+from clients.producer.transaction import TransactionManager
+from clients.producer.transactional import TransactionalDriver
+from clients.types import ConsumerGroupMetadata
 from clients.record.compression import codec_from_name
 
 PARTITION_REQUESTS_IN_FLIGHT = 1           # without idempotence
@@ -32,7 +35,12 @@ def _partition_requests(idempotent: bool, max_in_flight: int) -> int:
     return max(1, min(max_in_flight, IDEMPOTENT_REQUESTS_IN_FLIGHT))
 
 
-def _parse_acks(acks: int | str) -> int:
+def _parse_acks(acks: int | str | None, transactional: bool) -> int:
+    """None: Kafka's default for the producer (all when transactional, else 1, kraft's)."""
+    if acks is None:
+        return -1 if transactional else 1
+    if transactional and acks not in ("all", "-1", -1):
+        raise ValueError(f"a transactional producer needs acks='all' (acks={acks!r} given)")
     if acks in ("all", "-1", -1):
         return -1
     if acks in (0, 1, "0", "1"):
@@ -40,8 +48,12 @@ def _parse_acks(acks: int | str) -> int:
     raise ValueError(f"acks must be 0, 1, -1 or 'all', not {acks!r}")
 
 
-def _idempotence(enable: bool | None, acks: int, retries: int) -> bool:
-    """Kafka's rule: on by default with acks=all; asking for it with anything else is an error."""
+def _idempotence(enable: bool | None, acks: int, retries: int, transactional: bool) -> bool:
+    """Kafka's rule: on by default with acks=all; asking for it with anything else is an error.
+    Transactions need it."""
+    if transactional and enable is False:
+        raise ValueError("a transactional producer is idempotent: drop enable_idempotence=False "
+                         "or transactional_id")
     if enable is None:
         return acks == -1 and retries > 0
     if enable and acks != -1:
@@ -76,21 +88,29 @@ async def _wait_future(future: RecordFuture) -> None:
 class AsyncProducer(BackgroundService):
     """Kafka's producer settings, same names. When buffer_memory bytes wait unsent, `send` (and
     `send_from_thread`) wait up to max_block_ms for the sender to free some, as Kafka's send
-    does (buffer.memory, max.block.ms), then raise; `send_nowait` raises at once."""
+    does (buffer.memory, max.block.ms), then raise; `send_nowait` raises at once.
 
-    def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *, acks: int | str = 1,
+    With `transactional_id` (confluent-kafka's transactional API): init_transactions() once,
+    then begin_transaction(), sends (and send_offsets_to_transaction for a consume-transform-
+    produce loop), commit_transaction() or abort_transaction(); sends are allowed only inside a
+    transaction. A fenced producer (a newer one took the transactional id) can only be closed."""
+
+    def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *,
+                 acks: int | str | None = None,
                  batch_size: int = 16384, linger_ms: int = 5, compression_type: str = "none",
                  max_request_size: int = 1048576, request_timeout_ms: int = 30000,
                  delivery_timeout_ms: int = 120000, buffer_memory: int = 33554432,
                  max_in_flight_requests_per_connection: int = 5, retries: int = 2**31 - 1,
                  retry_backoff_ms: int = 100, client_id: str = "kraft-producer",
                  max_block_ms: int = 60000, enable_idempotence: bool | None = None,
+                 transactional_id: str | None = None, transaction_timeout_ms: int = 60000,
                  **security: Any) -> None:
-        acks = _parse_acks(acks)
+        transactional = transactional_id is not None
+        acks = _parse_acks(acks, transactional)
         # Idempotence: each batch carries (producer id, epoch, sequence) so the leader drops a
         # retry it already appended and refuses a gap; default with acks='all', as in Kafka.
         idempotence = IdempotenceManager() \
-            if _idempotence(enable_idempotence, acks, retries) else None
+            if _idempotence(enable_idempotence, acks, retries, transactional) else None
         self.client_id = client_id
         self.acks = acks
         self.buffer_memory = buffer_memory
@@ -114,11 +134,14 @@ class AsyncProducer(BackgroundService):
                                               max_in_flight_requests_per_connection),
             partitioner=StickyPartitioner(), key_partitioner=default_partition,
             new_result=BatchResult, make_future=RecordFuture)
+        self._txn = None if not transactional else TransactionalDriver(
+            self._cluster, TransactionManager(transactional_id, transaction_timeout_ms),
+            idempotence, self._lock, retry_backoff_ms=retry_backoff_ms)
         self._sender = Sender(
             self._acc, self._lock, self._cluster, acks=acks,
             compression=codec_from_name(compression_type), request_timeout_ms=request_timeout_ms,
             max_in_flight_per_node=max_in_flight_requests_per_connection, retries=retries,
-            idempotence=idempotence, memory_freed=self._memory_freed)
+            idempotence=idempotence, transactional=self._txn, memory_freed=self._memory_freed)
         self._home = TrioHome()
         super().__init__(self._run)
         self._closed = False
@@ -170,8 +193,7 @@ class AsyncProducer(BackgroundService):
                     timestamp_ms: int | None = None) -> RecordFuture:
         """`send` without waiting: raises BufferFull (a KraftError) when buffer_memory bytes
         wait unsent."""
-        if self._closed:
-            raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
+        self._check_can_send()
         now = int(time.time() * 1000)
         with self._lock:
             if self._acc.buffered_bytes >= self.buffer_memory:
@@ -189,8 +211,7 @@ class AsyncProducer(BackgroundService):
                          timestamp_ms: int | None = None) -> RecordFuture:
         """`send` for any thread but the producer's trio thread (it would block the sender):
         blocks that thread up to max_block_ms while the buffer is full."""
-        if self._closed:
-            raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
+        self._check_can_send()
         now = int(time.time() * 1000)
         with self._lock:    # a bare lock's `with` cannot be left half-done by a KeyboardInterrupt
             if self._acc.buffered_bytes >= self.buffer_memory:
@@ -200,6 +221,52 @@ class AsyncProducer(BackgroundService):
         if wake or future is None:
             return self._sent(topic, partition, future, wake)
         return future
+
+    def _check_can_send(self) -> None:
+        if self._closed:
+            raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
+        if self._txn is not None:
+            self._txn.core.check_in_transaction()
+
+    # --- transactions (confluent-kafka's names; timeouts in seconds, None: no limit) ----------
+
+    def _transactional(self, what: str) -> TransactionalDriver:
+        if self._txn is None:
+            raise KraftError(ErrorCode.INVALID_TXN_STATE,
+                             f"{what}() needs a transactional producer: create it with "
+                             "transactional_id='my-app-1'")
+        return self._txn
+
+    async def init_transactions(self, timeout: float | None = None) -> None:
+        """Get the transactional id's producer id and epoch from its transaction coordinator,
+        fencing any older producer with the same id and ending its open transaction. Call once,
+        before the first transaction; again after a timeout."""
+        await self._transactional("init_transactions").init_transactions(timeout)
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: sends are allowed until commit or abort."""
+        txn = self._transactional("begin_transaction")
+        with self._lock:
+            txn.core.begin_transaction()
+
+    async def send_offsets_to_transaction(self, offsets: dict,
+                                          group_metadata: ConsumerGroupMetadata,
+                                          timeout: float | None = None) -> None:
+        """Commit a consumer's offsets ({TopicPartition: next offset to read}) as part of the
+        transaction: they count only if it commits. `group_metadata`: the consumer's
+        Consumer.group_metadata()."""
+        await self._transactional("send_offsets_to_transaction").send_offsets(
+            offsets, group_metadata, timeout)
+
+    async def commit_transaction(self, timeout: float | None = None) -> None:
+        """Flush, then commit. Raises when a record of the transaction failed (then only
+        abort_transaction works) or the producer was fenced; after a timeout, call it again."""
+        await self._transactional("commit_transaction").commit(self.flush, timeout)
+
+    async def abort_transaction(self, timeout: float | None = None) -> None:
+        """Drop the records not sent yet, wait for those out, and abort: none of the
+        transaction's records or offsets become visible to read_committed consumers."""
+        await self._transactional("abort_transaction").abort(self.flush, timeout)
 
     # --- many records at once ----------------------------------------------------------------
 
@@ -233,8 +300,7 @@ class AsyncProducer(BackgroundService):
 
     def _send_batch(self, topic, values, keys, partition, timestamp_ms, on_delivery, *,
                     wait_for_room: bool) -> RecordsFuture:
-        if self._closed:
-            raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
+        self._check_can_send()
         if keys is not None and len(keys) != len(values):
             raise ValueError(f"send_batch: {len(keys)} keys for {len(values)} values; give one "
                              f"key per value, or keys=None")

@@ -1,6 +1,7 @@
 """The producer's I/O driver: one trio task drains the accumulator, sends one ProduceRequest per
 leader node (pipelined), completes batch results, retries retriable errors, refreshes metadata,
-and for an idempotent producer gets (and bumps) its producer id and stamps batches with it."""
+and for an idempotent producer gets (and bumps) its producer id and stamps batches with it; for
+a transactional one adds each partition to the transaction before its first batch goes out."""
 from __future__ import annotations
 
 import logging
@@ -17,6 +18,7 @@ from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.producer.accumulator import ProducerBatch, RecordAccumulator
 from clients.producer.future import BatchResult
 from clients.producer.idempotence import IdempotenceManager
+from clients.producer.transactional import TransactionalDriver
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2
 
@@ -37,6 +39,7 @@ class Sender:
                  acks: int, compression: int, request_timeout_ms: int,
                  max_in_flight_per_node: int, retries: int,
                  idempotence: IdempotenceManager | None = None,
+                 transactional: TransactionalDriver | None = None,
                  memory_freed: Callable[[], None] = lambda: None) -> None:
         self.acc = acc
         self.lock = lock  # the accumulator's, shared with the threads that send
@@ -60,6 +63,9 @@ class Sender:
         self._init_running = False
         self._last_init_ms = 0
         self._init_error: KraftError | None = None   # a producer id cannot be had: fail batches
+        # Transactions: the producer id comes from init_transactions, not from this loop.
+        self.txn = transactional
+        self._adding = False      # an AddPartitionsToTxn is out
 
     def wake(self) -> None:
         """Trio thread only: look at the accumulator again."""
@@ -107,11 +113,17 @@ class Sender:
         idem = self.idempotence
         # Without a producer id nothing is sent; drain still runs to expire what waits too long.
         ready = idem is None or idem.ready
+        txn = None if self.txn is None else self.txn.core
         with self.lock:
             self.wake_requested = False
+            if txn is not None and txn.dropping:
+                self._drop_undrained_locked(txn)
             drained = self.acc.drain(now, self.cluster.metadata.leaders.get,
                                      lambda node: ready and in_flight.get(node, 0) < limit,
-                                     None if idem is None else self._partition_limit)
+                                     None if idem is None else self._partition_limit,
+                                     None if txn is None else txn.is_send_allowed)
+            for tp in drained.blocked:
+                txn.maybe_add_partition(tp)
             if idem is not None:
                 for batches in drained.requests.values():
                     for batch in batches:
@@ -140,7 +152,9 @@ class Sender:
             # scheduling round later (linger_ms=0 latency).
             self._nursery.start_soon(self._produce, node, batches, self._issue(node, batches))
         next_ms = drained.next_ms
-        if idem is not None:
+        if txn is not None:
+            next_ms = self._maybe_add_partitions(now, next_ms)
+        elif idem is not None:
             next_ms = self._maybe_init_producer_id(now, next_ms)
         if drained.unknown or pending:
             self._metadata_wanted = True
@@ -160,6 +174,44 @@ class Sender:
         """Idempotence: several requests of a partition out at once only once its leader knows
         this producer's epoch (see idempotence.py)."""
         return self.acc.max_in_flight if self.idempotence.pipelined(tp) else 1
+
+    # --- transactions ----------------------------------------------------------------------
+
+    def _maybe_add_partitions(self, now: int, next_ms: int | None) -> int | None:
+        """Start AddPartitionsToTxn for the partitions waiting (one request at a time,
+        retry_backoff_ms after a retriable error). Returns next_ms."""
+        if self._adding:
+            return next_ms
+        retry_at = self.txn.add_retry_at_ms
+        if now < retry_at:
+            return retry_at if next_ms is None else min(next_ms, retry_at)
+        with self.lock:
+            partitions = self.txn.core.take_partitions_to_add()
+        if partitions:
+            self._adding = True
+            self._nursery.start_soon(self._add_partitions, partitions)
+        return next_ms
+
+    async def _add_partitions(self, partitions: list[tuple]) -> None:
+        try:
+            await self.txn.add_partitions(partitions)
+        finally:
+            self._adding = False
+            self.wake()
+
+    def _drop_undrained_locked(self, txn) -> None:
+        """The transaction will not commit: what is not out yet is failed, never sent."""
+        batches, futures = self.acc.abort_undrained()
+        if not batches and not futures:
+            return
+        exc = KraftError(txn.error.code if txn.error else ErrorCode.INVALID_TXN_STATE,
+                         f"not sent: the transaction is being aborted"
+                         f"{f' ({txn.error.message})' if txn.error else ''}")
+        for b in batches:
+            self.idempotence.on_failed(b, None)   # a retry's earlier attempt may have landed
+            self._fail_locked(b, exc)
+        self.memory_freed()
+        _fail_futures(futures, exc)
 
     # --- producer id (idempotence) ---------------------------------------------------------
 
@@ -297,7 +349,8 @@ class Sender:
                 b.encoded = encode_batch(b.records, compression=self.compression,
                                          producer_id=b.producer_id,
                                          producer_epoch=b.producer_epoch,
-                                         base_sequence=b.base_sequence)
+                                         base_sequence=b.base_sequence,
+                                         is_transactional=self.txn is not None)
             by_tp.setdefault((b.topic, b.partition), []).append(b.encoded)
         topics: dict[str, list] = {}
         for (topic, partition), chunks in by_tp.items():
@@ -380,6 +433,8 @@ class Sender:
         b.result.complete(base_offset, log_append_time)
 
     def _fail_locked(self, b: ProducerBatch, exc: KraftError) -> None:
+        if self.txn is not None:
+            self.txn.core.on_batch_failed(exc)
         self.acc.finished(b)
         b.records = []
         b.encoded = None

@@ -64,6 +64,11 @@ class BrokerStub:
                 request_serializer=broker__pb2.DescribePartitionsRequest.SerializeToString,
                 response_deserializer=broker__pb2.DescribePartitionsResponse.FromString,
                 _registered_method=True)
+        self.WriteTxnMarkers = channel.unary_unary(
+                '/kraft.broker.v1.Broker/WriteTxnMarkers',
+                request_serializer=broker__pb2.WriteTxnMarkersRequest.SerializeToString,
+                response_deserializer=broker__pb2.WriteTxnMarkersResponse.FromString,
+                _registered_method=True)
 
 
 class BrokerServicer:
@@ -105,6 +110,12 @@ class BrokerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WriteTxnMarkers(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrokerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -137,6 +148,11 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.DescribePartitions,
                     request_deserializer=broker__pb2.DescribePartitionsRequest.FromString,
                     response_serializer=broker__pb2.DescribePartitionsResponse.SerializeToString,
+            ),
+            'WriteTxnMarkers': grpc.unary_unary_rpc_method_handler(
+                    servicer.WriteTxnMarkers,
+                    request_deserializer=broker__pb2.WriteTxnMarkersRequest.FromString,
+                    response_serializer=broker__pb2.WriteTxnMarkersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -301,6 +317,33 @@ class Broker:
             '/kraft.broker.v1.Broker/DescribePartitions',
             broker__pb2.DescribePartitionsRequest.SerializeToString,
             broker__pb2.DescribePartitionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WriteTxnMarkers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.broker.v1.Broker/WriteTxnMarkers',
+            broker__pb2.WriteTxnMarkersRequest.SerializeToString,
+            broker__pb2.WriteTxnMarkersResponse.FromString,
             options,
             channel_credentials,
             insecure,

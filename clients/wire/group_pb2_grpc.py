@@ -84,6 +84,11 @@ class GroupStub:
                 request_serializer=group__pb2.DeleteGroupsRequest.SerializeToString,
                 response_deserializer=group__pb2.DeleteGroupsResponse.FromString,
                 _registered_method=True)
+        self.TxnOffsetCommit = channel.unary_unary(
+                '/kraft.group.v1.Group/TxnOffsetCommit',
+                request_serializer=group__pb2.TxnOffsetCommitRequest.SerializeToString,
+                response_deserializer=group__pb2.OffsetCommitResponse.FromString,
+                _registered_method=True)
 
 
 class GroupServicer:
@@ -149,6 +154,14 @@ class GroupServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def TxnOffsetCommit(self, request, context):
+        """Offsets committed inside a transaction: pending until the transaction's COMMIT marker
+        reaches the group's __consumer_offsets partition, dropped on ABORT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GroupServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -201,6 +214,11 @@ def add_GroupServicer_to_server(servicer, server):
                     servicer.DeleteGroups,
                     request_deserializer=group__pb2.DeleteGroupsRequest.FromString,
                     response_serializer=group__pb2.DeleteGroupsResponse.SerializeToString,
+            ),
+            'TxnOffsetCommit': grpc.unary_unary_rpc_method_handler(
+                    servicer.TxnOffsetCommit,
+                    request_deserializer=group__pb2.TxnOffsetCommitRequest.FromString,
+                    response_serializer=group__pb2.OffsetCommitResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -473,6 +491,33 @@ class Group:
             '/kraft.group.v1.Group/DeleteGroups',
             group__pb2.DeleteGroupsRequest.SerializeToString,
             group__pb2.DeleteGroupsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TxnOffsetCommit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kraft.group.v1.Group/TxnOffsetCommit',
+            group__pb2.TxnOffsetCommitRequest.SerializeToString,
+            group__pb2.OffsetCommitResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -19,7 +19,11 @@ Rules (Kafka's, with the choices noted):
   kept records' bytes (recompressed with its codec, new CRC); an emptied one is dropped, except
   the last batch of each producer id, which stays as an empty batch so the producer state can
   still be rebuilt from the log (Kafka retains it for live producers; we keep it always: the
-  broker does not expire producer ids). Control batches are copied unchanged.
+  broker does not expire producer ids).
+- Transactions (cleaner_txns.py): nothing from the first unstable offset on is cleanable (an
+  undecided transaction); aborted transactions' batches are removed and never enter the offset
+  map; a COMMIT/ABORT marker goes once no batch of its transaction remains and its segment is
+  older than delete.retention.ms (the tombstone rule); a producer's last batch stays.
 Each rewritten group is swapped in crash-safely (cleaner_swap.py).
 """
 from __future__ import annotations
@@ -34,9 +38,11 @@ from clients.record.batch_header import (
     COMPRESSION_MASK, CONTROL_FLAG, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, TIMESTAMP_TYPE_MASK,
     BatchHeader, CorruptBatchError)
 from clients.record.codec import decode_records
+from clients.record.control import decode_marker
 from clients.record.compression import MAX_DECOMPRESSED_SIZE, compress, decompress
 from clients.record.varint import read_unsigned
 from kraft.log.cleaner_swap import CLEANED_SUFFIX, swap_in
+from kraft.log.cleaner_txns import CleanedTransactions
 from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
 from kraft.log.segment import INT_MAX, BatchInfo, LogSegment
 from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
@@ -86,17 +92,21 @@ def largest_timestamp(seg: LogSegment) -> int:
     return seg.max_timestamp if seg.max_timestamp >= 0 else seg.last_modified_ms()
 
 
-def plan_cleaning(log, checkpoint: int, now_ms: int) -> CleanPlan | None:
+def plan_cleaning(log, checkpoint: int, now_ms: int,
+                  first_unstable_offset: int | None = None) -> CleanPlan | None:
     """What a cleaning of `log` would cover from the checkpointed first dirty offset; None when
-    nothing dirty is cleanable."""
+    nothing dirty is cleanable. Never past `first_unstable_offset` (an undecided transaction's
+    first offset: what it holds may still be aborted)."""
     segs, config = log.segments, log.config
     if checkpoint > log.log_end_offset:
         checkpoint = log.log_start_offset   # the log was truncated or recreated under it
     first_dirty = max(checkpoint, log.log_start_offset)
     lag, end_index = config.min_compaction_lag_ms, 0
+    limit = log.high_watermark if first_unstable_offset is None \
+        else min(log.high_watermark, first_unstable_offset)
     for i in range(len(segs) - 1):
         upper = segs[i + 1].base_offset
-        if upper > log.high_watermark:
+        if upper > limit:
             break
         if lag > 0 and upper > first_dirty and largest_timestamp(segs[i]) > now_ms - lag:
             break
@@ -123,7 +133,7 @@ def clean_log(log, plan: CleanPlan, now_ms: int, *,
     segs = log.segments
     dirty_from = next(i for i in range(plan.end_index) if segs[i + 1].base_offset > plan.first_dirty)
     bound = inflate_bound(log.config)
-    offset_map, end_index = _build_offset_map(segs, dirty_from, plan.end_index, max_map_entries,
+    offset_map, end_index = _build_offset_map(log, dirty_from, plan.end_index, max_map_entries,
                                               bound)
     end_offset = segs[end_index].base_offset
     bytes_before = sum(s.size for s in segs[:end_index])
@@ -147,20 +157,51 @@ def inflate_bound(config) -> int:
     return max(config.max_message_bytes, MAX_DECOMPRESSED_SIZE)
 
 
-def _build_offset_map(segs, start: int, end: int, max_entries: int,
+def _build_offset_map(log, start: int, end: int, max_entries: int,
                       bound: int) -> tuple[dict, int]:
-    """key -> last offset over segs[start:end]; stops after the segment that fills the map.
-    Returns the map and the index of the first segment it does not cover."""
+    """key -> last offset over segments[start:end], aborted transactions' records left out;
+    stops after the segment that fills the map. Returns the map and the index of the first
+    segment it does not cover."""
+    segs = log.segments
     offset_map: dict[bytes, int] = {}
+    txns = CleanedTransactions()
     for k in range(start, end):
         if len(offset_map) >= max_entries:
             return offset_map, k
-        for data, _ in _read_batches(segs[k]):
-            for record in decode_records(data, skip_control=True, max_decompressed=bound):
-                key = record[2]
-                if key is not None:
-                    offset_map[key] = record[0]
+        txns.add_aborted(_aborted_in(log, k))
+        for data, batches in _read_batches(segs[k]):
+            records = decode_records(data, max_decompressed=bound)
+            r = 0
+            for _, header in batches:
+                batch_records = records[r:r + header.records_count]
+                r += header.records_count
+                if header.attributes & CONTROL_FLAG:
+                    _on_marker(txns, header, batch_records)
+                    continue
+                if txns.on_batch(header.producer_id, header.is_transactional, header.last_offset):
+                    continue
+                for record in batch_records:
+                    key = record[2]
+                    if key is not None:
+                        offset_map[key] = record[0]
     return offset_map, end
+
+
+def _aborted_in(log, k: int) -> list:
+    """The aborted transactions with data in the log's k-th segment."""
+    segs = log.segments
+    upper = segs[k + 1].base_offset if k + 1 < len(segs) else segs[k].next_offset
+    return log.collect_aborted_txns(segs[k].base_offset, upper)
+
+
+def _on_marker(txns: CleanedTransactions, header: BatchHeader, records) -> tuple[bool, object]:
+    """(may the marker go, the .txnindex entry to keep with it); an unreadable control batch
+    stays, as Kafka keeps control types it does not know."""
+    try:
+        marker = decode_marker(records[0][2], records[0][3])
+    except (CorruptBatchError, IndexError):
+        return False, None
+    return txns.on_marker(header.producer_id, marker.committed, header.last_offset)
 
 
 def _group_segments(segs, max_bytes: int, max_index_bytes: int) -> list[list[LogSegment]]:
@@ -193,6 +234,7 @@ class _SegmentCleaner:
         self.offset_map = offset_map
         self.delete_horizon_ms = delete_horizon_ms
         self._producer_last: dict[int, int] | None = None
+        self.txns = CleanedTransactions()     # one walk in offset order over every group
         self.records_read = self.records_kept = 0
 
     def clean_group(self, first: int, group: list[LogSegment]) -> None:
@@ -202,10 +244,12 @@ class _SegmentCleaner:
         try:
             changed = len(group) > 1
             out, infos = bytearray(), []
-            for seg in group:
+            for i, seg in enumerate(group):
                 drop_tombstones = largest_timestamp(seg) < self.delete_horizon_ms
+                self.txns.add_aborted(_aborted_in(self.log, first + i))
                 for data, batches in _read_batches(seg):
-                    changed |= self._filter_chunk(data, batches, drop_tombstones, out, infos)
+                    changed |= self._filter_chunk(data, batches, drop_tombstones, out, infos,
+                                                  new)
                     if len(out) >= WRITE_CHUNK:
                         new.append(out, 0, len(out), infos, None)
                         out, infos = bytearray(), []
@@ -226,8 +270,9 @@ class _SegmentCleaner:
         swap_in(self.log, first, group, new)
 
     def _filter_chunk(self, data: bytes, batches, drop_tombstones: bool, out: bytearray,
-                      infos: list) -> bool:
-        """Append the kept form of each batch in `data` to `out`; True if any batch changed."""
+                      infos: list, new: LogSegment) -> bool:
+        """Append the kept form of each batch in `data` to `out` (and to `new`'s .txnindex the
+        aborted transactions whose markers stay); True if any batch changed."""
         records = decode_records(data, max_decompressed=self.bound)
         latest = self.offset_map.get
         changed, r = False, 0
@@ -237,7 +282,20 @@ class _SegmentCleaner:
             r += n
             self.records_read += n
             if header.attributes & CONTROL_FLAG:
-                kept = None                     # None: the batch is copied as it is
+                removable, entry = _on_marker(self.txns, header, batch_records) if n \
+                    else (True, None)
+                if removable and drop_tombstones:
+                    if not self._is_producers_last(header):
+                        changed = True
+                        continue
+                    kept = [] if n else None     # Kafka's RETAIN_EMPTY: no marker record left
+                else:
+                    if entry is not None:
+                        new.txn_index.append(entry)
+                    kept = None                 # None: the batch is copied as it is
+            elif self.txns.on_batch(header.producer_id, header.is_transactional,
+                                    header.last_offset) and n:
+                kept = []                       # an aborted transaction's: all of it goes
             elif n == 0:         # emptied by an earlier pass: stays while its producer's last
                 kept = None if self._is_producers_last(header) else []
             else:

@@ -2,7 +2,8 @@
 its completion when a log dir is opened after a crash interrupted it.
 
 The protocol, one cleaned segment at a time:
-1. the cleaner writes `<base>.log.cleaned` (+ `.index.cleaned`, `.timeindex.cleaned`) and fsyncs it;
+1. the cleaner writes `<base>.log.cleaned` (+ `.index.cleaned`, `.timeindex.cleaned`, and
+   `.txnindex.cleaned` when it keeps aborted transactions) and fsyncs it;
 2. the indexes, then the `.log`, are renamed to `.swap`; the directory is fsynced. The `.log.swap`
    rename is the commit point: before it the old segments are the truth and every `.cleaned` file
    is a stray (recovery deletes it), after it the swap segment is the truth;
@@ -57,10 +58,16 @@ def complete_interrupted_swaps(dir: Path) -> int:
             _unlink(fn.log_file(dir, old))  # .log first: a crash now leaves only orphan indexes
             _unlink(fn.index_file(dir, old))
             _unlink(fn.time_index_file(dir, old))
+            if old != base:
+                _unlink(fn.txn_index_file(dir, old))
             log_bases.discard(old)
         # Whatever index files carry the live name may be the old segment's: rebuild them.
         _unlink(fn.index_file(dir, base))
         _unlink(fn.time_index_file(dir, base))
+        # The .txnindex cannot be rebuilt from the segment alone: the swap's is the truth.
+        txn_swap = Path(str(fn.txn_index_file(dir, base)) + SWAP_SUFFIX)
+        if txn_swap.exists():
+            os.replace(txn_swap, fn.txn_index_file(dir, base))
         os.replace(swap_path, fn.log_file(dir, base))
         log_bases.add(base)
         completed += 1

@@ -7,6 +7,7 @@ from pathlib import Path
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
 SNAPSHOT_SUFFIX = ".checkpoint"
 # Left behind by an interrupted write, delete or compaction: never data we still need.
 STRAY_SUFFIXES = (".tmp", ".deleted", ".cleaned")
@@ -38,6 +39,10 @@ def index_file(dir: Path, base_offset: int) -> Path:
 
 def time_index_file(dir: Path, base_offset: int) -> Path:
     return dir / (offset_prefix(base_offset) + TIME_INDEX_SUFFIX)
+
+
+def txn_index_file(dir: Path, base_offset: int) -> Path:
+    return dir / (offset_prefix(base_offset) + TXN_INDEX_SUFFIX)
 
 
 def snapshot_file(dir: Path, end_offset: int, epoch: int) -> Path:

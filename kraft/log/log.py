@@ -21,6 +21,7 @@ from kraft.log.log_validator import (  # noqa: F401  (the errors are part of thi
 from kraft.log.recompress import recompress
 from kraft.log.recovery import load_segments, offset_gaps
 from kraft.log.segment import INT_MAX, BatchInfo, LogSegment, SegmentCorrupt
+from kraft.log.transaction_index import AbortedTxn
 
 _logger = logging.getLogger(__name__)
 
@@ -143,11 +144,14 @@ class Log:
         return f"{self.topic}-{self.partition}"
 
     # -- appends -----------------------------------------------------------------------------
-    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> AppendInfo:
+    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int, *,
+                         from_coordinator: bool = False) -> AppendInfo:
         """The producer's bytes are written as they are, each batch's first bytes replaced by
-        the stamp (offsets, epoch: outside the CRC); LogAppendTime, inside the CRC, needs a copy."""
+        the stamp (offsets, epoch: outside the CRC); LogAppendTime, inside the CRC, needs a copy.
+        `from_coordinator`: the broker's own control batches (transaction markers)."""
         buf = records
-        headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms)
+        headers = validate_records(buf, self.config, self._name(), leader=True, now_ms=now_ms,
+                                   from_coordinator=from_coordinator)
         rewritten = recompress(buf, headers, self.config.compression_type)
         if rewritten is not None:   # the topic's compression.type differs from the producer's
             buf = rewritten
@@ -314,6 +318,32 @@ class Log:
                 f"offsets {start_offset} to {min(first, limit) - 1} of {self._name()} are missing "
                 f"from its log in {self.dir} although it holds offsets up to {limit - 1}: a "
                 "segment file is missing or damaged")
+
+    # -- aborted transactions (read_committed) ------------------------------------------------
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        """Index an aborted transaction in the segment holding its ABORT marker (none: the
+        marker is below the log start, nothing left to hide)."""
+        if txn.last_offset < self.log_start_offset or txn.last_offset >= self.log_end_offset:
+            return
+        i = bisect_right(self._bases, txn.last_offset) - 1
+        self._segments[max(i, 0)].txn_index.append(txn)
+
+    def fsync_txn_indexes(self) -> None:
+        for seg in self._segments:
+            seg.txn_index.fsync()
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions with data in [fetch_offset, upper_bound) (Kafka's
+        collectAbortedTransactions): from the segment holding `fetch_offset` on, since a
+        transaction's entry lives with its marker, at or after its data."""
+        i = max(bisect_right(self._bases, fetch_offset) - 1, 0)
+        out: list[AbortedTxn] = []
+        for seg in self._segments[i:]:
+            found, complete = seg.txn_index.collect(fetch_offset, upper_bound)
+            out.extend(found)
+            if complete:
+                break
+        return out
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         for seg in self._segments:

@@ -67,6 +67,9 @@ class LogManager:
         self._offline_checkpoints: dict[tuple[str, int], tuple[Path, int, int, int]] = {}
         # Told the (topic, partition)s that just went offline (the replica manager drops them).
         self.on_offline: Callable[[list[tuple[str, int]]], None] = lambda tps: None
+        # The first offset of a partition's earliest undecided transaction (None: none), which
+        # the cleaner must not pass; the replica manager, which keeps producer state, tells it.
+        self.first_unstable_offset: Callable[[str, int], int | None] = lambda t, p: None
         for log_dir in self.log_dirs:
             try:
                 log_dir.mkdir(parents=True, exist_ok=True)
@@ -331,7 +334,8 @@ class LogManager:
         due = []
         for tp, log in self._logs.items():
             if log.config.compact:
-                plan = plan_cleaning(log, self._cleaner_offsets.get(tp, 0), now_ms)
+                plan = plan_cleaning(log, self._cleaner_offsets.get(tp, 0), now_ms,
+                                     self.first_unstable_offset(*tp))
                 if plan is not None and plan.due(log.config.min_cleanable_dirty_ratio):
                     due.append((plan.dirty_ratio, tp, plan))
         results, dirs = {}, set()

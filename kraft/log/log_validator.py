@@ -59,14 +59,15 @@ class InvalidTimestamp(KraftError):
 
 
 def validate_records(buf, config: LogConfig, name: str, *, leader: bool,
-                     now_ms: int | None = None) -> list:
+                     now_ms: int | None = None, from_coordinator: bool = False) -> list:
     """Every batch checked before anything is written: one bad batch rejects the request.
 
     A leader (a client's bytes) also walks every record of every batch (check_batch_records).
     A follower keeps to the header and CRC: its bytes are the leader's log, whose records the
     leader walked before appending them; refusing them could only stall replication of what is
     already committed, and walking each record again on every replica would multiply the
-    produce path's CPU by the replication factor."""
+    produce path's CPU by the replication factor. `from_coordinator`: batches the broker built
+    itself (transaction markers, Kafka's AppendOrigin.COORDINATOR), control batches allowed."""
     headers, pos, end = [], 0, len(buf)
     max_bytes, seg_bytes = config.max_message_bytes, config.segment_bytes
     while pos < end:
@@ -82,7 +83,7 @@ def validate_records(buf, config: LogConfig, name: str, *, leader: bool,
                 f"batch {len(headers)} is {header.size} bytes, over {limit}={value} for {name}; "
                 f"send smaller batches or "
                 f"raise the topic's {limit}; nothing was appended")
-        if leader:
+        if leader and not from_coordinator:
             check_batch_records(buf, pos, header, config, f"batch {len(headers)} (byte {pos}) "
                                 f"of the request to {name}", now_ms)
         headers.append((pos, header))

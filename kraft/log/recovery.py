@@ -27,7 +27,8 @@ def remove_stray_files(dir: Path) -> list[int]:
         base = file_names.parse_base_offset(name, file_names.LOG_SUFFIX)
         if base is not None:
             bases.append(base)
-        elif name.endswith((file_names.INDEX_SUFFIX, file_names.TIME_INDEX_SUFFIX)):
+        elif name.endswith((file_names.INDEX_SUFFIX, file_names.TIME_INDEX_SUFFIX,
+                            file_names.TXN_INDEX_SUFFIX)):
             index_files.append(entry)
     present = set(bases)
     for entry in index_files:

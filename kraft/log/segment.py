@@ -15,6 +15,7 @@ from kraft.log import file_names
 from kraft.log.index_file import IndexCorrupt
 from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE, OffsetIndex
 from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE, TimeIndex
+from kraft.log.transaction_index import TransactionIndex
 
 INT_MAX = 2**31 - 1
 SCAN_CHUNK = 16384              # header scans read this much per pread
@@ -58,6 +59,8 @@ class LogSegment:
                                         base_offset, max_index_bytes // OFFSET_ENTRY_SIZE)
         self.time_index = TimeIndex(_suffixed(file_names.time_index_file(dir, base_offset), suffix),
                                     base_offset, max_index_bytes // TIME_ENTRY_SIZE)
+        self.txn_index = TransactionIndex.load(
+            _suffixed(file_names.txn_index_file(dir, base_offset), suffix))
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = base_offset
@@ -74,6 +77,7 @@ class LogSegment:
             seg.size = 0
         seg.offset_index.reset()
         seg.time_index.reset()
+        seg.txn_index.delete()
         return seg
 
     def load_indexes(self, lazy: bool = False) -> bool:
@@ -207,6 +211,9 @@ class LogSegment:
         if truncated:
             os.ftruncate(self.fd, pos)
             self.size = pos
+        # Markers cut off with a torn tail leave no aborted transaction behind; the producer
+        # state's replay of the log re-indexes any marker whose entry never reached the disk.
+        self.txn_index.truncate_to(self.next_offset)
         self.offset_index.append(index_entries)
         self.time_index.append(time_entries)
         return epochs, truncated
@@ -275,6 +282,7 @@ class LogSegment:
         self.time_index.truncate_to_offset(header.base_offset)
         os.ftruncate(self.fd, pos)
         self.size = pos
+        self.txn_index.truncate_to(header.base_offset)
         self.max_timestamp, self.offset_of_max_timestamp = -1, self.base_offset
         roll_base_ms = self.roll_base_ms
         self.load_tail(0)
@@ -383,6 +391,7 @@ class LogSegment:
         os.fsync(self.fd)
         self.offset_index.fsync()
         self.time_index.fsync()
+        self.txn_index.fsync()
 
     def close(self) -> None:
         self.offset_index.close()
@@ -390,10 +399,10 @@ class LogSegment:
         os.close(self.fd)
 
     def change_suffix(self, old: str, new: str) -> None:
-        """Rename the three files from suffix `old` to `new` (open fds stay valid). The .log goes
+        """Rename the segment's files from suffix `old` to `new` (open fds stay valid). The .log goes
         last, so the cleaner can treat its rename as the step's commit point."""
         for owner, attr in ((self.offset_index, "path"), (self.time_index, "path"),
-                            (self, "log_path")):
+                            (self.txn_index, "path"), (self, "log_path")):
             path = getattr(owner, attr)
             renamed = Path(str(path)[:len(str(path)) - len(old)] + new)
             if owner is self or path.exists():   # an index file appears only when first written
@@ -403,7 +412,8 @@ class LogSegment:
     def delete(self) -> None:
         """Close and unlink; the .log goes first so a crash leaves only orphan indexes."""
         self.close()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+        for path in (self.log_path, self.offset_index.path, self.time_index.path,
+                     self.txn_index.path):
             try:
                 os.unlink(path)
             except FileNotFoundError:

@@ -448,3 +448,24 @@ def test_a_committed_leader_epoch_keeps_the_next_member_off_a_stale_leader(fake)
         while len(again) < 2 and time.monotonic() < deadline:
             again += c.poll(timeout_ms=100)
         assert [(r.partition, r.offset) for r in again] == [(0, 4), (0, 5)]
+
+
+@pytest.mark.parametrize("static", [None, "i1"])
+def test_group_metadata_names_the_generation_and_member_it_holds(fake, static):
+    broker, coordinator = fake
+    with Consumer(broker.address, group_instance_id=static, **FAST) as c:
+        before = c.group_metadata()
+        assert before == ("g", -1, "", static)            # not in a generation yet
+        c.subscribe(["t"])
+        for _ in range(100):
+            c.poll(timeout_ms=20)
+            if len(c.assignment()) == 6:
+                break
+        meta = c.group_metadata()
+        group = coordinator.groups["g"]
+        assert (meta.group_id, meta.generation_id, meta.group_instance_id) == (
+            "g", group.generation, static)
+        assert meta.generation_id >= 1 and meta.member_id in group.members
+    with Consumer(broker.address) as plain:
+        with pytest.raises(KraftError, match="group_id"):
+            plain.group_metadata()

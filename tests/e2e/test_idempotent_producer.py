@@ -5,26 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from clients.bridge import open_channel
 from clients.errors import ErrorCode
 from clients.producer import Producer
 from clients.record.codec import encode_batch, iter_batches
-from clients.wire import broker_pb2 as bpb, broker_pb2_grpc, controller_pb2 as cpb, controller_pb2_grpc
+from clients.wire import broker_pb2 as bpb
+from raw_node import RawNode
 
 pytestmark = pytest.mark.e2e
 
 
-class Raw:
-    def __init__(self, address: str) -> None:
-        channel = open_channel(address)
-        self.broker = broker_pb2_grpc.BrokerStub(channel)
-        self.controller = controller_pb2_grpc.ControllerStub(channel)
-
-    def create(self, name: str) -> None:
-        req = cpb.CreateTopicsRequest(topics=[cpb.CreatableTopic(name=name, num_partitions=1,
-                                                                 replication_factor=-1)])
-        assert self.controller.CreateTopics(req, timeout=10).topics[0].error_code == 0
-
+class Raw(RawNode):
     def init_producer_id(self, producer_id: int | None = None, epoch: int | None = None):
         req = bpb.InitProducerIdRequest()
         if producer_id is not None:

@@ -6,7 +6,7 @@ from broker.group.coordinator import GroupCoordinator
 from broker.group.messages import (AppendRecords, GroupConfig, HeartbeatRequest, JoinGroupRequest,
                                    LeaveGroupRequest, MemberIdentity, OffsetAndMetadata,
                                    OffsetCommitRequest, OffsetFetchRequest, Respond,
-                                   SyncGroupRequest)
+                                   SyncGroupRequest, TxnOffsetCommitRequest)
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
 
@@ -23,6 +23,10 @@ class Harness:
         self.c.become_coordinator(0)
         self.now = 0
         self.log: list[tuple[bytes, bytes | None]] = []
+        # Transactions: the producer id of each transactional record's offset, and the end
+        # markers by offset (producer id, committed); a marker takes an offset of the log too.
+        self.producer_of: dict[int, int] = {}
+        self.markers: dict[int, tuple[int, bool]] = {}
         self.answers: dict[int, object] = {}
         self.pending: list[AppendRecords] = []
         self.auto_commit = auto_commit
@@ -46,6 +50,9 @@ class Harness:
             base = len(self.log)
             if error == ErrorCode.NONE:
                 self.log.extend(e.records)
+                if e.producer_id >= 0:
+                    self.producer_of.update((base + i, e.producer_id)
+                                            for i in range(len(e.records)))
             self.run(self.c.on_append_result(e.append_id, error, self.now, base))
 
     def _handle(self) -> int:
@@ -63,7 +70,10 @@ class Harness:
         """A new coordinator that loads this partition's log, as after a failover."""
         c = GroupCoordinator(0, self.config)
         for offset, (key, value) in enumerate(self.log):
-            c.replay(key, value, offset)
+            if offset in self.markers:
+                c.replay_txn_marker(*self.markers[offset], offset)
+            else:
+                c.replay(key, value, offset, self.producer_of.get(offset, -1))
         c.become_coordinator(self.now)
         return c
 
@@ -113,6 +123,22 @@ class Harness:
             generation, member_id, instance)
         self.run(self.c.handle_offset_commit(h, req, self.now))
         return h
+
+    def txn_commit(self, group: str, offsets: dict, producer_id: int, epoch: int = 0,
+                   generation: int = -1, member_id: str = "", instance: str | None = None) -> int:
+        h = self._handle()
+        req = TxnOffsetCommitRequest(group, "txn-1", producer_id, epoch, {
+            TopicPartition(*tp): OffsetAndMetadata(o) for tp, o in offsets.items()},
+            generation, member_id, instance)
+        self.run(self.c.handle_txn_offset_commit(h, req, self.now))
+        return h
+
+    def marker(self, producer_id: int, committed: bool) -> None:
+        """The partition leader appended (and committed) a transaction's end marker."""
+        offset = len(self.log)
+        self.log.append((b"", None))
+        self.markers[offset] = (producer_id, committed)
+        self.c.replay_txn_marker(producer_id, committed, offset)
 
     def delete(self, group: str) -> int:
         h = self._handle()

@@ -153,3 +153,46 @@ def test_a_committed_swap_replaces_exactly_the_segments_it_covers(tmp_path):
     assert got == kept
     assert reopened.segments[0].base_offset == 0 and reopened.segments[1].base_offset == end
     reopened.close()
+
+
+def test_a_crash_at_every_step_keeps_the_aborted_transactions_index(tmp_path, monkeypatch):
+    """The cleaned segment's .txnindex swaps in with it: whichever side of the commit point a
+    crash falls, the reopened log lists the aborted transaction (its marker stays this pass)."""
+    from clients.record.codec import encode_batch
+    from clients.record.control import encode_marker_batch
+    from kraft.log.transaction_index import AbortedTxn
+
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+
+    def build(dir):
+        log = open_log(dir, compact_config(segment_bytes=450))
+        _rewrites(log)
+        first = log.log_end_offset
+        log.append_as_leader(encode_batch([(b"k2", b"aborted", (), 1)], producer_id=7,
+                                          producer_epoch=0, base_sequence=0,
+                                          is_transactional=True), 0, now_ms=0)
+        marker = log.log_end_offset
+        log.append_as_leader(encode_marker_batch(7, 0, False, 0, 1), 0, now_ms=0,
+                             from_coordinator=True)
+        log.append_aborted_txn(AbortedTxn(7, first, marker, marker + 1))
+        roll(log)
+        append(log, [(b"k0", b"active")])
+        return log, AbortedTxn(7, first, marker, marker + 1)
+
+    log, entry = build(tmp_path / "count" / "t-0")
+    with monkeypatch.context() as patch:
+        calls = _mutations(patch, 10**6)
+        compact(log)
+    assert log.collect_aborted_txns(0, log.log_end_offset) == [entry]
+    log.close()
+    for crash_at in range(len(calls)):
+        dir = tmp_path / f"crash{crash_at}" / "t-0"
+        log, entry = build(dir)
+        with monkeypatch.context() as patch:
+            _mutations(patch, crash_at)
+            with pytest.raises(Crash):
+                compact(log)
+        _abandon(log)
+        reopened = Log.open(dir, compact_config(segment_bytes=450), now_ms=0)
+        assert reopened.collect_aborted_txns(0, reopened.log_end_offset) == [entry], crash_at
+        reopened.close()

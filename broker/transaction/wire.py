@@ -1,0 +1,62 @@
+"""Protobuf <-> the transaction coordinator's dataclasses, and the hint each error's message
+carries: the Transaction service's edge."""
+from __future__ import annotations
+
+from broker.transaction import messages as m
+from clients.errors import ErrorCode, error_name
+from clients.types import TopicPartition
+from clients.wire import transaction_pb2 as pb
+
+E = ErrorCode
+
+_HINTS = {
+    E.NOT_COORDINATOR: "this broker does not coordinate the transactional id (any more); find "
+                       "its coordinator again (FindCoordinator key_type 1)",
+    E.COORDINATOR_NOT_AVAILABLE: "the transaction coordinator is not available yet; retry",
+    E.COORDINATOR_LOAD_IN_PROGRESS: "the coordinator is still loading its transactions; retry",
+}
+
+
+def message(code: int, detail: str = "") -> str:
+    if not code:
+        return ""
+    return "; ".join(part for part in (detail, _HINTS.get(code, "")) if part) or error_name(code)
+
+
+def partitions_of(topics) -> frozenset[TopicPartition]:
+    return frozenset(TopicPartition(t.topic, p) for t in topics for p in t.partitions)
+
+
+def txn_topics(partitions) -> list[pb.TxnTopic]:
+    by_topic: dict[str, list[int]] = {}
+    for tp in sorted(partitions):
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return [pb.TxnTopic(topic=t, partitions=ps) for t, ps in by_topic.items()]
+
+
+def add_partitions_request(req: pb.AddPartitionsToTxnRequest) -> m.AddPartitionsRequest:
+    return m.AddPartitionsRequest(req.transactional_id, req.producer_id, req.producer_epoch,
+                                  partitions_of(req.topics), req.verify_only)
+
+
+def add_partitions_response(answer: m.AddPartitionsResponse) -> pb.AddPartitionsToTxnResponse:
+    return pb.AddPartitionsToTxnResponse(
+        error_code=answer.error, error_message=message(answer.error, answer.message),
+        partitions=[pb.TxnPartitionResult(topic=tp.topic, partition=tp.partition, error_code=e,
+                                          error_message=message(e))
+                    for tp, e in answer.partitions])
+
+
+def end_txn_request(req: pb.EndTxnRequest) -> m.EndTxnRequest:
+    return m.EndTxnRequest(req.transactional_id, req.producer_id, req.producer_epoch,
+                           req.committed)
+
+
+def described(d: m.DescribedTransaction) -> pb.DescribedTransaction:
+    return pb.DescribedTransaction(
+        transactional_id=d.transactional_id, error_code=d.error,
+        error_message=message(d.error, f"transactional id '{d.transactional_id}'"
+                              if d.error else ""),
+        state=d.state, producer_id=d.producer_id, producer_epoch=d.producer_epoch,
+        transaction_timeout_ms=d.timeout_ms, transaction_start_time_ms=d.txn_start_ms,
+        topics=txn_topics(d.partitions))

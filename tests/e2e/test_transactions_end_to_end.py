@@ -1,0 +1,93 @@
+"""Transactions on a real node, all three parts together: a consume-transform-produce loop with
+the transactional producer. A committed transaction's records reach a read_committed consumer
+and its offsets the group; an aborted one's do neither; a second producer with the same
+transactional id fences the first."""
+from __future__ import annotations
+
+import pytest
+
+from clients.admin import Admin, NewTopic
+from clients.consumer import Consumer
+from clients.errors import ErrorCode as E, KraftError
+from clients.producer import Producer
+from clients.types import TopicPartition as TP
+
+pytestmark = pytest.mark.e2e
+
+NODE = ["group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=1",
+        "offsets.topic.replication.factor=1", "transaction.state.log.num.partitions=1",
+        "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1"]
+
+
+def read_all(address: str, topic: str, isolation: str) -> list[bytes]:
+    with Consumer(address, isolation_level=isolation, auto_offset_reset="earliest",
+                  fetch_max_wait_ms=100) as c:
+        c.assign([TP(topic, 0)])
+        out, empty = [], 0
+        while empty < 5:
+            got = c.poll(timeout_ms=200)
+            empty = 0 if got else empty + 1
+            out += [r.value for r in got]
+        return out
+
+
+def test_consume_transform_produce_commits_and_aborts(node_factory):
+    node = node_factory("node1", NODE)
+    node.start()
+    with Admin(node.address) as admin:
+        admin.create_topics([NewTopic("in", num_partitions=1), NewTopic("out", num_partitions=1)])
+    with Producer(node.address, linger_ms=0) as p:
+        for i in range(4):
+            p.send("in", b"%d" % i, partition=0)
+    with Consumer(node.address, group_id="etl", auto_offset_reset="earliest",
+                  enable_auto_commit=False, session_timeout_ms=6000,
+                  fetch_max_wait_ms=100) as c, \
+            Producer(node.address, transactional_id="etl-1", linger_ms=0) as p:
+        c.subscribe(["in"])
+        records = []
+        while len(records) < 4:
+            records += c.poll(timeout_ms=500)
+        p.init_transactions(30)
+        p.begin_transaction()                 # the first two, committed
+        for r in records[:2]:
+            p.send("out", b"x" + r.value, partition=0)
+        p.send_offsets_to_transaction({TP("in", 0): records[1].offset + 1}, c.group_metadata(),
+                                      30)
+        p.commit_transaction(30)
+        p.begin_transaction()                 # the next two, aborted
+        for r in records[2:]:
+            p.send("out", b"x" + r.value, partition=0)
+        p.send_offsets_to_transaction({TP("in", 0): records[3].offset + 1}, c.group_metadata(),
+                                      30)
+        p.flush()
+        p.abort_transaction(30)
+        assert c.committed([TP("in", 0)]) == {TP("in", 0): 2}
+    assert read_all(node.address, "out", "read_committed") == [b"x0", b"x1"]
+    assert read_all(node.address, "out", "read_uncommitted") == [b"x0", b"x1", b"x2", b"x3"]
+    with Admin(node.address) as admin:
+        [desc] = admin.describe_transactions(["etl-1"])
+        assert desc.state == "CompleteAbort" and desc.partitions == ()
+        assert [t.transactional_id for t in admin.list_transactions()] == ["etl-1"]
+
+
+def test_a_second_producer_with_the_same_id_fences_the_first(node_factory):
+    node = node_factory("node1", NODE)
+    node.start()
+    with Admin(node.address) as admin:
+        admin.create_topics([NewTopic("out", num_partitions=1)])
+    with Producer(node.address, transactional_id="app", linger_ms=0) as old, \
+            Producer(node.address, transactional_id="app", linger_ms=0) as new:
+        old.init_transactions(30)
+        old.begin_transaction()
+        old.send("out", b"zombie", partition=0)
+        old.flush()
+        new.init_transactions(30)             # aborts the old one's open transaction
+        new.begin_transaction()
+        new.send("out", b"live", partition=0)
+        new.commit_transaction(30)
+        with pytest.raises(KraftError) as fenced:
+            old.commit_transaction(30)
+        assert fenced.value.code in (E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH)
+        with pytest.raises(KraftError, match="close it"):
+            old.begin_transaction()
+    assert read_all(node.address, "out", "read_committed") == [b"live"]
