@@ -376,11 +376,13 @@ class ReplicaManager:
         try:
             data = log_.read_slice(decision.read_from, max_bytes, min_one_batch=min_one_batch)
             data = data if unread else data.read()
+            lso = self.last_stable_offset(topic, partition)
         except (OSError, SegmentCorrupt) as exc:
             failed = self._storage_error(topic, partition, exc, "reading")
             return FetchResult(failed.code, failed.message)
         return FetchResult(high_watermark=log_.high_watermark,
-                           log_start_offset=log_.log_start_offset, records=data)
+                           log_start_offset=log_.log_start_offset, records=data,
+                           last_stable_offset=lso)
 
     # -- fetch: followers (follower side) ----------------------------------------------------
     def leaders_followed(self) -> set[int]:

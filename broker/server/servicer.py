@@ -1,5 +1,6 @@
-"""The Broker gRPC service (Metadata, Produce, Fetch, ListOffsets): protobuf in and out at this
-edge, the replica manager inside. Fetch long-polls until min_bytes arrive or max_wait_ms passes."""
+"""The Broker gRPC service (Metadata, Produce, Fetch, ListOffsets; WriteTxnMarkers is
+txn_markers.py's): protobuf in and out at this edge, the replica manager inside. Fetch long-polls
+until min_bytes arrive or max_wait_ms passes."""
 from __future__ import annotations
 
 import logging

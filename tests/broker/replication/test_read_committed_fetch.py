@@ -124,6 +124,7 @@ def test_a_follower_indexes_aborted_transactions_as_it_replicates_them(tmp_path)
     follower.apply_fetch_response(hosted, fetch, FetchAnswer(
         high_watermark=answer.high_watermark, log_start_offset=answer.log_start_offset,
         records=answer.records), now_ms=0)
+    assert answer.last_stable_offset == 0      # set (not -1) for follower fetches too
     log = follower.get("t", 0).log
     assert log.log_end_offset == 2
     assert log.collect_aborted_txns(0, 2) == [AbortedTxn(ABORTED_PID, 0, 1, 2)]
