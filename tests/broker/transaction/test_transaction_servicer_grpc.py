@@ -25,7 +25,7 @@ from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
 from kraft.metadata.image import PartitionRegistration
 
-TIMEOUT_S = 10
+TIMEOUT_S = 30      # generous: the machine running the suite may be loaded
 # Two state partitions, only partition 0 led here: ids of partition 1 are someone else's.
 OURS = next(f"tx-{i}" for i in range(100) if transaction_partition_for(f"tx-{i}", 2) == 0)
 THEIRS = next(f"tx-{i}" for i in range(100) if transaction_partition_for(f"tx-{i}", 2) == 1)
