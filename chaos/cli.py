@@ -28,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--data", nargs="+", action="extend", default=[], metavar="DIR",
                    help="node data dirs, or dirs holding them (e.g. a `kraft dev --data` dir)")
     p.add_argument("--history", metavar="FILE", help="the workload's history.jsonl")
+    p.add_argument("--txn-history", metavar="FILE",
+                   help="the transactional workload's txn_history.jsonl (exactly-once checks)")
     p.add_argument("--faults", metavar="FILE", help="the nemesis' faults.jsonl (shaded in report.html)")
     p.add_argument("--out", default="kraft-audit", metavar="DIR",
                    help="where report.json and report.html go (default ./kraft-audit)")
@@ -65,14 +67,15 @@ def _load_inputs(args):
     from chaos.audit.inputs import AuditInputError, find_node_dirs
     from chaos.history import read_faults
 
-    if not args.data and not args.history:
-        raise AuditInputError("nothing to audit: give --data DIR... and/or --history FILE")
+    if not args.data and not args.history and not args.txn_history:
+        raise AuditInputError("nothing to audit: give --data DIR... and/or --history FILE "
+                              "and/or --txn-history FILE")
     if args.data:
         find_node_dirs(args.data)       # fails fast, before Spark starts
-    for name in ("history", "faults"):
+    for name in ("history", "txn_history", "faults"):
         path = getattr(args, name)
         if path and not Path(path).is_file():
-            raise AuditInputError(f"--{name} {path}: no such file")
+            raise AuditInputError(f"--{name.replace('_', '-')} {path}: no such file")
     faults = read_faults(args.faults) if args.faults else []
     return args.history, faults       # the history is read by Spark's executors
 
@@ -112,11 +115,12 @@ def _run(args) -> int:
         from chaos.audit.job import run_audit
         from chaos.audit.report import summary_text, write_reports
 
-        result = run_audit(spark, args.data or None, history, progress)
+        result = run_audit(spark, args.data or None, history, progress, args.txn_history)
     finally:
         if owned:
             spark.stop()
-    inputs = {"data": args.data, "history": args.history, "faults": args.faults,
+    inputs = {"data": args.data, "history": args.history, "txn_history": args.txn_history,
+              "faults": args.faults,
               "master": args.master}
     json_path, html_path = write_reports(result, Path(args.out), inputs, faults)
     if args.format == "json":

@@ -146,7 +146,10 @@ class JsonLinesWriter:
         self._file = open(path, "a", encoding="utf-8") if self._own else path
 
     def write(self, item: Op | FaultWindow) -> None:
-        self._file.write(json.dumps(item.to_json(), separators=(",", ":")) + "\n")
+        self.write_json(item.to_json())
+
+    def write_json(self, doc: dict) -> None:
+        self._file.write(json.dumps(doc, separators=(",", ":")) + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ from chaos.cluster import ClusterError, LocalCluster, NodeSet, plan
 from chaos.history import JsonLinesWriter, read_history
 from chaos.nemesis import NEMESES, ClusterView, Executor, schedule
 from chaos.secure import SecureFiles, SecureSetupError
+from chaos.txn_workload import IN_TOPIC, OUT_TOPIC, TxnRecorder, TxnWorkload, drain_transactional
 from chaos.workload import DRAIN_PROCESS, Recorder, Workload, drain
 
 TOPIC = "chaos"
@@ -32,17 +33,19 @@ EXAMPLES = """examples:
   chaos/run.sh --duration 5m --interval 10s --nemesis partition --rate 200
   chaos/run.sh --docker --duration 60s --out /tmp/chaos-docker     # after docker/build-images.sh
   chaos/run.sh --secure --duration 60s --out /tmp/chaos-secure     # TLS, mTLS, SCRAM, ACLs on
+  chaos/run.sh --transactional 2 --duration 60s   # plus exactly-once consume-transform-produce
 
-OUT then holds history.jsonl, faults.jsonl (one line per fault window), nemesis.log (what each
-fault did), summary.json, nodes/node-<id>/ (server.properties, node.log, data/) and, when the
-audit ran, its report.json / report.html. With --docker the nodes are docker-compose.yml's
-containers (compose project kraft-chaos-<hex>, settings in OUT/docker-compose.chaos.json), their
-data dirs, configs and logs are copied into OUT/nodes/ at the end, and the project is removed
-(down -v) whatever happens. With --secure, OUT/secure/ holds the dev CA and certificates and the
-admin's settings (client.properties: kraft ... --command-config OUT/secure/client.properties);
-nodes call each other over mTLS and the workload signs in over SASL_SSL as admin. Exit code: the
-audit's (0 clean, 1 violations), or 1 when the cluster did not recover (drain incomplete, no
-acknowledged write after the heal); 2 when the run could not be set up."""
+OUT then holds history.jsonl, txn_history.jsonl (with --transactional), faults.jsonl (one line per
+fault window), nemesis.log (what each fault did), summary.json, nodes/node-<id>/
+(server.properties, node.log, data/) and, when the audit ran, its report.json / report.html. With
+--docker the nodes are docker-compose.yml's containers (compose project kraft-chaos-<hex>, settings
+in OUT/docker-compose.chaos.json), their data dirs, configs and logs are copied into OUT/nodes/ at
+the end, and the project is removed (down -v) whatever happens. With --secure, OUT/secure/ holds
+the dev CA and certificates and the admin's settings (client.properties: kraft ... --command-config
+OUT/secure/client.properties); nodes call each other over mTLS and the workload signs in over
+SASL_SSL as admin. Exit code: the audit's (0 clean, 1 violations), or 1 when the cluster did not
+recover (drain incomplete, no acknowledged write after the heal); 2 when the run could not be set
+up."""
 
 
 class RunError(Exception):
@@ -98,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recreate", type=duration, default=10.0,
                    help="each client is replaced after about this long (default 10s)")
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic (default 3)")
+    p.add_argument("--transactional", type=int, default=0, metavar="N",
+                   help=f"N exactly-once processors (transactional producer + read_committed group "
+                        f"member) copying {IN_TOPIC} to {OUT_TOPIC}, checked by the audit's txn- "
+                        f"checks (default 0: off)")
     p.add_argument("--drain-timeout", type=duration, default=60.0, help="final drain limit (default 60s)")
     p.add_argument("--no-audit", action="store_true", help="skip `kraft audit` at the end")
     return p
@@ -150,7 +157,8 @@ class Run:
                 self.log("secure: user admin signs in over SASL_SSL; settings in "
                          f"{cluster.secure.dir / 'client.properties'}")
             self.log(f"cluster ready: controllers {cluster.controllers}, brokers at {cluster.bootstrap}")
-            create_topic(cluster.bootstrap, a.partitions, 60, cluster.client_security)
+            for topic in [TOPIC] + ([IN_TOPIC, OUT_TOPIC] if a.transactional else []):
+                create_topic(cluster.bootstrap, a.partitions, 60, cluster.client_security, topic)
             return self._workload_phase(cluster, network, faults)
         finally:
             try:
@@ -184,7 +192,14 @@ class Run:
                         seed=a.seed, security=cluster.client_security)
         executor = Executor(cluster, network, lambda: self.view(cluster), self.clock_ns,
                             fault_log.write, self.log, a.seed)
+        txn_history = JsonLinesWriter(self.out / "txn_history.jsonl") if a.transactional else None
+        txn_work = (TxnWorkload(TxnRecorder(txn_history, self.clock_ns), cluster.bootstrap,
+                                a.partitions, stop, processors=a.transactional, seed=a.seed,
+                                recreate_s=2 * a.recreate, security=cluster.client_security)
+                    if a.transactional else None)
         work.start()
+        if txn_work:
+            txn_work.start()
         try:
             executor.run(faults)
             while self.clock_ns() < a.duration * 1e9:
@@ -204,11 +219,23 @@ class Run:
             finally:
                 stop.set()
                 work.join(60)
+                if txn_work:
+                    txn_work.join(60)
         self.log(f"{self.clock_ns() / 1e9:7.2f}s workload stopped; draining")
         result = drain(rec, cluster.bootstrap, TOPIC, a.partitions, a.drain_timeout,
                        cluster.client_security)
         self.log(f"{self.clock_ns() / 1e9:7.2f}s drain {'complete' if result.complete else 'INCOMPLETE'}"
                  f": {result.records} records, ends {result.ends} {result.note}")
+        txn_summary = {}
+        if txn_work:
+            missing = drain_transactional(txn_work.recorder, cluster.bootstrap, a.partitions,
+                                          a.drain_timeout, cluster.client_security)
+            self.log(f"{self.clock_ns() / 1e9:7.2f}s transactional drain "
+                     f"{'complete' if not missing else 'INCOMPLETE: ' + missing}")
+            txn_history.close()
+            txn_summary = {"transactional": {"ops": dict(sorted(txn_work.recorder.counts.items())),
+                                             "drain": missing or "complete",
+                                             "errors": txn_work.errors[:20]}}
         history.close()
         fault_log.close()
         ok_after_heal = rec.last_ok_send_ns is not None and rec.last_ok_send_ns > heal_ns
@@ -219,10 +246,12 @@ class Run:
                 "faults": [w.to_json() for w in executor.windows],
                 "drain": {"complete": result.complete, "records": result.records,
                           "ends": result.ends, "note": result.note},
-                "ok_send_after_heal": ok_after_heal, "workload_errors": work.errors[:20]}
+                "ok_send_after_heal": ok_after_heal, "workload_errors": work.errors[:20],
+                **txn_summary}
 
 
-def create_topic(bootstrap: str, partitions: int, timeout: float, security: dict | None = None) -> None:
+def create_topic(bootstrap: str, partitions: int, timeout: float, security: dict | None = None,
+                 topic: str = TOPIC) -> None:
     """RF=3, min.insync.replicas=2; waits until every partition has a leader and a full ISR."""
     from clients.admin import Admin, NewTopic
     from clients.errors import KraftError
@@ -233,16 +262,16 @@ def create_topic(bootstrap: str, partitions: int, timeout: float, security: dict
         try:
             with Admin(bootstrap, request_timeout_ms=5000, **(security or {})) as admin:
                 if not created:
-                    admin.create_topics([NewTopic(TOPIC, partitions, 3, {"min.insync.replicas": "2"})])
+                    admin.create_topics([NewTopic(topic, partitions, 3, {"min.insync.replicas": "2"})])
                     created = True
-                (desc,) = admin.describe_topics([TOPIC])
+                (desc,) = admin.describe_topics([topic])
                 if all(p.leader >= 0 and len(p.isr) == 3 for p in desc.partitions):
                     return
                 last = f"partitions {[(p.partition, p.leader, p.isr) for p in desc.partitions]}"
         except KraftError as exc:
             last = str(exc)
         time.sleep(0.5)
-    raise RunError(f"topic '{TOPIC}' did not get a leader and a full ISR in {timeout:g} s ({last})")
+    raise RunError(f"topic '{topic}' did not get a leader and a full ISR in {timeout:g} s ({last})")
 
 
 def quick_check(history_path: pathlib.Path) -> list[str]:
@@ -273,6 +302,8 @@ def audit(out: pathlib.Path, log) -> int | None:
     if probe.returncode != 0:
         return None
     cmd = base + ["--data", str(out / "nodes"), "--history", str(out / "history.jsonl")]
+    if (out / "txn_history.jsonl").exists():
+        cmd += ["--txn-history", str(out / "txn_history.jsonl")]
     for flag, value in (("--faults", out / "faults.jsonl"), ("--out", out)):
         if flag in probe.stdout:
             cmd += [flag, str(value)]
@@ -338,7 +369,8 @@ def finish(run: Run, summary: dict, args: argparse.Namespace) -> int:
         run.log("audit: skipped (--no-audit)" if args.no_audit else
                 "audit: `kraft audit` is not in this checkout yet; used the run's own check")
         code = 1 if problems else 0
-    live = summary["drain"]["complete"] and summary["ok_send_after_heal"]
+    live = (summary["drain"]["complete"] and summary["ok_send_after_heal"]
+            and summary.get("transactional", {}).get("drain", "complete") == "complete")
     if not live:
         run.log("the cluster did not recover: " + ("drain incomplete" if not summary["drain"]["complete"]
                                                     else "no acknowledged send after the heal"))

@@ -109,21 +109,11 @@ class Workload:
             self._spawn(f"member-{i}", self._group_member, random.Random(f"{self.seed}:g{i}"))
 
     def _spawn(self, name: str, session: Callable[[random.Random], None], rng: random.Random) -> None:
-        def loop() -> None:
-            while not self.stop.is_set():
-                try:
-                    session(rng)
-                except Exception as exc:       # a worker must outlive any client bug: log, go on
-                    self.errors.append(f"{name}: {type(exc).__name__}: {exc}")
-                    self.stop.wait(1.0)
-        t = threading.Thread(target=loop, name=f"chaos-{name}", daemon=True)
-        self.threads.append(t)
-        t.start()
+        self.threads.append(spawn_worker(f"chaos-{name}", lambda: session(rng), self.stop,
+                                         self.errors))
 
     def join(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        for t in self.threads:
-            t.join(max(0.0, deadline - time.monotonic()))
+        join_all(self.threads, timeout)
 
     def _session_end(self, rng: random.Random) -> float:
         # Jittered, so the clients of different workers are not all recreated at once.
@@ -223,6 +213,28 @@ class Workload:
                     commit(self.recorder, process, client, records)
         finally:
             client.close()
+
+
+def spawn_worker(name: str, session: Callable[[], None], stop: threading.Event,
+                 errors: list[str]) -> threading.Thread:
+    """A daemon thread running `session` again and again until `stop`; a session that raises
+    is logged into `errors` and restarted a second later (a worker outlives any client bug)."""
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                session()
+            except Exception as exc:
+                errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                stop.wait(1.0)
+    t = threading.Thread(target=loop, name=name, daemon=True)
+    t.start()
+    return t
+
+
+def join_all(threads: list[threading.Thread], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
 
 
 class Rebalanced(ConsumerRebalanceListener):

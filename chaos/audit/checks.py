@@ -29,7 +29,16 @@ CHECKS: dict[str, str] = {
     "poll-skip": "an assign()ed consumer's next poll skipped offsets known to hold values",
     "unseen": "an acknowledged send that no poll saw, even after the final drain",
     "commit-backwards": "a group's committed offset for a partition went backwards",
+    # the transactional history (consume-transform-produce, read_committed readers)
+    "txn-aborted-read": "a read_committed read returned a write of an aborted transaction (G1a)",
+    "txn-intermediate-read": "a read_committed read returned a write before its transaction "
+                             "asked to commit: a read past the last stable offset (G1b)",
+    "txn-duplicate": "one input record is transformed in the committed output more than once",
+    "txn-lost": "an input record below the group's committed offset is in no committed output",
+    "txn-partial": "a transaction's writes to a partition are in the committed output in part, "
+                   "or an acknowledged commit's are missing",
 }
+TXN_CHECKS = tuple(name for name in CHECKS if name.startswith("txn-"))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from chaos.audit import history_checks as hc
 from chaos.audit import metadata_checks, replica_checks as rc, segments
-from chaos.audit.checks import CHECKS, AuditResult, Violation, violation_from_row
+from chaos.audit import txn_checks
+from chaos.audit.checks import CHECKS, TXN_CHECKS, AuditResult, Violation, violation_from_row
 from chaos.audit.history_scan import HistoryFrames, timeline, write_ops
 from chaos.audit.inputs import ClusterFiles, load_cluster
 from chaos.history import Op
@@ -230,9 +231,10 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
 
 
 def run_audit(spark, data: list[str] | None = None, history: str | Path | list[Op] | None = None,
-              progress=lambda line: None) -> AuditResult:
+              progress=lambda line: None, txn_history: str | Path | None = None) -> AuditResult:
     """Every check whose input is given: segment checks need `data`, history checks `history`
-    (the history.jsonl path, read in the executors; a list of ops is written to one first)."""
+    (the history.jsonl path, read in the executors; a list of ops is written to one first),
+    the transactional checks `txn_history` (txn_history.jsonl)."""
     result = AuditResult()
     started = time.monotonic()
     cluster = load_cluster(data) if data else None
@@ -240,23 +242,24 @@ def run_audit(spark, data: list[str] | None = None, history: str | Path | list[O
         with tempfile.TemporaryDirectory(prefix="kraft-audit-") as tmp:
             path = Path(tmp) / "history.jsonl"
             write_ops(path, history)
-            return run_audit(spark, data, path, progress)
+            return run_audit(spark, data, path, progress, txn_history)
     # Shuffles sized to the data: a shuffle partition is one task in each of the audit's dozens
     # of small stages, so a small audit runs fastest with one. A history byte weighs about as
     # much as a segment byte.
-    work = (cluster.total_bytes if cluster else 0) + (os.path.getsize(history) if history else 0)
+    work = (cluster.total_bytes if cluster else 0) + (os.path.getsize(history) if history else 0) \
+        + (os.path.getsize(txn_history) if txn_history else 0)
     configured = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions",
                    str(max(1, min(int(configured), -(-work // SHUFFLE_BYTES)))))
     frame = _Frames(spark)
     try:
-        return _run(spark, frame, cluster, history, progress, result, started)
+        return _run(spark, frame, cluster, history, progress, result, started, txn_history)
     finally:
         frame.release()
         spark.conf.set("spark.sql.shuffle.partitions", configured)
 
 
-def _run(spark, frame, cluster, history, progress, result, started) -> AuditResult:
+def _run(spark, frame, cluster, history, progress, result, started, txn_history) -> AuditResult:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -283,6 +286,12 @@ def _run(spark, frame, cluster, history, progress, result, started) -> AuditResu
         result.checks_run += [c for c in ("lost-write", "duplicate", "inconsistent-offsets",
                                           "aborted-read", "nonmonotonic-send", "nonmonotonic-poll",
                                           "poll-skip", "unseen", "commit-backwards")]
+    if txn_history is not None:
+        from chaos.txn_workload import IN_TOPIC
+
+        ops = txn_checks.read_txn_history(spark, str(Path(txn_history).resolve()))
+        frames.append(txn_checks.check_transactions(ops, IN_TOPIC))
+        result.checks_run += TXN_CHECKS
     for v in result.violations:      # found on the driver, all listed
         result.totals[v.check] = result.totals.get(v.check, 0) + 1
     if frames:

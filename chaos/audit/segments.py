@@ -9,6 +9,7 @@ from clients.record.batch_header import (
     HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError, validate_batch)
 from clients.record.codec import decode_batch
 from clients.record.compression import MAX_DECOMPRESSED_SIZE
+from clients.record.control import decode_marker
 from clients.record.record_scan import walk_batch
 from kraft.log.offset_index import ENTRY as INDEX_ENTRY
 
@@ -78,7 +79,7 @@ def _batches(fd: int, size: int):
         pos += header.size
 
 
-def _records_problem(view, header) -> str | None:
+def _records_problem(view, header, metadata: bool) -> str | None:
     """What is wrong with an intact batch's records, walked as the broker's validator walks a
     produce (inflating to a bounded size), or None. Any log may have been compacted (thinned
     batches); emptied batches the cleaner keeps hold no records by design."""
@@ -86,8 +87,24 @@ def _records_problem(view, header) -> str | None:
         return None
     try:
         walk_batch(view, 0, header, MAX_DECOMPRESSED_SIZE, compacted=True)
+        if header.is_control and not metadata:
+            return _marker_problem(view, header)
     except CorruptBatchError as exc:
         return str(exc)
+    return None
+
+
+def _marker_problem(view, header) -> str | None:
+    """A data partition's control batch must be one end-transaction marker of a transactional
+    producer, as the coordinator writes it. (The metadata log's control records are Raft's own,
+    and its batches carry no partition leader epoch: they are left alone here.)"""
+    if not header.is_transactional or header.producer_id < 0:
+        return (f"control batch at offset {header.base_offset} is not a transaction marker "
+                f"(transactional flag {header.is_transactional}, producer id {header.producer_id})")
+    _, records = decode_batch(bytes(view), verify_crc=False)
+    if len(records) != 1:
+        return f"control batch at offset {header.base_offset} holds {len(records)} records, not one"
+    decode_marker(records[0].key, records[0].value)     # raises CorruptBatchError, named
     return None
 
 
@@ -141,7 +158,7 @@ def scan_batches(seg: dict):
             yield key + (pos, h.base_offset, h.last_offset, h.partition_leader_epoch, h.size,
                          h.attributes, h.producer_id, h.producer_epoch, h.base_sequence,
                          h.records_count, digest, None, None)
-            problem = _records_problem(view, h)
+            problem = _records_problem(view, h, seg["topic"] == METADATA_TOPIC)
             if problem:
                 yield key + (pos, h.base_offset, h.last_offset, None, None, None, None, None,
                              None, None, None, f"batch at position {pos}: {problem}", "records")

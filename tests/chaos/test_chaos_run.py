@@ -1,7 +1,9 @@
 """A real chaos run, short: `chaos/run.sh --duration 20s --nemesis kill,pause,partition` starts six
 node processes in their own network namespaces, injects faults, heals, drains and exits; its
 history has acknowledged sends, a consumer group's commits and the final drain, its fault log
-windows with start and end; the audit finds nothing (exit 0): no acknowledged write lost, duplicated or moved."""
+windows with start and end; an exactly-once processor (--transactional 1) committed and aborted
+transactions through the faults; the audit finds nothing (exit 0): no acknowledged write lost,
+duplicated or moved, no aborted or uncommitted write read, every input transformed once."""
 from __future__ import annotations
 
 import json
@@ -31,7 +33,8 @@ def test_a_short_run_injects_faults_heals_and_drains(permitted, tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)}
     done = subprocess.run([str(ROOT / "chaos" / "run.sh"), "--duration", "20s", "--nemesis",
-                           "kill,pause,partition", "--interval", "4s", "--seed", "1", "--out",
+                           "kill,pause,partition", "--interval", "4s", "--seed", "1",
+                           "--transactional", "1", "--out",
                            str(out)], capture_output=True, text=True, env=env, timeout=840)
     tail = done.stderr[-4000:]
     assert done.returncode != 2, tail                 # 2: the run itself broke
@@ -49,6 +52,13 @@ def test_a_short_run_injects_faults_heals_and_drains(permitted, tmp_path):
     commits = [op for op in ops if op.f == "commit" and op.type == "ok"]
     assert commits and all(op.group == "chaos-group" for op in commits), tail
     assert any(op.f == "subscribe" and op.type == "ok" for op in ops)
+
+    # The transactional workload ran: transactions committed and aborted, all drained.
+    assert summary["transactional"]["drain"] == "complete", summary["transactional"]
+    txns = [json.loads(line) for line in (out / "txn_history.jsonl").read_text().splitlines()]
+    ended = {t["type"] for t in txns if t["f"] == "txn" and t["type"] != "invoke"}
+    assert {"ok", "fail"} <= ended, summary["transactional"]
+    assert any(t["f"] == "drain-out" for t in txns)
 
     windows = read_faults(out / "faults.jsonl")
     assert len(windows) >= 2, tail

@@ -9,6 +9,8 @@ import zstandard
 from audit_helpers import (BROKERS, Cluster, append_raw, batch, by_partition)
 from chaos.audit.job import run_audit
 from clients.record.batch_header import set_base_offset_and_epoch
+from clients.record.codec import encode_batch
+from clients.record.control import encode_marker_batch
 from kraft.log.checkpoint import write_epoch_checkpoint
 from kraft.log.file_names import LEADER_EPOCH_CHECKPOINT
 from kraft.log.offset_index import ENTRY as INDEX_ENTRY
@@ -130,6 +132,19 @@ def plant_records(c):
     c.mutate(c.topic("records"), bad_records)   # on every replica: they agree, all are bad
 
 
+def plant_markers(c):
+    def markers(node, log):  # a well-formed COMMIT marker (clean), then a control batch of two
+        end = log.log_end_offset  # records, whose second is no marker (on every replica)
+        good = bytearray(encode_marker_batch(9, 0, True, 3, 2_000))
+        bad = bytearray(encode_batch([(b"\x00\x00\x00\x01", b"\x00" * 6, (), 2_000)] * 2,
+                                     producer_id=9, producer_epoch=0, is_transactional=True,
+                                     is_control=True))
+        set_base_offset_and_epoch(good, 0, end, 1)
+        set_base_offset_and_epoch(bad, 0, end + 1, 1)
+        append_raw(log, bytes(good) + bytes(bad))
+    c.mutate(c.topic("markers"), markers)
+
+
 def zstd_stream_bomb(size: int) -> bytes:
     cobj = zstandard.ZstdCompressor().compressobj()
     return b"".join(cobj.compress(bytes(1 << 20)) for _ in range(size >> 20)) + cobj.flush()
@@ -149,7 +164,7 @@ def audit(spark, tmp_path_factory):
     c.topic("clean", partitions=2)
     for plant in (plant_crc, plant_index, plant_overlap, plant_epoch_back, plant_checkpoint,
                   plant_divergence, plant_unassigned, plant_sequence, plant_torn_tail,
-                  plant_metadata, plant_compacted, plant_records):
+                  plant_metadata, plant_compacted, plant_records, plant_markers):
         plant(c)
     result = run_audit(spark, [str(c.write())])
     result.metadata_end = len(c.metadata_entries())    # where the controllers' extra entry sits
@@ -257,8 +272,16 @@ def test_intact_batches_whose_records_do_not_walk_are_batch_integrity(audit):
     assert any("record 2: it runs past the end" in m for m in messages)
 
 
+def test_a_control_batch_that_is_no_single_marker_is_batch_integrity(audit):
+    found = by_partition(audit)["markers-0"]
+    assert sorted(found) == sorted([("batch-integrity", (n,), (61, 62)) for n in BROKERS])
+    messages = {v.message for v in audit.violations if v.partition == "markers-0"}
+    assert any("holds 2 records, not one" in m for m in messages), messages
+
+
 def test_nothing_else_is_reported(audit):
     planted = {"crc-0", "index-0", "overlap-0", "epochback-0", "checkpoint-0", "diverge-0",
-               "unassigned-0", "seq-0", "earlyepoch-0", "__cluster_metadata-0", "records-0"}
+               "unassigned-0", "seq-0", "earlyepoch-0", "__cluster_metadata-0", "records-0",
+               "markers-0"}
     assert set(by_partition(audit)) == planted
     assert len(by_partition(audit)["__cluster_metadata-0"]) == 2
