@@ -40,6 +40,10 @@ _COMMANDS: dict[type, str] = {
 # The active controller wakes at the first broker session's end, and at least this often (to see
 # that it became active, and for leader balancing). A failed fencing waits this long to retry.
 FENCE_CHECK_MS = 250
+# A wake this much later than asked means the controller itself was stalled; the time past the
+# asked wake is credited to every broker's session (BrokerSessions.credit_stall), so a stall of
+# the controller, which delays the heartbeats it reads, never fences a broker that kept sending.
+STALL_MS = 100
 
 
 class NotController(Exception):
@@ -162,8 +166,12 @@ class ActiveController:
         Runs until cancelled."""
         wait_ms = FENCE_CHECK_MS
         while True:
+            wake_at = self.clock_ms() + wait_ms
             await trio.sleep(wait_ms / 1000)
             wait_ms = FENCE_CHECK_MS
+            stalled = self.clock_ms() - wake_at
+            if stalled > STALL_MS:
+                self.controller.credit_stall(stalled)
             if not self.is_active():
                 continue
             await self._maybe_balance_leaders()
