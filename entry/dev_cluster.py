@@ -26,10 +26,10 @@ STOP_GRACE_S = 10.0
 # kraft dev wires these per node; overriding one for every node would break the wiring.
 MANAGED_KEYS = ("node.id", "process.roles", "listeners", "controller.listener.names",
                 "controller.quorum.voters", "log.dirs", "log.dir")
-# kraft dev's own defaults (each node's server.properties; --override wins). One machine, no GC of
-# seconds: a killed broker's partitions move in about 1.2 s instead of Kafka's 9 s session, and a
-# stall of up to a second still fences nobody. README "kraft dev" says so; a real deployment
-# keeps Kafka's 9000 / 2000.
+# kraft dev's own defaults (each node's server.properties; --override wins): a killed broker's
+# partitions move after about 1.2 s instead of Kafka's 9 s session, while a broker or controller
+# stalled for up to a second (heartbeats every 200 ms) is still fenced by nobody. The README's
+# kraft dev section says so; `kraft node` keeps Kafka's 9000 / 2000.
 DEV_DEFAULTS = {"broker.session.timeout.ms": "1200", "broker.heartbeat.interval.ms": "200"}
 
 
