@@ -184,10 +184,12 @@ class ElectionHandlers:
     def _on_leader_unreachable(self) -> None:
         """Our Fetch could not reach the leader: the connection was refused or reset, so its
         process is gone (a pause or a slow network times out instead, and waits for the fetch
-        timeout). Elect soon, the other voters ranked by id so that one usually stands alone and
-        no vote splits, the first after retry.backoff.ms (if the leader lives after all, a
-        refused pre-vote sends us back to it, and we must not spin). No epoch moves unless a
-        majority agrees: a voter grants the pre-vote only once its own fetches fail too."""
+        timeout), or our channel to it still backs off after an earlier failure (then the
+        others still reach it and refuse our pre-vote). Elect soon, the other voters ranked by
+        id so that one usually stands alone and no vote splits, the first after
+        retry.backoff.ms (if the leader lives after all, a refused pre-vote sends us back to
+        it, and we must not spin). No epoch moves unless a majority agrees: a voter grants the
+        pre-vote only once its own fetches fail too."""
         successors = tuple(sorted(v for v in self.voters if v != self.leader_id))
         self._maybe_elect_soon(successors, min_delay_ms=self.config.retry_backoff_ms)
 
