@@ -1,6 +1,6 @@
 """Controller failover: the time from kill -9 of the active controller to the first
-CreateTopics a broker acknowledges, over N runs of a local `kraft dev` cluster (3 controllers, 1
-broker). `python bench/controller_failover.py [--preset tuned|defaults|fast] [--runs 20]`."""
+CreateTopics a broker acknowledges, over N runs of a local `kraft dev` cluster (3 controllers, 3
+brokers). `python bench/controller_failover.py [--preset tuned|defaults|fast] [--runs 20]`."""
 from __future__ import annotations
 
 import argparse
@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="controller.quorum.* settings (defaults: Kafka's; default: tuned)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="more node settings, after the preset's (repeatable)")
+    p.add_argument("--brokers", type=int, default=3, help="brokers (default 3; 1 before 2026-11-25)")
     p.add_argument("--attempt-timeout-ms", type=int, default=500,
                    help="request timeout of each CreateTopics attempt (default 500)")
     p.add_argument("--give-up-s", type=float, default=30.0,
@@ -131,9 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     data = pathlib.Path(args.data or tempfile.mkdtemp(prefix="kraft-failover-")).resolve()
     cluster = DevCluster(data)
     results: list[dict] = []
-    progress(f"starting 3 controllers + 1 broker in {data} ({', '.join(overrides) or 'Kafka defaults'})")
+    progress(f"starting 3 controllers + {args.brokers} broker(s) in {data} "
+             f"({', '.join(overrides) or 'Kafka defaults'})")
     try:
-        start = ["dev", "--controllers", "3", "--brokers", "1", "--port", "0", "--detach",
+        start = ["dev", "--controllers", "3", "--brokers", str(args.brokers), "--port", "0", "--detach",
                  "--data", str(data)]
         for o in overrides:
             start += ["--override", o]
@@ -148,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.data is None:
             shutil.rmtree(data, ignore_errors=True)
 
-    summary = {"preset": args.preset, "overrides": overrides,
+    summary = {"preset": args.preset, "overrides": overrides, "brokers": args.brokers,
                "attempt_timeout_ms": args.attempt_timeout_ms, **summarise(results), "results": results}
     if args.format == "json":
         print_json(summary)

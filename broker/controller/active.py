@@ -37,8 +37,13 @@ _COMMANDS: dict[type, str] = {
     m.AlterUserScramCredentialsRequest: "handle_alter_user_scram_credentials",
 }
 
-# How often the active controller looks for brokers whose session expired, at most.
+# The active controller wakes at the first broker session's end, and at least this often (to see
+# that it became active, and for leader balancing). A failed fencing waits this long to retry.
 FENCE_CHECK_MS = 250
+# A wake this much later than asked means the controller itself was stalled; the time past the
+# asked wake is credited to every broker's session (BrokerSessions.credit_stall), so a stall of
+# the controller, which delays the heartbeats it reads, never fences a broker that kept sending.
+STALL_MS = 100
 
 
 class NotController(Exception):
@@ -159,14 +164,24 @@ class ActiveController:
         """While active: fence brokers whose session expired and, every
         leader.imbalance.check.interval.seconds, hand leadership back to preferred replicas.
         Runs until cancelled."""
+        wait_ms = FENCE_CHECK_MS
         while True:
-            await trio.sleep(FENCE_CHECK_MS / 1000)
+            wake_at = self.clock_ms() + wait_ms
+            await trio.sleep(wait_ms / 1000)
+            wait_ms = FENCE_CHECK_MS
+            stalled = self.clock_ms() - wake_at
+            if stalled > STALL_MS:
+                self.controller.credit_stall(stalled)
             if not self.is_active():
                 continue
             await self._maybe_balance_leaders()
             now = self.clock_ms()
             deadline = self.controller.next_deadline_ms()
             if self._active_epoch == self.driver.core.epoch and (deadline is None or now < deadline):
+                # Fence at the session's end, not up to FENCE_CHECK_MS after it: that wait was a
+                # sixth of a 1.5 s session's failover.
+                wait_ms = FENCE_CHECK_MS if deadline is None \
+                    else min(FENCE_CHECK_MS, deadline - now + 1)
                 continue
             async with self._lock:
                 try:

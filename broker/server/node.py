@@ -174,7 +174,8 @@ class Node:
                 quorum.listeners.append(active)
                 quorum.snapshot_source = active.image
             channel = ControllerChannel(quorum.voters, lambda: quorum.leader_id, active,
-                                        to_controllers)
+                                        to_controllers,
+                                        leader_changed=quorum.driver.wait_leader_change)
             async with trio.open_nursery() as nursery:
                 listening = []
                 port = None

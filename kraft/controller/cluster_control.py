@@ -38,6 +38,13 @@ class BrokerSessions:
         self._last_contact_ms = {b: now_ms for b in broker_ids}
         self._heard = set()
 
+    def credit_stall(self, stalled_ms: int) -> None:
+        """The controller itself did not run for `stalled_ms` (its loop woke that late): the
+        heartbeats sent meanwhile may still be queued behind the stall, so that time counts
+        against no broker's session."""
+        for broker_id in self._last_contact_ms:
+            self._last_contact_ms[broker_id] += stalled_ms
+
     def has_valid_session(self, broker_id: int, now_ms: int) -> bool:
         """A live session this controller has seen a heartbeat for. A session granted only on
         activation does not count: after a restart of the whole cluster (or of a combined node)

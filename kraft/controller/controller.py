@@ -102,6 +102,11 @@ class QuorumController:
         return cluster_control.maybe_fence_stale_brokers(self._image, self.sessions, now_ms,
                                                          self._unclean())
 
+    def credit_stall(self, stalled_ms: int) -> None:
+        """This controller was stalled (a pause of its process, a starved CPU): see
+        BrokerSessions.credit_stall."""
+        self.sessions.credit_stall(stalled_ms)
+
     def next_deadline_ms(self) -> int | None:
         """When maybe_fence_stale_brokers may next have something to do."""
         return self.sessions.next_deadline_ms(self._image)

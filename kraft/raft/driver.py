@@ -216,11 +216,12 @@ class RaftDriver:
             request.cluster_id = self.cluster_id
             answer = await bridge.call(method, request, timeout)
         except KraftError as exc:
-            if isinstance(message, FetchRequest) and self.core.is_observer \
-                    and bridge.is_connection_refused(exc):
+            if isinstance(message, FetchRequest) and bridge.is_connection_refused(exc):
                 # Nobody listens there (a controller killed or restarting): an observer asks
                 # another voter after retry.backoff.ms rather than waiting out its fetch timeout,
-                # as Kafka's observers do. Voters keep their timers: pre-vote decides for them.
+                # as Kafka's observers do; a voter elects soon, and pre-vote makes sure the other
+                # voters cannot reach that leader either. A timeout is no such evidence (the
+                # leader may only be paused): it waits for the fetch timeout as before.
                 self._enqueue(error_response(message, message.dst, self.core.epoch, None,
                                              ErrorCode.NETWORK_EXCEPTION))
             return  # otherwise the core resends on its timers

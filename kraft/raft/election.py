@@ -166,12 +166,12 @@ class ElectionHandlers:
         self._send(EndQuorumEpochResponse(self.node_id, m.src, self.epoch,
                                           self._known_leader(), error, why or ""))
 
-    def _maybe_elect_soon(self, successors: tuple[int, ...]) -> None:
+    def _maybe_elect_soon(self, successors: tuple[int, ...], min_delay_ms: int = 0) -> None:
         """The leader left: the first preferred successor elects at once, the others a little
         later each, so the most caught-up voter usually wins the first round."""
         backoff = self.config.election_backoff_max_ms
         if self.node_id in successors:
-            delay = successors.index(self.node_id) * backoff // len(successors)
+            delay = min_delay_ms + successors.index(self.node_id) * backoff // len(successors)
         else:  # not ranked (or the leader just vanished): let the ranked voters go first
             delay = backoff // 2 + self._rng.randrange(max(1, backoff // 2))
         deadline = self._now + delay
@@ -180,6 +180,18 @@ class ElectionHandlers:
             r.election_deadline_ms = deadline
         if isinstance(r, FollowerState):
             self._fetch_inflight = self._next_fetch_ms = None  # nobody left to fetch from
+
+    def _on_leader_unreachable(self) -> None:
+        """Our Fetch could not reach the leader: the connection was refused or reset, so its
+        process is gone (a pause or a slow network times out instead, and waits for the fetch
+        timeout), or our channel to it still backs off after an earlier failure (then the
+        others still reach it and refuse our pre-vote). Elect soon, the other voters ranked by
+        id so that one usually stands alone and no vote splits, the first after
+        retry.backoff.ms (if the leader lives after all, a refused pre-vote sends us back to
+        it, and we must not spin). No epoch moves unless a majority agrees: a voter grants the
+        pre-vote only once its own fetches fail too."""
+        successors = tuple(sorted(v for v in self.voters if v != self.leader_id))
+        self._maybe_elect_soon(successors, min_delay_ms=self.config.retry_backoff_ms)
 
     def handle_end_quorum_epoch_response(self, m: EndQuorumEpochResponse) -> None:
         if self._maybe_observe_epoch(m.epoch, m.leader_id):

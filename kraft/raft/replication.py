@@ -194,6 +194,8 @@ class ReplicationHandlers:
         elif isinstance(r, FollowerState) and m.src == self.leader_id and m.leader_id is None:
             if self.is_observer:
                 self._become_unattached_same_epoch()
+            elif m.error == ErrorCode.NETWORK_EXCEPTION:
+                self._on_leader_unreachable()
             else:
                 self._maybe_elect_soon(())  # our leader resigned without telling us
         elif isinstance(r, FollowerState) and m.error == ErrorCode.SNAPSHOT_NOT_FOUND:

@@ -58,6 +58,14 @@ def test_overrides_reach_every_node_and_wiring_keys_are_refused(tmp_path):
         plan_cluster(tmp_path, 1, 1, extra_overrides=["node.id=7"])
 
 
+def test_dev_fences_a_silent_broker_sooner_than_kafka_unless_told_otherwise(tmp_path):
+    plans = plan_cluster(tmp_path, 1, 1)
+    assert all((p.properties["broker.session.timeout.ms"], p.properties["broker.heartbeat.interval.ms"])
+               == ("1200", "200") for p in plans)
+    told = plan_cluster(tmp_path, 1, 1, extra_overrides=["broker.session.timeout.ms=9000"])
+    assert {p.properties["broker.session.timeout.ms"] for p in told} == {"9000"}
+
+
 @pytest.mark.parametrize("controllers, brokers, port, controller_port, message", [
     (0, 1, 9092, 9192, "give 1 to 9"),
     (10, 1, 9092, 9192, "give 1 to 9"),

@@ -3,48 +3,15 @@ leader.imbalance.check.interval.seconds (the first check a full interval after i
 active), through an ElectLeaders command whose records it commits; never when disabled."""
 from __future__ import annotations
 
-import pathlib
-import sys
-from types import SimpleNamespace
-
 import trio
 
 from broker.controller.active import ActiveController
 from kraft.controller.controller_config import ControllerConfig
 from kraft.controller.result import ControllerResult
-from kraft.metadata import records as r
 from kraft.metadata.records import PartitionChangeRecord
 
-sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "kraft" / "controller"))
-from controller_helpers import Harness  # noqa: E402
-
-EPOCH = 3
-
-
-class CommittingDriver:
-    """A Raft leader in epoch 3 that commits every proposal at once and replays it into the
-    active controller, as the metadata quorum would."""
-
-    def __init__(self) -> None:
-        self.core = SimpleNamespace(node_id=1, epoch=EPOCH, is_leader=True,
-                                    describe=lambda: SimpleNamespace(leader_id=1))
-        self.active: ActiveController | None = None
-        self.committed_end = 0
-        self.proposals: list[list] = []
-
-    def leader_epoch_start_offset(self) -> int:
-        return 0
-
-    async def propose(self, payloads) -> int:
-        records = r.decode_batch(list(payloads))
-        self.proposals.append(records)
-        base = self.committed_end
-        self.active.replay_committed([(base + i, EPOCH, rec) for i, rec in enumerate(records)])
-        self.committed_end = base + len(records)
-        return self.committed_end - 1
-
-    async def wait_committed(self, offset: int) -> None:
-        return None
+from active_controller_driver import CommittingDriver
+from controller_helpers import Harness
 
 
 def led_by_its_second_replica(**config) -> tuple[Harness, ActiveController, CommittingDriver]:

@@ -1,6 +1,6 @@
 """The randomised run every simulation seed does: faults of every kind (drops, duplicates, delays,
-cuts one-way and both, splits, crashes, graceful resignations, requests answered "timed out")
-under client load, then healing."""
+cuts one-way and both, splits, crashes, graceful resignations, requests answered "timed out",
+dead nodes and one-way links refusing connections) under client load, then healing."""
 from __future__ import annotations
 
 import random
@@ -15,11 +15,13 @@ def run_chaos(seed: int) -> Simulation:
     """Faults of every kind for CHAOS_MS, then heal everything and require a leader and a fresh
     commit within LIVENESS_MS. Raises InvariantViolation (naming the seed) on any failure."""
     plan = random.Random(seed * 7919 + 1)
+    # Their own Random, so adding them left every other choice of the plan as it was.
+    refusals = random.Random(seed * 131 + 3)
     sim = Simulation(seed, voters=plan.choice((3, 3, 5)), observers=plan.choice((1, 2)),
                      drop=plan.choice((0.0, 0.02, 0.1)), duplicate=plan.choice((0.0, 0.05)),
                      max_delay_ms=plan.choice((3, 8, 20)),
-                     # Its own Random, so adding it left every other choice of the plan as it was.
-                     timed_out=random.Random(seed * 31 + 7).choice((0.0, 0.0, 0.05)))
+                     timed_out=random.Random(seed * 31 + 7).choice((0.0, 0.0, 0.05)),
+                     refuse_dead=refusals.random() < 0.5)
     node_ids = sorted(sim.nodes)
     voters = sorted(sim.voter_ids)
 
@@ -44,7 +46,8 @@ def run_chaos(seed: int) -> Simulation:
             sim.isolate(plan.choice(node_ids))
         elif kind == 1:
             a, b = plan.sample(node_ids, 2)
-            sim.cut.add((a, b))  # one-way
+            # one-way: lost, or refused (a's Fetches to b fail at once while b runs on)
+            (sim.refused if refusals.random() < 0.3 else sim.cut).add((a, b))
         elif kind == 2:
             sim.split(set(plan.sample(voters, len(voters) // 2)))
         elif kind == 3 and leader is not None:

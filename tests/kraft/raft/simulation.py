@@ -13,7 +13,7 @@ import msgpack
 from clients.errors import ErrorCode
 from kraft.raft import MemoryElectionStore, MemoryRaftLog, OffsetAndEpoch, RaftConfig, RaftCore
 from kraft.raft.messages import (BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
-                                 FetchSnapshotRequest, VoteRequest, error_response)
+                                 FetchResponse, FetchSnapshotRequest, VoteRequest, error_response)
 from kraft.raft.validation import field_problem
 
 REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
@@ -63,13 +63,16 @@ class Node:
     hw_seen: int = 0
     epoch_seen: int = 0
     stored_epoch_seen: int = 0
+    # Fetches this node was handed and has not answered (parked): (requester, request id) -> it.
+    open_fetches: dict = field(default_factory=dict)
 
 
 class Simulation:
     def __init__(self, seed: int, voters: int = 3, observers: int = 1,
                  config: RaftConfig = SIM_CONFIG, drop: float = 0.0, duplicate: float = 0.0,
                  max_delay_ms: int = 8, flush_delay_ms: int = 3,
-                 record_messages: bool = False, timed_out: float = 0.0) -> None:
+                 record_messages: bool = False, timed_out: float = 0.0,
+                 refuse_dead: bool = False) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
         self.config = config
@@ -80,6 +83,10 @@ class Simulation:
         self.flush_delay_ms = flush_delay_ms
         # Share of requests answered REQUEST_TIMED_OUT unread, as a driver with a stalled loop does.
         self.timed_out = timed_out
+        # A dead node's port refuses connections: a Fetch sent to it, or parked at it when it
+        # died, fails at once (the driver's NETWORK_EXCEPTION answer) instead of being lost.
+        self.refuse_dead = refuse_dead
+        self.refused: set[tuple[int, int]] = set()  # directed links whose Fetches fail at once
         self.sent: list | None = [] if record_messages else None
         self.cut: set[tuple[int, int]] = set()  # directed links that lose every message
         self.voter_ids = frozenset(range(1, voters + 1))
@@ -140,6 +147,10 @@ class Simulation:
             return
         node.alive = False
         node.incarnation += 1
+        open_fetches, node.open_fetches = node.open_fetches, {}
+        if self.refuse_dead:
+            for m in open_fetches.values():
+                self._refuse(m)
         node.log.crash()
         node.core = None
         self._check_durable(node)
@@ -205,6 +216,8 @@ class Simulation:
 
     # -- network ----------------------------------------------------------------------------------
     def _send(self, m) -> None:
+        if isinstance(m, FetchResponse):
+            self.nodes[m.src].open_fetches.pop((m.dst, m.request_id), None)
         if self.sent is not None:
             self.sent.append((self.now, m))
         if (m.src, m.dst) in self.cut or self.rng.random() < self.drop:
@@ -213,8 +226,23 @@ class Simulation:
         for _ in range(copies):
             self.at(self.now + self.rng.randint(1, self.max_delay_ms), self._deliver, m)
 
+    def _refuse(self, m) -> None:
+        """The requester's driver answers its own Fetch: NETWORK_EXCEPTION, no leader known."""
+        def answer() -> None:
+            sender = self.nodes[m.src]
+            if sender.alive:
+                sender.core.step(error_response(m, m.dst, sender.core.epoch, None,
+                                                ErrorCode.NETWORK_EXCEPTION), self.now)
+                self.pump(sender)
+        self.at(self.now + 1, answer)
+
     def _deliver(self, m) -> None:
         node = self.nodes.get(m.dst)
+        if isinstance(m, FetchRequest) and (m.src, m.dst) not in self.cut and (
+                (m.src, m.dst) in self.refused
+                or self.refuse_dead and node is not None and not node.alive):
+            self._refuse(m)
+            return
         if node is None or not node.alive or (m.src, m.dst) in self.cut:
             return
         if isinstance(m, REQUESTS) and field_problem(m) is not None:
@@ -225,6 +253,8 @@ class Simulation:
             self._send(error_response(m, node.node_id, epoch, leader_id,
                                       ErrorCode.REQUEST_TIMED_OUT))
             return
+        if isinstance(m, FetchRequest):
+            node.open_fetches[(m.src, m.request_id)] = m
         node.core.step(m, self.now)
         self.pump(node)
 
@@ -244,6 +274,7 @@ class Simulation:
 
     def heal(self) -> None:
         self.cut.clear()
+        self.refused.clear()
 
     # -- clients ----------------------------------------------------------------------------------
     def leader(self) -> Node | None:
