@@ -105,6 +105,15 @@ async def _flush_every(interval_ms: int, log_manager: LogManager,
             log_manager.flushes_done(await trio.to_thread.run_sync(fsync_all, pending))
 
 
+async def _clean_every(interval_ms: int, log_manager: LogManager,
+                       clock_ms: Callable[[], int]) -> None:
+    """Compaction: reading segments and writing the cleaned ones run in a thread while appends go
+    on; each swap into a log's segment list runs on this loop, where appends and retention run."""
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        await log_manager.clean_compacted_off_loop(clock_ms(), trio.to_thread.run_sync)
+
+
 async def _checkpoint_every(interval_ms: int, log_manager: LogManager) -> None:
     """The offsets are read on the loop that moves them; the fsyncing writes run in a thread."""
     while True:
@@ -271,8 +280,7 @@ class Node:
                     nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
                     nursery.start_soon(_flush_every, config.flush_scheduler_interval_ms,
                                        log_manager, clock_ms)
-                    # Compaction changes a log's segment list: it runs in this loop like retention.
-                    nursery.start_soon(_every, config.cleaner_backoff_ms, log_manager.clean_compacted,
+                    nursery.start_soon(_clean_every, config.cleaner_backoff_ms, log_manager,
                                        clock_ms)
                     nursery.start_soon(_checkpoint_every, config.checkpoint_interval_ms,
                                        log_manager)

@@ -60,6 +60,10 @@ class Log:
         self._last_flush_ms = now_ms
         self._roll_flush_offset = 0      # rolled segments below this still await their fsync
         self._dir_dirty = False          # a segment file was created or deleted since the last fsync
+        # Moves whenever a segment below the active one may have changed or gone (truncation,
+        # retention, a cleaner swap, close): a cleaning pass run off the loop swaps only if it
+        # has not moved since the pass read the segments. Appends and rolls leave it alone.
+        self.segments_generation = 0
 
     @classmethod
     def open(cls, dir: Path, config: LogConfig, *, recovery_point: int = 0,
@@ -324,6 +328,7 @@ class Log:
         if offset <= self._bases[0]:
             self.truncate_fully_and_start_at(offset)
             return
+        self.segments_generation += 1
         while self._bases[-1] >= offset:
             self._segments.pop().delete()
             self._bases.pop()
@@ -332,6 +337,7 @@ class Log:
         self._after_truncation()
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
+        self.segments_generation += 1
         for seg in self._segments:
             seg.delete()
         self._segments = [LogSegment.create(self.dir, offset, self.config.index_interval_bytes,
@@ -390,6 +396,7 @@ class Log:
             count += 1
         if count:
             self._dir_dirty = True
+            self.segments_generation += 1
             if self._bases[0] > self.log_start_offset:
                 self.log_start_offset = self._bases[0]
             self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
@@ -399,6 +406,7 @@ class Log:
     def replace_segments(self, first: int, count: int, new: LogSegment) -> None:
         """The cleaner's swap (cleaner_swap.py): `new` replaces segments[first:first + count]."""
         self._segments[first:first + count], self._bases[first:first + count] = [new], [new.base_offset]
+        self.segments_generation += 1
 
     # -- durability --------------------------------------------------------------------------
     def flush(self, offset: int | None = None) -> None:
@@ -458,6 +466,7 @@ class Log:
         return None
 
     def close(self) -> None:
+        self.segments_generation += 1
         self._segments[-1].seal()
         for seg in self._segments:
             seg.close()
