@@ -122,6 +122,16 @@ async def _checkpoint_every(interval_ms: int, log_manager: LogManager) -> None:
         log_manager.checkpoints_failed(failed)      # those dirs go offline, on this loop
 
 
+async def _snapshot_producers_every(interval_ms: int, replicas: ReplicaManager) -> None:
+    """Producer state snapshots: taken on the loop, written (tmp, fsync, rename) in a thread."""
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        due = replicas.due_producer_snapshots()
+        if due:
+            replicas.producer_snapshots_written(
+                await trio.to_thread.run_sync(replicas.write_producer_snapshots, due))
+
+
 @dataclasses.dataclass(frozen=True)
 class NodeReady:
     """A node that serves: what `kraft dev` records in cluster.json and the start line says."""
@@ -284,8 +294,8 @@ class Node:
                                        clock_ms)
                     nursery.start_soon(_checkpoint_every, config.checkpoint_interval_ms,
                                        log_manager)
-                    nursery.start_soon(_every, config.checkpoint_interval_ms,
-                                       lambda _now: replicas.checkpoint_producer_states(), clock_ms)
+                    nursery.start_soon(_snapshot_producers_every, config.checkpoint_interval_ms,
+                                       replicas)
                     nursery.start_soon(_every, config.producer_id_expiration_check_interval_ms,
                                        lambda now: replicas.remove_expired_producers(
                                            now, config.producer_id_expiration_ms), clock_ms)
