@@ -241,8 +241,10 @@ class Log:
             self._segments.pop()
             self._bases.pop()
         else:
-            active.seal()
-            # Kafka fsyncs a rolled segment in the background; flush_due does it here.
+            # Kafka fsyncs a rolled segment in the background; due_flush owes it (the node's
+            # flusher thread fsyncs it, indexes included) unless the recovery point already
+            # passed it (flushed inline just before): then its sealed time index is fsynced here.
+            active.seal(fsync=self.recovery_point >= base_offset)
             self._roll_flush_offset = base_offset
         seg = LogSegment.create(self.dir, base_offset, self.config.index_interval_bytes,
                                 self.config.segment_index_bytes)
@@ -435,6 +437,10 @@ class Log:
         self.recovery_point = max(self.recovery_point, min(pending.offset, self.log_end_offset))
 
     def _maybe_flush_after_append(self, now_ms: int | None) -> None:
+        # Inline, as Kafka's append does: the append's caller (a produce answer, a follower's
+        # next fetch, which acknowledges the offset to the leader) must come after this fsync,
+        # and the callers are synchronous. Only topics that set flush.messages or flush.ms pay
+        # it (both are off by default); the periodic flush and rolled segments go to a thread.
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self.flush()
         elif now_ms is not None and self._flush_ms_due(now_ms):
