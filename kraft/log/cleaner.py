@@ -205,6 +205,8 @@ class CleaningPass:
             return False        # close() deletes `new`
         self._unswapped = None
         if new is not None:
+            # On the loop, directory fsyncs included: between the check above and the commit
+            # point (the .swap rename) no truncation or retention may change these segments.
             swap_in(log, k, old, new)
             self.generation = log.segments_generation
         self.swapped += 1
