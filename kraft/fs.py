@@ -44,21 +44,26 @@ def writev_all(fd: int, buffers: list) -> None:
             written = 0
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
+def atomic_write(path: Path, data: bytes | str, *, dir_fd: int | None = None) -> None:
     """Replace `path` with `data` so that after a crash it holds either the old or the new
-    content, never a mix (tmp, fsync, rename, fsync dir)."""
+    content, never a mix (tmp, fsync, rename, fsync dir). With `dir_fd` (an open directory),
+    `path` is a name inside it: a write from another thread then follows that directory even if
+    it is renamed meanwhile (a partition dir renamed for deletion), never landing in a new one."""
     path = Path(path)
     if isinstance(data, str):
         data = data.encode()
     tmp = path.with_name(path.name + TMP_SUFFIX)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=dir_fd)
     try:
         write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    os.replace(tmp, path, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    if dir_fd is None:
+        fsync_dir(path.parent)
+    else:
+        os.fsync(dir_fd)
 
 
 def remove_durably(path: Path) -> bool:

@@ -2,6 +2,7 @@
 name and byte layout, written crash-safely), and the log's batch headers replayed after them."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import struct
@@ -42,12 +43,8 @@ def snapshot_path(dir: Path, offset: int) -> Path:
 
 def list_snapshots(dir: Path) -> list[int]:
     """Offsets of the snapshot files in `dir`, ascending."""
-    offsets = []
-    for name in os.listdir(dir):
-        stem = name[:-len(SNAPSHOT_SUFFIX)]
-        if name.endswith(SNAPSHOT_SUFFIX) and len(stem) == 20 and stem.isdigit():
-            offsets.append(int(stem))
-    return sorted(offsets)
+    return sorted(int(name[:-len(SNAPSHOT_SUFFIX)]) for name in os.listdir(dir)
+                  if _is_snapshot_name(name))
 
 
 # -- the byte format ----------------------------------------------------------------------------
@@ -104,12 +101,46 @@ def read_snapshot(path: Path, max_batches: int = 5) -> list[ProducerEntry]:
 def write_snapshot(dir: Path, state: ProducerStateManager) -> Path:
     """Write the state as of `state.end_offset` (tmp, fsync, rename, fsync dir), then delete all
     but the newest KEEP_SNAPSHOTS files."""
-    path = snapshot_path(dir, state.end_offset)
-    atomic_write(path, encode_snapshot(state.entries()))
-    state.snapshot_offset = state.end_offset
-    for offset in list_snapshots(dir)[:-KEEP_SNAPSHOTS]:
-        snapshot_path(dir, offset).unlink(missing_ok=True)
-    return path
+    pending = take_snapshot(dir, state)
+    write_pending_snapshot(pending)
+    state.snapshot_offset = pending.offset
+    return snapshot_path(dir, pending.offset)
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingSnapshot:
+    """A snapshot taken where the state lives (the loop), for any thread to write. The partition
+    dir is held open: a write that runs after the dir was renamed for deletion goes with it,
+    never into a partition dir created since under the old name."""
+    dir_fd: int
+    offset: int
+    data: bytes
+
+
+def take_snapshot(dir: Path, state: ProducerStateManager) -> PendingSnapshot:
+    return PendingSnapshot(os.open(dir, os.O_RDONLY | os.O_DIRECTORY), state.end_offset,
+                           encode_snapshot(state.entries()))
+
+
+def write_pending_snapshot(pending: PendingSnapshot) -> None:
+    """Any thread: write it crash-safely, delete all but the newest KEEP_SNAPSHOTS, close the
+    dir fd."""
+    dir_fd = pending.dir_fd
+    try:
+        atomic_write(snapshot_path(Path(), pending.offset), pending.data, dir_fd=dir_fd)
+        names = sorted(name for name in os.listdir(dir_fd) if _is_snapshot_name(name))
+        for name in names[:-KEEP_SNAPSHOTS]:
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
+    finally:
+        os.close(dir_fd)
+
+
+def _is_snapshot_name(name: str) -> bool:
+    stem = name[:-len(SNAPSHOT_SUFFIX)]
+    return name.endswith(SNAPSHOT_SUFFIX) and len(stem) == 20 and stem.isdigit()
 
 
 def delete_snapshots_above(dir: Path, offset: int) -> None:

@@ -35,6 +35,13 @@ class MetadataListener(Protocol):
         """Start over from a snapshot's image (a follower behind the leader's log start)."""
 
 
+class ControllerListener(MetadataListener, Protocol):
+    """The active controller: it proposes through the driver, and its image is the one snapshots
+    are taken of on a controller."""
+
+    def image(self) -> MetadataImage: ...
+
+
 def metadata_dir(config: ServerConfig) -> pathlib.Path:
     """Kafka's metadata.log.dir defaults to the first of log.dirs; so does ours."""
     return pathlib.Path(config.log_dirs[0])
@@ -70,10 +77,15 @@ def decode_entries(entries: Sequence[Entry]) -> list[CommittedRecord]:
 
 class MetadataQuorum:
     """Open before the node serves; `run` runs the driver until cancelled; `close` releases the
-    log files. Listeners and the snapshot source are attached before `run`."""
+    log files. Wired whole at construction: `controller` (made from the driver, on a node that
+    runs the quorum) replays first, then `listeners`; snapshots are taken of the controller's
+    image, else of `snapshot_source`."""
 
     def __init__(self, config: ServerConfig, cluster_id: str = "",
-                 open_channel: Callable[[str], object] | None = None) -> None:
+                 open_channel: Callable[[str], object] | None = None, *,
+                 listeners: Sequence[MetadataListener] = (),
+                 controller: Callable[[RaftDriver], ControllerListener] | None = None,
+                 snapshot_source: Callable[[], MetadataImage] | None = None) -> None:
         self.config = config
         self.cluster_id = cluster_id
         self.is_voter = config.runs_quorum
@@ -90,8 +102,6 @@ class MetadataQuorum:
             write_initial(self.store.path, sorted(self.voters), overwrite=True)
             self.store = FileElectionStore(self.store.path)
         self.log = FileRaftLog(metadata_log_dir(log_dir), now_ms=monotonic_ms())
-        self.listeners: list[MetadataListener] = []
-        self.snapshot_source: Callable[[], MetadataImage] | None = None
         try:
             core = RaftCore(config.node_id, frozenset(self.voters), self.log, self.store,
                             random.Random(), raft_config(config), monotonic_ms(),
@@ -103,9 +113,14 @@ class MetadataQuorum:
                                      take_snapshot=self._take_snapshot,
                                      cluster_id=cluster_id,
                                      **({"open_channel": open_channel} if open_channel else {}))
+            self.controller = controller(self.driver) if controller is not None else None
         except BaseException:
             self.log.close()
             raise
+        self.listeners: tuple[MetadataListener, ...] = \
+            ((self.controller,) if self.controller is not None else ()) + tuple(listeners)
+        self.snapshot_source = self.controller.image if self.controller is not None \
+            else snapshot_source
 
     @property
     def leader_id(self) -> int | None:

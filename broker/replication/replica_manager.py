@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import threading
 import time
 from typing import Callable
 
@@ -100,6 +102,10 @@ class ReplicaManager:
         self._partitions: dict[tuple[str, int], Partition] = {}
         # Idempotent producers: (the log it describes, its state) per hosted partition.
         self._producer_states: dict[tuple[str, int], tuple[Log, ProducerStateManager]] = {}
+        # Snapshot files: writes run in a thread, truncations' deletions on the loop; the count
+        # of truncations per partition tells a write taken before one that it is stale.
+        self._snapshot_lock = threading.Lock()
+        self._truncations: dict[tuple[str, int], int] = {}
         # ISR proposals waiting to go to the controller, the latest per partition.
         self._proposals: dict[tuple[str, int], tuple[Partition, ProposeIsr]] = {}
         self._proposals_ready = trio.Event()
@@ -501,13 +507,24 @@ class ReplicaManager:
     def on_log_truncated(self, topic: str, partition: int) -> None:
         """The log lost its tail (KIP-101 truncation): snapshots past the new end are deleted
         and the state reloaded, since replaying forward cannot undo batches."""
-        known = self._producer_states.get((topic, partition))
-        if known is not None:
-            producer_state_file.reload(known[1], known[0])
+        tp = (topic, partition)
+        # Waits for a snapshot write of this node in a thread (one file at most), so that none
+        # taken before the truncation lands after these deletions: the next write sees the count.
+        with self._snapshot_lock:
+            self._truncations[tp] = self._truncations.get(tp, 0) + 1
+            known = self._producer_states.get(tp)
+            if known is not None:
+                producer_state_file.reload(known[1], known[0])
 
     def checkpoint_producer_states(self) -> None:
-        """Snapshot every partition's producer state that changed since its last snapshot (the
-        periodic checkpoint and shutdown call this), so a restart replays only the log after it."""
+        """Snapshot every partition's producer state that changed since its last snapshot, all
+        inline (shutdown), so a restart replays only the log after it."""
+        self.producer_snapshots_written(self.write_producer_snapshots(self.due_producer_snapshots()))
+
+    def due_producer_snapshots(self) -> list[tuple]:
+        """The periodic checkpoint's snapshots, taken on the loop (states caught up with their
+        logs) for write_producer_snapshots to write in a thread."""
+        due = []
         for (topic, partition), (log_, state) in list(self._producer_states.items()):
             hosted = self._partitions.get((topic, partition))
             if hosted is None or hosted.log is not log_:
@@ -515,12 +532,39 @@ class ReplicaManager:
             try:
                 producer_state_file.catch_up(state, log_)
                 if state.end_offset != state.snapshot_offset:
+                    due.append(((topic, partition), state, self._truncations.get((topic, partition)),
+                                producer_state_file.take_snapshot(log_.dir, state), log_))
+            except OSError:
+                log.exception("producer state snapshot of %s-%d failed", topic, partition)
+        return due
+
+    def write_producer_snapshots(self, due: list[tuple]) -> list[tuple]:
+        """Any thread: write each snapshot unless its log was truncated since it was taken.
+        Returns (tp, state, offset, error or None) of each one written or failed."""
+        done = []
+        for tp, state, truncations, pending, log_ in due:
+            with self._snapshot_lock:
+                if self._truncations.get(tp) != truncations:
+                    os.close(pending.dir_fd)       # stale: describes batches since cut
+                    continue
+                try:
                     # The .txnindex entries the snapshot's offset covers must outlive a crash:
                     # a restart replays only the log after it.
                     log_.fsync_txn_indexes()
-                    producer_state_file.write_snapshot(log_.dir, state)
-            except OSError:
-                log.exception("producer state snapshot of %s-%d failed", topic, partition)
+                    producer_state_file.write_pending_snapshot(pending)
+                    done.append((tp, state, pending.offset, None))
+                except OSError as exc:
+                    done.append((tp, state, pending.offset, exc))
+        return done
+
+    def producer_snapshots_written(self, done: list[tuple]) -> None:
+        """On the loop: what write_producer_snapshots did."""
+        for (topic, partition), state, offset, exc in done:
+            if exc is None:
+                state.snapshot_offset = offset
+            elif self._producer_states.get((topic, partition), (None, None))[1] is state:
+                # (A partition deleted meanwhile took its dir, and the write, with it.)
+                log.error("producer state snapshot of %s-%d failed: %s", topic, partition, exc)
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
         """Forget producers idle for `expiration_ms` on every hosted partition (Kafka's

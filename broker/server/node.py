@@ -109,12 +109,67 @@ async def _flush_every(interval_ms: int, log_manager: LogManager,
             log_manager.flushes_done(await trio.to_thread.run_sync(fsync_all, pending))
 
 
+async def _clean_every(interval_ms: int, log_manager: LogManager,
+                       clock_ms: Callable[[], int]) -> None:
+    """Compaction: reading segments and writing the cleaned ones run in a thread while appends go
+    on; each swap into a log's segment list runs on this loop, where appends and retention run."""
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        await log_manager.clean_compacted_off_loop(clock_ms(), trio.to_thread.run_sync)
+
+
 async def _checkpoint_every(interval_ms: int, log_manager: LogManager) -> None:
     """The offsets are read on the loop that moves them; the fsyncing writes run in a thread."""
     while True:
         await trio.sleep(interval_ms / 1000)
         failed = await trio.to_thread.run_sync(write_checkpoints, log_manager.checkpoint_offsets())
         log_manager.checkpoints_failed(failed)      # those dirs go offline, on this loop
+
+
+async def _snapshot_producers_every(interval_ms: int, replicas: ReplicaManager) -> None:
+    """Producer state snapshots: taken on the loop, written (tmp, fsync, rename) in a thread."""
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        due = replicas.due_producer_snapshots()
+        if due:
+            replicas.producer_snapshots_written(
+                await trio.to_thread.run_sync(replicas.write_producer_snapshots, due))
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokerStorage:
+    """A broker's logs and what is built on them before the quorum (which replays into them)."""
+    log_manager: LogManager
+    epoch: BrokerEpoch
+    replicas: ReplicaManager
+    metadata: BrokerMetadata
+
+
+def open_broker_storage(config: ServerConfig, now_ms: int) -> BrokerStorage:
+    """The partition logs and the replicas and image over them: opened (logs recovered)
+    before the metadata quorum, which replays into the image from its first entry."""
+    log_dirs = [pathlib.Path(d) for d in config.log_dirs]
+    log_manager = LogManager(log_dirs, LogConfig.from_props(config.topic_defaults), now_ms=now_ms)
+    epoch = BrokerEpoch()     # the lifecycle writes it; replication and producer ids read it
+    replicas = ReplicaManager(log_manager, config.node_id, broker_epoch=epoch,
+                              replica_lag_time_max_ms=config.replica_lag_time_max_ms)
+    return BrokerStorage(log_manager, epoch, replicas,
+                         BrokerMetadata(config.node_id, replicas, config.topic_defaults))
+
+
+def open_quorum(config: ServerConfig, cluster_id: str, to_controllers,
+                broker_metadata: BrokerMetadata | None) -> MetadataQuorum:
+    """The node's seat on the metadata log, wired whole: on a controller the active controller
+    (made from the quorum's driver) replays first and is what snapshots are taken of; on a
+    broker its image follows (and is the snapshot source of a broker-only node)."""
+    def controller(driver) -> ActiveController:
+        return ActiveController(QuorumController(controller_config(config), rng=random.Random()),
+                                driver)
+    listeners = (broker_metadata,) if broker_metadata is not None else ()
+    return MetadataQuorum(config, cluster_id, to_controllers, listeners=listeners,
+                          controller=controller if config.runs_quorum else None,
+                          snapshot_source=(lambda: broker_metadata.image)
+                          if broker_metadata is not None else None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,20 +214,20 @@ class Node:
             locks = lock_dirs(config.log_dirs)    # before anything in them is opened or written
         except DirLocked as exc:
             raise NodeStartError(str(exc)) from None
+        storage = None
         try:
             to_controllers = node_channel_opener(config, config.controller_listener_names[0])
-            quorum = MetadataQuorum(config, cluster_id, to_controllers)
+            storage = open_broker_storage(config, self.clock_ms()) if self.is_broker else None
+            quorum = open_quorum(config, cluster_id, to_controllers,
+                                 storage.metadata if storage is not None else None)
         except BaseException:
+            if storage is not None:
+                storage.log_manager.close()
             release_all(locks)
             raise
         channel = None
         try:
-            active = None
-            if config.runs_quorum:
-                active = ActiveController(QuorumController(controller_config(config),
-                                                           rng=random.Random()), quorum.driver)
-                quorum.listeners.append(active)
-                quorum.snapshot_source = active.image
+            active = quorum.controller
             channel = ControllerChannel(quorum.voters, lambda: quorum.leader_id, active,
                                         to_controllers,
                                         leader_changed=quorum.driver.wait_leader_change)
@@ -184,7 +239,7 @@ class Node:
                     listening.append(f"{config.controller_listener[0]}:{port}")
                 if self.is_broker:
                     broker_port, self.lifecycle = await nursery.start(self._run_broker, cluster_id,
-                                                                      quorum, channel)
+                                                                      quorum, channel, storage)
                 await nursery.start(quorum.run)
                 if active is not None:
                     nursery.start_soon(active.run)
@@ -208,6 +263,8 @@ class Node:
         finally:
             if channel is not None:   # None when the controller could not be built
                 channel.close()
+            if storage is not None:   # after the broker's tasks: nothing appends any more
+                storage.log_manager.close()
             quorum.close()
             release_all(locks)
             log.info("node %d stopped cleanly", config.node_id)
@@ -231,85 +288,73 @@ class Node:
             task_status.started(await nursery.start(server.serve))
 
     async def _run_broker(self, cluster_id: str, quorum: MetadataQuorum, channel: ControllerChannel,
-                          *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+                          storage: BrokerStorage, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """The Broker and (forwarding) Controller services and the periodic log jobs;
         `started(port)` once listening. Partitions come from the metadata image."""
         config, clock_ms = self.config, self.clock_ms
-        log_dirs = [pathlib.Path(d) for d in config.log_dirs]
-        log_manager = LogManager(log_dirs, LogConfig.from_props(config.topic_defaults), now_ms=clock_ms())
+        log_manager, epoch, replicas, metadata = (storage.log_manager, storage.epoch,
+                                                  storage.replicas, storage.metadata)
+        groups = GroupCoordinators(replicas, metadata, channel, config.group_config,
+                                   clock_ms=clock_ms,
+                                   segment_bytes=config.offsets_topic_segment_bytes,
+                                   commit_timeout_ms=config.offsets_commit_timeout_ms)
+        marker_channels = MarkerChannels(self._broker_address(metadata),
+                                         node_channel_opener(config, self._inter_broker_listener()))
+        transactions = TransactionCoordinators(replicas, metadata, channel,
+                                               config.transaction_config,
+                                               marker_channels.send, clock_ms=clock_ms)
+        # Each broker's authorizer follows its own metadata image, ACLs included.
+        authorizer = RequestAuthorizer(lambda: metadata.image, config.authorizer_config)
+        transaction_servicer = TransactionServicer(
+            transactions, lambda group_id: partition_for(group_id, groups.num_partitions()),
+            authorizer)
+        broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
+                                producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
+                                auto_create=config.auto_create_topics_enable,
+                                controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
+                                authorizer=authorizer, transactions=transaction_servicer,
+                                txn_markers=TxnMarkerWriter(replicas, authorizer,
+                                                            groups.on_txn_marker,
+                                                            clock_ms=clock_ms))
+        services = [
+            (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized}),
+            (GroupServicer(groups, replicas, config.node_id, authorizer, transactions),
+             group_pb2, "Group"),
+            (transaction_servicer, transaction_pb2, "Transaction"),
+            (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
+             "Controller"),
+            (BrokerDescribeQuorum(quorum, authorizer, channel.open_channel), quorum_pb2,
+             "Quorum", (), ("DescribeQuorum",))]
         try:
-            epoch = BrokerEpoch()     # the lifecycle writes it; replication and producer ids read it
-            replicas = ReplicaManager(log_manager, config.node_id, broker_epoch=epoch,
-                                      replica_lag_time_max_ms=config.replica_lag_time_max_ms)
-            metadata = BrokerMetadata(config.node_id, replicas, config.topic_defaults)
-            quorum.listeners.append(metadata)
-            if quorum.snapshot_source is None:
-                quorum.snapshot_source = lambda: metadata.image
-            groups = GroupCoordinators(replicas, metadata, channel, config.group_config,
-                                       clock_ms=clock_ms,
-                                       segment_bytes=config.offsets_topic_segment_bytes,
-                                       commit_timeout_ms=config.offsets_commit_timeout_ms)
-            marker_channels = MarkerChannels(
-                self._broker_address(metadata),
-                node_channel_opener(config, self._inter_broker_listener()))
-            transactions = TransactionCoordinators(replicas, metadata, channel,
-                                                   config.transaction_config,
-                                                   marker_channels.send, clock_ms=clock_ms)
-            # Each broker's authorizer follows its own metadata image, ACLs included.
-            authorizer = RequestAuthorizer(lambda: metadata.image, config.authorizer_config)
-            transaction_servicer = TransactionServicer(
-                transactions, lambda group_id: partition_for(group_id, groups.num_partitions()),
-                authorizer)
-            broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
-                                    producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
-                                    auto_create=config.auto_create_topics_enable,
-                                    controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
-                                    authorizer=authorizer, transactions=transaction_servicer,
-                                    txn_markers=TxnMarkerWriter(replicas, authorizer,
-                                                                groups.on_txn_marker,
-                                                                clock_ms=clock_ms))
-            services = [
-                (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized}),
-                (GroupServicer(groups, replicas, config.node_id, authorizer, transactions),
-                 group_pb2, "Group"),
-                (transaction_servicer, transaction_pb2, "Transaction"),
-                (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
-                 "Controller"),
-                (BrokerDescribeQuorum(quorum, authorizer, channel.open_channel), quorum_pb2,
-                 "Quorum", (), ("DescribeQuorum",))]
-            try:
-                async with trio.open_nursery() as nursery:
-                    endpoints = await serve_broker_listeners(
-                        nursery, config, services, self.sessions,
-                        lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
-                    _, host, port = endpoints[0]
-                    lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
-                                                channel, metadata, epoch,
-                                                config.broker_heartbeat_interval_ms,
-                                                tuple(f"{n}://{h}:{p}" for n, h, p in endpoints))
-                    nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
-                    nursery.start_soon(_flush_every, config.flush_scheduler_interval_ms,
-                                       log_manager, clock_ms)
-                    # Compaction changes a log's segment list: it runs in this loop like retention.
-                    nursery.start_soon(_every, config.cleaner_backoff_ms, log_manager.clean_compacted,
-                                       clock_ms)
-                    nursery.start_soon(_checkpoint_every, config.checkpoint_interval_ms,
-                                       log_manager)
-                    nursery.start_soon(_every, config.checkpoint_interval_ms,
-                                       lambda _now: replicas.checkpoint_producer_states(), clock_ms)
-                    nursery.start_soon(_every, config.producer_id_expiration_check_interval_ms,
-                                       lambda now: replicas.remove_expired_producers(
-                                           now, config.producer_id_expiration_ms), clock_ms)
-                    self._start_replication(nursery, replicas, metadata, channel, epoch)
-                    nursery.start_soon(groups.run)
-                    nursery.start_soon(transactions.run)
-                    task_status.started((port, lifecycle))
-                    await trio.sleep_forever()
-            finally:
-                marker_channels.close()
-                replicas.checkpoint_producer_states()   # no more appends: a restart loads this
+            async with trio.open_nursery() as nursery:
+                endpoints = await serve_broker_listeners(
+                    nursery, config, services, self.sessions,
+                    lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
+                _, host, port = endpoints[0]
+                lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
+                                            channel, metadata, epoch,
+                                            config.broker_heartbeat_interval_ms,
+                                            tuple(f"{n}://{h}:{p}" for n, h, p in endpoints))
+                nursery.start_soon(_every, config.retention_check_interval_ms, log_manager.cleanup, clock_ms)
+                nursery.start_soon(_flush_every, config.flush_scheduler_interval_ms,
+                                   log_manager, clock_ms)
+                nursery.start_soon(_clean_every, config.cleaner_backoff_ms, log_manager,
+                                   clock_ms)
+                nursery.start_soon(_checkpoint_every, config.checkpoint_interval_ms,
+                                   log_manager)
+                nursery.start_soon(_snapshot_producers_every, config.checkpoint_interval_ms,
+                                   replicas)
+                nursery.start_soon(_every, config.producer_id_expiration_check_interval_ms,
+                                   lambda now: replicas.remove_expired_producers(
+                                       now, config.producer_id_expiration_ms), clock_ms)
+                self._start_replication(nursery, replicas, metadata, channel, epoch)
+                nursery.start_soon(groups.run)
+                nursery.start_soon(transactions.run)
+                task_status.started((port, lifecycle))
+                await trio.sleep_forever()
         finally:
-            log_manager.close()
+            marker_channels.close()
+            replicas.checkpoint_producer_states()   # no more appends: a restart loads this
 
     def _inter_broker_listener(self) -> str:
         security = self.config.security

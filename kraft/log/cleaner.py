@@ -28,6 +28,8 @@ Each rewritten group is swapped in crash-safely (cleaner_swap.py).
 """
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import struct
 from dataclasses import dataclass
@@ -43,6 +45,7 @@ from clients.record.compression import MAX_DECOMPRESSED_SIZE, compress, decompre
 from clients.record.varint import read_unsigned
 from kraft.log.cleaner_swap import CLEANED_SUFFIX, swap_in
 from kraft.log.cleaner_txns import CleanedTransactions
+from kraft.log.disk_steps import Steps, run_inline
 from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
 from kraft.log.segment import INT_MAX, BatchInfo, LogSegment
 from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
@@ -128,26 +131,125 @@ def plan_cleaning(log, checkpoint: int, now_ms: int,
 
 def clean_log(log, plan: CleanPlan, now_ms: int, *,
               max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> CleanResult:
-    """Compact `log` as planned. Call right after plan_cleaning: retention or truncation in
-    between would move the segments the plan counts."""
-    segs = log.segments
-    dirty_from = next(i for i in range(plan.end_index) if segs[i + 1].base_offset > plan.first_dirty)
-    bound = inflate_bound(log.config)
-    offset_map, end_index = _build_offset_map(log, dirty_from, plan.end_index, max_map_entries,
-                                              bound)
-    end_offset = segs[end_index].base_offset
-    bytes_before = sum(s.size for s in segs[:end_index])
-    cleaner = _SegmentCleaner(log, offset_map, now_ms - log.config.delete_retention_ms, bound)
-    first = 0
-    for group in _group_segments(segs[:end_index], log.config.segment_bytes,
-                                 log.config.segment_index_bytes):
-        if log.segments[first:first + len(group)] != tuple(group):
-            raise RuntimeError(f"the segments of {log.dir.name} changed during cleaning")
-        cleaner.clean_group(first, group)
-        first += 1
-    after = sum(s.size for s in log.segments[:first])
-    return CleanResult(plan.first_dirty, end_offset, cleaner.records_read, cleaner.records_kept,
-                       bytes_before, after, len(segs), log.segment_count)
+    """Compact `log` as planned, all on this thread. Call right after plan_cleaning: retention or
+    truncation in between would move the segments the plan counts."""
+    result = run_inline(cleaning_steps(log, plan, now_ms, max_map_entries=max_map_entries))
+    if result is None:
+        raise RuntimeError(f"the segments of {log.dir.name} changed during cleaning")
+    return result
+
+
+def cleaning_steps(log, plan: CleanPlan, now_ms: int, *,
+                   max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> Steps:
+    """Compaction of `log` as disk steps (disk_steps.py): building the offset map and writing,
+    fsyncing and sealing each group's `.cleaned` segment are yielded (a worker thread may run
+    them); each swap runs here, on the loop that owns the log, and only while the log's
+    segments are still the ones read. Returns the CleanResult, or None when the log changed
+    under the pass (the rest is abandoned, its `.cleaned` file deleted: the next round redoes
+    it)."""
+    cleaning = CleaningPass(log, plan, now_ms, max_map_entries)
+    try:
+        yield cleaning.build_offset_map
+        for k in range(len(cleaning.groups)):
+            new = yield functools.partial(cleaning.write_group, k)
+            if not cleaning.swap_group(k, new):
+                return None
+        return cleaning.result()
+    finally:
+        cleaning.close()
+
+
+class CleaningPass:
+    """One cleaning of one log, split at the thread boundary. Made on the loop, it snapshots the
+    segments: each read goes through a view with its own fd (a dup: still readable when the loop
+    deletes or truncates the segment meanwhile, never an fd number reused for another file) and
+    the size it had then. `build_offset_map` and `write_group` touch only those views and new
+    `.cleaned` files, so they may run in a worker thread while the loop appends to the active
+    segment (never read past its snapshotted size). `swap_group` runs on the loop."""
+
+    def __init__(self, log, plan: CleanPlan, now_ms: int, max_map_entries: int) -> None:
+        self.log, self.plan = log, plan
+        self.config = log.config
+        self.max_map_entries = max_map_entries
+        self.generation = log.segments_generation
+        self.originals = log.segments
+        self.views = [_read_view(seg) for seg in self.originals]
+        # Read here, on the loop: an index file the loop may still append to is not for threads.
+        self.aborted = [_aborted_in(log, k) for k in range(len(self.originals))]
+        self.delete_horizon_ms = now_ms - self.config.delete_retention_ms
+        self.groups: list[list[int]] = []     # indexes into originals, one list per group
+        self.end_index = plan.end_index
+        self.swapped = 0
+        self._unswapped: LogSegment | None = None   # written, not yet swapped in
+        self._cleaner: _SegmentCleaner | None = None
+
+    def build_offset_map(self) -> None:
+        """Any thread: the key -> last offset map of the dirty part, and the groups to rewrite."""
+        segs, plan = self.views, self.plan
+        dirty_from = next(i for i in range(plan.end_index)
+                          if segs[i + 1].base_offset > plan.first_dirty)
+        bound = inflate_bound(self.config)
+        offset_map, self.end_index = _build_offset_map(segs, self.aborted, dirty_from,
+                                                       plan.end_index, self.max_map_entries, bound)
+        self._cleaner = _SegmentCleaner(self.log.dir, self.config, segs, offset_map,
+                                        self.delete_horizon_ms, bound)
+        position = {id(v): i for i, v in enumerate(segs)}
+        self.groups = [[position[id(v)] for v in group] for group in _group_segments(
+            segs[:self.end_index], self.config.segment_bytes, self.config.segment_index_bytes)]
+
+    def write_group(self, k: int) -> LogSegment | None:
+        """Any thread: group k's cleaned segment, written, fsynced and sealed under its
+        `.cleaned` name; None when the group would lose nothing."""
+        new = self._cleaner.clean_group([self.views[i] for i in self.groups[k]],
+                                        [self.aborted[i] for i in self.groups[k]])
+        self._unswapped = new
+        return new
+
+    def swap_group(self, k: int, new: LogSegment | None) -> bool:
+        """On the loop: swap group k's cleaned segment in (cleaner_swap.py) if no truncation,
+        retention or swap changed the log's segments since the snapshot; else delete it and
+        return False."""
+        log, old = self.log, [self.originals[i] for i in self.groups[k]]
+        # Each earlier group is one segment now: group k starts at index k.
+        unchanged = (log.segments_generation == self.generation
+                     and log.segments[k:k + len(old)] == tuple(old)
+                     and k + len(old) < log.segment_count)    # never the active segment
+        if not unchanged:
+            return False        # close() deletes `new`
+        self._unswapped = None
+        if new is not None:
+            # On the loop, directory fsyncs included: between the check above and the commit
+            # point (the .swap rename) no truncation or retention may change these segments.
+            swap_in(log, k, old, new)
+            self.generation = log.segments_generation
+        self.swapped += 1
+        return True
+
+    def result(self) -> CleanResult:
+        log, segs = self.log, self.originals
+        cleaner = self._cleaner
+        return CleanResult(self.plan.first_dirty, segs[self.end_index].base_offset,
+                           cleaner.records_read, cleaner.records_kept,
+                           sum(v.size for v in self.views[:self.end_index]),
+                           sum(s.size for s in log.segments[:self.swapped]),
+                           len(segs), log.segment_count)
+
+    def close(self) -> None:
+        """Close the views' fds; a cleaned segment never swapped in is deleted."""
+        if self._unswapped is not None:
+            self._unswapped.delete()
+            self._unswapped = None
+        for view in self.views:
+            os.close(view.fd)
+        self.views = []
+
+
+def _read_view(seg: LogSegment) -> LogSegment:
+    """A shallow copy of `seg` reading through a dup of its fd, with the size it has now. Only
+    for reads (headers, batches, mtime); never closed as a segment (it shares the indexes)."""
+    view = copy.copy(seg)
+    view.fd = os.dup(seg.fd)
+    return view
 
 
 def inflate_bound(config) -> int:
@@ -157,18 +259,17 @@ def inflate_bound(config) -> int:
     return max(config.max_message_bytes, MAX_DECOMPRESSED_SIZE)
 
 
-def _build_offset_map(log, start: int, end: int, max_entries: int,
+def _build_offset_map(segs, aborted: list, start: int, end: int, max_entries: int,
                       bound: int) -> tuple[dict, int]:
-    """key -> last offset over segments[start:end], aborted transactions' records left out;
-    stops after the segment that fills the map. Returns the map and the index of the first
-    segment it does not cover."""
-    segs = log.segments
+    """key -> last offset over segs[start:end], aborted transactions' records left out
+    (aborted[k]: those with data in segs[k]); stops after the segment that fills the map.
+    Returns the map and the index of the first segment it does not cover."""
     offset_map: dict[bytes, int] = {}
     txns = CleanedTransactions()
     for k in range(start, end):
         if len(offset_map) >= max_entries:
             return offset_map, k
-        txns.add_aborted(_aborted_in(log, k))
+        txns.add_aborted(aborted[k])
         for data, batches in _read_batches(segs[k]):
             records = decode_records(data, max_decompressed=bound)
             r = 0
@@ -226,10 +327,12 @@ def _group_segments(segs, max_bytes: int, max_index_bytes: int) -> list[list[Log
 
 
 class _SegmentCleaner:
-    """Rewrites groups of one log's segments against the offset map."""
+    """Rewrites groups of one log's segments (read views) against the offset map."""
 
-    def __init__(self, log, offset_map: dict, delete_horizon_ms: int, bound: int) -> None:
-        self.log = log
+    def __init__(self, dir, config, segments: list[LogSegment], offset_map: dict,
+                 delete_horizon_ms: int, bound: int) -> None:
+        self.dir, self.config = dir, config
+        self.segments = segments
         self.bound = bound
         self.offset_map = offset_map
         self.delete_horizon_ms = delete_horizon_ms
@@ -237,16 +340,18 @@ class _SegmentCleaner:
         self.txns = CleanedTransactions()     # one walk in offset order over every group
         self.records_read = self.records_kept = 0
 
-    def clean_group(self, first: int, group: list[LogSegment]) -> None:
-        config = self.log.config
-        new = LogSegment.create(self.log.dir, group[0].base_offset, config.index_interval_bytes,
+    def clean_group(self, group: list[LogSegment], aborted: list) -> LogSegment | None:
+        """The group's cleaned segment (`.cleaned`, fsynced, sealed); None if it loses nothing.
+        aborted[i]: the aborted transactions with data in group[i]."""
+        config = self.config
+        new = LogSegment.create(self.dir, group[0].base_offset, config.index_interval_bytes,
                                 config.segment_index_bytes, CLEANED_SUFFIX)
         try:
             changed = len(group) > 1
             out, infos = bytearray(), []
-            for i, seg in enumerate(group):
+            for seg, seg_aborted in zip(group, aborted):
                 drop_tombstones = largest_timestamp(seg) < self.delete_horizon_ms
-                self.txns.add_aborted(_aborted_in(self.log, first + i))
+                self.txns.add_aborted(seg_aborted)
                 for data, batches in _read_batches(seg):
                     changed |= self._filter_chunk(data, batches, drop_tombstones, out, infos,
                                                   new)
@@ -266,8 +371,8 @@ class _SegmentCleaner:
             raise
         if not changed:          # one segment that loses nothing: leave it be
             new.delete()
-            return
-        swap_in(self.log, first, group, new)
+            return None
+        return new
 
     def _filter_chunk(self, data: bytes, batches, drop_tombstones: bool, out: bytearray,
                       infos: list, new: LogSegment) -> bool:
@@ -328,7 +433,7 @@ class _SegmentCleaner:
             return False
         if self._producer_last is None:   # headers only, and only once a batch empties
             self._producer_last = {}
-            for seg in self.log.segments:
+            for seg in self.segments:
                 for _, h in seg.headers():
                     if h.producer_id >= 0:
                         self._producer_last[h.producer_id] = h.base_offset

@@ -107,5 +107,8 @@ class LeaderEpochCache:
         self._persist()
 
     def _persist(self) -> None:
+        # Inline, on the loop, as Kafka does under the log's lock: a change happens once per
+        # leader epoch or truncation, and a write in a thread could land after a later change
+        # to the file (a truncation right after a new epoch) and undo it.
         if self.path is not None:
             write_epoch_checkpoint(self.path, self._entries)

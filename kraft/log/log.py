@@ -69,6 +69,10 @@ class Log:
         # LogManager rewrites the checkpoint, which must not go on claiming flushed the offsets
         # that will be written anew (a crash would trust them unscanned). May raise OSError.
         self.on_recovery_point_lowered: Callable[[Log], None] | None = None
+        # Moves whenever a segment below the active one may have changed or gone (truncation,
+        # retention, a cleaner swap, close): a cleaning pass run off the loop swaps only if it
+        # has not moved since the pass read the segments. Appends and rolls leave it alone.
+        self.segments_generation = 0
 
     @classmethod
     def open(cls, dir: Path, config: LogConfig, *, recovery_point: int = 0,
@@ -251,8 +255,10 @@ class Log:
             self._segments.pop()
             self._bases.pop()
         else:
-            active.seal()
-            # Kafka fsyncs a rolled segment in the background; flush_due does it here.
+            # Kafka fsyncs a rolled segment in the background; due_flush owes it (the node's
+            # flusher thread fsyncs it, indexes included) unless the recovery point already
+            # passed it (flushed inline just before): then its sealed time index is fsynced here.
+            active.seal(fsync=self.recovery_point >= base_offset)
             self._roll_flush_offset = base_offset
         seg = LogSegment.create(self.dir, base_offset, self.config.index_interval_bytes,
                                 self.config.segment_index_bytes)
@@ -329,7 +335,8 @@ class Log:
         self._segments[max(i, 0)].txn_index.append(txn)
 
     def fsync_txn_indexes(self) -> None:
-        for seg in self._segments:
+        """Any thread (the producer-state snapshot writer): fsync every segment's .txnindex."""
+        for seg in list(self._segments):
             seg.txn_index.fsync()
 
     def collect_aborted_txns(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
@@ -364,6 +371,7 @@ class Log:
         if offset <= self._bases[0]:
             self.truncate_fully_and_start_at(offset)
             return
+        self.segments_generation += 1
         while self._bases[-1] >= offset:
             self._segments.pop().delete()
             self._bases.pop()
@@ -372,6 +380,7 @@ class Log:
         self._after_truncation()
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
+        self.segments_generation += 1
         for seg in self._segments:
             seg.delete()
         self._segments = [LogSegment.create(self.dir, offset, self.config.index_interval_bytes,
@@ -433,6 +442,7 @@ class Log:
             count += 1
         if count:
             self._dir_dirty = True
+            self.segments_generation += 1
             if self._bases[0] > self.log_start_offset:
                 self.log_start_offset = self._bases[0]
             self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
@@ -442,6 +452,7 @@ class Log:
     def replace_segments(self, first: int, count: int, new: LogSegment) -> None:
         """The cleaner's swap (cleaner_swap.py): `new` replaces segments[first:first + count]."""
         self._segments[first:first + count], self._bases[first:first + count] = [new], [new.base_offset]
+        self.segments_generation += 1
 
     # -- durability --------------------------------------------------------------------------
     def flush(self, offset: int | None = None) -> None:
@@ -470,6 +481,10 @@ class Log:
         self.recovery_point = max(self.recovery_point, min(pending.offset, self.log_end_offset))
 
     def _maybe_flush_after_append(self, now_ms: int | None) -> None:
+        # Inline, as Kafka's append does: the append's caller (a produce answer, a follower's
+        # next fetch, which acknowledges the offset to the leader) must come after this fsync,
+        # and the callers are synchronous. Only topics that set flush.messages or flush.ms pay
+        # it (both are off by default); the periodic flush and rolled segments go to a thread.
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self.flush()
         elif now_ms is not None and self._flush_ms_due(now_ms):
@@ -501,6 +516,7 @@ class Log:
         return None
 
     def close(self) -> None:
+        self.segments_generation += 1
         self._segments[-1].seal()
         for seg in self._segments:
             seg.close()

@@ -261,13 +261,15 @@ class LogSegment:
         self.size = file_pos + end - start
         self.next_offset = batches[-1].last_offset + 1
 
-    def seal(self) -> None:
+    def seal(self, *, fsync: bool = True) -> None:
         """The segment stops being active: record its final max timestamp (so retention and
-        reopen find it in the time index) and close the index append handles."""
+        reopen find it in the time index) and close the index append handles. `fsync=False`:
+        the caller owes this segment a later fsync (a roll: the flusher's, in a thread)."""
         last = self.time_index.last_entry
         if self.max_timestamp >= 0 and (last is None or self.max_timestamp > last[0]):
             self.time_index.append([(self.max_timestamp, self.offset_of_max_timestamp)])
-            self.time_index.flush()
+            if fsync:
+                self.time_index.flush()
         self.offset_index.close()
         self.time_index.close()
 

@@ -17,7 +17,7 @@ from kraft.raft.messages import (BeginQuorumEpochRequest, BeginQuorumEpochRespon
                                  FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
                                  Message, VoteRequest, VoteResponse)
 from kraft.raft.quorum import VoteTally
-from kraft.raft.ready import LeaderAndEpoch, Ready
+from kraft.raft.ready import LeaderAndEpoch, Ready, SnapshotInstall
 from kraft.raft.replication import ReplicationHandlers
 from kraft.raft.state import (CandidateState, FollowerState, ProspectiveState, ResignedState,
                               UnattachedState, VotedState)
@@ -68,6 +68,9 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         self.high_watermark = log.log_start_offset  # a snapshot only ever holds committed data
         self._applied = log.log_start_offset
         self._snapshot_to_load = log.latest_snapshot_id
+        # A snapshot fetched whole, for the next Ready to install; then True until advance().
+        self._snapshot_to_install: SnapshotInstall | None = None
+        self._installing = False
         self._outbox: list[Message] = []
         self._ready_pending = False
         self._request_id = 0
@@ -152,6 +155,7 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         if self._ready_pending:
             return False
         return bool(self._outbox or self._election_dirty or self._snapshot_to_load
+                    or self._snapshot_to_install
                     or self._applied < self._commit_end() or self._must_flush())
 
     def ready(self) -> Ready:
@@ -159,17 +163,26 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
             raise RuntimeError("ready() called again before advance()")
         self._ready_pending = True
         load, self._snapshot_to_load = self._snapshot_to_load, None
+        install, self._snapshot_to_install = self._snapshot_to_install, None
         if load is not None:
             self._applied = max(self._applied, load.offset)
-        start = max(self._applied, self._log.log_start_offset)
-        committed = tuple(self._log.read(start, self._commit_end() - start)) \
-            if start < self._commit_end() else ()
-        self._applied = max(self._applied, self._commit_end())
+        committed, snapshot_to_take = (), None
+        if install is None:
+            start = max(self._applied, self._log.log_start_offset)
+            committed = tuple(self._log.read(start, self._commit_end() - start)) \
+                if start < self._commit_end() else ()
+            self._applied = max(self._applied, self._commit_end())
+            snapshot_to_take = self._snapshot_due()
+        else:
+            # The log is replaced by `install` only when the driver persists this Ready: nothing
+            # of the old log may be applied or snapshotted meanwhile.
+            self._installing = True
         ready = Ready(
+            snapshot_to_install=install,
             election_state=self._election_state() if self._election_dirty else None,
             must_flush=self._must_flush(), messages=tuple(self._outbox),
             snapshot_to_load=load, committed=committed,
-            snapshot_to_take=self._snapshot_due(), role=self.role, epoch=self.epoch,
+            snapshot_to_take=snapshot_to_take, role=self.role, epoch=self.epoch,
             leader_id=self._known_leader(), high_watermark=self.high_watermark,
             next_deadline_ms=self.next_deadline_ms)
         self._outbox = []
@@ -179,6 +192,9 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
     def advance(self, ready: Ready) -> None:
         """The driver did everything `ready` asked. A leader's flush may now commit more."""
         self._ready_pending = False
+        if ready.snapshot_to_install is not None:
+            self._installing = False
+            self._maybe_send_fetch()     # on from the installed snapshot's end
         if self.is_leader:
             self._maybe_advance_high_watermark()
 

@@ -1,7 +1,7 @@
 """RaftDriver: the one trio loop around a RaftCore: persist, then send, then apply. It wakes at the core's next
 deadline or when a message or proposal arrives, steps or ticks the core, then works through
-`ready()` in order: persist (quorum-state, log flush, in a worker thread), then send, then apply,
-then `advance`. Outbound requests go to peers' Quorum services through clients.bridge, one task
+`ready()` in order: persist (a snapshot fetched from the leader, quorum-state, log flush, in a
+worker thread), then send, then apply, then `advance`. Outbound requests go to peers' Quorum services through clients.bridge, one task
 per send; an answer is stepped into the core, a failure or timeout is dropped (the core resends on
 its own timers). Inbound requests (from the servicer) are queued for the loop and wait for the
 answer the core produces, matched by request type, requester and request id. Who leads is
@@ -133,7 +133,8 @@ class RaftDriver:
                 ready = core.ready()
                 # 1. persist. fsync can take milliseconds: off the trio thread, so other tasks of
                 # the node run meanwhile, but awaited, so nothing is sent or applied before it.
-                if ready.election_state is not None or ready.must_flush:
+                if ready.snapshot_to_install is not None or ready.election_state is not None \
+                        or ready.must_flush:
                     await trio.to_thread.run_sync(self._persist, ready)
                 # 2. send
                 for message in ready.messages:
@@ -147,6 +148,8 @@ class RaftDriver:
 
     def _persist(self, ready: Ready) -> None:
         """Runs in a worker thread while the loop waits for it."""
+        if ready.snapshot_to_install is not None:
+            self._log.install_snapshot(*ready.snapshot_to_install)
         if ready.election_state is not None:
             self._store.write(ready.election_state)
         if ready.must_flush:

@@ -6,6 +6,7 @@ from clients.errors import ErrorCode
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.messages import (FetchRequest, FetchResponse, FetchSnapshotRequest,
                                  FetchSnapshotResponse)
+from kraft.raft.ready import SnapshotInstall
 from kraft.raft.state import FollowerState, SnapshotFetch, UnattachedState
 
 # Leader side: an older epoch is fenced; a newer one is UNKNOWN_LEADER_EPOCH (the fetcher heard of
@@ -133,6 +134,8 @@ class ReplicationHandlers:
             return
         if isinstance(r, FollowerState) and r.election_deadline_ms is not None:
             return  # our leader resigned: wait for the election instead
+        if self._snapshot_to_install is not None or self._installing:
+            return  # the log is about to be replaced: a fetch from its old end would be wrong
         if self._fetch_inflight is not None:
             if self._now < self._fetch_inflight[2]:
                 return
@@ -235,7 +238,9 @@ class ReplicationHandlers:
         if len(fetch.data) < m.size:
             return
         r.snapshot = None
-        self._log.install_snapshot(fetch.snapshot_id, bytes(fetch.data))
+        # The install (files written and fsynced) is the driver's: an effect of the next Ready.
+        # Until it is done (advance), the log still ends where it did: no fetch goes out.
+        self._snapshot_to_install = SnapshotInstall(fetch.snapshot_id, bytes(fetch.data))
         self.high_watermark = max(self.high_watermark, fetch.snapshot_id.offset)
         self._applied = fetch.snapshot_id.offset
         self._snapshot_to_load = fetch.snapshot_id

@@ -69,3 +69,24 @@ def test_a_due_flush_moves_the_recovery_point_only_once_its_fsyncs_are_done(tmp_
     log.flushed(pending)
     assert log.recovery_point == 2
     assert log.due_flush(now_ms=20) is None   # nothing owed any more
+
+
+def test_a_roll_leaves_its_fsyncs_to_the_flusher(tmp_path, monkeypatch):
+    """Rolling happens inside an append on the node's loop: no fsync there. The flush it owes
+    (what the node's flusher thread runs) covers the sealed segment's time index too."""
+    import os
+    batch = make_batch(2)
+    log = Log.open(tmp_path / "t-0", LogConfig(segment_bytes=len(batch) * 2), now_ms=0)
+    log.append_as_leader(batch, 0, now_ms=0)      # (the epoch's first append checkpoints it)
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
+                                                 real_fsync(fd))[1])
+    log.append_as_leader(batch * 2, 0, now_ms=0)
+    assert log.segment_count == 2 and synced == []
+    pending = log.due_flush(now_ms=0)
+    pending.fsync()
+    log.flushed(pending)
+    first = log.segments[0]
+    assert str(first.time_index.path) in synced and str(first.log_path) in synced
+    assert log.recovery_point == log.segments[1].base_offset

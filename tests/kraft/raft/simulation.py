@@ -166,6 +166,8 @@ class Simulation:
         core = node.core
         while node.alive and node.pending is None and core.has_ready():
             ready = core.ready()
+            if ready.snapshot_to_install is not None:
+                node.log.install_snapshot(*ready.snapshot_to_install)
             if ready.election_state is not None:
                 node.store.write(ready.election_state)
             node.pending = ready
