@@ -81,7 +81,8 @@ class Processor:
             consumer = Consumer(self.bootstrap, group_id=GROUP, isolation_level="read_committed",
                                 enable_auto_commit=False, auto_offset_reset="earliest",
                                 session_timeout_ms=6000, heartbeat_interval_ms=500,
-                                fetch_max_wait_ms=100, request_timeout_ms=3000)
+                                fetch_max_wait_ms=100, request_timeout_ms=3000,
+                                max_poll_records=20)     # many transactions, faults between
             try:
                 producer.init_transactions(60)
                 consumer.subscribe([IN])
@@ -128,9 +129,8 @@ def test_exactly_once_across_kill9_of_the_coordinator_and_a_partition_leader(clu
         return ",".join(b.address for b in cluster.brokers if b.alive())
 
     def fault(commits: int) -> None:
-        # One record a transaction at most would take too long; poll batches hold several.
         if commits == 3 and "coordinator" not in killed:
-            node = coordinator_of(live(), TXN_ID)
+            node = coordinator_of(live().split(",")[0], TXN_ID)
             killed["coordinator"] = node
             cluster.nodes[node].kill9()
         elif commits == 8 and "leader" not in killed:
