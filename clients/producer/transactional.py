@@ -51,6 +51,11 @@ def _first_error(resp) -> tuple[int, str]:
     return 0, ""
 
 
+# AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS (the last transaction still completing)
+# is retried after this long instead of retry_backoff_ms: Kafka's ADD_PARTITIONS_RETRY_BACKOFF_MS.
+CONCURRENT_RETRY_MS = 20
+
+
 class TransactionalDriver:
     def __init__(self, cluster: Cluster, core: TransactionManager, idempotence: IdempotenceManager,
                  lock: threading.Lock, *, retry_backoff_ms: int) -> None:
@@ -211,7 +216,13 @@ class TransactionalDriver:
         if kind == COORDINATOR_MOVED:
             self.coordinator.invalidate()
         if kind is not None:
-            self.add_retry_at_ms = int(time.time() * 1000) + int(self.backoff_s * 1000)
+            # The previous transaction's markers are still being written: that takes a few
+            # milliseconds, so retry soon, as Kafka's producer does (its 20 ms for this case).
+            concurrent = all(code in (E.NONE, E.CONCURRENT_TRANSACTIONS)
+                             for code, _ in errors.values())
+            backoff_ms = min(CONCURRENT_RETRY_MS, int(self.backoff_s * 1000)) if concurrent \
+                else int(self.backoff_s * 1000)
+            self.add_retry_at_ms = int(time.time() * 1000) + backoff_ms
 
     async def _ask_add_partitions(self, request, partitions: list[tuple]) -> dict:
         """Each partition's (error code, message); a failed call is every partition's error."""
