@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from clients.errors import ErrorCode, KraftError
+from clients.errors import ErrorCode, KraftError, RecordTooLarge
 from clients.record.batch_header import (
     ATTRIBUTES_OFFSET, COMPRESSION_MASK, CONTROL_FLAG, CRC_OFFSET, TIMESTAMP_TYPE_MASK,
     BatchHeader, CorruptBatchError, crc32c, validate_batch)
@@ -33,13 +33,6 @@ class CorruptRecords(KraftError):
 
     def __init__(self, message: str) -> None:
         super().__init__(ErrorCode.CORRUPT_MESSAGE, message)
-
-
-class RecordTooLarge(KraftError):
-    """A batch over max.message.bytes (or over segment.bytes)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.MESSAGE_TOO_LARGE, message)
 
 
 class InvalidRecord(KraftError):
