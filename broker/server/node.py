@@ -252,7 +252,8 @@ class Node:
                                     controller_id=lambda: quorum.leader_id, clock_ms=clock_ms,
                                     authorizer=authorizer)
             services = [
-                (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized}),
+                (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized,
+                                                 "Produce": broker.produce_serialized}),
                 (GroupServicer(groups, replicas, config.node_id, authorizer), group_pb2, "Group"),
                 (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
                  "Controller"),
