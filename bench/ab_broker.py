@@ -2,11 +2,12 @@
 checkouts, in interleaved pairs, so the ratio says what the broker change cost or gained.
 
     python bench/ab_broker.py --base /path/to/old/checkout [--pairs 3] [--records 300000]
-        [--shape single|cluster]
+        [--shape single|cluster] [--record-size 100] [--partitions 3] [--controllers 3]
 
 `single`: one `kraft dev` node, acks=1 produce then consume; `cluster`: `kraft dev
---controllers 3 --brokers 3`, RF=3 acks=all produce then consume. The old checkout may name the
-command module differently (broker.cli before the rooms); it is found by file.
+--controllers N --brokers 3`, RF=3 acks=all produce then consume. The old checkout may name the
+command module differently (broker.cli before the rooms); it is found by file. Ratios are of
+records/s (the same as of MiB/s: both runs send the same records).
 """
 from __future__ import annotations
 
@@ -57,14 +58,16 @@ def start_single(tree: pathlib.Path, data: pathlib.Path) -> tuple[subprocess.Pop
     raise RuntimeError(f"the node from {tree} did not start")
 
 
-def one_run(tree: pathlib.Path, shape: str, records: int) -> dict:
+def one_run(tree: pathlib.Path, shape: str, records: int, size: int = 100, partitions: int = 3,
+            controllers: int = 3) -> dict:
     data = pathlib.Path(tempfile.mkdtemp(prefix="ab-"))
     try:
         if shape == "single":
             proc, address = start_single(tree, data / "d")
             acks, rf = "1", "1"
         else:
-            done = kraft(tree, "dev", "--controllers", "3", "--brokers", "3", "--port", "0",
+            done = kraft(tree, "dev", "--controllers", str(controllers), "--brokers", "3",
+                         "--port", "0", "--controller-port", "0",
                          "--detach", "--data", str(data / "d"), timeout=180)
             if done.returncode != 0:
                 raise RuntimeError(done.stderr[-2000:])
@@ -74,7 +77,7 @@ def one_run(tree: pathlib.Path, shape: str, records: int) -> dict:
         try:
             produced = client("bench", "produce", "--bootstrap-server", address, "--acks", acks,
                               "--num-records", str(records), "--replication-factor", rf,
-                              "--partitions", "3")
+                              "--partitions", str(partitions), "--record-size", str(size))
             consumed = client("bench", "consume", "--bootstrap-server", address,
                               "--num-records", str(records))
         finally:
@@ -83,7 +86,8 @@ def one_run(tree: pathlib.Path, shape: str, records: int) -> dict:
                 proc.wait(30)
             else:
                 kraft(tree, "dev", "--stop", "--data", str(data / "d"), timeout=120)
-        return {"produce": _rate(produced), "consume": _rate(consumed)}
+        return {"produce": _rate(produced), "consume": _rate(consumed),
+                "produce_mib_s": produced["mb_per_sec"], "consume_mib_s": consumed["mb_per_sec"]}
     finally:
         shutil.rmtree(data, ignore_errors=True)
 
@@ -98,17 +102,21 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--shape", choices=("single", "cluster"), default="single")
+    parser.add_argument("--record-size", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=3)
+    parser.add_argument("--controllers", type=int, default=3, help="cluster shape only")
     args = parser.parse_args(argv)
     ratios = {"produce": [], "consume": []}
     for pair in range(args.pairs):
         order = [("base", args.base), ("head", HERE)]
         if pair % 2:
             order.reverse()
-        runs = {name: one_run(tree, args.shape, args.records) for name, tree in order}
+        runs = {name: one_run(tree, args.shape, args.records, args.record_size, args.partitions,
+                              args.controllers) for name, tree in order}
         for what in ratios:
             ratios[what].append(runs["head"][what] / runs["base"][what])
         print(json.dumps({"pair": pair, **runs}), flush=True)
-    print(json.dumps({"shape": args.shape, "records": args.records,
+    print(json.dumps({"shape": args.shape, "records": args.records, "record_size": args.record_size,
                       **{f"{k}_ratio_median": round(statistics.median(v), 3)
                          for k, v in ratios.items()},
                       **{f"{k}_ratios": [round(r, 3) for r in v] for k, v in ratios.items()}}))
