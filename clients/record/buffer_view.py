@@ -1,9 +1,12 @@
-"""The CRC32C of part of any buffer (bytes, bytearray, memoryview) without copying that part:
-google_crc32c takes only objects that need no buffer release, so a large range is handed to it
-as a ctypes array over the buffer's own memory (public C API, through ctypes)."""
+"""Large buffers without copies, through CPython's public C API (ctypes): the CRC32C of part of
+any buffer (google_crc32c takes only objects that need no buffer release, so a large range is
+handed to it as a ctypes array over the buffer's own memory), and a new `bytes` written in place
+(grpcio sends only `bytes`; building a bytearray and copying it into one costs a zero-fill and a
+copy of every byte)."""
 from __future__ import annotations
 
 import ctypes
+from typing import Callable
 
 import google_crc32c
 
@@ -25,6 +28,9 @@ _get_buffer.argtypes = (ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_in
 _release_buffer = ctypes.pythonapi.PyBuffer_Release
 _release_buffer.argtypes = (ctypes.POINTER(_PyBuffer),)
 _SIMPLE = 0     # PyBUF_SIMPLE: one contiguous run of bytes, or an error
+_new_bytes = ctypes.pythonapi.PyBytes_FromStringAndSize
+_new_bytes.argtypes = (ctypes.c_char_p, ctypes.c_ssize_t)
+_new_bytes.restype = ctypes.py_object
 
 
 def crc32c(buf, start: int = 0, end: int | None = None) -> int:
@@ -40,3 +46,22 @@ def crc32c(buf, start: int = 0, end: int | None = None) -> int:
         return google_crc32c.value((ctypes.c_char * (end - start)).from_address(view.buf + start))
     finally:
         _release_buffer(ctypes.byref(view))
+
+
+def bytes_written_in_place(size: int, write: Callable[[memoryview], None]) -> bytes:
+    """A new `bytes` of `size` whose contents `write(view)` puts in a writable view of it, as a
+    C extension fills PyBytes_FromStringAndSize(NULL, size): the object is ours alone until
+    returned (not hashed, not shared), and `write` must fill every byte."""
+    if size == 0:
+        write(memoryview(bytearray()))
+        return b""      # the shared empty bytes: never written
+    out = _new_bytes(None, size)     # not zeroed: `write` fills it
+    view = _PyBuffer()
+    _get_buffer(out, ctypes.byref(view), _SIMPLE)
+    try:
+        target = (ctypes.c_char * size).from_address(view.buf)
+        with memoryview(target).cast("B") as writable:
+            write(writable)
+    finally:
+        _release_buffer(ctypes.byref(view))
+    return out

@@ -66,3 +66,26 @@ def test_a_walk_in_place_fails_as_the_walk_of_a_copy_does(monkeypatch):
                 walk_batch(batch + b"\x01" * 50, 0, header, 1 << 30)
             errors.append(str(info.value))
         assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, 70_000, 2_500_000])
+def test_bytes_written_in_place_hold_what_was_written(size):
+    pattern = bytes(range(251)) * (size // 251 + 1)
+
+    def write(view):
+        view[:] = pattern[:size]
+
+    out = buffer_view.bytes_written_in_place(size, write)
+    assert type(out) is bytes and out == pattern[:size]
+    assert hash(out) == hash(bytes(bytearray(pattern[:size])))
+    if size:
+        with pytest.raises(TypeError):
+            memoryview(out)[0] = 1      # read-only again once returned
+
+
+def test_a_failed_write_raises_through():
+    def write(view):
+        raise OSError("segment file ended short")
+
+    with pytest.raises(OSError, match="ended short"):
+        buffer_view.bytes_written_in_place(100_000, write)
