@@ -93,7 +93,10 @@ def _fields(view: memoryview, pos: int, end: int):
 
 
 def _field(view: memoryview, pos: int, end: int) -> tuple[int, int, object, int]:
-    tag, pos = _varint(view, pos, end)
+    tag, after = _varint(view, pos, end)
+    if after - pos > 5 or tag > 0xFFFFFFFF:      # protobuf's tags are 32-bit varints
+        raise ProduceRequestError(f"the tag at byte {pos} is over 32 bits")
+    pos = after
     field, kind = tag >> 3, tag & 7
     if field == 0:
         raise ProduceRequestError(f"field number 0 at byte {pos}")
@@ -101,7 +104,10 @@ def _field(view: memoryview, pos: int, end: int) -> tuple[int, int, object, int]
     if kind == _VARINT:
         value, pos = _varint(view, pos, end)
     elif kind == _LEN:
-        size, pos = _varint(view, pos, end)
+        size, after = _varint(view, pos, end)
+        if after - pos > 5:                         # and so are lengths
+            raise ProduceRequestError(f"the length at byte {pos} is over 32 bits")
+        pos = after
         if size > end - pos:
             raise ProduceRequestError(f"a field of {size} bytes at byte {pos} runs past its "
                                       f"message ({end - pos} bytes left)")

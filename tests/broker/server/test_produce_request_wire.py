@@ -75,3 +75,11 @@ def test_records_are_views_of_the_request():
         pb.PartitionProduceData(partition=0, records=b"x" * 1000)])]).SerializeToString()
     records = parse_produce_request(data).topics[0].partitions[0].records
     assert isinstance(records, memoryview) and records.obj is data and bytes(records) == b"x" * 1000
+
+
+def test_tags_and_lengths_over_32_bits_are_refused_as_protobuf_refuses_them():
+    for data in (b"\x08\x00\x80\x80\x80\x80\x80\x01\x00",     # a tag of 2^35
+                 b"\x1a\x81\x80\x80\x80\x80\x00",             # a length in six bytes
+                 b"\x08\x81\x80\x80\x80\x80\x80\x80\x80\x80\x00"):   # a 10-byte acks: fine
+        assert ours(data) == protobuf_reading(data)
+    assert ours(b"\x08\x00\x80\x80\x80\x80\x80\x01\x00") is None
