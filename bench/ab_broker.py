@@ -3,11 +3,13 @@ checkouts, in interleaved pairs, so the ratio says what the broker change cost o
 
     python bench/ab_broker.py --base /path/to/old/checkout [--pairs 3] [--records 300000]
         [--shape single|cluster] [--record-size 100] [--partitions 3] [--controllers 3]
+        [--own-client]
 
 `single`: one `kraft dev` node, acks=1 produce then consume; `cluster`: `kraft dev
 --controllers N --brokers 3`, RF=3 acks=all produce then consume. The old checkout may name the
 command module differently (broker.cli before the rooms); it is found by file. Ratios are of
-records/s (the same as of MiB/s: both runs send the same records).
+records/s (the same as of MiB/s: both runs send the same records). --own-client runs each
+tree's own `kraft bench`, so client changes count too.
 """
 from __future__ import annotations
 
@@ -36,8 +38,8 @@ def kraft(tree: pathlib.Path, *args: str, **kw) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, **kw)
 
 
-def client(*args: str) -> dict:
-    done = kraft(HERE, *args, "--format", "json", timeout=600)
+def client(*args: str, tree: pathlib.Path = HERE) -> dict:
+    done = kraft(tree, *args, "--format", "json", timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"kraft {' '.join(args)}: {done.stderr[-2000:]}")
     return json.loads(done.stdout)
@@ -59,7 +61,8 @@ def start_single(tree: pathlib.Path, data: pathlib.Path) -> tuple[subprocess.Pop
 
 
 def one_run(tree: pathlib.Path, shape: str, records: int, size: int = 100, partitions: int = 3,
-            controllers: int = 3) -> dict:
+            controllers: int = 3, own_client: bool = False) -> dict:
+    client_tree = tree if own_client else HERE
     data = pathlib.Path(tempfile.mkdtemp(prefix="ab-"))
     try:
         if shape == "single":
@@ -77,9 +80,10 @@ def one_run(tree: pathlib.Path, shape: str, records: int, size: int = 100, parti
         try:
             produced = client("bench", "produce", "--bootstrap-server", address, "--acks", acks,
                               "--num-records", str(records), "--replication-factor", rf,
-                              "--partitions", str(partitions), "--record-size", str(size))
+                              "--partitions", str(partitions), "--record-size", str(size),
+                              tree=client_tree)
             consumed = client("bench", "consume", "--bootstrap-server", address,
-                              "--num-records", str(records))
+                              "--num-records", str(records), tree=client_tree)
         finally:
             if proc is not None:
                 proc.terminate()
@@ -105,6 +109,8 @@ def main(argv=None) -> int:
     parser.add_argument("--record-size", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--controllers", type=int, default=3, help="cluster shape only")
+    parser.add_argument("--own-client", action="store_true",
+                        help="each run's `kraft bench` from its own tree (client changes count too)")
     args = parser.parse_args(argv)
     ratios = {"produce": [], "consume": []}
     for pair in range(args.pairs):
@@ -112,7 +118,7 @@ def main(argv=None) -> int:
         if pair % 2:
             order.reverse()
         runs = {name: one_run(tree, args.shape, args.records, args.record_size, args.partitions,
-                              args.controllers) for name, tree in order}
+                              args.controllers, args.own_client) for name, tree in order}
         for what in ratios:
             ratios[what].append(runs["head"][what] / runs["base"][what])
         print(json.dumps({"pair": pair, **runs}), flush=True)
