@@ -19,7 +19,7 @@ from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
 from broker.server.config import ServerConfig
-from broker.server.heap import pin_mmap_threshold
+from broker.server.heap import pin_mmap_threshold, release_free_heap_periodically
 from broker.controller.channel import ControllerChannel
 from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
@@ -328,4 +328,5 @@ async def run_until_signalled(config: ServerConfig, announce: Callable[[str], No
 
             # Listening before the node is up: a broker waiting for its controllers still stops.
             nursery.start_soon(stop_on_signal)
+            nursery.start_soon(release_free_heap_periodically)
             await nursery.start(node.run)
