@@ -83,8 +83,6 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
     return BatchHeader._make(HEADER.unpack_from(buf, pos))
 
 
-
-
 def validate_batch(buf, pos: int = 0) -> BatchHeader:
     """Check one whole batch at `pos`: length, magic, CRC32C and a sane header.
     Returns the header; raises CorruptBatchError naming the problem."""
