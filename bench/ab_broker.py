@@ -2,11 +2,14 @@
 checkouts, in interleaved pairs, so the ratio says what the broker change cost or gained.
 
     python bench/ab_broker.py --base /path/to/old/checkout [--pairs 3] [--records 300000]
-        [--shape single|cluster]
+        [--shape single|cluster] [--record-size 100] [--partitions 3] [--controllers 3]
+        [--own-client]
 
 `single`: one `kraft dev` node, acks=1 produce then consume; `cluster`: `kraft dev
---controllers 3 --brokers 3`, RF=3 acks=all produce then consume. The old checkout may name the
-command module differently (broker.cli before the rooms); it is found by file.
+--controllers N --brokers 3`, RF=3 acks=all produce then consume. The old checkout may name the
+command module differently (broker.cli before the rooms); it is found by file. Ratios are of
+records/s (the same as of MiB/s: both runs send the same records). --own-client runs each
+tree's own `kraft bench`, so client changes count too.
 """
 from __future__ import annotations
 
@@ -35,8 +38,8 @@ def kraft(tree: pathlib.Path, *args: str, **kw) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, **kw)
 
 
-def client(*args: str) -> dict:
-    done = kraft(HERE, *args, "--format", "json", timeout=600)
+def client(*args: str, tree: pathlib.Path = HERE) -> dict:
+    done = kraft(tree, *args, "--format", "json", timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"kraft {' '.join(args)}: {done.stderr[-2000:]}")
     return json.loads(done.stdout)
@@ -57,14 +60,17 @@ def start_single(tree: pathlib.Path, data: pathlib.Path) -> tuple[subprocess.Pop
     raise RuntimeError(f"the node from {tree} did not start")
 
 
-def one_run(tree: pathlib.Path, shape: str, records: int) -> dict:
+def one_run(tree: pathlib.Path, shape: str, records: int, size: int = 100, partitions: int = 3,
+            controllers: int = 3, own_client: bool = False) -> dict:
+    client_tree = tree if own_client else HERE
     data = pathlib.Path(tempfile.mkdtemp(prefix="ab-"))
     try:
         if shape == "single":
             proc, address = start_single(tree, data / "d")
             acks, rf = "1", "1"
         else:
-            done = kraft(tree, "dev", "--controllers", "3", "--brokers", "3", "--port", "0",
+            done = kraft(tree, "dev", "--controllers", str(controllers), "--brokers", "3",
+                         "--port", "0", "--controller-port", "0",
                          "--detach", "--data", str(data / "d"), timeout=180)
             if done.returncode != 0:
                 raise RuntimeError(done.stderr[-2000:])
@@ -74,16 +80,18 @@ def one_run(tree: pathlib.Path, shape: str, records: int) -> dict:
         try:
             produced = client("bench", "produce", "--bootstrap-server", address, "--acks", acks,
                               "--num-records", str(records), "--replication-factor", rf,
-                              "--partitions", "3")
+                              "--partitions", str(partitions), "--record-size", str(size),
+                              tree=client_tree)
             consumed = client("bench", "consume", "--bootstrap-server", address,
-                              "--num-records", str(records))
+                              "--num-records", str(records), tree=client_tree)
         finally:
             if proc is not None:
                 proc.terminate()
                 proc.wait(30)
             else:
                 kraft(tree, "dev", "--stop", "--data", str(data / "d"), timeout=120)
-        return {"produce": _rate(produced), "consume": _rate(consumed)}
+        return {"produce": _rate(produced), "consume": _rate(consumed),
+                "produce_mib_s": produced["mb_per_sec"], "consume_mib_s": consumed["mb_per_sec"]}
     finally:
         shutil.rmtree(data, ignore_errors=True)
 
@@ -98,17 +106,23 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--shape", choices=("single", "cluster"), default="single")
+    parser.add_argument("--record-size", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=3)
+    parser.add_argument("--controllers", type=int, default=3, help="cluster shape only")
+    parser.add_argument("--own-client", action="store_true",
+                        help="each run's `kraft bench` from its own tree (client changes count too)")
     args = parser.parse_args(argv)
     ratios = {"produce": [], "consume": []}
     for pair in range(args.pairs):
         order = [("base", args.base), ("head", HERE)]
         if pair % 2:
             order.reverse()
-        runs = {name: one_run(tree, args.shape, args.records) for name, tree in order}
+        runs = {name: one_run(tree, args.shape, args.records, args.record_size, args.partitions,
+                              args.controllers, args.own_client) for name, tree in order}
         for what in ratios:
             ratios[what].append(runs["head"][what] / runs["base"][what])
         print(json.dumps({"pair": pair, **runs}), flush=True)
-    print(json.dumps({"shape": args.shape, "records": args.records,
+    print(json.dumps({"shape": args.shape, "records": args.records, "record_size": args.record_size,
                       **{f"{k}_ratio_median": round(statistics.median(v), 3)
                          for k, v in ratios.items()},
                       **{f"{k}_ratios": [round(r, 3) for r in v] for k, v in ratios.items()}}))

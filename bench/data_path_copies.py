@@ -1,13 +1,13 @@
 """Bytes the broker allocates per fetched and per produced byte (tracemalloc, over one request) and
 the time per request, in a child process per source tree, interleaved --pairs times (A/B).
 
-    python bench/data_path_copies.py --tree /path/to/main --tree . [--pairs 3]
+    python bench/data_path_copies.py --tree /path/to/main --tree . [--pairs 3] [--batch-kib 16]
 
 In-process: a BrokerServicer over a real ReplicaManager and Log (replicas 1, 2, ISR 1, so the high
 watermark follows the log end), called as the gRPC server calls it: the request parsed from its
-bytes, the answer serialized (a tree with `fetch_serialized` serves that; else the message's
-SerializeToString). Consumer fetch, follower fetch, and produce, each of --mib MiB in 16 KiB
-batches."""
+bytes, the answer serialized (a tree with `fetch_serialized` / `produce_serialized` serves those,
+the latter reading the request's bytes itself; else the message's SerializeToString). Consumer
+fetch, follower fetch, and produce, each of --mib MiB in batches of --batch-kib KiB."""
 from __future__ import annotations
 
 import argparse
@@ -31,7 +31,7 @@ from kraft.metadata.image import PartitionRegistration
 
 MIB = 1 << 20
 mib = int(sys.argv[1])
-batch = encode_batch([(None, b"v" * (16384 - 80), (), 1000)])
+batch = encode_batch([(None, b"v" * (int(sys.argv[2]) * 1024 - 80), (), 1000)])
 n_batches = mib * MIB // len(batch)
 produce_bytes = pb.ProduceRequest(acks=1, timeout_ms=1000, topics=[pb.TopicProduceData(
     name="t", partitions=[pb.PartitionProduceData(partition=0, records=batch * n_batches)])]
@@ -81,11 +81,18 @@ async def main():
         servicer = BrokerServicer(replicas, metadata=None, channel=None, cluster_id="c",
                                   clock_ms=lambda: 0, monotonic_ms=lambda: 0)
         serialized = getattr(servicer, "fetch_serialized", None)
+        produce_serialized = getattr(servicer, "produce_serialized", None)
 
         async def produce():
-            response = await servicer.Produce(pb.ProduceRequest.FromString(produce_bytes))
+            if produce_serialized is not None:     # as the gRPC server calls it
+                parse = produce_serialized.parse_request
+                answer = await produce_serialized(parse(produce_bytes))
+                response = pb.ProduceResponse.FromString(answer)
+            else:
+                response = await servicer.Produce(pb.ProduceRequest.FromString(produce_bytes))
+                answer = response.SerializeToString()
             assert response.topics[0].partitions[0].error_code == 0, response
-            return response.SerializeToString()
+            return answer
 
         async def fetch(data):
             request = pb.FetchRequest.FromString(data)
@@ -116,9 +123,9 @@ trio.run(main)
 '''
 
 
-def run(tree: pathlib.Path, mib: int) -> dict:
+def run(tree: pathlib.Path, mib: int, batch_kib: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(mib)], env=env, cwd=tree,
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(mib), str(batch_kib)], env=env, cwd=tree,
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
@@ -128,11 +135,12 @@ def main() -> int:
     parser.add_argument("--tree", action="append", type=pathlib.Path, required=True)
     parser.add_argument("--mib", type=int, default=4)
     parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--batch-kib", type=int, default=16)
     args = parser.parse_args()
     results: dict[str, list[dict]] = {str(t): [] for t in args.tree}
     for _ in range(args.pairs):
         for tree in args.tree:
-            results[str(tree)].append(run(tree, args.mib))
+            results[str(tree)].append(run(tree, args.mib, args.batch_kib))
     print(f"{'tree':<24} {'path':<16} {'allocated / byte':>17} {'peak / byte':>12} "
           f"{'ms / request':>13}")
     for tree, runs in results.items():

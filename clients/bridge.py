@@ -24,9 +24,14 @@ SESSION_EXPIRED = "SESSION_EXPIRED"
 # What grpc's details say when a TLS handshake failed (wrong CA, no TLS, hostname mismatch).
 _TLS_FAILURES = ("Ssl handshake", "SSL routines", "CERTIFICATE_VERIFY_FAILED", "handshake failed")
 
+# The largest message either side of any kraft channel sends or takes (clients and nodes share
+# these options; the server's are the same): far above the batch limits (max.request.size,
+# max.message.bytes, fetch sizes), which are what refuse a large record, by name.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
 CHANNEL_OPTIONS = [
-    ("grpc.max_receive_message_length", 256 * 1024 * 1024),
-    ("grpc.max_send_message_length", 256 * 1024 * 1024),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.enable_http_proxy", 0),
     # gRPC backs off reconnects from 1 s up to 120 s; a node that restarts (chaos, failover) would
     # stay "unreachable" for seconds after it listens again. Kafka caps its reconnect backoff at

@@ -12,6 +12,13 @@ from clients.errors import ErrorCode, KraftError
 from clients.security import ClientSecurity
 from clients.wire import broker_pb2, broker_pb2_grpc, controller_pb2_grpc
 
+_PRODUCE_METHOD = f"/{broker_pb2.DESCRIPTOR.services_by_name['Broker'].full_name}/Produce"
+
+
+def _serialized(request) -> bytes:
+    return request if isinstance(request, bytes) else request.SerializeToString()
+
+
 DEFAULT_PORT = 9092
 
 
@@ -159,7 +166,13 @@ class Cluster:
     def broker_stub_at(self, address: str) -> broker_pb2_grpc.BrokerStub:
         stub = self._broker_stubs.get(address)
         if stub is None:
-            stub = self._broker_stubs[address] = broker_pb2_grpc.BrokerStub(self._channel(address))
+            channel = self._channel(address)
+            stub = self._broker_stubs[address] = broker_pb2_grpc.BrokerStub(channel)
+            # Produce also takes a request already serialized (the producer builds it around
+            # its batches without protobuf's copies: clients/producer/produce_request.py).
+            stub.Produce = channel.unary_unary(
+                _PRODUCE_METHOD, request_serializer=_serialized,
+                response_deserializer=broker_pb2.ProduceResponse.FromString)
         return stub
 
     def controller_stub_at(self, address: str) -> controller_pb2_grpc.ControllerStub:

@@ -156,6 +156,15 @@ class KraftError(Exception):
             return False
 
 
+class RecordTooLarge(KraftError):
+    """A record or batch over a size limit (Kafka's RecordTooLargeException): the producer's
+    max.request.size or buffer.memory, or a topic's max.message.bytes. Resending the same
+    bytes cannot help; the message names the setting to raise."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.MESSAGE_TOO_LARGE, message)
+
+
 def check(code: int, message: str = "") -> None:
     """Raise KraftError unless `code` is NONE."""
     if code:

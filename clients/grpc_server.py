@@ -109,6 +109,16 @@ class RateLimitedLog:
         return True
 
 
+def parses_request(parse: Callable[[bytes], Any]):
+    """Marks a raw handler that takes its request as `parse(bytes)` returns it rather than as
+    the parsed message (a request read without copying its large fields); `parse` raises on
+    bytes that are not the message, which are refused as any unparsable request is."""
+    def mark(handler):
+        handler.parse_request = parse
+        return handler
+    return mark
+
+
 class TrioGrpcServer:
     """Serves async servicers (`async def Method(request) -> response`) from the current trio
     loop. Use as `port = await nursery.start(server.serve)`; cancelling that task stops it."""
@@ -139,7 +149,7 @@ class TrioGrpcServer:
         `only` (the others answer UNIMPLEMENTED); but a method named in `raw_methods` from the
         handler given there, which answers already-serialized bytes (a response built around
         file reads; grpcio wants `bytes`: a bytearray or memoryview answer never completes the
-        call)."""
+        call) and may take its request unparsed (`parses_request`)."""
         descriptor = pb2_module.DESCRIPTOR.services_by_name[service]
         raw_methods = raw_methods or {}
         handlers = {}
@@ -154,9 +164,11 @@ class TrioGrpcServer:
         self._services.append((descriptor.full_name, handlers))
 
     def _shim(self, name: str, handler: Handler, request_type: Any, *, raw: bool):
+        parse = getattr(handler, "parse_request", request_type.FromString)
+
         async def run(data: bytes, context: grpc.aio.ServicerContext) -> bytes:
             try:
-                request = request_type.FromString(data)
+                request = parse(data)
             except Exception as exc:     # noqa: BLE001 - any parse failure is the client's bytes
                 peer = context.peer()
                 self.bad_requests.warning(name, "%s: a request from %s does not parse (%s); refused",

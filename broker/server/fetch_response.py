@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence, Union
 
+from clients.record.buffer_view import bytes_written_in_place
 from kraft.log.file_slice import FileSlice
 
 Records = Union[bytes, FileSlice]
@@ -34,8 +35,9 @@ def _field_size(n: int) -> int:
 def serialize_fetch_response(topics: Sequence[tuple[bytes, Sequence[tuple[bytes, Records]]]]
                              ) -> bytes:
     """`topics`: (a FetchTopicResponse serialized without partitions, [(a FetchPartitionResponse
-    serialized without records, its records)]). One buffer of the final size; the records of a
-    FileSlice are read straight into it; then the one copy into the bytes grpcio needs."""
+    serialized without records, its records)]). The bytes grpcio sends, of the final size,
+    written in place; the records of a FileSlice read straight into them: one copy of a fetched
+    byte in user space, from the page cache."""
     sizes, total = [], 0
     for topic_head, partitions in topics:
         part_sizes = [len(head) + (_field_size(len(records)) if len(records) else 0)
@@ -43,8 +45,7 @@ def serialize_fetch_response(topics: Sequence[tuple[bytes, Sequence[tuple[bytes,
         topic_size = len(topic_head) + sum(_field_size(n) for n in part_sizes)
         sizes.append((topic_size, part_sizes))
         total += _field_size(topic_size)
-    buf = bytearray(total)
-    with memoryview(buf) as view:
+    def write(view: memoryview) -> None:
         at = 0
 
         def put(data) -> None:
@@ -66,4 +67,4 @@ def serialize_fetch_response(topics: Sequence[tuple[bytes, Sequence[tuple[bytes,
                 else:
                     put(records)
         assert at == total, (at, total)
-    return bytes(buf)
+    return bytes_written_in_place(total, write)

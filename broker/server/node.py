@@ -20,7 +20,7 @@ from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
 from broker.server.txn_markers import TxnMarkerWriter
 from broker.server.config import ServerConfig
-from broker.server.heap import pin_mmap_threshold
+from broker.server.heap import pin_mmap_threshold, release_free_heap_periodically
 from broker.controller.channel import ControllerChannel
 from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
@@ -317,7 +317,8 @@ class Node:
                                                             groups.on_txn_marker,
                                                             clock_ms=clock_ms))
         services = [
-            (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized}),
+            (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized,
+                                             "Produce": broker.produce_serialized}),
             (GroupServicer(groups, replicas, config.node_id, authorizer, transactions),
              group_pb2, "Group"),
             (transaction_servicer, transaction_pb2, "Transaction"),
@@ -402,4 +403,5 @@ async def run_until_signalled(config: ServerConfig, announce: Callable[[str], No
 
             # Listening before the node is up: a broker waiting for its controllers still stops.
             nursery.start_soon(stop_on_signal)
+            nursery.start_soon(release_free_heap_periodically)
             await nursery.start(node.run)

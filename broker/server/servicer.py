@@ -22,8 +22,9 @@ from broker.server.fetch_response import serialize_fetch_response
 from broker.transaction.servicer import TransactionServicer
 from broker.transaction.wire import message as txn_message
 from broker.server.txn_markers import TxnMarkerWriter
+from broker.server.produce_request import ProduceData, parse_produce_request
 from clients.errors import ErrorCode, KraftError
-from clients.grpc_server import request_context
+from clients.grpc_server import parses_request, request_context
 from clients.topics import INTERNAL_TOPICS, creatable_topic_problem, topic_name_problem
 from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
@@ -157,6 +158,16 @@ class BrokerServicer:
 
     # -- Produce -----------------------------------------------------------------------------
     async def Produce(self, request: pb.ProduceRequest) -> pb.ProduceResponse:
+        """The message, for in-process callers; the gRPC server serves `produce_serialized`."""
+        return await self._produce(ProduceData.from_message(request))
+
+    @parses_request(parse_produce_request)
+    async def produce_serialized(self, request: ProduceData) -> bytes:
+        """Produce from the request's wire bytes: each partition's records reach the log as a
+        view of the request (produce_request.py), not as protobuf's two copies."""
+        return (await self._produce(request)).SerializeToString()
+
+    async def _produce(self, request: ProduceData) -> pb.ProduceResponse:
         acks = request.acks
         now_ms = self.clock_ms()
         response = pb.ProduceResponse()

@@ -2,6 +2,9 @@
 each leader node should get now. No trio, grpc, clock or threads here: `now_ms` comes in.
 
 Rules, in Kafka's words (RecordAccumulator):
+- a record whose batch of one would exceed max_request_size (or buffer_memory) is refused at
+  once with RecordTooLarge, naming the setting (KafkaProducer.ensureValidRecordSize): no
+  request could ever carry it;
 - a partition's last batch is open; a record that would push it past batch_size opens a new one
   (a record bigger than batch_size gets a batch of its own);
 - a batch is ready when it is full (not the last), its linger has passed, a flush is pending, or
@@ -25,6 +28,8 @@ from __future__ import annotations
 
 from collections import deque
 from typing import Any, Callable, NamedTuple
+
+from clients.errors import RecordTooLarge
 
 # Bytes a record adds beyond its key and value (varints, attributes, deltas): an estimate used
 # only to decide when a batch is full, as Kafka's estimateSizeInBytesUpperBound does.
@@ -77,15 +82,35 @@ def record_size(key: bytes | None, value: bytes | None, headers) -> int:
     return size
 
 
+def too_large(size: int, max_request_size: int, buffer_memory: int | None) -> RecordTooLarge:
+    """Kafka's wording for a record no request can carry, naming the setting to raise."""
+    if size > max_request_size:
+        return RecordTooLarge(
+            f"the record is {size} bytes when serialized (with its batch's {BATCH_OVERHEAD}), "
+            f"over max_request_size={max_request_size} (Kafka's max.request.size), the largest "
+            f"request this producer sends: raise max_request_size (and the topic's "
+            f"max.message.bytes if the record is larger than it too), or send a smaller record")
+    return RecordTooLarge(
+        f"the record is {size} bytes when serialized, over buffer_memory={buffer_memory} "
+        f"(Kafka's buffer.memory), the most this producer holds unsent: raise buffer_memory, "
+        f"or send a smaller record")
+
+
 class RecordAccumulator:
     def __init__(self, *, batch_size: int, linger_ms: int, max_request_size: int,
                  delivery_timeout_ms: int, retry_backoff_ms: int, max_in_flight: int,
                  partitioner: Any, key_partitioner: Callable[[bytes, int], int],
                  new_result: Callable[[str, int], Any],
-                 make_future: Callable[[Any, int, int], Any]) -> None:
+                 make_future: Callable[[Any, int, int], Any],
+                 buffer_memory: int | None = None) -> None:
         self.batch_size = batch_size
         self.linger_ms = linger_ms
         self.max_request_size = max_request_size
+        self.buffer_memory = buffer_memory
+        # A record's key and value may take this many bytes before its size needs a closer look
+        # (the largest record whose batch of one fits both limits, without headers).
+        self._fits = min(max_request_size, buffer_memory or max_request_size) \
+            - BATCH_OVERHEAD - RECORD_OVERHEAD
         self.delivery_timeout_ms = delivery_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.max_in_flight = max(1, max_in_flight)
@@ -110,7 +135,10 @@ class RecordAccumulator:
                headers, timestamp_ms: int, now_ms: int, future: Any = None) -> tuple[Any, bool]:
         """Add one record; returns (future, wake): wake says the sender must look again (a batch
         was opened or filled). The future comes from `make_future(result, index, ts)`; future is
-        None when `partition` does not exist (the caller fails the record)."""
+        None when `partition` does not exist (the caller fails the record). Raises
+        RecordTooLarge, queueing nothing, for a record no request could carry."""
+        if headers or (len(key) if key else 0) + (len(value) if value else 0) > self._fits:
+            self._check_size(record_size(key, value, headers))
         n = self._num_partitions.get(topic)
         if n is None:
             if future is None:
@@ -134,7 +162,12 @@ class RecordAccumulator:
         """Add many records of a topic whose partition count is known, with no future each:
         returns (parts, wake), parts being [result, first index, count] per run of records that
         went to one batch, in order; parts is None when the topic's partition count is not
-        known yet or `partition` does not exist (the caller appends one by one, or fails)."""
+        known yet or `partition` does not exist (the caller appends one by one, or fails).
+        Raises RecordTooLarge, queueing none of them, if any record is too large to send."""
+        fits = self._fits
+        if any(value is not None and len(value) > fits for value in values) or keys is not None:
+            for i, value in enumerate(values):
+                self._check_size(record_size(None if keys is None else keys[i], value, None))
         n = self._num_partitions.get(topic)
         if n is None or (partition is not None and not 0 <= partition < n):
             return None, False
@@ -164,6 +197,12 @@ class RecordAccumulator:
                 last = [batch.result, len(batch.records) - 1, 1]
                 parts.append(last)
         return parts, wake
+
+    def _check_size(self, size: int) -> None:
+        limit = self.max_request_size
+        if size + BATCH_OVERHEAD > limit or (self.buffer_memory is not None
+                                             and size + BATCH_OVERHEAD > self.buffer_memory):
+            raise too_large(size + BATCH_OVERHEAD, limit, self.buffer_memory)
 
     def _place(self, topic: str, n: int, partition: int | None, key, value, headers,
                timestamp_ms: int, now_ms: int) -> tuple[ProducerBatch, bool] | None:

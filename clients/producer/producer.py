@@ -10,6 +10,7 @@ from typing import Any
 
 import trio
 
+from clients import bridge
 from clients._service import BackgroundService
 from clients._sync import Doorbell, TrioHome
 from clients.cluster import Cluster
@@ -65,6 +66,18 @@ def _idempotence(enable: bool | None, acks: int, retries: int, transactional: bo
     return bool(enable)
 
 
+# Room a ProduceRequest needs beyond its batches (field tags, topic names, partition numbers).
+REQUEST_OVERHEAD = 64 * 1024
+
+
+def _check_max_request_size(max_request_size: int) -> None:
+    limit = bridge.MAX_MESSAGE_BYTES - REQUEST_OVERHEAD
+    if not 0 < max_request_size <= limit:
+        raise ValueError(f"max_request_size={max_request_size} must be between 1 and {limit} "
+                         f"(the largest gRPC message kraft's channels carry, less a request's "
+                         f"framing): lower max_request_size")
+
+
 def _failed(topic: str, partition: int, exc: KraftError) -> RecordFuture:
     result = BatchResult(topic, partition)
     result.complete(-1, -1, exc)
@@ -88,7 +101,9 @@ async def _wait_future(future: RecordFuture) -> None:
 class AsyncProducer(BackgroundService):
     """Kafka's producer settings, same names. When buffer_memory bytes wait unsent, `send` (and
     `send_from_thread`) wait up to max_block_ms for the sender to free some, as Kafka's send
-    does (buffer.memory, max.block.ms), then raise; `send_nowait` raises at once.
+    does (buffer.memory, max.block.ms), then raise; `send_nowait` raises at once. A record
+    larger than max_request_size (or buffer_memory) with its batch's overhead raises
+    RecordTooLarge from every send; a record larger than batch_size goes in a batch of its own.
 
     With `transactional_id` (confluent-kafka's transactional API): init_transactions() once,
     then begin_transaction(), sends (and send_offsets_to_transaction for a consume-transform-
@@ -107,6 +122,7 @@ class AsyncProducer(BackgroundService):
                  **security: Any) -> None:
         transactional = transactional_id is not None
         acks = _parse_acks(acks, transactional)
+        _check_max_request_size(max_request_size)
         # Idempotence: each batch carries (producer id, epoch, sequence) so the leader drops a
         # retry it already appended and refuses a gap; default with acks='all', as in Kafka.
         idempotence = IdempotenceManager() \
@@ -133,7 +149,7 @@ class AsyncProducer(BackgroundService):
             max_in_flight=_partition_requests(idempotence is not None,
                                               max_in_flight_requests_per_connection),
             partitioner=StickyPartitioner(), key_partitioner=default_partition,
-            new_result=BatchResult, make_future=RecordFuture)
+            new_result=BatchResult, make_future=RecordFuture, buffer_memory=buffer_memory)
         self._txn = None if not transactional else TransactionalDriver(
             self._cluster, TransactionManager(transactional_id, transaction_timeout_ms),
             idempotence, self._lock, retry_backoff_ms=retry_backoff_ms)

@@ -18,6 +18,7 @@ from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.producer.accumulator import ProducerBatch, RecordAccumulator
 from clients.producer.future import BatchResult
 from clients.producer.idempotence import IdempotenceManager
+from clients.producer.produce_request import serialize_produce_request
 from clients.producer.transactional import TransactionalDriver
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2
@@ -342,7 +343,8 @@ class Sender:
             self._in_flight[node] -= 1
             self.wake()
 
-    def _build_request(self, batches: list[ProducerBatch]) -> broker_pb2.ProduceRequest:
+    def _build_request(self, batches: list[ProducerBatch]) -> bytes:
+        """The serialized ProduceRequest (the broker stub's Produce takes bytes as they are)."""
         by_tp: dict[tuple, list[bytes]] = {}
         for b in batches:
             if b.encoded is None:
@@ -354,12 +356,8 @@ class Sender:
             by_tp.setdefault((b.topic, b.partition), []).append(b.encoded)
         topics: dict[str, list] = {}
         for (topic, partition), chunks in by_tp.items():
-            records = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            topics.setdefault(topic, []).append(
-                broker_pb2.PartitionProduceData(partition=partition, records=records))
-        return broker_pb2.ProduceRequest(
-            acks=self.acks, timeout_ms=self.request_timeout_ms,
-            topics=[broker_pb2.TopicProduceData(name=t, partitions=ps) for t, ps in topics.items()])
+            topics.setdefault(topic, []).append((partition, chunks))
+        return serialize_produce_request(self.acks, self.request_timeout_ms, topics)
 
     def _handle_response(self, batches: list[ProducerBatch], resp) -> None:
         answers = {}

@@ -11,6 +11,8 @@ from clients.record.varint import read_unsigned
 
 # A 32-bit varint (lengths, counts, offset deltas) takes at most 5 bytes; its zigzag form fits 32.
 _INT32_ZIGZAG_LIMIT = 1 << 32
+# Records this large on average are walked in place rather than in a copy of the section.
+IN_PLACE_FROM_BYTES = 4096
 # Timestamp deltas are 64-bit, so these start the running minimum and maximum.
 _NO_LOW, _NO_HIGH = 1 << 64, -(1 << 64)
 
@@ -40,12 +42,16 @@ def walk_batch(buf, pos: int, header: BatchHeader, max_size: int, *,
         raise InvalidRecordsError(f"recordsCount {count} does not match lastOffsetDelta "
                                   f"{header.last_offset_delta} (a batch of n records has "
                                   f"lastOffsetDelta n-1, n >= 1)")
-    section = buf[pos + HEADER_SIZE:pos + header.size]
+    start, end = pos + HEADER_SIZE, pos + header.size
     codec = header.attributes & COMPRESSION_MASK
     if codec:
-        section = decompress(codec, section, max_size)
+        section = decompress(codec, buf[start:end], max_size)
+    elif end - start >= IN_PLACE_FROM_BYTES * count:
+        # Large records: a few reads each, so a window on the buffer (which stops the scan at
+        # the batch end as a copy would) costs less than copying megabytes.
+        section = memoryview(buf)[start:end]
     else:
-        section = bytes(section)   # bytes index fastest, and the scan must stop at the batch end
+        section = bytes(buf[start:end])   # bytes index fastest: small records take many reads
     return scan_records(section, 0, count, last if thinned else None)
 
 

@@ -28,10 +28,11 @@ def encode_varint(n: int) -> bytes:
         return VARINTS[n]
     if not _INT64_MIN <= n <= _INT64_MAX:
         raise ValueError(f"{n} does not fit in a 64-bit varlong")
-    return _encode_unsigned(zigzag(n))
+    return encode_unsigned(zigzag(n))
 
 
-def _encode_unsigned(z: int) -> bytes:
+def encode_unsigned(z: int) -> bytes:
+    """Plain (protobuf) varint bytes of a non-negative `z`: no zigzag."""
     out = bytearray()
     while z > 0x7F:
         out.append((z & 0x7F) | 0x80)
@@ -67,4 +68,4 @@ def read_unsigned(buf, pos: int) -> tuple[int, int]:
                                     f"{MAX_VARINT_BYTES} bytes")
 
 
-VARINTS: tuple[bytes, ...] = tuple(_encode_unsigned(n << 1) for n in range(TABLE_SIZE))
+VARINTS: tuple[bytes, ...] = tuple(encode_unsigned(n << 1) for n in range(TABLE_SIZE))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import struct
 
-from clients.errors import ErrorCode, KraftError
+from clients.errors import ErrorCode, KraftError, RecordTooLarge
 from clients.record.batch_header import (
     ATTRIBUTES_OFFSET, COMPRESSION_MASK, CONTROL_FLAG, CRC_OFFSET, TIMESTAMP_TYPE_MASK,
-    BatchHeader, CorruptBatchError, crc32c, validate_batch)
+    BatchHeader, CorruptBatchError, validate_batch)
+from clients.record.buffer_view import crc32c
 from clients.record.compression import GZIP, LZ4, NAMES, NONE, ZSTD, DecompressedTooLarge
 from clients.record.record_scan import walk_batch
 from kraft.log.log_config import LogConfig
@@ -33,13 +34,6 @@ class CorruptRecords(KraftError):
 
     def __init__(self, message: str) -> None:
         super().__init__(ErrorCode.CORRUPT_MESSAGE, message)
-
-
-class RecordTooLarge(KraftError):
-    """A batch over max.message.bytes (or over segment.bytes)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.MESSAGE_TOO_LARGE, message)
 
 
 class InvalidRecord(KraftError):
@@ -162,4 +156,4 @@ def stamp_log_append_time(buf: bytearray, pos: int, header: BatchHeader, now_ms:
     _ATTRIBUTES.pack_into(buf, pos + ATTRIBUTES_OFFSET, header.attributes | TIMESTAMP_TYPE_MASK)
     _MAX_TIMESTAMP.pack_into(buf, pos + _MAX_TIMESTAMP_OFFSET, now_ms)
     _CRC.pack_into(buf, pos + CRC_OFFSET,
-                   crc32c(bytes(buf[pos + ATTRIBUTES_OFFSET:pos + header.size])))
+                   crc32c(buf, pos + ATTRIBUTES_OFFSET, pos + header.size))

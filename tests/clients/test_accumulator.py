@@ -85,7 +85,10 @@ def test_drain_respects_max_request_size_but_sends_at_least_one_batch():
     d = acc.drain(0, LEADERS.get, ANY)
     assert sum(b.size for b in d.requests[0]) <= 1200 and len(d.requests[0]) == 2
     assert d.next_ms == 0  # more is ready
-    big = make(max_request_size=10, linger_ms=0)
+    # Each record fits max_request_size alone (a larger one is refused at send), but a batch
+    # of two is over it: it still goes, alone.
+    big = make(max_request_size=BATCH_OVERHEAD + len(VALUE) + RECORD_OVERHEAD, linger_ms=0)
+    big.append("t", 0, None, VALUE, None, 1, now_ms=0)
     big.append("t", 0, None, VALUE, None, 1, now_ms=0)
     assert len(big.drain(0, LEADERS.get, ANY).requests[0]) == 1
 

@@ -14,6 +14,7 @@ from clients.producer.future import BatchResult, RecordFuture
 from clients.producer.idempotence import NEEDS_BUMP, IdempotenceManager
 from clients.producer.sender import Sender, now_ms
 from clients.record.compression import codec_from_name
+from clients.wire import broker_pb2
 
 
 class _Future:
@@ -73,7 +74,8 @@ async def test_the_request_leaves_before_the_sender_yields():
         sender._step()
         # No checkpoint since the step: the request must already be with grpcio.
         assert len(cluster.stub.issued) == 1
-        assert cluster.stub.issued[0].topics[0].partitions[0].partition == 0
+        issued = broker_pb2.ProduceRequest.FromString(cluster.stub.issued[0])  # sent serialized
+        assert issued.topics[0].partitions[0].partition == 0
         nursery.cancel_scope.cancel()
 
 

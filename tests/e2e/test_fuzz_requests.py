@@ -26,7 +26,10 @@ PER_METHOD = int(os.environ.get("KRAFT_FUZZ_EXAMPLES", "200"))
 METHOD_BUDGET_S = float("inf") if "KRAFT_FUZZ_EXAMPLES" in os.environ else 2.5
 BATCH = 25                   # requests in flight at once: parked ones cost one deadline per batch
 DEADLINE_S = 0.3
-RSS_GROWTH_LIMIT_MB = 40     # measured: +11 MB with the heap pinned, +69 MB to +840 MB without
+# measured: +11 MB with the mmap threshold pinned at 128 KiB; with broker/server/heap.py's 2 MiB,
+# an 8 MiB trim threshold and free pages handed back each second +18 and +27 MB (+29 and +62 MB
+# without that last step); +69 MB to +840 MB with glibc's defaults
+RSS_GROWTH_LIMIT_MB = 40
 LOG_LIMIT_BYTES = 2 << 20    # one rate-limited line per kind of bad request, not one per request
 
 BROKER_SERVICES = [(broker_pb2, "Broker"), (group_pb2, "Group"), (controller_pb2, "Controller")]
