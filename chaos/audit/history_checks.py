@@ -55,11 +55,12 @@ def _no_replicas():
 
 
 def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
-                  log: DataFrame | None) -> DataFrame:
+                  log: DataFrame | None, keep=lambda df: None) -> DataFrame:
     """Every history check as one frame of violations. The big inputs (every acknowledged send,
     polled value and log record) are shuffled once by (partition, offset) and once by
-    (partition, value); each check keyed by one of them reads that one shuffle (Spark reuses an
-    exchange a plan holds twice), and the per-key answers are hash-aggregated, not sorted."""
+    (partition, value) and cached so (each is handed to `keep`, to unpersist after the audit):
+    every check keyed by one of them reads that one shuffle, its answers hash-aggregated, not
+    sorted. (Uncached, Spark pushes each check's filter below the shuffle and shuffles again.)"""
     acked = sends.filter((F.col("type") == "ok") & F.col("offset").isNotNull()
                          & F.col("value").isNotNull())
     obs = (acked.select("partition", "offset", "value", F.lit("send").alias("source"),
@@ -77,12 +78,14 @@ def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
             "partition", "offset", "value", F.lit("log").alias("source"),
             F.col("replica").cast("string").alias("who"))
     by_offset = (obs if unvalued is None else obs.unionByName(unvalued)) \
-        .repartition("partition", "offset")
+        .repartition("partition", "offset").cache()
+    keep(by_offset)
     out, index = _offset_checks(by_offset)
     failed = sends.filter((F.col("type") == "fail") & F.col("value").isNotNull()).select(
         "partition", F.lit(None).cast("long").alias("offset"), "value",
         F.lit("fail").alias("source"), F.col("process").alias("who"))
-    by_value = obs.unionByName(failed).repartition("partition", "value")
+    by_value = obs.unionByName(failed).repartition("partition", "value").cache()
+    keep(by_value)
     out = out.unionByName(_value_checks(by_value, reads, log))
     # nonmonotonic-send: one process's acknowledged offsets in a partition must rise
     ws = Window.partitionBy("process", "partition").orderBy("idx")
