@@ -55,7 +55,12 @@ def _no_replicas():
 
 
 def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
-                  log: DataFrame | None) -> DataFrame:
+                  log: DataFrame | None, keep=lambda df: None) -> DataFrame:
+    """Every history check as one frame of violations. The big inputs (every acknowledged send,
+    polled value and log record) are shuffled once by (partition, offset) and once by
+    (partition, value) and cached so (each is handed to `keep`, to unpersist after the audit):
+    every check keyed by one of them reads that one shuffle, its answers hash-aggregated, not
+    sorted. (Uncached, Spark pushes each check's filter below the shuffle and shuffles again.)"""
     acked = sends.filter((F.col("type") == "ok") & F.col("offset").isNotNull()
                          & F.col("value").isNotNull())
     obs = (acked.select("partition", "offset", "value", F.lit("send").alias("source"),
@@ -63,88 +68,25 @@ def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
            .unionByName(reads.filter(F.col("value").isNotNull()).select(
                "partition", "offset", "value", F.lit("poll").alias("source"),
                F.col("process").alias("who"))))
-    offsets = obs.select("partition", "offset")
+    # Offsets known to hold a value, for poll-skip: also the log's records of other values.
+    unvalued = None
     if log is not None:
         obs = obs.unionByName(log.filter(F.col("value").isNotNull()).select(
             "partition", "offset", "value", F.lit("log").alias("source"),
             F.col("replica").cast("string").alias("who")))
-        offsets = offsets.unionByName(log.select("partition", "offset"))
-    who = F.concat_ws(":", "source", "who")
-    log_replicas = F.when(F.col("source") == "log", F.col("who").cast("int"))
-
-    # inconsistent-offsets: one offset, several values. Cheap bounds find the offsets; who saw
-    # which value is gathered for those alone.
-    bad = (obs.groupBy("partition", "offset")
-           .agg(F.min("value").alias("a"), F.max("value").alias("b"))
-           .filter(F.col("a") != F.col("b")).select("partition", "offset"))
-    by_value = obs.join(bad, ["partition", "offset"], "left_semi") \
-        .groupBy("partition", "offset", "value").agg(
-        F.sort_array(F.collect_set(who)).alias("seen_by"),
-        F.collect_set(log_replicas).alias("reps"))
-    multi = by_value.groupBy("partition", "offset").agg(
-        F.sort_array(F.collect_list(F.struct("value", "seen_by"))).alias("values"),
-        F.flatten(F.collect_list("reps")).alias("reps")).filter(F.size("values") > 1)
-    out = _v(multi, "inconsistent-offsets", F.col("offset"), F.col("offset"),
-             F.array_distinct("reps"), {"values": F.col("values")},
-             F.concat(fmt("offset %d holds %d values: ", "offset", F.size("values")),
-                      F.array_join(F.transform("values", lambda x: F.concat(
-                          x["value"].cast("string"), F.lit(" ("),
-                          F.array_join(x["seen_by"], ", "), F.lit(")"))), "; ")))
-
-    # duplicate: one value, several offsets (found the same way)
-    bad = (obs.groupBy("partition", "value")
-           .agg(F.min("offset").alias("a"), F.max("offset").alias("b"))
-           .filter(F.col("a") != F.col("b")).select("partition", "value"))
-    dup = obs.join(bad, ["partition", "value"], "left_semi").groupBy("partition", "value").agg(
-        F.sort_array(F.collect_set("offset")).alias("offsets"),
-        F.array_distinct(F.collect_list(log_replicas)).alias("reps")).filter(F.size("offsets") > 1)
-    out = out.unionByName(_v(dup, "duplicate", F.array_min("offsets"), F.array_max("offsets"),
-                             F.col("reps"), {"value": F.col("value"), "offsets": F.col("offsets")},
-                             fmt("value %d appears at offsets %s", "value",
-                                 F.array_join("offsets", ", "))))
-
-    # lost-write and unseen: acknowledged sends nobody polled
-    polled = reads.select("partition", "value").distinct()
-    not_polled = acked.join(polled, ["partition", "value"], "left_anti")
-    bound = reads.groupBy("partition").agg(F.max("offset").alias("max_polled"))
-    in_log = F.lit(False)
-    if log is not None:
-        in_log_df = log.select("partition", "value").distinct().withColumn("in_log", F.lit(True))
-        not_polled = not_polled.join(in_log_df, ["partition", "value"], "left")
-        hw = log.groupBy("partition").agg(F.max("offset").alias("log_top"))
-        bound = bound.join(hw, "partition", "full_outer")
-        in_log = F.coalesce(F.col("in_log"), F.lit(False))
-    else:
-        bound = bound.withColumn("log_top", F.lit(None).cast("long"))
-    judged = (not_polled.join(bound, "partition", "left")
-              .withColumn("reach", F.greatest("max_polled", "log_top"))
-              .withColumn("lost", F.coalesce(~in_log & (F.col("offset") <= F.col("reach")),
-                                             F.lit(False))))
-    lost = judged.filter("lost")
-    out = out.unionByName(_v(
-        lost, "lost-write", F.col("offset"), F.col("offset"), _no_replicas(),
-        {"value": F.col("value"), "process": F.col("process"), "max_polled": F.col("max_polled"),
-         "log_top": F.col("log_top")},
-        fmt("value %d acknowledged at offset %d (process %s) is in no poll and not in the log, "
-            "though polls or the log reach offset %d", "value", "offset", "process", "reach")))
-    unseen = judged.filter(~F.col("lost"))
-    out = out.unionByName(_v(
-        unseen, "unseen", F.col("offset"), F.col("offset"), _no_replicas(),
-        {"value": F.col("value"), "process": F.col("process"), "in_log": in_log},
-        F.concat(fmt("value %d acknowledged at offset %d (process %s) was never polled",
-                     "value", "offset", "process"),
-                 F.when(in_log, F.lit(" (it is in the log)")).otherwise(F.lit("")))))
-
-    # aborted-read (G1a): a poll saw a value whose send failed
-    failed = sends.filter(F.col("type") == "fail").select(
-        "partition", "value", F.col("process").alias("writer"))
-    aborted = reads.join(failed, ["partition", "value"])
-    out = out.unionByName(_v(
-        aborted, "aborted-read", F.col("offset"), F.col("offset"), _no_replicas(),
-        {"value": F.col("value"), "reader": F.col("process"), "writer": F.col("writer")},
-        fmt("process %s polled value %d at offset %d, but its send (process %s) failed",
-            "process", "value", "offset", "writer")))
-
+        unvalued = log.filter(F.col("value").isNull()).select(
+            "partition", "offset", "value", F.lit("log").alias("source"),
+            F.col("replica").cast("string").alias("who"))
+    by_offset = (obs if unvalued is None else obs.unionByName(unvalued)) \
+        .repartition("partition", "offset").cache()
+    keep(by_offset)
+    out, index = _offset_checks(by_offset)
+    failed = sends.filter((F.col("type") == "fail") & F.col("value").isNotNull()).select(
+        "partition", F.lit(None).cast("long").alias("offset"), "value",
+        F.lit("fail").alias("source"), F.col("process").alias("who"))
+    by_value = obs.unionByName(failed).repartition("partition", "value").cache()
+    keep(by_value)
+    out = out.unionByName(_value_checks(by_value, reads, log))
     # nonmonotonic-send: one process's acknowledged offsets in a partition must rise
     ws = Window.partitionBy("process", "partition").orderBy("idx")
     back = (acked.withColumn("prev_offset", F.lag("offset").over(ws))
@@ -157,19 +99,21 @@ def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
             "prev_value", "value", "prev_offset", "offset")))
 
     # nonmonotonic-poll and poll-skip: one consumer's successive positions in a partition
+    # (`reads` is partitioned by process already: this window shuffles nothing).
     wp = Window.partitionBy("process", "partition", "session").orderBy("idx", "pos")
-    index = (offsets.distinct().withColumn(
-        "i", F.dense_rank().over(Window.partitionBy("partition").orderBy("offset"))))
-    seq = (reads.join(index, ["partition", "offset"], "left")
-           .withColumn("prev_offset", F.lag("offset").over(wp))
-           .withColumn("prev_i", F.lag("i").over(wp)))
+    seq = reads.withColumn("prev_offset", F.lag("offset").over(wp))
     nonmono = seq.filter(F.col("offset") <= F.col("prev_offset"))
     out = out.unionByName(_v(
         nonmono, "nonmonotonic-poll", F.col("prev_offset"), F.col("offset"), _no_replicas(),
         {"process": F.col("process")},
         fmt("process %s polled offset %d after offset %d", "process", "offset", "prev_offset")))
-    skip = seq.filter(F.col("assign") & (F.col("offset") > F.col("prev_offset"))
-                      & (F.col("i") - F.col("prev_i") > 1))
+    # A skip is a step over offsets known to hold values: only a step of more than one offset can
+    # be one, so only those steps look up the ranks of their two offsets.
+    steps = seq.filter(F.col("assign") & (F.col("offset") > F.col("prev_offset") + 1))
+    skip = (steps.join(index, ["partition", "offset"], "left")
+            .join(index.select("partition", F.col("offset").alias("prev_offset"),
+                               F.col("i").alias("prev_i")), ["partition", "prev_offset"], "left")
+            .filter(F.col("i") - F.col("prev_i") > 1))
     out = out.unionByName(_v(
         skip, "poll-skip", F.col("prev_offset"), F.col("offset"), _no_replicas(),
         {"process": F.col("process"), "skipped": F.col("i") - F.col("prev_i") - 1},
@@ -186,3 +130,100 @@ def check_history(sends: DataFrame, reads: DataFrame, commits: DataFrame,
         {"group": F.col("group"), "process": F.col("process"), "previous_process": F.col("prev_process")},
         fmt("group '%s' committed offset %d (process %s) after %d (process %s)", "group",
             "offset", "process", "prev_offset", "prev_process")))
+
+
+def _offset_checks(by_offset: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """inconsistent-offsets (one offset, several values) over the rows shuffled by (partition,
+    offset), and the index of the offsets known to hold something: (partition, offset, i), i the
+    offset's rank in its partition."""
+    per_offset = by_offset.groupBy("partition", "offset").agg(
+        F.min("value").alias("a"), F.max("value").alias("b"))
+    # Cheap bounds find the offsets; who saw which value is gathered for those alone.
+    bad = per_offset.filter(F.col("a") != F.col("b")).select("partition", "offset")
+    who = F.concat_ws(":", "source", "who")
+    by_value = by_offset.filter(F.col("value").isNotNull()) \
+        .join(bad.hint("shuffle_hash"), ["partition", "offset"], "left_semi") \
+        .groupBy("partition", "offset", "value").agg(
+        F.sort_array(F.collect_set(who)).alias("seen_by"),
+        F.collect_set(_log_replica()).alias("reps"))
+    multi = by_value.groupBy("partition", "offset").agg(
+        F.sort_array(F.collect_list(F.struct("value", "seen_by"))).alias("values"),
+        F.flatten(F.collect_list("reps")).alias("reps")).filter(F.size("values") > 1)
+    out = _v(multi, "inconsistent-offsets", F.col("offset"), F.col("offset"),
+             F.array_distinct("reps"), {"values": F.col("values")},
+             F.concat(fmt("offset %d holds %d values: ", "offset", F.size("values")),
+                      F.array_join(F.transform("values", lambda x: F.concat(
+                          x["value"].cast("string"), F.lit(" ("),
+                          F.array_join(x["seen_by"], ", "), F.lit(")"))), "; ")))
+    index = per_offset.select("partition", "offset", F.dense_rank().over(
+        Window.partitionBy("partition").orderBy("offset")).alias("i"))
+    return out, index
+
+
+def _log_replica():
+    return F.when(F.col("source") == "log", F.col("who").cast("int"))
+
+
+def _value_checks(by_value: DataFrame, reads: DataFrame, log: DataFrame | None) -> DataFrame:
+    """duplicate, lost-write, unseen and aborted-read over the rows shuffled by (partition,
+    value): acknowledged sends, polled and logged values, and failed sends (offset null)."""
+    source = F.col("source")
+    per_value = by_value.groupBy("partition", "value").agg(
+        F.min("offset").alias("lo"), F.max("offset").alias("hi"),
+        F.max(source == "poll").alias("polled"), F.max(source == "log").alias("in_log"),
+        F.max(source == "fail").alias("failed"))
+
+    # duplicate: one value, several offsets (found the same way as inconsistent offsets)
+    bad = per_value.filter(F.col("lo") != F.col("hi")).select("partition", "value")
+    dup = by_value.filter(source != "fail") \
+        .join(bad.hint("shuffle_hash"), ["partition", "value"], "left_semi") \
+        .groupBy("partition", "value").agg(
+        F.sort_array(F.collect_set("offset")).alias("offsets"),
+        F.array_distinct(F.collect_list(_log_replica())).alias("reps")).filter(F.size("offsets") > 1)
+    out = _v(dup, "duplicate", F.array_min("offsets"), F.array_max("offsets"), F.col("reps"),
+             {"value": F.col("value"), "offsets": F.col("offsets")},
+             fmt("value %d appears at offsets %s", "value", F.array_join("offsets", ", ")))
+
+    # lost-write and unseen: acknowledged sends nobody polled
+    unpolled = per_value.filter(~F.col("polled")).select("partition", "value", "in_log")
+    not_polled = by_value.filter(source == "send").select(
+        "partition", "value", "offset", F.col("who").alias("process")) \
+        .join(unpolled.hint("shuffle_hash"), ["partition", "value"])
+    bound = reads.groupBy("partition").agg(F.max("offset").alias("max_polled"))
+    if log is not None:
+        bound = bound.join(log.groupBy("partition").agg(F.max("offset").alias("log_top")),
+                           "partition", "full_outer")
+    else:
+        bound = bound.withColumn("log_top", F.lit(None).cast("long"))
+    in_log = F.col("in_log")
+    judged = (not_polled.join(bound, "partition", "left")
+              .withColumn("reach", F.greatest("max_polled", "log_top"))
+              .withColumn("lost", F.coalesce(~in_log & (F.col("offset") <= F.col("reach")),
+                                             F.lit(False))))
+    out = out.unionByName(_v(
+        judged.filter("lost"), "lost-write", F.col("offset"), F.col("offset"), _no_replicas(),
+        {"value": F.col("value"), "process": F.col("process"), "max_polled": F.col("max_polled"),
+         "log_top": F.col("log_top")},
+        fmt("value %d acknowledged at offset %d (process %s) is in no poll and not in the log, "
+            "though polls or the log reach offset %d", "value", "offset", "process", "reach")))
+    out = out.unionByName(_v(
+        judged.filter(~F.col("lost")), "unseen", F.col("offset"), F.col("offset"), _no_replicas(),
+        {"value": F.col("value"), "process": F.col("process"), "in_log": in_log},
+        F.concat(fmt("value %d acknowledged at offset %d (process %s) was never polled",
+                     "value", "offset", "process"),
+                 F.when(in_log, F.lit(" (it is in the log)")).otherwise(F.lit("")))))
+
+    # aborted-read (G1a): a poll saw a value whose send failed
+    both = per_value.filter(F.col("failed") & F.col("polled")).select("partition", "value")
+    seen = by_value.filter(source == "poll").join(both.hint("shuffle_hash"),
+                                                  ["partition", "value"], "left_semi")
+    failed = by_value.filter(source == "fail").join(both.hint("shuffle_hash"),
+                                                    ["partition", "value"], "left_semi")
+    aborted = seen.select("partition", "value", "offset", F.col("who").alias("process")) \
+        .join(failed.select("partition", "value", F.col("who").alias("writer")),
+              ["partition", "value"])
+    return out.unionByName(_v(
+        aborted, "aborted-read", F.col("offset"), F.col("offset"), _no_replicas(),
+        {"value": F.col("value"), "reader": F.col("process"), "writer": F.col("writer")},
+        fmt("process %s polled value %d at offset %d, but its send (process %s) failed",
+            "process", "value", "offset", "writer")))

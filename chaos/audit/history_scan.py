@@ -185,27 +185,25 @@ class HistoryFrames:
 def _sessions(ev):
     """Each polled value with its consumer's position session, as Jepsen's checker needs: it
     changes on the process's assign/subscribe and, per partition, on a poll's `rebalanced`
-    (counted before that poll's values); `assign` says the last reset was an assign."""
+    (counted before that poll's values); `assign` says the last reset was an assign. One shuffle
+    by process serves both windows and the checks' per-consumer windows after it."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    reads = ev.filter(F.col("kind") == "read")
-    resets = ev.filter(F.col("kind") == "reset")
+    kind = F.col("kind")
+    rows = (ev.filter(kind.isin("read", "reset", "rebalance"))
+            .withColumn("pos", F.when(kind == "rebalance", F.lit(-1)).otherwise(F.col("pos")))
+            .repartition("process"))
     upto = Window.partitionBy("process").orderBy("idx", "pos") \
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    by_process = (reads.unionByName(resets)
-                  .withColumn("resets", F.sum((F.col("kind") == "reset").cast("int")).over(upto))
-                  .withColumn("mode", F.last(F.when(F.col("kind") == "reset", F.col("assign")),
-                                             ignorenulls=True).over(upto))
-                  .filter(F.col("kind") == "read"))
-    rebalances = ev.filter(F.col("kind") == "rebalance").withColumn("pos", F.lit(-1))
+    # A reset has no partition: it sits in a window of its own below, where nothing counts it.
     upto_part = Window.partitionBy("process", "partition").orderBy("idx", "pos") \
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    return (by_process.unionByName(rebalances.withColumn("resets", F.lit(0))
-                                   .withColumn("mode", F.lit(None).cast("boolean")))
-            .withColumn("rebalances",
-                        F.sum((F.col("kind") == "rebalance").cast("int")).over(upto_part))
-            .filter(F.col("kind") == "read")
+    return (rows.withColumn("resets", F.sum((kind == "reset").cast("int")).over(upto))
+            .withColumn("mode", F.last(F.when(kind == "reset", F.col("assign")),
+                                       ignorenulls=True).over(upto))
+            .withColumn("rebalances", F.sum((kind == "rebalance").cast("int")).over(upto_part))
+            .filter(kind == "read")
             .select("idx", "pos", "process", "partition", "offset", "value",
                     F.concat_ws(".", "resets", "rebalances").alias("session"),
                     F.coalesce("mode", F.lit(False)).alias("assign")))

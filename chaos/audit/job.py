@@ -282,7 +282,7 @@ def _run(spark, frame, cluster, history, progress, result, started, txn_history)
         if log is not None:
             log = log.cache()       # three checks read it
             frame.keep(log)
-        frames.append(hc.check_history(h.sends, h.reads, h.commits, log))
+        frames.append(hc.check_history(h.sends, h.reads, h.commits, log, frame.keep))
         result.checks_run += [c for c in ("lost-write", "duplicate", "inconsistent-offsets",
                                           "aborted-read", "nonmonotonic-send", "nonmonotonic-poll",
                                           "poll-skip", "unseen", "commit-backwards")]
