@@ -12,14 +12,18 @@ from chaos.spark_source.offsets import Partition, SourceOptionError
 class TopicsView:
     """One metadata Consumer (no group) for the life of a reader on the driver."""
 
-    def __init__(self, bootstrap: str, topics_kind: str, topics) -> None:
+    def __init__(self, bootstrap: str, topics_kind: str, topics,
+                 isolation_level: str = "read_uncommitted") -> None:
         self.bootstrap, self.kind, self.topics = bootstrap, topics_kind, topics
+        # read_committed: the latest offset is the last stable offset, where such a read ends.
+        self.isolation_level = isolation_level
         self._consumer: Consumer | None = None
 
     @property
     def consumer(self) -> Consumer:
         if self._consumer is None:
-            self._consumer = Consumer(self.bootstrap, client_id="kraft-spark-driver")
+            self._consumer = Consumer(self.bootstrap, client_id="kraft-spark-driver",
+                                      isolation_level=self.isolation_level)
         return self._consumer
 
     def partitions(self) -> list[Partition]:

@@ -53,7 +53,7 @@ class FetchTimeout(RuntimeError):
 
 
 def read_range(bootstrap: str, r: OffsetRange, *, poll_timeout_ms: int,
-               fail_on_data_loss: bool):
+               fail_on_data_loss: bool, isolation_level: str = "read_uncommitted"):
     """Arrow record batches of the columns (key, value, topic, partition, offset, timestamp,
     timestampType, headers) of every record in [r.start, r.end), in offset order, one batch per
     poll. Offsets may skip (compaction, control batches)."""
@@ -63,7 +63,8 @@ def read_range(bootstrap: str, r: OffsetRange, *, poll_timeout_ms: int,
     # Offsets deleted since planning: the consumer raises OFFSET_OUT_OF_RANGE ("none"), or,
     # with failOnDataLoss=false, carries on from the log start ("earliest").
     consumer = Consumer(bootstrap, client_id="kraft-spark-reader", max_poll_records=2000,
-                        auto_offset_reset="none" if fail_on_data_loss else "earliest")
+                        auto_offset_reset="none" if fail_on_data_loss else "earliest",
+                        isolation_level=isolation_level)
     try:
         consumer.assign([tp])
         consumer.seek(tp, r.start)

@@ -115,6 +115,22 @@ def int_option(options: dict, name: str) -> int | None:
     return value
 
 
+ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
+
+
+def isolation_option(options: dict) -> str:
+    """isolation.level (or Spark's kafka.isolation.level): read_uncommitted, the default as in
+    Kafka, or read_committed (committed transactions only, read up to the last stable offset)."""
+    names = [n for n in ("isolation.level", "kafka.isolation.level") if options.get(n)]
+    if not names:
+        return "read_uncommitted"
+    text = str(options[names[0]]).strip().lower()
+    if text not in ISOLATION_LEVELS:
+        raise SourceOptionError(f"{names[0]}={options[names[0]]!r}: expected read_committed or "
+                                f"read_uncommitted")
+    return text
+
+
 def bool_option(options: dict, name: str, default: bool) -> bool:
     text = str(options.get(name, default)).strip().lower()
     if text not in ("true", "false"):

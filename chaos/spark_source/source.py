@@ -61,6 +61,7 @@ class _Reading:
         self.bootstrap = _bootstrap(options)
         self.topics_kind, self.topics = o.topics_option(options)
         self.fail_on_data_loss = o.bool_option(options, "failOnDataLoss", True)
+        self.isolation_level = o.isolation_option(options)
         self.min_partitions = o.int_option(options, "minPartitions")
         self.poll_timeout_ms = o.int_option(options, "kafkaConsumer.pollTimeoutMs") \
             or POLL_TIMEOUT_MS
@@ -74,7 +75,8 @@ class _Reading:
         if self._view is None:
             from chaos.spark_source.cluster import TopicsView
 
-            self._view = TopicsView(self.bootstrap, self.topics_kind, self.topics)
+            self._view = TopicsView(self.bootstrap, self.topics_kind, self.topics,
+                                    self.isolation_level)
         return self._view
 
     def _starting(self, spec, partitions, earliest, latest):
@@ -94,7 +96,8 @@ class _Reading:
         if not isinstance(partition, RangePartition):
             return iter(())     # Spark runs one empty task when partitions() gave none
         return read_range(self.bootstrap, partition.range, poll_timeout_ms=self.poll_timeout_ms,
-                          fail_on_data_loss=self.fail_on_data_loss)
+                          fail_on_data_loss=self.fail_on_data_loss,
+                          isolation_level=self.isolation_level)
 
 
 class BatchReader(_Reading, DataSourceReader):

@@ -95,6 +95,28 @@ def test_batch_read_of_offset_ranges_and_assign(spark, bootstrap):
     assert sorted(r.offset for r in one.select("offset").collect()) == list(range(10))
 
 
+def test_read_committed_reads_committed_transactions_only(spark, bootstrap):
+    with Admin(bootstrap) as admin:
+        admin.create_topics([NewTopic("txns", 1, 1)])
+    with Producer(bootstrap, transactional_id="spark-source-test") as p:
+        p.init_transactions(30)
+        for values, commit in (([b"c1", b"c2"], True), ([b"a1", b"a2"], False),
+                               ([b"c3"], True)):
+            p.begin_transaction()
+            for v in values:
+                p.send("txns", v, partition=0)
+            p.flush(30)         # in the log before the abort (an abort drops what is unsent)
+            if commit:
+                p.commit_transaction(30)
+            else:
+                p.abort_transaction(30)
+    committed = read(spark, bootstrap, subscribe="txns", **{"isolation.level": "read_committed"})
+    assert sorted(bytes(r.value) for r in committed.collect()) == [b"c1", b"c2", b"c3"]
+    everything = read(spark, bootstrap, subscribe="txns")       # read_uncommitted, as Kafka
+    assert sorted(bytes(r.value) for r in everything.collect()) == [b"a1", b"a2", b"c1", b"c2",
+                                                                    b"c3"]
+
+
 def test_bad_options_fail_with_the_option_named(spark, bootstrap):
     with pytest.raises(Exception, match="startingOffsets names ranges-9"):
         read(spark, bootstrap, subscribe="ranges",

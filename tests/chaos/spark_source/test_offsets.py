@@ -82,3 +82,11 @@ def test_numbers_and_flags_are_checked():
     assert o.bool_option({"failOnDataLoss": "False"}, "failOnDataLoss", True) is False
     with pytest.raises(o.SourceOptionError, match="expected true or false"):
         o.bool_option({"failOnDataLoss": "no"}, "failOnDataLoss", True)
+
+
+def test_isolation_level_is_kafkas_option_with_kafkas_default():
+    assert o.isolation_option({}) == "read_uncommitted"
+    assert o.isolation_option({"isolation.level": "read_committed"}) == "read_committed"
+    assert o.isolation_option({"kafka.isolation.level": "READ_COMMITTED"}) == "read_committed"
+    with pytest.raises(o.SourceOptionError, match="isolation.level='committed': expected"):
+        o.isolation_option({"isolation.level": "committed"})
