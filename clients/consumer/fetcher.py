@@ -452,6 +452,10 @@ class Fetcher:
             for tp, gen, code, message, records, next_offset, epoch in decoded:
                 if self.gens.get(tp, 0) != gen:
                     continue  # a seek or reset happened while the fetch was out
+                if self.fetch_offsets.get(tp) != asked[tp][0]:
+                    # Another fetch (to the partition's new leader, while this one hung on the
+                    # old) already moved past this offset: these records are buffered already.
+                    continue
                 if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
                     log.info("fetch offset %d of %s-%d is out of range (%s); resetting to %s",
                              asked[tp][0], tp[0], tp[1], message, self.reset_policy)
