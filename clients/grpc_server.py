@@ -1,5 +1,6 @@
-"""The server half of the trio<->grpcio bridge: grpcio's asyncio server runs on a thread of its
-own, and each request runs as a trio task in the node's loop, so a parked request holds no thread.
+"""The server half of the trio<->grpcio bridge: grpcio's asyncio servers run on one thread of the
+process (`shared_aio_loop`), and each request runs as a trio task in the node's loop, so a parked
+request holds no thread.
 
 Why this shape: grpcio's thread-pool server ties up one worker thread per in-flight call, so a few
 dozen long-polling consumers blocked every other request. grpc.aio parks a call as a coroutine;
@@ -13,6 +14,7 @@ import contextlib
 import contextvars
 import dataclasses
 import logging
+import os
 import threading
 import time
 from typing import Any, Awaitable, Callable
@@ -253,13 +255,15 @@ class TrioGrpcServer:
 
         def report(key: str, value: Any, event: trio.Event) -> None:
             outcome[key] = value
-            token.run_sync_soon(event.set)
+            try:
+                token.run_sync_soon(event.set)
+            except trio.RunFinishedError:
+                pass     # the node's loop is gone: nobody waits for this any more
 
-        thread = threading.Thread(target=self._thread_main, args=(report, started, stopped),
-                                  name=f"grpc-aio {self.address}", daemon=True)
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            thread.start()
+            self._loop = shared_aio_loop()
+            asyncio.run_coroutine_threadsafe(self._aio_main(report, started, stopped), self._loop)
             with trio.CancelScope(shield=True):
                 await started.wait()
             if "error" in outcome:
@@ -278,15 +282,12 @@ class TrioGrpcServer:
                 self._nursery = None
                 nursery.cancel_scope.cancel()
 
-    def _thread_main(self, report, started: trio.Event, stopped: trio.Event) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
+    async def _aio_main(self, report, started: trio.Event, stopped: trio.Event) -> None:
         try:
-            loop.run_until_complete(self._run_aio(report, started))
+            await self._run_aio(report, started)
         except BaseException as exc:     # noqa: BLE001 - reported to the trio side
             report("error", exc, started)
         finally:
-            loop.close()
             report("done", True, stopped)
 
     async def _run_aio(self, report, started: trio.Event) -> None:
@@ -310,6 +311,31 @@ class TrioGrpcServer:
         report("port", port, started)
         await stop.wait()
         await server.stop(self.grace_s)
+
+
+_shared_loop: tuple[int, asyncio.AbstractEventLoop] | None = None    # (pid, loop)
+_shared_loop_lock = threading.Lock()
+
+
+def shared_aio_loop() -> asyncio.AbstractEventLoop:
+    """The process's one asyncio loop, on a thread of its own, that every TrioGrpcServer serves on.
+
+    Why one: grpcio's asyncio stack has one completion queue per process, bound to the first loop
+    that used it; an event for a call of any other loop is handled on that first loop's thread and
+    then handed on with call_soon_threadsafe. A node with two servers on two loops (a combined
+    broker,controller node, or a broker with several listeners) paid that extra thread hop on every
+    completion of every call, each needing the GIL: about half of a combined node's CPU per request.
+    The loop lives as long as the process, so the queue is never left bound to a stopped loop."""
+    global _shared_loop
+    with _shared_loop_lock:
+        if _shared_loop is None or _shared_loop[0] != os.getpid():     # a forked child: no thread
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+            loop.call_soon(ready.set)
+            threading.Thread(target=loop.run_forever, name="grpc-aio", daemon=True).start()
+            ready.wait()
+            _shared_loop = (os.getpid(), loop)
+        return _shared_loop[1]
 
 
 class _Unavailable(Exception):

@@ -4,12 +4,13 @@ raises answers an error naming UNKNOWN_SERVER_ERROR instead of hanging or killin
 from __future__ import annotations
 
 import logging
+import threading
 
 import grpc
 import trio
 
 from clients.bridge import CHANNEL_OPTIONS
-from clients.grpc_server import TrioGrpcServer, peer_host, request_context
+from clients.grpc_server import TrioGrpcServer, peer_host, request_context, shared_aio_loop
 from clients.wire import broker_pb2 as pb
 
 
@@ -73,3 +74,29 @@ def test_peer_host_reads_grpc_peer_strings():
     assert peer_host("ipv4:10.0.0.1:5000") == "10.0.0.1"
     assert peer_host("ipv6:[::1]:5000") == "::1"
     assert peer_host("unix:/tmp/s") == "/tmp/s"
+
+
+async def test_every_server_of_a_process_serves_from_one_asyncio_thread():
+    # grpcio's asyncio stack has one completion queue per process, bound to the first loop that
+    # used it: servers on separate loops paid a thread hop per completion, and a server started
+    # after the first loop stopped would wait on a queue nobody polled.
+    first = TrioGrpcServer("127.0.0.1:0")
+    first.add_servicer(Servicer(), pb, "Broker")
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(first.serve)
+        ok, _ = await trio.to_thread.run_sync(_raw_call, port, "Metadata", b"")
+        assert ok is not None
+        await first.stop()
+    a, b = TrioGrpcServer("127.0.0.1:0"), TrioGrpcServer("127.0.0.1:0")
+    for server in (a, b):
+        server.add_servicer(Servicer(), pb, "Broker")
+    async with trio.open_nursery() as nursery:
+        ports = [await nursery.start(s.serve) for s in (a, b)]
+        for port in ports:        # served, although the loop that first used grpcio's queue stopped
+            ok, error = await trio.to_thread.run_sync(_raw_call, port, "Metadata", b"")
+            assert error is None and pb.MetadataResponse.FromString(ok).cluster_id == "c"
+        assert a._loop is b._loop is first._loop is shared_aio_loop()
+        threads = [t for t in threading.enumerate() if t.name == "grpc-aio"]
+        assert len(threads) == 1
+        await a.stop()
+        await b.stop()
