@@ -40,7 +40,9 @@ STEADY_TIMEOUT_S = 60.0
 # No new leader can exist that soon (the controller waits broker.session.timeout.ms), so acks within
 # this window count as before the kill.
 STALE_MS = 100
-FENCE_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*fencing brokers \[([\d, ]*)\]")
+# "fencing brokers [2]" (session ended) or "fencing broker 2: reported unreachable ..." (dead).
+FENCE_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "
+                        r".*fencing (?:brokers \[([\d, ]*)\]|broker (\d+): reported unreachable)")
 
 
 def progress(message: str) -> None:
@@ -190,13 +192,14 @@ def wait_dead(pid: int, timeout_s: float = 5.0) -> None:
 
 
 def fenced_at(cluster: DevCluster, offsets: dict[int, int], victim: int) -> float | None:
-    """Wall time of the active controller's 'fencing brokers [victim]' line after `offsets`."""
+    """Wall time of the active controller's line fencing `victim` after `offsets`."""
     for node_id, c in cluster.controllers().items():
         with open(c["log"], "rb") as f:
             f.seek(offsets[node_id])
             for line in f.read().decode(errors="replace").splitlines():
                 m = FENCE_LINE.match(line)
-                if m and str(victim) in m.group(2).replace(" ", "").split(","):
+                named = m.group(2) if m and m.group(2) is not None else (m.group(3) if m else "")
+                if m and str(victim) in named.replace(" ", "").split(","):
                     stamp = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
                     return stamp.timestamp()
     return None

@@ -4,10 +4,11 @@ is the active controller: it runs commands one at a time and answers after their
 from __future__ import annotations
 
 import logging
-from typing import Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 
 import trio
 
+from broker.controller.liveness_probe import refuses_connections
 from broker.metadata.quorum import CommittedRecord
 from clients.errors import ErrorCode, KraftError
 from kraft.controller import messages as m
@@ -44,6 +45,8 @@ FENCE_CHECK_MS = 250
 # asked wake is credited to every broker's session (BrokerSessions.credit_stall), so a stall of
 # the controller, which delays the heartbeats it reads, never fences a broker that kept sending.
 STALL_MS = 100
+# A broker reported unreachable is probed at most this often.
+PROBE_INTERVAL_MS = 250
 
 
 class NotController(Exception):
@@ -57,7 +60,8 @@ class NotController(Exception):
 
 class ActiveController:
     def __init__(self, controller: QuorumController, driver: RaftDriver, *,
-                 clock_ms: Callable[[], int] = monotonic_ms, commit_timeout_s: float = 10.0) -> None:
+                 clock_ms: Callable[[], int] = monotonic_ms, commit_timeout_s: float = 10.0,
+                 probe: Callable[[str, int], Awaitable[bool]] = refuses_connections) -> None:
         self.controller = controller
         self.driver = driver
         self.clock_ms = clock_ms
@@ -67,6 +71,12 @@ class ActiveController:
         self.last_offset = -1                    # of the last record the controller replayed
         self._balance_epoch: int | None = None   # the Raft epoch the balance timer counts in
         self._next_balance_ms = 0
+        # Brokers reported unreachable by another broker -> the registration (broker epoch) the
+        # report was about; `run` probes them with `probe(host, port)` (True: nothing listens).
+        self.probe = probe
+        self._suspects: dict[int, int] = {}
+        self._probed_ms: dict[int, int] = {}
+        self._wake = trio.Event()
 
     @property
     def node_id(self) -> int:
@@ -141,7 +151,18 @@ class ActiveController:
                 raise KraftError(ErrorCode.INVALID_REQUEST,
                                  f"the controller has no command for {type(request).__name__}")
             result = getattr(self.controller, method)(request, self.clock_ms())
+            if isinstance(request, m.BrokerHeartbeatRequest) and request.unreachable_brokers:
+                self._suspect(request.broker_id, request.unreachable_brokers)
             return result.response, await self._commit(result.records)
+
+    def _suspect(self, reporter: int, broker_ids: Sequence[int]) -> None:
+        image = self.controller.image
+        for broker_id in broker_ids:
+            reg = image.broker(broker_id)
+            if broker_id != reporter and reg is not None and not reg.fenced:
+                self._suspects[broker_id] = reg.broker_epoch
+        if self._suspects:
+            self._wake.set()
 
     async def _commit(self, records: list) -> int:
         if not records:
@@ -161,19 +182,23 @@ class ActiveController:
         return offset
 
     async def run(self) -> None:
-        """While active: fence brokers whose session expired and, every
-        leader.imbalance.check.interval.seconds, hand leadership back to preferred replicas.
-        Runs until cancelled."""
+        """While active: fence brokers whose session expired or that were reported unreachable
+        and refuse connections, and, every leader.imbalance.check.interval.seconds, hand
+        leadership back to preferred replicas. Runs until cancelled."""
         wait_ms = FENCE_CHECK_MS
         while True:
             wake_at = self.clock_ms() + wait_ms
-            await trio.sleep(wait_ms / 1000)
+            with trio.move_on_after(wait_ms / 1000):
+                await self._wake.wait()
+            self._wake = trio.Event()
             wait_ms = FENCE_CHECK_MS
             stalled = self.clock_ms() - wake_at
             if stalled > STALL_MS:
                 self.controller.credit_stall(stalled)
             if not self.is_active():
+                self._suspects.clear()
                 continue
+            await self._fence_dead_suspects()
             await self._maybe_balance_leaders()
             now = self.clock_ms()
             deadline = self.controller.next_deadline_ms()
@@ -193,6 +218,32 @@ class ActiveController:
                     await self._commit(result.records)
                 except (NotController, KraftError) as exc:
                     log.info("fencing check skipped: %s", exc)
+
+    async def _fence_dead_suspects(self) -> None:
+        """Fence each reported broker that still has the reported registration and whose address
+        refuses connections: its process is gone, so its session need not run out first."""
+        suspects, self._suspects = self._suspects, {}
+        for broker_id, broker_epoch in suspects.items():
+            now = self.clock_ms()
+            if now - self._probed_ms.get(broker_id, -PROBE_INTERVAL_MS) < PROBE_INTERVAL_MS:
+                continue
+            self._probed_ms[broker_id] = now
+            reg = self.controller.image.broker(broker_id)
+            if reg is None or reg.fenced or reg.broker_epoch != broker_epoch:
+                continue
+            if not await self.probe(reg.host, reg.port):
+                continue
+            async with self._lock:
+                try:
+                    self._check_active()
+                    result = self.controller.fence_dead_broker(broker_id, broker_epoch)
+                    if result.response:
+                        log.info("fencing broker %d: reported unreachable and nothing listens at "
+                                 "%s:%d (its process is gone); not waiting for its session to end",
+                                 broker_id, reg.host, reg.port)
+                    await self._commit(result.records)
+                except (NotController, KraftError) as exc:
+                    log.info("fencing of unreachable broker %d skipped: %s", broker_id, exc)
 
     async def _maybe_balance_leaders(self) -> None:
         """Kafka's auto.leader.rebalance.enable: an ElectLeaders(PREFERRED) command, through

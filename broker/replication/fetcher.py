@@ -29,8 +29,12 @@ RESCAN_S = 0.1                # how soon a new leadership assignment gets its fe
 class ReplicaFetchers:
     def __init__(self, replicas: ReplicaManager, broker_address: Callable[[int], str | None],
                  broker_epoch: Callable[[], int], clock_ms: Callable[[], int],
-                 open_channel: Callable[[str], object] = bridge.open_channel) -> None:
+                 open_channel: Callable[[str], object] = bridge.open_channel,
+                 on_unreachable: Callable[[int], None] = lambda broker_id: None) -> None:
         self.replicas = replicas
+        # Told when a leader's connection is refused or reset: maybe it died (the controller
+        # checks before it fences; see BrokerLifecycle.report_unreachable).
+        self.on_unreachable = on_unreachable
         self.open_channel = open_channel     # TLS with this node's certificate when secured
         self._refusal_logged: dict[int, int] = {}     # leader -> when we last logged a refusal
         self.broker_address = broker_address
@@ -91,6 +95,8 @@ class ReplicaFetchers:
             response = await bridge.call(stub.Fetch, request, FETCH_MAX_WAIT_MS / 1000 + 5)
         except KraftError as exc:
             log.debug("fetch from broker %d failed: %s", leader, exc.message)
+            if bridge.is_connection_refused(exc):
+                self.on_unreachable(leader)
             return False
         if response.error_code:
             # Retried every backoff: one line per leader every 10 s is enough.

@@ -19,6 +19,8 @@ log = logging.getLogger(__name__)
 # has caught up, and start-up (and tests) wait on that.
 STARTING_HEARTBEAT_MS = 50
 REQUEST_TIMEOUT_S = 5.0
+# One broker is reported unreachable at most this often: a dead leader's followers keep retrying.
+REPORT_INTERVAL_S = 0.5
 
 
 class BrokerEpoch:
@@ -47,6 +49,21 @@ class BrokerLifecycle:
         self.epoch = epoch
         self.fenced = True
         self.unfenced = trio.Event()     # set the first time the controller unfences us
+        self._unreachable: set[int] = set()         # to tell the controller in the next heartbeat
+        self._reported_at: dict[int, float] = {}    # broker -> when we last reported it
+        self._wake = trio.Event()                   # heartbeat now
+
+    def report_unreachable(self, broker_id: int) -> None:
+        """A connection to `broker_id` was refused or reset (a follower's fetch from its leader):
+        heartbeat now, naming it, so the controller can check and fence a dead leader at once
+        rather than at the end of its session. At most every REPORT_INTERVAL_S per broker."""
+        now = trio.current_time()
+        if broker_id == self.node_id or \
+                now - self._reported_at.get(broker_id, -REPORT_INTERVAL_S) < REPORT_INTERVAL_S:
+            return
+        self._reported_at[broker_id] = now
+        self._unreachable.add(broker_id)
+        self._wake.set()
 
     async def run(self) -> None:
         """Register, then heartbeat until cancelled; registers again if the controller forgot
@@ -75,8 +92,10 @@ class BrokerLifecycle:
 
     async def _heartbeat_until_stale(self) -> None:
         while True:
+            reported, self._unreachable = tuple(sorted(self._unreachable)), set()
             request = BrokerHeartbeatRequest(self.node_id, self.epoch.value, self.metadata.offset,
-                                             offline_replicas=self.metadata.offline_replicas())
+                                             offline_replicas=self.metadata.offline_replicas(),
+                                             unreachable_brokers=reported)
             try:
                 response = await self.channel.send(request, REQUEST_TIMEOUT_S)
             except KraftError as exc:
@@ -92,7 +111,9 @@ class BrokerLifecycle:
                 if response.error_code == 0:
                     self._on_fenced(response.is_fenced)
             interval = STARTING_HEARTBEAT_MS if self.fenced else self.heartbeat_interval_ms
-            await trio.sleep(interval / 1000)
+            with trio.move_on_after(interval / 1000):
+                await self._wake.wait()
+            self._wake = trio.Event()
 
     def _on_fenced(self, fenced: bool) -> None:
         if self.fenced and not fenced:

@@ -348,7 +348,8 @@ class Node:
                 nursery.start_soon(_every, config.producer_id_expiration_check_interval_ms,
                                    lambda now: replicas.remove_expired_producers(
                                        now, config.producer_id_expiration_ms), clock_ms)
-                self._start_replication(nursery, replicas, metadata, channel, epoch)
+                self._start_replication(nursery, replicas, metadata, channel, epoch,
+                                        lifecycle.report_unreachable)
                 nursery.start_soon(groups.run)
                 nursery.start_soon(transactions.run)
                 task_status.started((port, lifecycle))
@@ -375,13 +376,16 @@ class Node:
         return address
 
     def _start_replication(self, nursery, replicas: ReplicaManager, metadata: BrokerMetadata,
-                           channel: ControllerChannel, broker_epoch: BrokerEpoch) -> None:
-        """Follower fetchers, ISR proposals to the controller, and the ISR shrink timer."""
+                           channel: ControllerChannel, broker_epoch: BrokerEpoch,
+                           report_unreachable: Callable[[int], None]) -> None:
+        """Follower fetchers (a leader whose connection fails is reported to the controller),
+        ISR proposals to the controller, and the ISR shrink timer."""
 
         inter_broker = self._inter_broker_listener()
         nursery.start_soon(ReplicaFetchers(replicas, self._broker_address(metadata), broker_epoch,
                                            monotonic_ms,
-                                           node_channel_opener(self.config, inter_broker)).run)
+                                           node_channel_opener(self.config, inter_broker),
+                                           report_unreachable).run)
         nursery.start_soon(IsrUpdates(replicas, channel, broker_epoch, monotonic_ms).run)
         nursery.start_soon(_every, ISR_CHECK_MS, lambda _now: replicas.tick(), monotonic_ms)
 

@@ -163,3 +163,20 @@ def maybe_fence_stale_brokers(image: MetadataImage, sessions: BrokerSessions, no
     for broker_id in stale:
         fence_broker(pending, broker_id, unclean_for)
     return ControllerResult(pending.records, tuple(stale))
+
+
+def fence_dead_broker(image: MetadataImage, sessions: BrokerSessions, broker_id: int,
+                      broker_epoch: int, unclean_for: UncleanPolicy) -> ControllerResult[bool]:
+    """Fence `broker_id` before its session ends: another broker saw its connection refused and
+    a probe by this controller found nothing listening at its address (a killed process), so
+    waiting out broker.session.timeout.ms would only keep its partitions leaderless. Only the
+    registration that was probed (`broker_epoch`): a new process registers with a new epoch.
+    True when records were written. If the broker is alive after all, its next heartbeat
+    unfences it as after an expired session."""
+    broker = image.broker(broker_id)
+    if broker is None or broker.fenced or broker.broker_epoch != broker_epoch:
+        return ControllerResult([], False)
+    pending = PendingRecords(image)
+    fence_broker(pending, broker_id, unclean_for)
+    sessions.forget(broker_id)
+    return ControllerResult(pending.records, True)

@@ -102,6 +102,11 @@ class QuorumController:
         return cluster_control.maybe_fence_stale_brokers(self._image, self.sessions, now_ms,
                                                          self._unclean())
 
+    def fence_dead_broker(self, broker_id: int, broker_epoch: int) -> ControllerResult[bool]:
+        """A broker found not listening (cluster_control.fence_dead_broker)."""
+        return cluster_control.fence_dead_broker(self._image, self.sessions, broker_id,
+                                                 broker_epoch, self._unclean())
+
     def credit_stall(self, stalled_ms: int) -> None:
         """This controller was stalled (a pause of its process, a starved CPU): see
         BrokerSessions.credit_stall."""

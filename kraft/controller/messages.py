@@ -40,6 +40,8 @@ class BrokerHeartbeatRequest:
     # (topic_id, partition) replicas offline on this broker (a failed log dir, damaged files):
     # the controller moves their leadership away and keeps them out of ISRs.
     offline_replicas: tuple[tuple[str, int], ...] = ()
+    # Brokers whose connections this broker saw refused or reset: the controller probes them.
+    unreachable_brokers: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
