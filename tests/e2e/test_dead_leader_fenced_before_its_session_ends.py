@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from clients.admin import Admin, NewTopic
 from clients.producer import Producer
-from test_replication_failover import partition_state
+from test_replication_failover import partition_state, replicated_topic
 from waiting import eventually
 
 pytestmark = pytest.mark.e2e
@@ -23,11 +22,7 @@ SETTINGS = dict(broker_session_timeout_ms=str(SESSION_MS), broker_heartbeat_inte
 def test_a_killed_leader_is_fenced_without_waiting_for_its_session(cluster_factory):
     cluster = cluster_factory(1, 3, **SETTINGS)
     by_id = {b.node_id: b for b in cluster.brokers}
-    with Admin(cluster.bootstrap) as admin:
-        admin.create_topics([NewTopic("fast", num_partitions=1, replication_factor=3,
-                                      configs={"min.insync.replicas": "2"})])
-    first = eventually(lambda: (p := partition_state(cluster.brokers[0].address, "fast"))
-                       and len(p.isr) == 3 and p, 30, "the full ISR")
+    first = replicated_topic(cluster, "fast")
     with Producer(cluster.bootstrap, acks=-1, request_timeout_ms=2000,
                   retry_backoff_ms=50, delivery_timeout_ms=60_000) as producer:
         producer.send("fast", b"before").result(30)

@@ -35,6 +35,15 @@ def partition_state(address: str, topic: str) -> broker_pb2.PartitionMetadata | 
     return parts[0] if parts else None
 
 
+def replicated_topic(cluster, topic: str):
+    """A 1-partition topic, RF=3, min.insync.replicas=2; its state once all 3 are in sync."""
+    with Admin(cluster.bootstrap) as admin:
+        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=3,
+                                      configs={"min.insync.replicas": "2"})])
+    return eventually(lambda: (p := partition_state(cluster.brokers[0].address, topic))
+                      and len(p.isr) == 3 and p, 30, "the full ISR")
+
+
 def read_all(bootstrap: str, tp: TopicPartition, until: set[int]) -> dict[int, bytes]:
     read: dict[int, bytes] = {}
     with Consumer(bootstrap) as consumer:
@@ -51,11 +60,7 @@ def read_all(bootstrap: str, tp: TopicPartition, until: set[int]) -> dict[int, b
 def test_acks_all_survives_kill9_of_the_partition_leader(cluster_factory):
     cluster = cluster_factory(3, 3, **FAST)
     by_id = {b.node_id: b for b in cluster.brokers}
-    with Admin(cluster.bootstrap) as admin:
-        admin.create_topics([NewTopic("replicated", num_partitions=1, replication_factor=3,
-                                      configs={"min.insync.replicas": "2"})])
-    first = eventually(lambda: (p := partition_state(cluster.brokers[0].address, "replicated"))
-                       and len(p.isr) == 3 and p, 30, "the full ISR")
+    first = replicated_topic(cluster, "replicated")
     old_leader = first.leader
 
     acked: dict[int, bytes] = {}
