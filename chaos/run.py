@@ -94,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fault-free time after the heal, workload still running (default 10s)")
     p.add_argument("--rate", type=float, default=100.0, help="sends per second in all (default 100)")
     p.add_argument("--producers", type=int, default=3, help="producer clients (default 3)")
+    p.add_argument("--slots", type=int, default=3,
+                   help="logical processes per producer client, each with one send out (default 3)")
+    p.add_argument("--batch-size", type=int, metavar="BYTES",
+                   help="the producers' batch.size; 1 makes each record a full batch, so up to 5 "
+                        "requests per partition are in flight (default: the client's 16384)")
     p.add_argument("--consumers", type=int, default=2, help="consumer clients (default 2)")
     p.add_argument("--group-members", type=int, default=2,
                    help="members of the consumer group chaos-group, committing as they poll "
@@ -188,8 +193,9 @@ class Run:
         _log_clients_to(self.out / "workload.log")
         stop = threading.Event()
         work = Workload(rec, cluster.bootstrap, TOPIC, a.partitions, stop, a.recreate, a.rate,
-                        a.producers, consumers=a.consumers, group_members=a.group_members,
-                        seed=a.seed, security=cluster.client_security)
+                        a.producers, slots=a.slots, consumers=a.consumers,
+                        group_members=a.group_members, seed=a.seed,
+                        security=cluster.client_security, batch_size=a.batch_size)
         executor = Executor(cluster, network, lambda: self.view(cluster), self.clock_ns,
                             fault_log.write, self.log, a.seed)
         txn_history = JsonLinesWriter(self.out / "txn_history.jsonl") if a.transactional else None

@@ -92,6 +92,9 @@ class Workload:
     errors: list[str] = dataclasses.field(default_factory=list)
     # Security options (kafka-python's names) of every client; empty on a PLAINTEXT cluster.
     security: dict = dataclasses.field(default_factory=dict)
+    # The producers' batch.size; 1 makes every record a full batch of its own, so the idempotent
+    # producer keeps up to 5 requests of one partition in flight (None: the client's default).
+    batch_size: int | None = None
 
     def __post_init__(self) -> None:
         self.values = Values()
@@ -125,8 +128,9 @@ class Workload:
         """One client's life: its slots send until recreate time, then close (flushing)."""
         rec = self.recorder
         done: queue.Queue = queue.Queue()
+        batching = {} if self.batch_size is None else {"batch_size": self.batch_size}
         client = Producer(self.bootstrap, client_id="chaos-producer", **PRODUCER_SETTINGS,
-                          **self.security)
+                          **batching, **self.security)
         gap = self.slots * self.producers / self.rate
         slots = {s: rec.new_process() for s in range(self.slots)}
         pending: dict[int, tuple[int, int]] = {}            # slot -> (partition, value)
