@@ -14,15 +14,25 @@ import trio
 TopicPartition = tuple[str, int]
 
 
+class _Waiter:
+    __slots__ = ("event", "moved")
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.moved: set[TopicPartition] = set()
+
+
 class Purgatory:
     def __init__(self) -> None:
-        self._waiters: dict[TopicPartition, set[trio.Event]] = {}
+        self._waiters: dict[TopicPartition, set[_Waiter]] = {}
         self._watchers: dict[str, list[Callable[[int], None]]] = {}
 
     def moved(self, topic: str, partition: int) -> None:
         """Something changed on `topic`-`partition`: wake its waiters (and only them)."""
-        for waiter in self._waiters.get((topic, partition), ()):
-            waiter.set()
+        key = (topic, partition)
+        for waiter in self._waiters.get(key, ()):
+            waiter.moved.add(key)
+            waiter.event.set()
         for watcher in self._watchers.get(topic, ()):
             watcher(partition)
 
@@ -36,13 +46,20 @@ class Purgatory:
 
     async def wait_moved(self, partitions: Iterable[TopicPartition], deadline: float) -> bool:
         """Until one of `partitions` moves (True) or trio's clock passes `deadline` (False)."""
-        waiter = trio.Event()
+        return bool(await self.wait_which_moved(partitions, deadline))
+
+    async def wait_which_moved(self, partitions: Iterable[TopicPartition],
+                               deadline: float) -> set[TopicPartition]:
+        """Until one of `partitions` moves: those that moved by the time this task runs again
+        (empty if none did before trio's clock passed `deadline`). A parked fetch re-reads
+        only those."""
+        waiter = _Waiter()
         keys = list(dict.fromkeys(partitions))
         for key in keys:
             self._waiters.setdefault(key, set()).add(waiter)
         try:
             with trio.move_on_at(deadline):
-                await waiter.wait()
+                await waiter.event.wait()
         finally:
             for key in keys:
                 waiters = self._waiters.get(key)
@@ -50,7 +67,7 @@ class Purgatory:
                     waiters.discard(waiter)
                     if not waiters:
                         del self._waiters[key]
-        return waiter.is_set()
+        return waiter.moved
 
     async def wait_until(self, partitions: Iterable[TopicPartition], ready: Callable[[], object],
                          deadline: float) -> object:

@@ -255,8 +255,16 @@ class BrokerServicer:
                        for t in request.topics}
         denials = {topic: d for topic, d in denials.items() if d is not None}
         read_failed = False
+        moved = None
+        topics = None
         while True:
-            topics, size, failed, slices = self._read(request, denials)
+            # After a wake by some of the partitions, with nothing read before, only those are
+            # read again: the others' answers (no records; their high watermark, leadership and
+            # log end would have woken us) still hold. A follower fetching dozens of partitions
+            # (__consumer_offsets) otherwise re-read every one of them on each append it waited
+            # for, on the acks=all path. The deadline, or any data, reads everything again.
+            reuse = topics if moved and size == 0 else None
+            topics, size, failed, slices = self._read(request, denials, reuse, moved)
             if size >= max(request.min_bytes, 1) or failed or trio.current_time() >= deadline:
                 # No await between the read and here: no task can truncate or delete a segment
                 # before its FileSlices are read.
@@ -269,20 +277,25 @@ class BrokerServicer:
                     for topic, partition in slices:
                         self.replicas.read_failed(topic, partition, exc)
                     continue    # the failed log is offline now: answered KAFKA_STORAGE_ERROR
-            await self.replicas.purgatory.wait_moved(partitions, deadline)
+            moved = await self.replicas.purgatory.wait_which_moved(partitions, deadline)
 
-    def _read(self, request: pb.FetchRequest,
-              denials: dict[str, tuple[int, str]]) -> tuple[list, int, bool, list]:
+    def _read(self, request: pb.FetchRequest, denials: dict[str, tuple[int, str]],
+              reuse: list | None = None, moved: set | None = None) -> tuple[list, int, bool, list]:
         """(what serialize_fetch_response takes, bytes, whether a partition failed, the
-        (topic, partition) of each FileSlice to read: the ones to take offline if reading fails)."""
+        (topic, partition) of each FileSlice to read: the ones to take offline if reading fails).
+        `reuse`: the answers of a read that found nothing, kept for every partition not in
+        `moved`."""
         remaining = request.max_bytes if request.max_bytes > 0 else 50 * 1024 * 1024
         total, failed = 0, False
         topics, slices = [], []
         follower = request.replica_id >= 0
         now_ms = self.monotonic_ms()
-        for topic in request.topics:
+        for t, topic in enumerate(request.topics):
             answers = []
-            for part in topic.partitions:
+            for i, part in enumerate(topic.partitions):
+                if reuse is not None and (topic.topic, part.partition) not in moved:
+                    answers.append(reuse[t][1][i])
+                    continue
                 limit = min(part.partition_max_bytes or remaining, remaining)
                 if topic.topic in denials:
                     code, text = denials[topic.topic]
