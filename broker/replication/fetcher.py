@@ -12,8 +12,8 @@ from broker.replication.replica_manager import ReplicaManager
 from broker.replication.messages import EpochEndOffset, FetchAnswer
 from clients import bridge
 from clients.errors import ErrorCode, KraftError
+from broker.replication.fetch_response_wire import parse_fetch_response
 from clients.wire import broker_pb2 as pb
-from clients.wire import broker_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,7 @@ FETCH_MAX_BYTES = 16 << 20
 PARTITION_MAX_BYTES = 1 << 20
 ERROR_BACKOFF_S = 0.1
 RESCAN_S = 0.1                # how soon a new leadership assignment gets its fetcher
+FETCH_PATH = "/kraft.broker.v1.Broker/Fetch"
 
 
 class ReplicaFetchers:
@@ -53,7 +54,7 @@ class ReplicaFetchers:
                 await trio.sleep(RESCAN_S)
 
     async def _fetch_from(self, leader: int) -> None:
-        channel = stub = None
+        channel = fetch = None
         address = None
         try:
             while True:
@@ -68,15 +69,15 @@ class ReplicaFetchers:
                     if channel is not None:
                         channel.close()
                     address, channel = wanted, self.open_channel(wanted)
-                    stub = broker_pb2_grpc.BrokerStub(channel)
-                if not await self._fetch_once(stub, leader, work):
+                    fetch = fetch_method(channel)
+                if not await self._fetch_once(fetch, leader, work):
                     await trio.sleep(ERROR_BACKOFF_S)
         finally:
             self._running.discard(leader)
             if channel is not None:
                 channel.close()
 
-    async def _fetch_once(self, stub, leader: int, work) -> bool:
+    async def _fetch_once(self, fetch_call, leader: int, work) -> bool:
         """One Fetch for every partition in `work`; False when the leader should be left alone
         for a moment (unreachable, or every partition refused)."""
         topics: dict[str, list] = {}
@@ -92,7 +93,7 @@ class ReplicaFetchers:
             replica_epoch=self.broker_epoch(),
             topics=[pb.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()])
         try:
-            response = await bridge.call(stub.Fetch, request, FETCH_MAX_WAIT_MS / 1000 + 5)
+            response = await bridge.call(fetch_call, request, FETCH_MAX_WAIT_MS / 1000 + 5)
         except KraftError as exc:
             log.debug("fetch from broker %d failed: %s", leader, exc.message)
             if bridge.is_connection_refused(exc):
@@ -108,7 +109,7 @@ class ReplicaFetchers:
         by_key = {(p.topic, p.partition): (p, f) for p, f in work}
         progressed = False
         for topic in response.topics:
-            for answer in topic.partitions:
+            for answer, records in topic.partitions:
                 found = by_key.get((topic.topic, answer.partition))
                 if found is None:
                     continue
@@ -125,8 +126,15 @@ class ReplicaFetchers:
                     log_start_offset=answer.log_start_offset,
                     diverging_epoch=None if diverging is None
                     else EpochEndOffset(diverging.epoch, diverging.end_offset),
-                    records=answer.records), self.clock_ms())
+                    records=records), self.clock_ms())
         return progressed
+
+
+def fetch_method(channel):
+    """Broker.Fetch on `channel`, its answer read by parse_fetch_response: the records a view of
+    the received bytes rather than protobuf's two copies of them."""
+    return channel.unary_unary(FETCH_PATH, request_serializer=pb.FetchRequest.SerializeToString,
+                               response_deserializer=parse_fetch_response)
 
 
 def _code(value: int) -> ErrorCode:

@@ -1,0 +1,73 @@
+"""A follower's FetchResponse read from its wire bytes: each partition's records come out as a
+view of the received buffer, not as protobuf's two copies of them (one into its arena at parse,
+one into a new `bytes` when the field is read), which a follower paid on every byte it
+replicated. Every other field is parsed by protobuf itself, from the message's bytes minus the
+records, so it reads exactly as protobuf would give it."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from clients.wire import broker_pb2 as pb
+from clients.wire.raw_fields import LEN, WireFormatError, read_field
+
+_TOPICS = 3          # FetchResponse.topics
+_PARTITIONS = 2      # FetchTopicResponse.partitions
+_RECORDS = 8         # FetchPartitionResponse.records
+
+
+class PartitionAnswer(NamedTuple):
+    fields: pb.FetchPartitionResponse     # everything but the records
+    records: memoryview
+
+
+class TopicAnswer(NamedTuple):
+    topic: str
+    partitions: list[PartitionAnswer]
+
+
+class FetchResponseView(NamedTuple):
+    error_code: int
+    error_message: str
+    topics: list[TopicAnswer]
+
+
+def parse_fetch_response(data: bytes) -> FetchResponseView:
+    """Raises WireFormatError (a ValueError) on bytes protobuf would not parse either."""
+    view = memoryview(data)
+    rest, topic_spans = _split(view, 0, len(view), _TOPICS)
+    top = _parse(pb.FetchResponse, rest)
+    return FetchResponseView(top.error_code, top.error_message,
+                             [_topic(view, *span) for span in topic_spans])
+
+
+def _topic(view: memoryview, start: int, end: int) -> TopicAnswer:
+    rest, partition_spans = _split(view, start, end, _PARTITIONS)
+    return TopicAnswer(_parse(pb.FetchTopicResponse, rest).topic,
+                       [_partition(view, *span) for span in partition_spans])
+
+
+def _partition(view: memoryview, start: int, end: int) -> PartitionAnswer:
+    rest, records_spans = _split(view, start, end, _RECORDS)
+    # A singular field given twice: the last one counts, as in protobuf.
+    records = view[records_spans[-1][0]:records_spans[-1][1]] if records_spans else view[0:0]
+    return PartitionAnswer(_parse(pb.FetchPartitionResponse, rest), records)
+
+
+def _split(view: memoryview, start: int, end: int, wanted: int) -> tuple[bytes, list]:
+    """(the bytes of every field but `wanted`, the (start, end) of each `wanted` field's body)."""
+    rest, spans, pos = [], [], start
+    while pos < end:
+        field, kind, value, after = read_field(view, pos, end)
+        if field == wanted and kind == LEN:
+            spans.append(value)
+        else:
+            rest.append(view[pos:after])
+        pos = after
+    return b"".join(rest), spans
+
+
+def _parse(message_type, data: bytes):
+    try:
+        return message_type.FromString(data)
+    except Exception as exc:     # noqa: BLE001 - protobuf's DecodeError and friends
+        raise WireFormatError(f"not a {message_type.__name__}: {exc}") from None
