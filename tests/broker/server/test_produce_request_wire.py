@@ -1,19 +1,11 @@
-"""The Produce request read from its wire bytes (produce_request.py) is the message protobuf
-parses from them: same fields for any message, records as views of the request (no copy); bytes
-protobuf refuses are refused too, and nothing raises but ProduceRequestError."""
+"""The Produce request read from its wire bytes (produce_request.py): unknown fields and groups
+skipped, records as views of the request (no copy), over-long tags and lengths refused as
+protobuf refuses them (the differential tests against protobuf are in
+tests/clients/wire/test_raw_readers_read_as_protobuf.py)."""
 from __future__ import annotations
-
-from hypothesis import given, settings, strategies as st
 
 from broker.server.produce_request import ProduceData, ProduceRequestError, parse_produce_request
 from clients.wire import broker_pb2 as pb
-
-int32 = st.integers(-(1 << 31), (1 << 31) - 1)
-partitions = st.builds(pb.PartitionProduceData, partition=int32, records=st.binary(max_size=64))
-topics = st.builds(pb.TopicProduceData, name=st.text(max_size=8),
-                   partitions=st.lists(partitions, max_size=3))
-requests = st.builds(pb.ProduceRequest, acks=int32, timeout_ms=int32,
-                     topics=st.lists(topics, max_size=3))
 
 
 def as_plain(data: ProduceData) -> tuple:
@@ -34,30 +26,6 @@ def ours(data: bytes):
         return as_plain(parse_produce_request(data))
     except ProduceRequestError:
         return None
-
-
-@settings(max_examples=300, deadline=None)
-@given(requests)
-def test_every_message_reads_as_protobuf_reads_it(request):
-    data = request.SerializeToString()
-    assert ours(data) == protobuf_reading(data)
-
-
-@settings(max_examples=300, deadline=None)
-@given(requests, st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255)), max_size=4),
-       st.binary(max_size=12))
-def test_damaged_and_extended_bytes_read_as_protobuf_reads_them(request, flips, tail):
-    data = bytearray(request.SerializeToString() + tail)
-    for at, value in flips:
-        if at < len(data):
-            data[at] = value
-    assert ours(bytes(data)) == protobuf_reading(bytes(data))
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=48))
-def test_random_bytes_read_as_protobuf_reads_them(data):
-    assert ours(data) == protobuf_reading(data)
 
 
 def test_unknown_fields_and_groups_are_skipped():
