@@ -8,8 +8,22 @@ from __future__ import annotations
 VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
 
 
+# Below this size protobuf's C parser, copies included, is faster than walking the fields in
+# Python (measured: a FetchResponse of 16 KiB of records 2.7 us vs 11.5 us, 64 KiB 4.7 vs 10.6,
+# 256 KiB 28 vs 18, 1 MB 67 vs 12.5): the readers built on this module use protobuf below it.
+RAW_FROM_BYTES = 128 * 1024
+
+
 class WireFormatError(ValueError):
     """The bytes are not a protobuf message."""
+
+
+def parse_with_protobuf(message_type, data: bytes):
+    """message_type.FromString(data), its refusal raised as WireFormatError."""
+    try:
+        return message_type.FromString(data)
+    except Exception as exc:     # noqa: BLE001 - protobuf's DecodeError and friends
+        raise WireFormatError(f"not a {message_type.__name__}: {exc}") from None
 
 
 def read_fields(view: memoryview, pos: int, end: int):

@@ -1,5 +1,5 @@
 """The messages kraft reads from their wire bytes (the Produce request on the leader,
-produce_request.py; the FetchResponse on a follower, fetch_response_wire.py) read as protobuf
+produce_request.py; a large FetchResponse on a follower, fetch_response_wire.py) read as protobuf
 parses them: the same fields for any message, damaged or extended bytes and random bytes
 refused exactly when protobuf refuses them, and nothing raises but WireFormatError."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from broker.replication.fetch_response_wire import parse_fetch_response
+from broker.replication.fetch_response_wire import read_fetch_response
 from broker.server.produce_request import ProduceData, parse_produce_request
 from clients.wire import broker_pb2 as pb
 from clients.wire.raw_fields import WireFormatError
@@ -67,7 +67,7 @@ READERS = {
         fetch_responses,
         lambda data: (lambda v: (v.error_code, v.error_message, [
             (t.topic, [_fetch_partition_plain(f, r) for f, r in t.partitions])
-            for t in v.topics]))(parse_fetch_response(data)),
+            for t in v.topics]))(read_fetch_response(data)),
         lambda data: (lambda m: (m.error_code, m.error_message, [
             (t.topic, [_fetch_partition_plain(_without_records(p), p.records)
                        for p in t.partitions]) for t in m.topics]))(
