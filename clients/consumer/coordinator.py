@@ -106,8 +106,10 @@ class ConsumerCoordinator:
             self._nursery = nursery
             task_status.started()
             while True:
-                changed = self._changed
                 wait_ms = self._step(now_ms())
+                # Taken after the step: its own wake-ups (each _apply's) are accounted for by
+                # the deadline it just computed; only those of other tasks must end the wait.
+                changed = self._changed
                 with trio.move_on_after(max(wait_ms, 1) / 1000):
                     await changed.wait()
 
@@ -138,8 +140,10 @@ class ConsumerCoordinator:
         return min((t for t in times if t is not None), default=now + 60_000) - now
 
     def _apply(self, effects: list) -> None:
-        if not effects:
-            return
+        """Carry out what the core asked for, then wake the loop: whatever was just fed to the
+        core may have moved its next deadline even with no effect out (a JoinGroup answered
+        COORDINATOR_LOAD_IN_PROGRESS only sets the time to retry), and the loop sleeps until
+        the deadline it computed before."""
         start = self._nursery.start_soon
         f = self.fetcher
         for e in effects:

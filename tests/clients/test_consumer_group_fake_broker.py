@@ -70,6 +70,15 @@ class Member:
         await self.closed.wait()
 
 
+async def poll_until(consumer: AsyncConsumer, count: int, within: float = 10.0) -> list:
+    """Poll until `count` records came, failing after `within` seconds."""
+    got: list = []
+    with trio.fail_after(within):
+        while len(got) < count:
+            got += await consumer.poll(timeout_ms=50)
+    return got
+
+
 async def until(check, timeout: float = 10.0, what: str = "") -> None:
     with trio.fail_after(timeout):
         while not check():
@@ -183,15 +192,29 @@ async def test_coordinator_errors_are_retried_after_a_new_lookup(fake):
     coordinator.errors["OffsetCommit"].append(ErrorCode.NOT_COORDINATOR)
     async with AsyncConsumer(broker.address, enable_auto_commit=False, **FAST) as c:
         c.subscribe(["t"])
-        got = []
-        with trio.fail_after(10):
-            while len(got) < 6:
-                got += await c.poll(timeout_ms=50)
+        await poll_until(c, 6)
         await trio.sleep(0.2)                             # a heartbeat or two
         await c.commit()
         assert await c.committed([TP("t", 1)]) == {TP("t", 1): 1}
     assert coordinator.calls["FindCoordinator"] >= 4
     assert all(not q for q in coordinator.errors.values())
+
+
+@pytest.mark.parametrize("code", [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                  ErrorCode.REBALANCE_IN_PROGRESS], ids=lambda code: code.name)
+async def test_a_join_answered_retry_later_is_retried_after_the_backoff(fake, code):
+    # A coordinator that has just taken over its __consumer_offsets partition answers
+    # COORDINATOR_LOAD_IN_PROGRESS until it has loaded it. The answer asks for nothing but a
+    # retry after retry_backoff_ms: the join must go out again then, not once the group
+    # loop's next deadline (max_poll_interval_ms, 300 s by default) comes round.
+    broker, coordinator = fake
+    await produce(broker, 6)
+    coordinator.errors["JoinGroup"].extend([code, code])
+    async with AsyncConsumer(broker.address, enable_auto_commit=False, **FAST) as c:
+        c.subscribe(["t"])
+        await poll_until(c, 6, within=5)
+    assert coordinator.calls["JoinGroup"] >= 4      # two refused, then MEMBER_ID_REQUIRED
+    assert not coordinator.errors["JoinGroup"]
 
 
 async def test_a_fenced_static_member_fails_its_poll(fake):
@@ -259,10 +282,7 @@ async def test_commit_async_callbacks_run_in_a_later_poll(fake):
     done = []
     async with AsyncConsumer(broker.address, enable_auto_commit=False, **FAST) as c:
         c.subscribe(["t"])
-        got = []
-        with trio.fail_after(10):
-            while len(got) < 6:
-                got += await c.poll(timeout_ms=50)
+        await poll_until(c, 6)
         c.commit_async(callback=lambda offsets, error: done.append((len(offsets), error)))
         with trio.fail_after(5):
             while not done:
@@ -276,10 +296,7 @@ async def test_auto_commit_commits_positions_on_its_interval(fake):
     await produce(broker, 6)
     async with AsyncConsumer(broker.address, auto_commit_interval_ms=100, **FAST) as c:
         c.subscribe(["t"])
-        got = []
-        with trio.fail_after(10):
-            while len(got) < 6:
-                got += await c.poll(timeout_ms=50)
+        await poll_until(c, 6)
         await until(lambda: coordinator.groups["g"].offsets == {("t", p): 1 for p in range(6)}, 5)
 
 
