@@ -29,16 +29,24 @@ _TLS_FAILURES = ("Ssl handshake", "SSL routines", "CERTIFICATE_VERIFY_FAILED", "
 # max.message.bytes, fetch sizes), which are what refuse a large record, by name.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 
+# How long a connection attempt may take before it fails (see CHANNEL_OPTIONS).
+CONNECT_TIMEOUT_MS = 1000
+
 CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.enable_http_proxy", 0),
     # gRPC backs off reconnects from 1 s up to 120 s; a node that restarts (chaos, failover) would
     # stay "unreachable" for seconds after it listens again. Kafka caps its reconnect backoff at
-    # 1 s (reconnect.backoff.max.ms); so do we, starting much lower.
+    # 1 s (reconnect.backoff.max.ms); so do we, starting much lower (grpc core floors it at 100 ms).
     ("grpc.initial_reconnect_backoff_ms", 50),
-    ("grpc.min_reconnect_backoff_ms", 50),
     ("grpc.max_reconnect_backoff_ms", 1000),
+    # Not a backoff in grpc core: the least time a connection attempt (TCP, TLS, the server's
+    # HTTP/2 SETTINGS) gets before it counts as failed. At 50 (floored to 100 ms) a node busy for
+    # a tenth of a second, as on a loaded machine, failed every new connection ("timed out
+    # before receiving SETTINGS frame"). A refused connection still fails at once; only a
+    # silent peer (a partition, a vanished host) now takes up to this long to give up on.
+    ("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS),
 ]
 
 
