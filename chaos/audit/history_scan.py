@@ -169,44 +169,11 @@ class HistoryFrames:
             self.events.unpersist()
             raise_first_error(path, counts["error"]["first_idx"], counts["error"]["first_error"])
         self.counts = {k: r["n"] for k, r in counts.items()}
-        ev = self.events
-        self.sends = ev.filter(F.col("kind") == "send").select(
-            "idx", "process", "type", "partition", "value", "offset")
-        self.commits = ev.filter(F.col("kind") == "commit").select(
-            "idx", "process", "group", "partition", "offset")
-        self.reads = _sessions(ev).cache()
-        self.ops = ev.filter(F.col("kind") == "op").select("idx", "process", "type", "f", "time")
+        self.ops = self.events.filter(F.col("kind") == "op").select(
+            "idx", "process", "type", "f", "time")
 
     def release(self) -> None:
-        self.reads.unpersist()
         self.events.unpersist()
-
-
-def _sessions(ev):
-    """Each polled value with its consumer's position session, as Jepsen's checker needs: it
-    changes on the process's assign/subscribe and, per partition, on a poll's `rebalanced`
-    (counted before that poll's values); `assign` says the last reset was an assign. One shuffle
-    by process serves both windows and the checks' per-consumer windows after it."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    kind = F.col("kind")
-    rows = (ev.filter(kind.isin("read", "reset", "rebalance"))
-            .withColumn("pos", F.when(kind == "rebalance", F.lit(-1)).otherwise(F.col("pos")))
-            .repartition("process"))
-    upto = Window.partitionBy("process").orderBy("idx", "pos") \
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    # A reset has no partition: it sits in a window of its own below, where nothing counts it.
-    upto_part = Window.partitionBy("process", "partition").orderBy("idx", "pos") \
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    return (rows.withColumn("resets", F.sum((kind == "reset").cast("int")).over(upto))
-            .withColumn("mode", F.last(F.when(kind == "reset", F.col("assign")),
-                                       ignorenulls=True).over(upto))
-            .withColumn("rebalances", F.sum((kind == "rebalance").cast("int")).over(upto_part))
-            .filter(kind == "read")
-            .select("idx", "pos", "process", "partition", "offset", "value",
-                    F.concat_ws(".", "resets", "rebalances").alias("session"),
-                    F.coalesce("mode", F.lit(False)).alias("assign")))
 
 
 def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:

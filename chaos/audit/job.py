@@ -278,11 +278,7 @@ def _run(spark, frame, cluster, history, progress, result, started, txn_history)
         result.stats.update(operations=h.counts.get("op", 0), sends=h.counts.get("send", 0),
                             polled_values=h.counts.get("read", 0))
         result.timeline = timeline(h.ops)
-        log = hc.log_values(records, hw, h.sends, h.reads)
-        if log is not None:
-            log = log.cache()       # three checks read it
-            frame.keep(log)
-        frames.append(hc.check_history(h.sends, h.reads, h.commits, log, frame.keep))
+        frames.append(hc.check_history(hc.partition_rows(h.events, records, hw)))
         result.checks_run += [c for c in ("lost-write", "duplicate", "inconsistent-offsets",
                                           "aborted-read", "nonmonotonic-send", "nonmonotonic-poll",
                                           "poll-skip", "unseen", "commit-backwards")]
