@@ -11,13 +11,16 @@ import numpy as np
 
 from chaos.audit.segments import arrow_schema
 
-# What the shuffle carries: one row shape for every kind of row (unused columns null). Kinds:
-# send (a send's completion: type ok, fail or info), read (a polled value at its poll's `pos`),
-# rebalance and reset (a consumer's position sessions), commit, log (a replica's record below
-# the high watermark; value null for a record that is not a workload value).
-ROW_FIELDS = [("kind", "string"), ("idx", "long"), ("pos", "int"), ("process", "string"),
-              ("type", "string"), ("partition", "string"), ("value", "long"), ("offset", "long"),
-              ("group", "string"), ("assign", "boolean"), ("replica", "int")]
+# What the shuffle carries: chunks of rows, one row shape for every kind (unused columns null).
+# Scalars: kind, key (the partition, "topic-p"), and for a replica's records its replica and its
+# partition's final high watermark; lists, one element per event of the chunk (a whole list null
+# where the kind has no such field). Kinds: send (a send's completion: type ok, fail or info),
+# read (a polled value at its poll's `pos`), rebalance and reset (a consumer's position
+# sessions), commit, log (a replica's records: value null for one that is not a workload value).
+SCALAR_FIELDS = [("kind", "string"), ("key", "string"), ("replica", "int"),
+                 ("high_watermark", "long")]
+LIST_FIELDS = [("idx", "long"), ("pos", "int"), ("process", "string"), ("type", "string"),
+               ("value", "long"), ("offset", "long"), ("group", "string"), ("assign", "boolean")]
 VIOLATION_FIELDS = [("check", "string"), ("partition", "string"), ("offset_lo", "long"),
                     ("offset_hi", "long"), ("replicas", "array<int>"), ("values_json", "string"),
                     ("message", "string")]
@@ -61,14 +64,29 @@ def _d(v) -> str:
 
 
 def _columns(table) -> dict:
-    """The arrow table as numpy arrays, name -> values (integer nulls as 0) and name + "?" ->
-    whether each value is there."""
+    """The chunk rows as one numpy array per field, an element per event (a scalar repeated over
+    its chunk): name -> values (integer nulls as 0) and name + "?" -> whether each is there."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    table = table.combine_chunks()
+    lists = [n for n, _ in LIST_FIELDS]
+    lengths = np.zeros(table.num_rows, np.int64)
+    for name in lists:
+        lengths = np.maximum(lengths, pc.fill_null(pc.list_value_length(table[name]), 0)
+                             .to_numpy(zero_copy_only=False))
     out = {}
     for name in table.column_names:
-        col = table.column(name)
+        col = table.column(name).chunk(0) if table.num_rows else table.column(name)
+        if name in lists:
+            if col.null_count == 0:
+                col = col.flatten()
+            else:
+                col = pa.concat_arrays([col[i].values if col[i].is_valid else
+                                        pa.nulls(n, col.type.value_type)
+                                        for i, n in enumerate(lengths.tolist())])
+        else:
+            col = col.take(pa.array(np.repeat(np.arange(table.num_rows), lengths)))
         out[name + "?"] = np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), bool)
         if pa.types.is_integer(col.type):
             col = pc.fill_null(col, 0)
@@ -96,14 +114,14 @@ def _prev(keys: list[np.ndarray], order: list[np.ndarray]):
 
 
 def check_partition(table):
-    """applyInArrow over one partition's rows (ROW_FIELDS): its violation rows (VIOLATION_FIELDS)."""
+    """applyInArrow over one partition's chunk rows (SCALAR_FIELDS, LIST_FIELDS): its violation
+    rows (VIOLATION_FIELDS)."""
     c = _columns(table)
-    partition = table.column("partition")[0].as_py() if table.num_rows else None
-    out = _Out(partition)
+    out = _Out(table.column("key")[0].as_py() if table.num_rows else None)
     kind = c["kind"]
-    is_send, is_read, is_log = kind == "send", kind == "read", kind == "log"
-    if not (is_send.any() or is_read.any()):
-        is_log = np.zeros(len(kind), bool)   # another topic's records: not the workload's values
+    is_send, is_read = kind == "send", kind == "read"
+    # the replicas' records below the high watermark; another topic's are not workload values
+    is_log = (kind == "log") & (c["offset"] < c["high_watermark"]) & (is_send.any() or is_read.any())
     _commit_backwards(out, c, kind == "commit")
     reads = _sessions(c, is_read, kind == "rebalance", kind == "reset")
     acked = is_send & (c["type"] == "ok") & c["offset?"] & c["value?"]

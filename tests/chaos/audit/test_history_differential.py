@@ -116,6 +116,30 @@ def _violations(df) -> Counter:
     return out
 
 
+def _rows(events):
+    """The scan's chunk rows as the row-per-event frame the SQL checks read."""
+    from pyspark.sql import functions as F
+
+    from chaos.audit.history_scan import EVENT_FIELDS
+
+    names = [n for n, _ in EVENT_FIELDS]
+    return events.select("kind", F.col("key").alias("partition"),
+                         F.inline(F.arrays_zip(*names)))
+
+
+def _log_chunks(spark, records):
+    """Record rows as the segments' log chunks: a row per replica's partition."""
+    from chaos.audit.segments import LOG_KEY_FIELDS, LOG_LIST_FIELDS, list_fields
+
+    files: dict = {}
+    for replica, topic, p, offset, _, _, value, _ in records:
+        chunk = files.setdefault((replica, topic, p), ([], []))
+        chunk[0].append(offset)
+        chunk[1].append(value)
+    rows = [("log", f"{t}-{p}", r, t, p, o, v) for (r, t, p), (o, v) in files.items()]
+    return spark.createDataFrame(rows, ddl(LOG_KEY_FIELDS + list_fields(LOG_LIST_FIELDS)))
+
+
 def _both(spark, tmp_path, ops, log):
     import sql_history_checks as old
 
@@ -123,11 +147,13 @@ def _both(spark, tmp_path, ops, log):
     write_ops(path, ops)
     h = HistoryFrames(spark, str(path))
     try:
-        records = hw = None
+        records = hw = chunks = None
         if log is not None:
             records = spark.createDataFrame(log[0], ddl(RECORD_FIELDS))
+            chunks = _log_chunks(spark, log[0])
             hw = spark.createDataFrame(log[1], "topic string, partition int, high_watermark long")
-        ev, kind = h.events, h.events["kind"]
+        ev = _rows(h.events)
+        kind = ev["kind"]
         sends = ev.filter(kind == "send").select("idx", "process", "type", "partition", "value",
                                                  "offset")
         commits = ev.filter(kind == "commit").select("idx", "process", "group", "partition",
@@ -135,7 +161,7 @@ def _both(spark, tmp_path, ops, log):
         reads = old.sessions(ev)
         before = _violations(old.check_history(
             sends, reads, commits, old.log_values(records, hw, sends, reads)))
-        after = _violations(hc.check_history(hc.partition_rows(ev, records, hw)))
+        after = _violations(hc.check_history(hc.partition_rows(h.events, chunks, hw)))
     finally:
         h.release()
     return before, after
