@@ -1,6 +1,7 @@
-"""The history checks as they were computed before the per-partition pass: Spark SQL joins,
-aggregates and windows over the whole history. Kept as the oracle the differential test compares
-chaos/audit/partition_checks.py against; not used by the audit."""
+"""The history checks and the timeline as they were computed before the per-partition pass:
+Spark SQL joins, aggregates and windows over a row per event. Kept as the oracle the differential
+test compares chaos/audit/partition_checks.py (and history_scan.timeline) against; not used by
+the audit."""
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
@@ -233,3 +234,32 @@ def sessions(ev):
             .select("idx", "pos", "process", "partition", "offset", "value",
                     F.concat_ws(".", "resets", "rebalances").alias("session"),
                     F.coalesce("mode", F.lit(False)).alias("assign")))
+
+
+def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
+    """Per f, ok completions per second and [p50, max] latency in ms per time bucket (about
+    `buckets` over the run); an ok's latency pairs it with its process's invoke before it.
+    Computed in the executors; the driver gets a few hundred numbers."""
+    span_row = ops.agg(F.min_by("time", "idx").alias("t0"), F.max("time").alias("top")).collect()[0]
+    if span_row["t0"] is None:
+        return {}, {}, 1.0, 0
+    t0 = span_row["t0"]
+    span = span_row["top"] - t0 or 1
+    bucket = max(span / buckets, 1e6)      # at least a millisecond, in ns
+    w = Window.partitionBy("process").orderBy("idx")
+    done = (ops.withColumn("prev_type", F.lag("type").over(w))
+            .withColumn("prev_time", F.lag("time").over(w))
+            .filter((F.col("type") == "ok") & (F.col("prev_type") == "invoke"))
+            .withColumn("b", F.floor((F.col("time") - t0) / bucket).cast("long"))
+            .withColumn("ms", (F.col("time") - F.col("prev_time")) / 1e6)
+            .groupBy("f", "b").agg(F.count("*").alias("n"),
+                                   F.sort_array(F.collect_list("ms")).alias("ms")))
+    rows = done.select("f", "b", "n", F.element_at("ms", (F.floor(F.size("ms") / 2) + 1)
+                                                    .cast("int")).alias("p50"),
+                       F.array_max("ms").alias("max")).collect()
+    rate, latency = {}, {}
+    for r in sorted(rows, key=lambda r: (r["f"], r["b"])):
+        t = r["b"] * bucket / 1e9
+        rate.setdefault(r["f"], []).append((t, r["n"] / (bucket / 1e9)))
+        latency.setdefault(r["f"], []).append((t, r["p50"], r["max"]))
+    return rate, latency, span / 1e9, t0

@@ -1,6 +1,6 @@
 """The per-partition history checks (chaos/audit/partition_checks.py) against the Spark SQL checks
 they replaced (sql_history_checks.py): the same violation rows, values and messages on random
-histories full of every history anomaly, with and without replica logs."""
+histories full of every history anomaly, with and without replica logs; and the same timeline."""
 import random
 from collections import Counter
 
@@ -9,7 +9,7 @@ import pytest
 from audit_helpers import MS
 from chaos.audit import history_checks as hc
 from chaos.audit.checks import violation_from_row
-from chaos.audit.history_scan import HistoryFrames, write_ops
+from chaos.audit.history_scan import HistoryFrames, timeline, write_ops
 from chaos.audit.segments import RECORD_FIELDS, ddl
 from chaos.history import Op
 
@@ -162,6 +162,8 @@ def _both(spark, tmp_path, ops, log):
         before = _violations(old.check_history(
             sends, reads, commits, old.log_values(records, hw, sends, reads)))
         after = _violations(hc.check_history(hc.partition_rows(h.events, chunks, hw)))
+        ops = ev.filter(kind == "op").select("idx", "process", "type", "f", "time")
+        assert timeline(h.ops) == old.timeline(ops)
     finally:
         h.release()
     return before, after
