@@ -221,6 +221,13 @@ def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
     done = (ops.groupBy("key").applyInArrow(_latencies(t0, bucket), ddl(TIMELINE_FIELDS))
             .groupBy("f", "b").agg(F.sum("n").alias("n"),
                                    F.sort_array(F.flatten(F.collect_list("ms"))).alias("ms")))
+    return *series(done, bucket), span / 1e9, t0
+
+
+def series(done, bucket: float) -> tuple[dict, dict]:
+    """(rate, latency) per f from the (f, b, n, ms sorted) rows of each f's time buckets."""
+    from pyspark.sql import functions as F
+
     rows = done.select("f", "b", "n", F.element_at("ms", (F.floor(F.size("ms") / 2) + 1)
                                                     .cast("int")).alias("p50"),
                        F.array_max("ms").alias("max")).collect()
@@ -229,4 +236,4 @@ def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
         t = r["b"] * bucket / 1e9
         rate.setdefault(r["f"], []).append((t, r["n"] / (bucket / 1e9)))
         latency.setdefault(r["f"], []).append((t, r["p50"], r["max"]))
-    return rate, latency, span / 1e9, t0
+    return rate, latency

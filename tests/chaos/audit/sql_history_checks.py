@@ -7,6 +7,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from chaos.audit.history_scan import series
 from chaos.audit.replica_checks import fmt, partition_name
 from chaos.audit.segments import METADATA_TOPIC
 
@@ -254,12 +255,4 @@ def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
             .withColumn("ms", (F.col("time") - F.col("prev_time")) / 1e6)
             .groupBy("f", "b").agg(F.count("*").alias("n"),
                                    F.sort_array(F.collect_list("ms")).alias("ms")))
-    rows = done.select("f", "b", "n", F.element_at("ms", (F.floor(F.size("ms") / 2) + 1)
-                                                    .cast("int")).alias("p50"),
-                       F.array_max("ms").alias("max")).collect()
-    rate, latency = {}, {}
-    for r in sorted(rows, key=lambda r: (r["f"], r["b"])):
-        t = r["b"] * bucket / 1e9
-        rate.setdefault(r["f"], []).append((t, r["n"] / (bucket / 1e9)))
-        latency.setdefault(r["f"], []).append((t, r["p50"], r["max"]))
-    return rate, latency, span / 1e9, t0
+    return (*series(done, bucket), span / 1e9, t0)
