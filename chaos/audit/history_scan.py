@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import os
 
-from chaos.audit.segments import arrow_schema
+from chaos.audit.segments import chunk_batch
 from chaos.history import HistoryError, JsonLinesWriter, Op
 
 RANGE_BYTES = 16 * 2**20        # history bytes per task, about
 ROWS_PER_BATCH = 65_536
-# One row shape for every event kind (unused columns null): a single scan, cached, then split.
-EVENT_FIELDS = [("kind", "string"), ("idx", "long"), ("pos", "int"), ("process", "string"),
-                ("type", "string"), ("f", "string"), ("time", "long"), ("partition", "string"),
-                ("value", "long"), ("offset", "long"), ("group", "string"),
-                ("assign", "boolean"), ("error", "string")]
-_NAMES = [name for name, _ in EVENT_FIELDS]
+# The scan's rows are chunks: a row per event kind and key (the partition of sends, polled
+# values, rebalances and commits; the process of ops; none for resets and errors) per
+# ROWS_PER_BATCH events of a task, each event field a list (null where the kind has no such
+# field). Spark's per-row cost falls on a few hundred rows, not on every polled value.
+KEY_FIELDS = [("kind", "string"), ("key", "string")]
+EVENT_FIELDS = [("idx", "long"), ("pos", "int"), ("process", "string"), ("type", "string"),
+                ("f", "string"), ("time", "long"), ("value", "long"), ("offset", "long"),
+                ("group", "string"), ("assign", "boolean"), ("error", "string")]
 
 
 def _int(v):
@@ -54,38 +56,32 @@ def _lines(path: str, start: int, end: int):
 
 
 class _Rows:
-    """Column buffers per event kind: a kind fills only its own columns (a poll's values, the
-    bulk of a history, fill 6 of 13); the others become null arrays when a batch is made."""
+    """Column buffers per (kind, key): a kind fills only its own columns (a poll's values, the
+    bulk of a history, fill 5 of 11); the others become null lists when a batch is made."""
 
-    def __init__(self, schema) -> None:
-        self.schema = schema
-        self.kinds: dict[str, dict[str, list]] = {}
+    def __init__(self) -> None:
+        self.chunks: dict[tuple, dict[str, list]] = {}
         self.count = 0
 
-    def __call__(self, kind, idx, **fields):
-        cols = self.kinds.get(kind)
+    def __call__(self, kind, key, idx, **fields):
+        cols = self.chunks.get((kind, key))
         if cols is None:
-            cols = self.kinds[kind] = {"idx": [], **{name: [] for name in fields}}
+            cols = self.chunks[(kind, key)] = {"idx": [], **{name: [] for name in fields}}
         cols["idx"].append(idx)
         for name, value in fields.items():
             cols[name].append(value)
         self.count += 1
 
     def batches(self):
-        import pyarrow as pa
-
-        for kind, cols in self.kinds.items():
-            n = len(cols["idx"])
-            arrays = [pa.array([kind] * n, pa.string()) if name == "kind" else
-                      pa.array(cols[name], type=self.schema.field(name).type) if name in cols else
-                      pa.nulls(n, type=self.schema.field(name).type) for name in _NAMES]
-            yield from pa.Table.from_arrays(arrays, schema=self.schema).to_batches()
-        self.kinds, self.count = {}, 0
+        if self.chunks:
+            yield chunk_batch(list(self.chunks), KEY_FIELDS, EVENT_FIELDS,
+                              list(self.chunks.values()))
+        self.chunks, self.count = {}, 0
 
 
 def scan(batches):
     """mapInArrow over (path, start, end) rows: the event rows of those byte ranges."""
-    row = _Rows(arrow_schema(EVENT_FIELDS))
+    row = _Rows()
     for batch in batches:
         for path, start, end in zip(*(batch.column(i).to_pylist() for i in range(3))):
             for idx, line, torn in _lines(path, start, end):
@@ -95,12 +91,12 @@ def scan(batches):
                     doc = json.loads(line)
                 except ValueError as exc:
                     if not torn:        # a killed workload's torn last line is skipped (Jepsen)
-                        row("error", idx, error=f"not JSON ({exc})")
+                        row("error", None, idx, error=f"not JSON ({exc})")
                     continue
                 try:
                     op = Op.from_json(doc)
                 except (ValueError, TypeError) as exc:
-                    row("error", idx, error=str(exc))
+                    row("error", None, idx, error=str(exc))
                     continue
                 _events(row, idx, op)
                 if row.count >= ROWS_PER_BATCH:
@@ -109,30 +105,29 @@ def scan(batches):
 
 
 def _events(row, idx: int, op: Op) -> None:
-    """The rows one op gives: what the history checks read (as the driver's flatten did)."""
+    """The rows one op gives: what the history checks and the timeline read."""
     p = str(op.process)
-    row("op", idx, process=p, type=op.type, f=op.f, time=op.time)
+    row("op", p, idx, process=p, type=op.type, f=op.f, time=op.time)
     if op.type == "invoke":
         return
     if op.f == "send":
-        row("send", idx, process=p, type=op.type, partition=op.partition, value=_int(op.value),
+        row("send", op.partition, idx, process=p, type=op.type, value=_int(op.value),
             offset=op.offset)
     elif op.type != "ok":
         return
     elif op.f in ("assign", "subscribe"):
-        row("reset", idx, process=p, assign=op.f == "assign")
+        row("reset", None, idx, process=p, assign=op.f == "assign")
     elif op.f == "poll":
         for part in op.rebalanced:
-            row("rebalance", idx, process=p, partition=part)
+            row("rebalance", part, idx, process=p)
         pos = 0
         for part, pairs in op.reads().items():
             for offset, value in pairs:
-                row("read", idx, pos=pos, process=p, partition=part, offset=offset,
-                    value=_int(value))
+                row("read", part, idx, pos=pos, process=p, offset=offset, value=_int(value))
                 pos += 1
     elif op.f == "commit":
         for part, o in op.commits().items():
-            row("commit", idx, process=p, group=op.group or "", partition=part, offset=o)
+            row("commit", part, idx, process=p, group=op.group or "", offset=o)
 
 
 def raise_first_error(path: str, idx: int, error: str) -> None:
@@ -150,86 +145,89 @@ def write_ops(path, ops) -> None:
 
 
 class HistoryFrames:
-    """The scanned history as the checks' DataFrames (cached: several checks read each)."""
+    """The scanned history's chunk rows, cached: the counts, the timeline and the checks read them."""
 
     def __init__(self, spark, path: str) -> None:
         from pyspark.sql import functions as F
 
-        from chaos.audit.segments import ddl
+        from chaos.audit.segments import ddl, list_fields
 
         path = os.path.abspath(path)
         ranges = plan_ranges(path, os.path.getsize(path), spark.sparkContext.defaultParallelism)
         rdd = spark.sparkContext.parallelize(ranges, len(ranges))
         ranges_df = spark.createDataFrame(rdd, "path string, start long, end long")
-        self.events = ranges_df.mapInArrow(scan, ddl(EVENT_FIELDS)).cache()
+        self.events = ranges_df.mapInArrow(
+            scan, ddl(KEY_FIELDS + list_fields(EVENT_FIELDS))).cache()
+        # a chunk's lists are in file order: its first idx is its first line
+        first = F.element_at("idx", 1)
         counts = {r["kind"]: r for r in self.events.groupBy("kind").agg(
-            F.count("*").alias("n"), F.min_by("idx", "idx").alias("first_idx"),
-            F.min_by("error", "idx").alias("first_error")).collect()}
+            F.sum(F.size("idx")).alias("n"), F.min(first).alias("first_idx"),
+            F.min_by(F.element_at("error", 1), first).alias("first_error")).collect()}
         if "error" in counts:
             self.events.unpersist()
             raise_first_error(path, counts["error"]["first_idx"], counts["error"]["first_error"])
         self.counts = {k: r["n"] for k, r in counts.items()}
-        ev = self.events
-        self.sends = ev.filter(F.col("kind") == "send").select(
-            "idx", "process", "type", "partition", "value", "offset")
-        self.commits = ev.filter(F.col("kind") == "commit").select(
-            "idx", "process", "group", "partition", "offset")
-        self.reads = _sessions(ev).cache()
-        self.ops = ev.filter(F.col("kind") == "op").select("idx", "process", "type", "f", "time")
+        self.ops = self.events.filter(F.col("kind") == "op")
 
     def release(self) -> None:
-        self.reads.unpersist()
         self.events.unpersist()
 
 
-def _sessions(ev):
-    """Each polled value with its consumer's position session, as Jepsen's checker needs: it
-    changes on the process's assign/subscribe and, per partition, on a poll's `rebalanced`
-    (counted before that poll's values); `assign` says the last reset was an assign. One shuffle
-    by process serves both windows and the checks' per-consumer windows after it."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+TIMELINE_FIELDS = [("f", "string"), ("b", "long"), ("n", "long"), ("ms", "array<double>")]
 
-    kind = F.col("kind")
-    rows = (ev.filter(kind.isin("read", "reset", "rebalance"))
-            .withColumn("pos", F.when(kind == "rebalance", F.lit(-1)).otherwise(F.col("pos")))
-            .repartition("process"))
-    upto = Window.partitionBy("process").orderBy("idx", "pos") \
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    # A reset has no partition: it sits in a window of its own below, where nothing counts it.
-    upto_part = Window.partitionBy("process", "partition").orderBy("idx", "pos") \
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    return (rows.withColumn("resets", F.sum((kind == "reset").cast("int")).over(upto))
-            .withColumn("mode", F.last(F.when(kind == "reset", F.col("assign")),
-                                       ignorenulls=True).over(upto))
-            .withColumn("rebalances", F.sum((kind == "rebalance").cast("int")).over(upto_part))
-            .filter(kind == "read")
-            .select("idx", "pos", "process", "partition", "offset", "value",
-                    F.concat_ws(".", "resets", "rebalances").alias("session"),
-                    F.coalesce("mode", F.lit(False)).alias("assign")))
+
+def _latencies(t0: int, bucket: float):
+    """applyInArrow over one process's op chunks: per (f, time bucket) the latencies in ms of
+    its ok completions that follow an invoke (its ops in history order)."""
+    def run(table):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        idx = pc.list_flatten(table.column("idx")).to_numpy()
+        order = np.argsort(idx, kind="stable")
+        kind = pc.list_flatten(table.column("type")).to_numpy(zero_copy_only=False)[order]
+        f = pc.list_flatten(table.column("f")).to_numpy(zero_copy_only=False)[order]
+        time = pc.list_flatten(table.column("time")).to_numpy()[order]
+        done = np.flatnonzero((kind[1:] == "ok") & (kind[:-1] == "invoke")) + 1
+        b = np.floor((time[done] - t0) / bucket).astype(np.int64)
+        ms = (time[done] - time[done - 1]) / 1e6
+        groups: dict[tuple, list] = {}
+        for key, m in zip(zip(f[done], b.tolist()), ms.tolist()):
+            groups.setdefault(key, []).append(m)
+        return pa.Table.from_pydict(
+            {"f": [k[0] for k in groups], "b": [k[1] for k in groups],
+             "n": [len(v) for v in groups.values()], "ms": list(groups.values())},
+            schema=pa.schema([("f", pa.string()), ("b", pa.int64()), ("n", pa.int64()),
+                              ("ms", pa.list_(pa.float64()))]))
+    return run
 
 
 def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
     """Per f, ok completions per second and [p50, max] latency in ms per time bucket (about
     `buckets` over the run); an ok's latency pairs it with its process's invoke before it.
     Computed in the executors; the driver gets a few hundred numbers."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    span_row = ops.agg(F.min_by("time", "idx").alias("t0"), F.max("time").alias("top")).collect()[0]
+    from chaos.audit.segments import ddl
+
+    span_row = ops.agg(F.min_by(F.element_at("time", 1), F.element_at("idx", 1)).alias("t0"),
+                       F.max(F.array_max("time")).alias("top")).collect()[0]
     if span_row["t0"] is None:
         return {}, {}, 1.0, 0
     t0 = span_row["t0"]
     span = span_row["top"] - t0 or 1
     bucket = max(span / buckets, 1e6)      # at least a millisecond, in ns
-    w = Window.partitionBy("process").orderBy("idx")
-    done = (ops.withColumn("prev_type", F.lag("type").over(w))
-            .withColumn("prev_time", F.lag("time").over(w))
-            .filter((F.col("type") == "ok") & (F.col("prev_type") == "invoke"))
-            .withColumn("b", F.floor((F.col("time") - t0) / bucket).cast("long"))
-            .withColumn("ms", (F.col("time") - F.col("prev_time")) / 1e6)
-            .groupBy("f", "b").agg(F.count("*").alias("n"),
-                                   F.sort_array(F.collect_list("ms")).alias("ms")))
+    done = (ops.groupBy("key").applyInArrow(_latencies(t0, bucket), ddl(TIMELINE_FIELDS))
+            .groupBy("f", "b").agg(F.sum("n").alias("n"),
+                                   F.sort_array(F.flatten(F.collect_list("ms"))).alias("ms")))
+    return *series(done, bucket), span / 1e9, t0
+
+
+def series(done, bucket: float) -> tuple[dict, dict]:
+    """(rate, latency) per f from the (f, b, n, ms sorted) rows of each f's time buckets."""
+    from pyspark.sql import functions as F
+
     rows = done.select("f", "b", "n", F.element_at("ms", (F.floor(F.size("ms") / 2) + 1)
                                                     .cast("int")).alias("p50"),
                        F.array_max("ms").alias("max")).collect()
@@ -238,4 +236,4 @@ def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
         t = r["b"] * bucket / 1e9
         rate.setdefault(r["f"], []).append((t, r["n"] / (bucket / 1e9)))
         latency.setdefault(r["f"], []).append((t, r["p50"], r["max"]))
-    return rate, latency, span / 1e9, t0
+    return rate, latency

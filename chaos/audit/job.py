@@ -172,14 +172,20 @@ def _checkpoints(frame, cluster: ClusterFiles):
 
 
 def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: bool, progress):
-    """Reads the segment files on the workers; returns (violation frames, record rows frame)."""
+    """Reads the segment files on the workers; returns (violation frames, the data topics' record
+    chunks if the history is given, high watermarks)."""
     from pyspark.sql import functions as F
 
     files = _files_frame(spark, cluster.segments)
     batches = files.mapInArrow(segments.batch_rows, segments.ddl(segments.BATCH_FIELDS)).cache()
-    wanted = files if history_given else files.filter(F.col("topic") == segments.METADATA_TOPIC)
-    records = wanted.mapInArrow(segments.record_rows, segments.ddl(segments.RECORD_FIELDS)).cache()
+    metadata = F.col("topic") == segments.METADATA_TOPIC
+    records = files.filter(metadata).mapInArrow(
+        segments.record_rows, segments.ddl(segments.RECORD_FIELDS)).cache()
     frame.keep(batches, records)
+    # the data topics' records, for the history checks: a row per file, read when they run
+    log = files.filter(~metadata).mapInArrow(segments.log_chunks, segments.ddl(
+        segments.LOG_KEY_FIELDS + segments.list_fields(segments.LOG_LIST_FIELDS))) \
+        if history_given else None
     progress(f"scanning {len(cluster.segments)} segment files "
              f"({cluster.total_bytes / 2**20:.1f} MB) on {spark.sparkContext.master}")
     started = time.monotonic()
@@ -188,7 +194,7 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     totals = batches.agg(F.count("base_offset").alias("batches"),
                          F.sum("records_count").alias("records"),
                          F.collect_list(torn).alias("torn")).collect()[0]
-    meta_rows = records.filter(F.col("topic") == segments.METADATA_TOPIC).collect()
+    meta_rows = records.collect()
     scan = time.monotonic() - started
     result.stats.update(batches=totals["batches"], records=totals["records"] or 0,
                         segment_bytes=cluster.total_bytes, scan_seconds=round(scan, 2),
@@ -227,7 +233,7 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
         result.checks_run.append("epoch-not-assigned")
     else:
         result.notices.append("no metadata log found: leader epochs were not checked against it")
-    return frames, (records if history_given else None), hw
+    return frames, log, hw
 
 
 def run_audit(spark, data: list[str] | None = None, history: str | Path | list[Op] | None = None,
@@ -263,13 +269,13 @@ def _run(spark, frame, cluster, history, progress, result, started, txn_history)
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    frames, records, hw = [], None, None
+    frames, log, hw = [], None, None
     if cluster:
         result.notices += cluster.notices
         progress(f"found {len(cluster.nodes)} node dirs, "
                  f"{len({(s.replica, s.topic, s.partition) for s in cluster.segments})} partition replicas")
-        frames, records, hw = _segment_checks(spark, frame, cluster, result, history is not None,
-                                              progress)
+        frames, log, hw = _segment_checks(spark, frame, cluster, result, history is not None,
+                                          progress)
     if history is not None:
         progress(f"reading the history ({os.path.getsize(history) / 2**20:.1f} MB) on "
                  f"{spark.sparkContext.master}")
@@ -278,11 +284,7 @@ def _run(spark, frame, cluster, history, progress, result, started, txn_history)
         result.stats.update(operations=h.counts.get("op", 0), sends=h.counts.get("send", 0),
                             polled_values=h.counts.get("read", 0))
         result.timeline = timeline(h.ops)
-        log = hc.log_values(records, hw, h.sends, h.reads)
-        if log is not None:
-            log = log.cache()       # three checks read it
-            frame.keep(log)
-        frames.append(hc.check_history(h.sends, h.reads, h.commits, log, frame.keep))
+        frames.append(hc.check_history(hc.partition_rows(h.events, log, hw)))
         result.checks_run += [c for c in ("lost-write", "duplicate", "inconsistent-offsets",
                                           "aborted-read", "nonmonotonic-send", "nonmonotonic-poll",
                                           "poll-skip", "unseen", "commit-backwards")]

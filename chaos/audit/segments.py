@@ -3,6 +3,7 @@ batch readers into Arrow rows, one per batch with its integrity verdict, or one 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 
 from clients.record.batch_header import (
@@ -50,6 +51,29 @@ def arrow_schema(fields):
     kinds = {"int": pa.int32(), "long": pa.int64(), "string": pa.string(),
              "boolean": pa.bool_(), "binary": pa.binary()}
     return pa.schema([(name, kinds[kind]) for name, kind in fields])
+
+
+def list_fields(fields):
+    """fields as Spark array columns."""
+    return [(name, f"array<{kind}>") for name, kind in fields]
+
+
+def chunk_batch(keys: list[tuple], key_fields, list_fields_, chunks: list[dict]):
+    """One Arrow batch, a row per chunk: the scalar key columns (key_fields, from `keys`) and a
+    list per field of list_fields_ (each chunk's {name: values}; a name it lacks is nulls)."""
+    import pyarrow as pa
+
+    lengths = [len(next(iter(c.values()))) for c in chunks]
+    offsets = pa.array([0] + list(itertools.accumulate(lengths)), pa.int32())
+    scalar = arrow_schema(key_fields)
+    elems = arrow_schema(list_fields_)
+    arrays = [pa.array([k[i] for k in keys], scalar.field(i).type) for i in range(len(key_fields))]
+    for f in elems:
+        flat = pa.concat_arrays([pa.array(c[f.name], f.type) if f.name in c else
+                                 pa.nulls(n, f.type) for c, n in zip(chunks, lengths)])
+        arrays.append(pa.ListArray.from_arrays(offsets, flat))
+    names = [n for n, _ in key_fields] + [f.name for f in elems]
+    return pa.RecordBatch.from_arrays(arrays, names=names)
 
 
 def _batches(fd: int, size: int):
@@ -227,6 +251,32 @@ def _to_arrow(scan, fields):
                 [pa.array(col, type=schema.field(n).type) for n, col in zip(names, zip(*rows))],
                 schema=schema)
     return run
+
+
+# The data topics' records as the history checks read them: a row per segment file, key
+# "topic-p", the file's valid records' offsets and values (null: not a workload value) as lists.
+LOG_KEY_FIELDS = [("kind", "string"), ("key", "string"), ("replica", "int"), ("topic", "string"),
+                  ("partition", "int")]
+LOG_LIST_FIELDS = [("offset", "long"), ("value", "long")]
+
+
+def log_chunks(batches):
+    """mapInArrow over data-topic segment file rows: one LOG_KEY_FIELDS + lists row per file."""
+    keys, chunks = [], []
+    for batch in batches:
+        for seg in batch.to_pylist():
+            offsets, values = [], []
+            for row in scan_records(seg):
+                offsets.append(row[3])
+                values.append(row[6])
+            keys.append(("log", f"{seg['topic']}-{seg['partition']}", seg["replica"], seg["topic"],
+                         seg["partition"]))
+            chunks.append({"offset": offsets, "value": values})
+            if sum(len(c["offset"]) for c in chunks) >= ARROW_ROWS:
+                yield chunk_batch(keys, LOG_KEY_FIELDS, LOG_LIST_FIELDS, chunks)
+                keys, chunks = [], []
+    if chunks:
+        yield chunk_batch(keys, LOG_KEY_FIELDS, LOG_LIST_FIELDS, chunks)
 
 
 batch_rows = _to_arrow(scan_batches, BATCH_FIELDS)
