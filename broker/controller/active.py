@@ -151,7 +151,8 @@ class ActiveController:
                 raise KraftError(ErrorCode.INVALID_REQUEST,
                                  f"the controller has no command for {type(request).__name__}")
             result = getattr(self.controller, method)(request, self.clock_ms())
-            if isinstance(request, m.BrokerHeartbeatRequest) and request.unreachable_brokers:
+            if isinstance(request, m.BrokerHeartbeatRequest) and request.unreachable_brokers \
+                    and result.response.error_code == 0:     # only a registered broker's word
                 self._suspect(request.broker_id, request.unreachable_brokers)
             return result.response, await self._commit(result.records)
 

@@ -50,7 +50,7 @@ def check_request(message: Message, cluster_id: str, our_cluster_id: str,
                        "cluster_id is empty: every Raft request must carry its cluster's id")
     if cluster_id != our_cluster_id:
         return Refusal(ErrorCode.INCONSISTENT_CLUSTER_ID,
-                       f"cluster_id is {cluster_id!r} but node {node_id} belongs to cluster "
+                       f"cluster_id is {_shown(cluster_id)} but node {node_id} belongs to cluster "
                        f"{our_cluster_id!r}; format the sender with this cluster's id")
     problem = field_problem(message)
     if problem is None and message.dst != node_id:
@@ -58,6 +58,14 @@ def check_request(message: Message, cluster_id: str, our_cluster_id: str,
     if problem is None and message.src == node_id:
         problem = f"src is {message.src}, this node's own id"
     return None if problem is None else Refusal(ErrorCode.INVALID_REQUEST, problem)
+
+
+def _shown(value: str, limit: int = 64) -> str:
+    """A sender's string as a refusal quotes it (and the node logs it): a request's megabyte of
+    cluster_id must not become a megabyte of log line."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value)} characters)"
 
 
 def field_problem(message: Message) -> str | None:

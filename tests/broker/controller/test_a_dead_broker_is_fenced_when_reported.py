@@ -69,6 +69,11 @@ async def test_a_reported_broker_still_listening_is_left_to_its_session(autojump
     async with trio.open_nursery() as nursery:
         nursery.start_soon(active.run)
         await trio.sleep(0.01)
+        stale = BrokerHeartbeatRequest(3, h.broker_epochs[3] + 100, len(h.log) - 1,
+                                       unreachable_brokers=(2,))
+        response, _ = await active.handle(stale)         # not a registered broker: ignored
+        assert response.error_code != 0
+        await trio.sleep(1)
         await _report(h, active, 1, 2)
         await _report(h, active, 1, 1)                   # itself: never probed
         await trio.sleep(1)

@@ -50,6 +50,9 @@ def fetch(**fields):
 REFUSED = {
     "empty-cluster-id": (begin(cluster_id=""), ErrorCode.INCONSISTENT_CLUSTER_ID, "cluster_id"),
     "other-cluster": (vote(cluster_id="other"), ErrorCode.INCONSISTENT_CLUSTER_ID, "'other'"),
+    # quoted cut short: the refusal is logged, and a fuzzer sent 2 MB of cluster id
+    "huge-cluster-id": (fetch(cluster_id="x" * 1_000_000), ErrorCode.INCONSISTENT_CLUSTER_ID,
+                        "... (1000000 characters) but node 2"),
     "epoch-end-of-int32": (begin(epoch=2**31 - 1), ErrorCode.INVALID_REQUEST,
                            "epoch 2147483647"),
     "negative-epoch": (begin(epoch=-5), ErrorCode.INVALID_REQUEST, "epoch is -5"),
