@@ -19,6 +19,8 @@ MAX_HOST_LENGTH = 255                  # a DNS name
 # topics could ask for 600,000 and hold the node for minutes (Kafka throttles such requests
 # with its controller mutation quota instead).
 MAX_PARTITIONS_PER_REQUEST = MAX_PARTITIONS
+# Brokers one heartbeat may report unreachable: an honest broker names only leaders it follows.
+MAX_REPORTED_BROKERS = 1_000
 
 
 def _create_topics(req: m.CreateTopicsRequest) -> None:
@@ -67,6 +69,16 @@ def _register_broker(req: m.RegisterBrokerRequest) -> None:
     check_length("incarnation_id", req.incarnation_id, MAX_NAME_LENGTH, required=True)
 
 
+def _broker_heartbeat(req: m.BrokerHeartbeatRequest) -> None:
+    reported = req.unreachable_brokers
+    if len(reported) > MAX_REPORTED_BROKERS:
+        raise Refused(E.INVALID_REQUEST,
+                      f"unreachable_brokers names {len(reported)} brokers; the limit is "
+                      f"{MAX_REPORTED_BROKERS}")
+    for broker_id in reported:
+        check_range("unreachable_brokers", broker_id, 0, INT32_MAX, hint="a broker's node.id")
+
+
 def _alter_partition(req: m.AlterPartitionRequest) -> None:
     for change in req.partitions:
         check_not_negative(f"{change.topic_id[:60]}-{change.partition}: partition",
@@ -84,6 +96,7 @@ _CHECKS = {
     m.CreatePartitionsRequest: _create_partitions,
     m.IncrementalAlterConfigsRequest: _alter_configs,
     m.RegisterBrokerRequest: _register_broker,
+    m.BrokerHeartbeatRequest: _broker_heartbeat,
     m.AlterPartitionRequest: _alter_partition,
     m.ElectLeadersRequest: _elect_leaders,
 }

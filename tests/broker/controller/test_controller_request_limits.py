@@ -32,6 +32,11 @@ CASES = [
     ("RegisterBroker", register(port=70_000), E.INVALID_REQUEST, "port=70000 is out of range"),
     ("RegisterBroker", register(host=""), E.INVALID_REQUEST, "host is empty"),
     ("RegisterBroker", register(host="h" * 300), E.INVALID_REQUEST, "host is 300 characters"),
+    ("BrokerHeartbeat", pb.BrokerHeartbeatRequest(broker_id=4, unreachable_brokers=[2, -1]),
+     E.INVALID_REQUEST, "unreachable_brokers=-1 is out of range"),
+    ("BrokerHeartbeat", pb.BrokerHeartbeatRequest(broker_id=4,
+                                                  unreachable_brokers=range(1_001)),
+     E.INVALID_REQUEST, "names 1001 brokers; the limit is 1000"),
     ("ElectLeaders", pb.ElectLeadersRequest(topic_partitions=[pb.TopicPartitions(
         topic="t", partitions=[-3])]), E.UNKNOWN_TOPIC_OR_PARTITION, "t--3: partition=-3"),
 ]
