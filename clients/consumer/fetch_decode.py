@@ -30,14 +30,16 @@ def batch_span(data: bytes, offset: int) -> tuple[int, int, list[int]]:
     return next_offset, epoch, cuts
 
 
-async def decode_in_slices(data: bytes, cuts: list[int], *, verify_crc: bool) -> list:
+async def decode_in_slices(data: bytes, cuts: list[int], *, verify_crc: bool,
+                           into: tuple | None = None) -> list:
     """decode_records over data[:cuts[-1]], a checkpoint after each slice but the last."""
     if len(cuts) == 1:
-        return decode_records(data, verify_crc=verify_crc, skip_control=True)
+        return decode_records(data, verify_crc=verify_crc, skip_control=True, into=into)
     out: list = []
     start = 0
     for i, end in enumerate(cuts):
-        out += decode_records(data[start:end], verify_crc=verify_crc, skip_control=True)
+        out += decode_records(data[start:end], verify_crc=verify_crc, skip_control=True,
+                              into=into)
         start = end
         if i + 1 < len(cuts):
             await trio.lowlevel.checkpoint()

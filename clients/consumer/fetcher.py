@@ -2,7 +2,9 @@
 leader node, lazy offset resets by ListOffsets, and the decoded record buffer `poll` reads."""
 from __future__ import annotations
 
+import bisect
 import logging
+import operator
 import threading
 from collections import deque
 from typing import NamedTuple
@@ -25,7 +27,14 @@ log = logging.getLogger(__name__)
 # one the user is reading plus one that arrived meanwhile keeps a fetch always in flight.
 MAX_BUFFERED_CHUNKS = 2
 RETRY_BACKOFF_S = 0.1
-_new = tuple.__new__
+
+
+def _first_at_or_after(records: list, offset: int) -> int:
+    """Index of the first record at `offset` or later (a partition's records ascend by offset)."""
+    return bisect.bisect_left(records, offset, key=_offset_of)
+
+
+_offset_of = operator.attrgetter("offset")
 
 
 class ConsumerRecord(NamedTuple):
@@ -432,17 +441,15 @@ class Fetcher:
                                                for a in p.aborted_transactions])
                     cuts = batch_span(data, offset)[2]
                 try:
-                    recs = await decode_in_slices(data, cuts, verify_crc=self.check_crcs) \
-                        if cuts else []
+                    records = await decode_in_slices(
+                        data, cuts, verify_crc=self.check_crcs,
+                        into=(ConsumerRecord, topic, p.partition)) if cuts else []
                 except ValueError as exc:
                     decoded.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
                     continue
-                part = p.partition
-                if recs and recs[0][0] < offset:  # a batch may start before the fetch offset
-                    records = [_new(ConsumerRecord, (topic, part) + r) for r in recs
-                               if r[0] >= offset]
-                else:
-                    records = [_new(ConsumerRecord, (topic, part) + r) for r in recs]
+                if records and records[0].offset < offset:
+                    # A batch may start before the fetch offset: drop what was already read.
+                    del records[:_first_at_or_after(records, offset)]
                 decoded.append((tp, gen, 0, "", records, next_offset, epoch))
         if refresh:
             self._metadata_wanted = True

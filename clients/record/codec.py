@@ -137,7 +137,7 @@ def _check_batch(buf: bytes, pos: int, verify_crc: bool) -> tuple[BatchHeader, b
 
 
 def _records_into(out: list, header: BatchHeader, covered: bytes, pos: int,
-                  max_decompressed: int) -> None:
+                  max_decompressed: int, into: tuple | None) -> None:
     codec = header.attributes & COMPRESSION_MASK
     start = HEADER_SIZE - ATTRIBUTES_OFFSET
     if codec:
@@ -145,7 +145,7 @@ def _records_into(out: list, header: BatchHeader, covered: bytes, pos: int,
         start = 0
     first = len(out)
     _decode_section(covered, start, header.records_count, header.base_offset,
-                    header.base_timestamp, out, pos)
+                    header.base_timestamp, out, pos, into)
     if header.attributes & TIMESTAMP_TYPE_MASK:
         # LogAppendTime: every record carries the broker's time, kept once in maxTimestamp.
         ts = header.max_timestamp
@@ -153,11 +153,11 @@ def _records_into(out: list, header: BatchHeader, covered: bytes, pos: int,
 
 
 def _decode_section(data: bytes, p: int, count: int, base_offset: int, base_ts: int,
-                    out: list, batch_pos: int) -> None:
+                    out: list, batch_pos: int, into: tuple | None) -> None:
     """The hot loop: varints are read inline for their one- and two-byte forms."""
     append = out.append
     new = tuple.__new__
-    R = Record
+    R, topic, partition = (Record, None, None) if into is None else into
     slow = read_unsigned
     heads = _read_headers
     i = 0
@@ -257,7 +257,10 @@ def _decode_section(data: bytes, p: int, count: int, base_offset: int, base_ts: 
                 raise CorruptBatchError(f"record length mismatch: record {i} of batch at "
                                         f"position {batch_pos} declares {length} bytes but its "
                                         f"fields take {length + p - end}")
-            append(new(R, (offset, ts, key, value, headers)))
+            if topic is None:
+                append(new(R, (offset, ts, key, value, headers)))
+            else:
+                append(new(R, (topic, partition, offset, ts, key, value, headers)))
     except IndexError:
         raise CorruptBatchError(f"truncated record {i} in batch at position {batch_pos}: "
                                 f"recordsCount says {count}") from None
@@ -313,7 +316,7 @@ def decode_batch(buf, pos: int = 0, *, verify_crc: bool = True,
         buf = bytes(buf)
     header, covered = _check_batch(buf, pos, verify_crc)
     records: list[Record] = []
-    _records_into(records, header, covered, pos, max_decompressed)
+    _records_into(records, header, covered, pos, max_decompressed, None)
     return header, records
 
 
@@ -338,10 +341,15 @@ def iter_batches(buf) -> Iterator[tuple[int, BatchHeader]]:
 
 
 def decode_records(buf, *, verify_crc: bool = True, skip_control: bool = False,
-                   max_decompressed: int = MAX_DECOMPRESSED_SIZE) -> list[Record]:
+                   max_decompressed: int = MAX_DECOMPRESSED_SIZE,
+                   into: tuple | None = None) -> list:
     """All records of all whole batches in `buf`, in order (the consumer's hot path); a trailing
     partial batch is ignored. `skip_control` drops transaction markers, as Kafka's consumer does.
-    Each compressed batch inflates to at most `max_decompressed` bytes (a bomb fails fast)."""
+    Each compressed batch inflates to at most `max_decompressed` bytes (a bomb fails fast).
+
+    Records are `Record`s, or with `into=(record_type, topic, partition)` that type's tuples of
+    (topic, partition, offset, timestamp, key, value, headers): the consumer's own records made
+    at once, not from a Record each (a second GC-tracked tuple per record, see below)."""
     if not isinstance(buf, bytes):
         buf = bytes(buf)
     out: list[Record] = []
@@ -355,7 +363,7 @@ def decode_records(buf, *, verify_crc: bool = True, skip_control: bool = False,
             if skip_control and header.attributes & CONTROL_FLAG:
                 continue
             header, covered = _check_batch(buf, pos, verify_crc)
-            _records_into(out, header, covered, pos, max_decompressed)
+            _records_into(out, header, covered, pos, max_decompressed, into)
     finally:
         if gc_was_enabled:
             gc.enable()

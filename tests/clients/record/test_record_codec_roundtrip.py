@@ -3,6 +3,7 @@ timestamp, for every compression type, and the header fields the producer sets."
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from clients.consumer.fetcher import ConsumerRecord
 from clients.record.batch_header import validate_batch
 from clients.record.codec import (
     Record, count_records, decode_batch, decode_records, encode_batch, iter_batches)
@@ -40,6 +41,10 @@ def test_round_trip(codec, records, base_offset):
     assert header.base_timestamp == BASE_TS
     assert header.max_timestamp == max(t for _, _, _, t in inputs)
     assert decode_records(batch + batch) == decoded + decoded
+    # The consumer's own record type, made at once: the same fields after topic and partition.
+    as_consumer = decode_records(batch, into=(ConsumerRecord, "t", 3))
+    assert as_consumer == [ConsumerRecord("t", 3, *r) for r in decoded]
+    assert all(type(r) is ConsumerRecord for r in as_consumer)
 
 
 def test_large_and_many_records():
@@ -74,6 +79,10 @@ def test_log_append_time_gives_every_record_the_max_timestamp():
     batch = encode_batch([(None, b"a", None, 10), (None, b"b", None, 30), (None, b"c", None, 20)],
                          log_append_time=True)
     assert [r.timestamp for r in decode_records(batch)] == [30, 30, 30]
+    into = decode_records(batch, into=(ConsumerRecord, "t", 0))
+    assert [(r.offset, r.timestamp, r.value) for r in into] == [(0, 30, b"a"), (1, 30, b"b"),
+                                                                 (2, 30, b"c")]
+    assert all(type(r) is ConsumerRecord for r in into)
 
 
 def test_skip_control_drops_marker_batches():
