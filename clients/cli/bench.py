@@ -91,6 +91,20 @@ def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor
                 raise
 
 
+class _Timed:
+    """A sampled record's callback: one object, where a closure over (samples, sent_at) takes
+    three (function and cells) that the garbage collector walks until the record's batch
+    completes (about one record in 35 is sampled)."""
+
+    __slots__ = ("samples", "sent_at")
+
+    def __init__(self, samples: "Samples", sent_at: float) -> None:
+        self.samples, self.sent_at = samples, sent_at
+
+    def __call__(self, future: Any) -> None:
+        self.samples._done(future, self.sent_at)
+
+
 class Samples:
     """Send-to-ack latencies of sampled records, filled by the producer's callback thread."""
 
@@ -105,7 +119,7 @@ class Samples:
         self._bell = Doorbell()
 
     def track(self, future: Any, sent_at: float) -> None:
-        future.add_done_callback(lambda f: self._done(f, sent_at))
+        future.add_done_callback(_Timed(self, sent_at))
 
     def _done(self, future: Any, sent_at: float) -> None:
         elapsed_ms = (_clock() - sent_at) * 1000

@@ -120,6 +120,9 @@ class RecordAccumulator:
         self._make_future = make_future
         self._num_partitions: dict[str, int] = {}
         self._sticky: dict[str, int] = {}
+        # topic -> the batch its sticky partition has open (append's fast path). A batch that
+        # leaves its partition's deque is closed first, so a stale entry is never written to.
+        self._open_sticky: dict[str, ProducerBatch] = {}
         self._batches: dict[tuple, deque] = {}
         self._in_flight: dict[tuple, int] = {}
         # topic -> [(key, value, headers, ts, partition, future, created_ms)] awaiting metadata
@@ -139,6 +142,19 @@ class RecordAccumulator:
         RecordTooLarge, queueing nothing, for a record no request could carry."""
         if headers or (len(key) if key else 0) + (len(value) if value else 0) > self._fits:
             self._check_size(record_size(key, value, headers))
+        if key is None and partition is None and not headers and future is None:
+            # The common record (no key, no partition, no headers) joins the batch its sticky
+            # partition has open, if it has room: where _place would put it, without its
+            # lookups (about a fifth of a send's cost).
+            batch = self._open_sticky.get(topic)
+            if batch is not None and not batch.closed:
+                size = RECORD_OVERHEAD + (len(value) if value else 0)
+                if batch.size + size <= self.batch_size:
+                    records = batch.records
+                    records.append((None, value, headers, timestamp_ms))
+                    batch.size += size
+                    self.buffered_bytes += size
+                    return self._make_future(batch.result, len(records) - 1, timestamp_ms), False
         n = self._num_partitions.get(topic)
         if n is None:
             if future is None:
@@ -245,6 +261,8 @@ class RecordAccumulator:
                 batch = dq[-1]
         if batch is None:
             batch = self._new_batch(tp, now_ms)
+        if sticky:
+            self._open_sticky[topic] = batch
         batch.records.append((key, value, headers, timestamp_ms))
         batch.size += size
         return batch, opened
@@ -276,6 +294,7 @@ class RecordAccumulator:
         self._num_partitions[topic] = n
         if self._sticky.get(topic, 0) >= n:
             del self._sticky[topic]
+            self._open_sticky.pop(topic, None)
         waiting = self._pending.pop(topic, ())
         bad = []
         for key, value, headers, ts, partition, future, created_ms in waiting:
@@ -325,7 +344,9 @@ class RecordAccumulator:
             if not dq:
                 continue
             while dq and dq[0].created_ms <= expire_before:
-                expired.append(dq.popleft())
+                batch = dq.popleft()
+                batch.closed = True
+                expired.append(batch)
             if not dq:
                 continue
             if allowed is not None and not allowed(tp):
@@ -423,8 +444,11 @@ class RecordAccumulator:
         metadata, for the caller to fail."""
         batches = list(self._incomplete)
         futures = [w[5] for waiting in self._pending.values() for w in waiting]
+        for batch in batches:
+            batch.closed = True
         self._incomplete.clear()
         self._batches.clear()
+        self._open_sticky.clear()
         self._pending.clear()
         self.buffered_bytes = 0
         return batches, futures
@@ -434,6 +458,8 @@ class RecordAccumulator:
         every record waiting for metadata, taken out for the caller to fail."""
         batches = [b for dq in self._batches.values() for b in dq]
         futures = [w[5] for waiting in self._pending.values() for w in waiting]
+        for batch in batches:
+            batch.closed = True
         for dq in self._batches.values():
             dq.clear()
         for waiting in self._pending.values():

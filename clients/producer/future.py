@@ -16,9 +16,12 @@ _pending_lock = threading.Lock()
 _callback_lock = threading.Lock()
 
 
-def _run_callback(fn: Callable[[], None]) -> None:
+_NO_ARG = object()
+
+
+def _run_callback(fn: Callable, arg: object = _NO_ARG) -> None:
     try:
-        fn()
+        fn() if arg is _NO_ARG else fn(arg)
     except Exception:  # a user's callback must not kill the sender
         log.exception("producer callback raised")
 
@@ -59,18 +62,22 @@ class BatchResult:
             self.error = error
             self._event.set()
             callbacks, self._callbacks = self._callbacks, None
-        for fn in callbacks or ():
-            _run_callback(fn)
+        if callbacks:
+            for i in range(0, len(callbacks), 2):
+                _run_callback(callbacks[i], callbacks[i + 1])
 
-    def on_done(self, fn: Callable[[], None]) -> None:
-        """Run `fn()` once done: on the completing thread, or here when already done."""
+    def on_done(self, fn: Callable, arg: object = _NO_ARG) -> None:
+        """Run `fn()`, or `fn(arg)`, once done: on the completing thread, or here when already
+        done. The pair is kept flat in one list, not as a closure: a record's callback (a
+        sampled latency, a user's add_done_callback) lives until its batch completes, and each
+        object it takes is one more for the garbage collector's full passes to walk."""
         with _callback_lock:
             if not self._event.is_set():
                 if self._callbacks is None:
                     self._callbacks = []
-                self._callbacks.append(fn)
+                self._callbacks += (fn, arg)
                 return
-        _run_callback(fn)
+        _run_callback(fn, arg)
 
     def wait(self, timeout: float | None) -> bool:
         return self._event.wait(timeout)
@@ -129,7 +136,7 @@ class RecordFuture:
                 if self._batch is None:  # rare: the record still waits for its topic's metadata
                     self._callbacks = (self._callbacks or []) + [fn]
                     return
-        self._batch.on_done(lambda: fn(self))
+        self._batch.on_done(fn, self)
 
     def _wait(self, timeout: float | None) -> bool:
         if self._batch is None:

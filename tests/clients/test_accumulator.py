@@ -3,6 +3,7 @@ drains bounded by max_request_size, per-partition order and in-flight limits, re
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from clients.producer.accumulator import BATCH_OVERHEAD, RECORD_OVERHEAD, RecordAccumulator
 
@@ -181,3 +182,59 @@ def test_append_many_leaves_unknown_topics_and_partitions_to_the_caller():
     assert acc.append_many("other", None, None, [b"x"], 1, now_ms=0) == (None, False)
     assert acc.append_many("t", 9, None, [b"x"], 1, now_ms=0) == (None, False)
     assert acc.buffered_bytes == 0
+
+
+class _NoCache(dict):
+    """An accumulator whose fast path never finds a batch: every record goes through _place."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
+def _layout(acc):
+    return {tp: [(b.records, b.closed) for b in dq] for tp, dq in acc._batches.items()}
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=st.lists(st.one_of(
+    st.tuples(st.just("send"), st.sampled_from([None, b"\x02"]),
+              st.sampled_from([None, None, None, 1]), st.integers(0, 400),
+              st.sampled_from([None, None, [("h", b"v")]])),
+    st.tuples(st.just("drain"), st.integers(0, 1500)),
+    st.just(("abort",))), max_size=60))
+def test_the_keyless_fast_path_places_records_where_place_would(ops):
+    # The same operations on an accumulator with the fast path and one without it: every
+    # record lands in the same batch, at the same index, and the same batches are open.
+    fast, slow = make(batch_size=600), make(batch_size=600)
+    slow._open_sticky = _NoCache()
+    now = 0
+    for op in ops:
+        if op[0] == "send":
+            _, key, partition, size, headers = op
+            a = fast.append("t", partition, key, b"v" * size, headers, 1, now_ms=now)
+            b = slow.append("t", partition, key, b"v" * size, headers, 1, now_ms=now)
+            assert (a[0].result.partition, a[0].index, a[1]) == \
+                (b[0].result.partition, b[0].index, b[1])
+        elif op[0] == "drain":
+            now += op[1]   # past delivery_timeout_ms (1000), the open batches expire
+            fast.drain(now, LEADERS.get, ANY)
+            slow.drain(now, LEADERS.get, ANY)
+        else:
+            fast.abort_undrained()
+            slow.abort_undrained()
+        assert _layout(fast) == _layout(slow)
+        assert fast.buffered_bytes == slow.buffered_bytes
+
+
+def test_a_keyless_record_never_joins_an_expired_or_aborted_batch():
+    acc = make(linger_ms=1000, delivery_timeout_ms=1000)
+    first, _ = acc.append("t", None, None, b"a", None, 1, now_ms=0)
+    d = acc.drain(1000, {}.get, ANY)   # no leader known: the open batch just expires
+    assert [b.result for b in d.expired] == [first.result]
+    second, _ = acc.append("t", None, None, b"b", None, 1, now_ms=1000)
+    assert second.result is not first.result
+    batches, _ = acc.abort_undrained()
+    assert [b.result for b in batches] == [second.result]
+    third, _ = acc.append("t", None, None, b"c", None, 1, now_ms=1000)
+    assert third.result not in (first.result, second.result)
+    assert [b.records for dq in acc._batches.values() for b in dq] == [[(None, b"c", None, 1)]]
