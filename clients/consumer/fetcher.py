@@ -1,10 +1,9 @@
 """The consumer's I/O side: positions per assigned partition, one prefetching Fetch loop per
-leader node, lazy offset resets by ListOffsets, and the decoded record buffer `poll` reads."""
+leader node, lazy offset resets by ListOffsets, and the buffer of fetched batches `poll` decodes
+and reads."""
 from __future__ import annotations
 
-import bisect
 import logging
-import operator
 import threading
 from collections import deque
 from typing import NamedTuple
@@ -16,7 +15,7 @@ from clients._sync import TrioHome
 from clients.cluster import Cluster
 from clients.list_offsets import list_offsets, list_offsets_until
 from clients.errors import INVALID_METADATA, ErrorCode, KraftError
-from clients.consumer.fetch_decode import batch_span, decode_in_slices
+from clients.consumer.completed_fetch import CompletedFetch, batch_span
 from clients.consumer.read_committed import drop_aborted, isolation_level_of
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2
@@ -27,14 +26,6 @@ log = logging.getLogger(__name__)
 # one the user is reading plus one that arrived meanwhile keeps a fetch always in flight.
 MAX_BUFFERED_CHUNKS = 2
 RETRY_BACKOFF_S = 0.1
-
-
-def _first_at_or_after(records: list, offset: int) -> int:
-    """Index of the first record at `offset` or later (a partition's records ascend by offset)."""
-    return bisect.bisect_left(records, offset, key=_offset_of)
-
-
-_offset_of = operator.attrgetter("offset")
 
 
 class ConsumerRecord(NamedTuple):
@@ -79,7 +70,7 @@ class Fetcher:
         self.epochs: dict[tuple, int] = {}
         self.chunks: dict[tuple, int] = {}
         self.paused: set[TopicPartition] = set()    # assigned but neither fetched nor returned
-        self.buffer: deque = deque()                # [tp, records, index, next_offset]
+        self.buffer: deque = deque()                # CompletedFetch, oldest first
         self.group_id: str | None = None            # named in errors about missing positions
         self.error: KraftError | None = None
         self.wake_requested = False
@@ -169,7 +160,7 @@ class Fetcher:
 
     def _drop_chunks_locked(self, tp) -> None:
         if self.chunks.get(tp):
-            self.buffer = deque(c for c in self.buffer if c[0] != tp)
+            self.buffer = deque(c for c in self.buffer if c.tp != tp)
             self.chunks[tp] = 0
 
     def seek_locked(self, tp, offset: int, leader_epoch: int = -1) -> None:
@@ -233,24 +224,35 @@ class Fetcher:
         wake = False
         while buffer and len(out) < max_records:
             chunk = buffer[0]
-            tp, records, i, next_offset = chunk
-            need = max_records - len(out)
-            if i == 0 and len(records) <= need:
-                out += records
-                i = len(records)
-            else:
-                part = records[i:i + need]
+            tp = chunk.tp
+            try:
+                part = chunk.take(max_records - len(out))
+            except ValueError as exc:
+                # A batch that does not decode: the partition stays at the record after the
+                # last one returned and fetches it again, so each poll says so until the user
+                # seeks past it (Kafka's consumer stops at a corrupt record the same way).
+                error = KraftError(ErrorCode.CORRUPT_MESSAGE, f"{tp[0]}-{tp[1]}: {exc}")
+                self._refetch_from_position_locked(tp)
+                if out:
+                    self.error = error      # raised by the next poll: these records go now
+                    return out, True
+                self.wake()                 # takes no lock: safe under self.cond
+                raise error from None
+            if part:
                 out += part
-                i += len(part)
-            if i >= len(records):
+                self.positions[tp] = part[-1].offset + 1
+            if chunk.done:
                 buffer.popleft()
                 self.chunks[tp] -= 1
-                self.positions[tp] = next_offset
+                self.positions[tp] = chunk.next_offset
                 wake = True
-            else:
-                chunk[2] = i
-                self.positions[tp] = records[i - 1][2] + 1
         return out, wake
+
+    def _refetch_from_position_locked(self, tp) -> None:
+        self._drop_chunks_locked(tp)
+        self.refetch = True
+        self.fetch_offsets[tp] = self.positions[tp]
+        self.gens[tp] = self.gens.get(tp, 0) + 1
 
     def has_data_locked(self) -> bool:
         return bool(self.buffer) or self.error is not None
@@ -416,7 +418,7 @@ class Fetcher:
 
     async def _handle_fetch(self, wanted: list, resp) -> None:
         asked = {tp: (offset, gen) for tp, offset, gen in wanted}
-        decoded = []
+        results = []
         refresh = False
         for t in resp.topics:
             topic = t.topic
@@ -426,37 +428,31 @@ class Fetcher:
                     continue
                 offset, gen = asked[tp]
                 if p.error_code:
-                    decoded.append((tp, gen, p.error_code, p.error_message, None, 0, -1))
+                    results.append((tp, gen, p.error_code, p.error_message, None, 0, -1))
                     refresh = refresh or p.error_code in INVALID_METADATA
                     continue
                 data = p.records
                 if not data:
                     continue
-                next_offset, epoch, cuts = batch_span(data, offset)
+                next_offset, epoch, end, has_records = batch_span(data, offset)
                 if next_offset <= offset:
                     continue  # only a partial batch: a bigger partition_max_bytes is needed
                 if p.aborted_transactions:
                     # Positions still move past the dropped batches (next_offset above).
                     data = drop_aborted(data, [(a.producer_id, a.first_offset)
                                                for a in p.aborted_transactions])
-                    cuts = batch_span(data, offset)[2]
-                try:
-                    records = await decode_in_slices(
-                        data, cuts, verify_crc=self.check_crcs,
-                        into=(ConsumerRecord, topic, p.partition)) if cuts else []
-                except ValueError as exc:
-                    decoded.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
-                    continue
-                if records and records[0].offset < offset:
-                    # A batch may start before the fetch offset: drop what was already read.
-                    del records[:_first_at_or_after(records, offset)]
-                decoded.append((tp, gen, 0, "", records, next_offset, epoch))
+                    _n, _e, end, has_records = batch_span(data, offset)
+                # Decoded by poll, a few batches at a time (completed_fetch.py says why).
+                records = CompletedFetch(tp, data, end, offset, next_offset,
+                                         record_type=ConsumerRecord,
+                                         verify_crc=self.check_crcs) if has_records else None
+                results.append((tp, gen, 0, "", records, next_offset, epoch))
         if refresh:
             self._metadata_wanted = True
         wake = refresh
         with self.cond:
             got = False
-            for tp, gen, code, message, records, next_offset, epoch in decoded:
+            for tp, gen, code, message, records, next_offset, epoch in results:
                 if self.gens.get(tp, 0) != gen:
                     continue  # a seek or reset happened while the fetch was out
                 if self.fetch_offsets.get(tp) != asked[tp][0]:
@@ -478,7 +474,7 @@ class Fetcher:
                     if epoch > self.epochs.get(tp, -1):
                         self.epochs[tp] = epoch
                     if records:
-                        self.buffer.append([tp, records, 0, next_offset])
+                        self.buffer.append(records)
                         self.chunks[tp] = self.chunks.get(tp, 0) + 1
                         got = True
                     elif tp in self.positions and not self.chunks.get(tp):

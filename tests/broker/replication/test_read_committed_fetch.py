@@ -8,7 +8,7 @@ from broker.replication.replica_manager import (LATEST_TIMESTAMP, READ_COMMITTED
                                                 READ_UNCOMMITTED, ReplicaManager)
 from broker.replication.messages import FetchAnswer
 from clients.errors import ErrorCode
-from clients.consumer.fetch_decode import batch_span
+from clients.consumer.completed_fetch import batch_span
 from clients.consumer.read_committed import drop_aborted
 from clients.record.codec import decode_records, encode_batch
 from kraft.log.log_config import LogConfig

@@ -1,0 +1,127 @@
+"""A fetched partition's batches stay bytes until poll takes their records: taken in any sizes
+they are the records one decode of the whole answer gives, from the offset asked for on; a
+batch that does not decode stops the partition there, after every record before it."""
+from __future__ import annotations
+
+import pytest
+import trio
+
+from clients.consumer.completed_fetch import CompletedFetch, batch_span
+from clients.consumer.fetcher import ConsumerRecord, Fetcher
+from clients.errors import ErrorCode, KraftError
+from clients.record.codec import decode_records, encode_batch
+from clients.types import TopicPartition
+from clients.wire import broker_pb2 as pb
+
+TP = TopicPartition("t", 0)
+
+
+def batches(sizes: list[int], offset: int = 0) -> bytes:
+    out = b""
+    for n in sizes:
+        out += encode_batch([(None, b"%d" % (offset + i), (), 1000 + i) for i in range(n)],
+                            base_offset=offset)
+        offset += n
+    return out
+
+
+def completed(data: bytes, fetch_offset: int = 0) -> CompletedFetch:
+    next_offset, _epoch, end, _has = batch_span(data, fetch_offset)
+    return CompletedFetch(TP, data, end, fetch_offset, next_offset, record_type=ConsumerRecord,
+                          verify_crc=True)
+
+
+@pytest.mark.parametrize("n", [1, 7, 50, 1000])
+def test_records_taken_in_pieces_are_one_decode_of_the_answer(n):
+    data = batches([30, 1, 45, 12])
+    chunk = completed(data)
+    assert chunk.records == [] and not chunk.done      # nothing decoded before a take
+    got = []
+    while not chunk.done:
+        part = chunk.take(n)
+        assert 0 < len(part) <= n
+        got += part
+    assert got == [ConsumerRecord("t", 0, *r) for r in decode_records(data)]
+    assert chunk.take(n) == [] and chunk.next_offset == 88
+
+
+def test_records_before_the_offset_asked_for_are_left_out():
+    data = batches([10, 10])
+    chunk = completed(data, fetch_offset=4)
+    assert [r.offset for r in chunk.take(100)] == list(range(4, 20))
+
+
+def test_a_trailing_partial_batch_and_control_batches_give_no_records():
+    data = batches([5])
+    marker = encode_batch([(b"\x00\x00\x00\x00", b"\x00\x00\x00\x00\x00\x00", None, 2)],
+                          base_offset=5, is_control=True, is_transactional=True)
+    cut = data + marker + batches([5], offset=6)[:-3]
+    assert batch_span(cut, 0) == (6, -1, len(data) + len(marker), True)
+    assert batch_span(marker, 5)[3] is False
+    assert [r.offset for r in completed(cut).take(100)] == [0, 1, 2, 3, 4]
+
+
+def corrupt_second_batch(sizes=(3, 4, 2)) -> tuple[bytes, int]:
+    data = bytearray(batches(list(sizes)))
+    first = batch_span(batches([sizes[0]]), 0)[2]
+    data[first + 70] ^= 0xFF           # a byte of the second batch's records: its CRC fails
+    return bytes(data), first
+
+
+def test_a_corrupt_batch_stops_the_partition_after_every_record_before_it():
+    data, _first = corrupt_second_batch()
+    chunk = completed(data)
+    assert [r.offset for r in chunk.take(100)] == [0, 1, 2]
+    for _ in range(2):                 # and it says so on every take after
+        with pytest.raises(ValueError, match="CRC"):
+            chunk.take(100)
+    assert not chunk.done
+
+
+def _fetcher() -> Fetcher:
+    f = Fetcher(None, fetch_min_bytes=1, fetch_max_wait_ms=100, fetch_max_bytes=1 << 20,
+                max_partition_fetch_bytes=1 << 20, auto_offset_reset="earliest",
+                check_crcs=True, request_timeout_ms=1000)
+    f.assigned = [TP]
+    f.fetch_offsets[TP] = f.positions[TP] = 0
+    f.wake = lambda: None              # no fetch loop runs here
+    return f
+
+
+def _answer(records: bytes) -> pb.FetchResponse:
+    return pb.FetchResponse(topics=[pb.FetchTopicResponse(topic="t", partitions=[
+        pb.FetchPartitionResponse(partition=0, high_watermark=9, last_stable_offset=9,
+                                  records=records)])])
+
+
+def test_poll_returns_the_records_before_a_corrupt_batch_then_fails_and_fetches_it_again():
+    data, _first = corrupt_second_batch()
+    f = _fetcher()
+    trio.run(f._handle_fetch, [(TP, 0, 0)], _answer(data))
+    assert f.fetch_offsets[TP] == 9                     # prefetched past the whole answer
+    records, _wake = f.take_locked(2)
+    assert [r.offset for r in records] == [0, 1]
+    records, _wake = f.take_locked(100)
+    assert [r.offset for r in records] == [2]           # these go now, the error next
+    with pytest.raises(KraftError) as caught:
+        f.take_locked(100)
+    assert caught.value.code == ErrorCode.CORRUPT_MESSAGE and "CRC" in caught.value.message
+    # The partition stays at the corrupt batch and fetches it again; the answer in hand, for
+    # the old fetch offset, is dropped.
+    assert f.positions[TP] == f.fetch_offsets[TP] == 3 and not f.buffer and f.gens[TP] == 1
+    trio.run(f._handle_fetch, [(TP, 3, 1)], _answer(data[_first:]))
+    with pytest.raises(KraftError):
+        f.take_locked(100)
+
+
+def test_the_buffer_holds_the_answer_as_bytes():
+    f = _fetcher()
+    data = batches([20, 20])
+    trio.run(f._handle_fetch, [(TP, 0, 0)], _answer(data))
+    (chunk,) = f.buffer
+    assert chunk.data == data and chunk.records == []
+    records, wake = f.take_locked(25)
+    assert [r.offset for r in records] == list(range(25)) and not wake
+    records, wake = f.take_locked(25)
+    assert [r.offset for r in records] == list(range(25, 40)) and wake and not f.buffer
+    assert f.positions[TP] == 40
