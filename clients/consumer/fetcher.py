@@ -232,7 +232,7 @@ class Fetcher:
                 # last one returned and fetches it again, so each poll says so until the user
                 # seeks past it (Kafka's consumer stops at a corrupt record the same way).
                 error = KraftError(ErrorCode.CORRUPT_MESSAGE, f"{tp[0]}-{tp[1]}: {exc}")
-                self._refetch_from_position_locked(tp)
+                self._refetch_from_position_locked(tp, chunk)
                 if out:
                     self.error = error      # raised by the next poll: these records go now
                     return out, True
@@ -248,10 +248,11 @@ class Fetcher:
                 wake = True
         return out, wake
 
-    def _refetch_from_position_locked(self, tp) -> None:
+    def _refetch_from_position_locked(self, tp, chunk: CompletedFetch) -> None:
+        position = self.positions.setdefault(tp, chunk.skip_below)
         self._drop_chunks_locked(tp)
         self.refetch = True
-        self.fetch_offsets[tp] = self.positions[tp]
+        self.fetch_offsets[tp] = position
         self.gens[tp] = self.gens.get(tp, 0) + 1
 
     def has_data_locked(self) -> bool:
