@@ -112,6 +112,12 @@ def test_poll_returns_the_records_before_a_corrupt_batch_then_fails_and_fetches_
     trio.run(f._handle_fetch, [(TP, 3, 1)], _answer(data[_first:]))
     with pytest.raises(KraftError):
         f.take_locked(100)
+    # A seek past the bad batch (offsets 3-6) reads on from there.
+    f.seek_locked(TP, 7)
+    third = data[len(batches([3, 4])):]
+    trio.run(f._handle_fetch, [(TP, 7, f.gens[TP])], _answer(third))
+    records, _wake = f.take_locked(100)
+    assert [r.offset for r in records] == [7, 8] and f.positions[TP] == 9
 
 
 def test_the_buffer_holds_the_answer_as_bytes():
