@@ -169,9 +169,27 @@ def _commits(table, ok, idx, process, out) -> None:
 def _nulls_inside_values(lines) -> bool:
     """Whether a line has a null that is not one of its top-level NULLABLE fields: inside a poll's
     or commit's value, from_json refuses it, and the reader would read it as absent."""
-    total = pc.sum(pc.count_substring(lines, '":null')).as_py() or 0
-    known = sum(pc.sum(pc.count_substring(lines, f'"{k}":null')).as_py() or 0 for k in NULLABLE)
-    return total > known
+    total = _np(pc.count_substring(lines, '":null'))
+    some = total > 0
+    if not some.any():
+        return False
+    few = lines.filter(pa.array(some))      # short lines mostly: invokes with no value
+    known = sum(_np(pc.count_substring(few, f'"{k}":null')) for k in NULLABLE)
+    return bool((total[some] > known).any())
+
+
+def _groups(lines, starts: np.ndarray, buf: bytes) -> dict[str, np.ndarray]:
+    """Each line's f, told by the two bytes after its first '"f":"' (one short scan a line, not
+    one a function); reading the group then checks each line's whole f, so a nested or unusual
+    "f" only sends the range the per-line way."""
+    at = _np(pc.find_substring(lines, '"f":"'))
+    _require((at >= 0).all(), 'a line without "f":"')
+    a = np.frombuffer(buf, np.uint8)
+    p = starts + at + 5         # within the line: it ends '}\n' after the match
+    two = a[p].astype(np.uint16) << 8 | a[p + 1]
+    groups = {f: two == (ord(f[0]) << 8 | ord(f[1])) for f in FUNCTIONS}
+    _require(sum(m.sum() for m in groups.values()) == len(starts), "an f of no group")
+    return groups
 
 
 def events(buf: bytes, base: int, out) -> None:
@@ -179,19 +197,16 @@ def events(buf: bytes, base: int, out) -> None:
     to `out` (an Events); raises Unfit, having added nothing, where the per-line path must read
     them."""
     lines, starts = _lines(buf)
-    groups = {f: pc.match_substring(lines, f'"f":"{f}"') for f in FUNCTIONS}
-    hits = sum(_np(m).astype(np.int8) for m in groups.values())
-    _require((hits == 1).all(), 'a line not of exactly one "f":"..." group')
     pending = Events()
-    for f, mask in groups.items():
-        sub = lines.filter(mask)
-        if not len(sub):
+    for f, mask in _groups(lines, starts, buf).items():
+        if not mask.any():
             continue
+        sub = lines.filter(pa.array(mask))
         if f in ("poll", "commit"):
             _require(not _nulls_inside_values(sub), "a null inside a value")
         table = _read(sub, f)
         process, types = _common(table, f)
-        idx = base + starts[_np(mask)].astype(np.int64)
+        idx = base + starts[mask].astype(np.int64)
         ok = types == "ok"
         pending.add("op", process, idx, process=process, type=table["type"],
                     f=table["f"], time=table["time"])

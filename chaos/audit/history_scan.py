@@ -157,12 +157,11 @@ def _column_batches(found: Events):
     for kind, parts in found.parts.items():
         key = pa.concat_arrays([_array(k, pa.string()) for k, _, _ in parts])
         idx = np.concatenate([i for _, i, _ in parts])
-        order = pc.sort_indices(pa.table({"k": key, "i": idx}),
-                                sort_keys=[("k", "ascending"), ("i", "ascending")])
-        key, idx, n = key.take(order), idx[order.to_numpy()], len(idx)
-        same = pc.fill_null(key, "")        # a reset's key is null: one run
-        change = np.flatnonzero(~np.asarray(pc.equal(same[1:], same[:-1]).to_numpy(
-            zero_copy_only=False), bool)) + 1
+        # a reset's key is null: one run
+        codes = pc.dictionary_encode(pc.fill_null(key, "")).indices.to_numpy()
+        order = np.lexsort((idx, codes))
+        key, idx, codes, n = key.take(order), idx[order], codes[order], len(idx)
+        change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
         runs = zip(np.concatenate(([0], change)), np.append(change, n))
         starts = np.concatenate([np.arange(lo, hi, ROWS_PER_BATCH) for lo, hi in runs])
         offsets = pa.array(np.append(starts, n), pa.int32())
@@ -174,7 +173,7 @@ def _column_batches(found: Events):
             elif field.name in parts[0][2]:
                 flat = pa.concat_arrays([_array(p[field.name], field.type)
                                          for _, _, p in parts]).take(order)
-            else:
+            else:       # as chunk_batch makes them: a list of nulls, not a null list
                 flat = pa.nulls(n, field.type)
             columns.append(pa.ListArray.from_arrays(offsets, flat))
         yield pa.RecordBatch.from_arrays(

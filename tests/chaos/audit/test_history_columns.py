@@ -110,7 +110,8 @@ def test_the_same_events_as_line_by_line(tmp_path, monkeypatch, seed):
     ' {"process":1,"type":"ok","f":"poll","time":1}',
     '',
     '{"process":"\xff","type":"ok","f":"poll","time":1}',
-    '{"process":1,"type":"ok","f":"poll","time":1,"x":{"f":"send"}}',
+    '{"x":{"f":"send"},"process":1,"type":"ok","f":"poll","time":1}',     # a nested "f" first
+    '{"process":1,"type":"ok","f":"sexy","time":1}',
 ])
 def test_lines_left_to_the_per_line_path(tmp_path, monkeypatch, line):
     path = tmp_path / "history.jsonl"
