@@ -38,6 +38,8 @@ def _scan(path, per_line: bool, monkeypatch) -> list:
         for i in range(batch.num_rows):
             idx = d["idx"][i]
             assert idx == sorted(idx), "a chunk's lists are in file order"
+            # one row shape on both paths: a field the kind lacks is a list of nulls
+            assert all(len(d[n][i]) == len(idx) for n in names)
             for j in range(len(idx)):
                 event = {n: None if d[n][i] is None else d[n][i][j] for n in names}
                 out.append((d["kind"][i], d["key"][i], event["idx"], event["pos"] or 0,
