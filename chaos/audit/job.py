@@ -123,22 +123,27 @@ def _code_zip() -> str:
     return str(path)
 
 
-def _files_frame(spark, files):
+def _files_frame(spark, files, together=None):
     """One row per segment file, in about one task per TASK_BYTES (at least one per core once
-    there is something to share), largest file first into the lightest task."""
+    there is something to share), largest first into the lightest task. Files with the same
+    together(file) go to one task, one after another (the replicas' copies of a segment, so the
+    task decodes byte-identical copies once)."""
     from pyspark.sql import Row
 
     total = sum(f.size for f in files)
     n = -(-total // TASK_BYTES)
     if total >= TASK_BYTES // 4:
         n = max(n, spark.sparkContext.defaultParallelism)
-    n = max(1, min(n, len(files), 256))
+    groups: dict = {}
+    for i, f in enumerate(files):
+        groups.setdefault(together(f) if together else i, []).append(f)
+    n = max(1, min(n, len(groups), 256))
     bins: list[list] = [[] for _ in range(n)]
     loads = [0] * n
-    for f in sorted(files, key=lambda f: -f.size):
+    for group in sorted(groups.values(), key=lambda g: -sum(f.size for f in g)):
         i = loads.index(min(loads))
-        bins[i].append(Row(**asdict(f)))
-        loads[i] += f.size
+        bins[i] += [Row(**asdict(f)) for f in group]
+        loads[i] += sum(f.size for f in group)
     rdd = spark.sparkContext.parallelize(bins, n).flatMap(lambda rows: rows)
     return spark.createDataFrame(rdd, segments.ddl(segments.FILE_FIELDS))
 
@@ -183,8 +188,10 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
         segments.record_rows, segments.ddl(segments.RECORD_FIELDS)).cache()
     frame.keep(batches, records)
     # the data topics' records, for the history checks: a row per file, read when they run
-    log = files.filter(~metadata).mapInArrow(segments.log_chunks, segments.ddl(
-        segments.LOG_KEY_FIELDS + segments.list_fields(segments.LOG_LIST_FIELDS))) \
+    data_files = [f for f in cluster.segments if f.topic != segments.METADATA_TOPIC]
+    log = _files_frame(spark, data_files, lambda f: (f.topic, f.partition, f.segment)).mapInArrow(
+        segments.log_chunks, segments.ddl(
+            segments.LOG_KEY_FIELDS + segments.list_fields(segments.LOG_LIST_FIELDS))) \
         if history_given else None
     progress(f"scanning {len(cluster.segments)} segment files "
              f"({cluster.total_bytes / 2**20:.1f} MB) on {spark.sparkContext.master}")

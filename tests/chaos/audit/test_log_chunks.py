@@ -1,0 +1,45 @@
+"""The data topics' record chunks the history checks read: replicas' byte-identical copies of a
+segment are decoded once, and a copy that differs is decoded on its own. No Spark: log_chunks
+is called as mapInArrow would call it."""
+from dataclasses import asdict
+
+import pyarrow as pa
+
+from audit_helpers import Cluster, append_raw, batch
+from chaos.audit import segments
+from chaos.audit.inputs import load_cluster
+
+
+def _files(tmp_path):
+    cluster = Cluster(tmp_path)
+    cluster.topic("t", partitions=2)
+    # broker 6's copy of t's active segment gets one more batch: not byte-identical
+    cluster.mutate("t", lambda node, log: node == 6 and append_raw(
+        log, batch([900, 901], base_offset=log.log_end_offset)))
+    files = load_cluster([str(cluster.write(metadata=False))]).segments
+    # as the audit hands them to a task: a segment's copies one after another
+    return sorted(files, key=lambda f: (f.topic, f.partition, f.segment, f.replica))
+
+
+def _rows(batches) -> list:
+    return [row for b in batches for row in b.to_pylist()]
+
+
+def test_identical_copies_decoded_once(tmp_path, monkeypatch):
+    files = _files(tmp_path)
+    alone = [_rows(segments.log_chunks([pa.RecordBatch.from_pylist([asdict(f)])]))
+             for f in files]
+    decoded = []
+    scan = segments.scan_records
+
+    def counting(seg):
+        decoded.append((seg["partition"], seg["segment"], seg["replica"]))
+        return scan(seg)
+    monkeypatch.setattr(segments, "scan_records", counting)
+    together = _rows(segments.log_chunks([pa.RecordBatch.from_pylist([asdict(f) for f in files])]))
+    assert together == [row for rows in alone for row in rows]
+    segs = {(f.partition, f.segment) for f in files}
+    last = {(f.partition, f.segment) for f in files if f.is_last}
+    # each segment once, from its first replica (4), and broker 6's differing active segments
+    assert sorted(decoded) == sorted([(p, s, 4) for p, s in segs] + [(p, s, 6) for p, s in last])
+    assert any(900 in row["value"] for row in together if row["replica"] == 6)
