@@ -148,6 +148,11 @@ def _files_frame(spark, files, together=None):
     return spark.createDataFrame(rdd, segments.ddl(segments.FILE_FIELDS))
 
 
+def _segment(f) -> tuple:
+    """What a segment file's replicas' copies share."""
+    return f.topic, f.partition, f.segment
+
+
 def _high_watermarks(frame, cluster: ClusterFiles):
     """The final HW of each partition: the highest any replica checkpointed (the leader's)."""
     hw: dict[tuple[str, int], int] = {}
@@ -181,17 +186,17 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     chunks if the history is given, high watermarks)."""
     from pyspark.sql import functions as F
 
-    files = _files_frame(spark, cluster.segments)
+    # a segment's copies in one task, one after another: scan_batches and log_chunks read
+    # byte-identical ones once
+    files = _files_frame(spark, cluster.segments, _segment)
     batches = files.mapInArrow(segments.batch_rows, segments.ddl(segments.BATCH_FIELDS)).cache()
     metadata = F.col("topic") == segments.METADATA_TOPIC
     records = files.filter(metadata).mapInArrow(
         segments.record_rows, segments.ddl(segments.RECORD_FIELDS)).cache()
     frame.keep(batches, records)
     # the data topics' records, for the history checks: a row per file, read when they run
-    data_files = [f for f in cluster.segments if f.topic != segments.METADATA_TOPIC]
-    log = _files_frame(spark, data_files, lambda f: (f.topic, f.partition, f.segment)).mapInArrow(
-        segments.log_chunks, segments.ddl(
-            segments.LOG_KEY_FIELDS + segments.list_fields(segments.LOG_LIST_FIELDS))) \
+    log = files.filter(~metadata).mapInArrow(segments.log_chunks, segments.ddl(
+        segments.LOG_KEY_FIELDS + segments.list_fields(segments.LOG_LIST_FIELDS))) \
         if history_given else None
     progress(f"scanning {len(cluster.segments)} segment files "
              f"({cluster.total_bytes / 2**20:.1f} MB) on {spark.sparkContext.master}")

@@ -161,11 +161,30 @@ def _index_problems(seg: dict, starts: dict[int, int], end: int) -> list[tuple[i
     return out
 
 
-def scan_batches(seg: dict):
-    """Batch rows (tuples in BATCH_FIELDS order) for one segment file described by `seg`."""
+def scan_batches(seg: dict, memo: dict | None = None):
+    """Batch rows (tuples in BATCH_FIELDS order) for one segment file described by `seg`. memo, a
+    dict a task keeps across its files: a byte-identical copy of the file before it (a replica's
+    copy of the same segment) gives the rows read from that one, its own index checked anew."""
+    same = (seg["topic"] == METADATA_TOPIC, seg["is_last"], file_digest(seg["path"]))
+    if memo is not None and memo.get("file") == same:
+        rows, starts, end = memo["rows"]
+    else:
+        rows, starts, end = _log_rows(seg)
+        if memo is not None:
+            memo.update(file=same, rows=(rows, starts, end))
     key = (seg["replica"], seg["topic"], seg["partition"], seg["segment"])
+    for row in rows:
+        yield key + row
+    for offset, position, problem in _index_problems(seg, starts, end):
+        yield key + (position, offset, offset, None, None, None, None, None, None, None, None,
+                     f"{seg['index_path']}: {problem}", "index")
+
+
+def _log_rows(seg: dict) -> tuple[list[tuple], dict[int, int], int]:
+    """(batch rows less their key, batch start -> last offset, end of the readable batches) of
+    a segment file: what its bytes, topic kind and being the active segment decide."""
+    rows, starts, end = [], {}, 0
     fd = os.open(seg["path"], os.O_RDONLY)
-    starts, end = {}, 0
     try:
         size = os.fstat(fd).st_size
         for pos, h, view in _batches(fd, size):
@@ -173,24 +192,22 @@ def scan_batches(seg: dict):
                 kind, message = view
                 if kind == "incomplete":
                     kind = "torn-tail" if seg["is_last"] else "corrupt"
-                yield key + (pos, None, None, None, size - pos, None, None, None, None, None,
-                             None, message, kind)
+                rows.append((pos, None, None, None, size - pos, None, None, None, None, None,
+                             None, message, kind))
                 break
             starts[pos] = h.last_offset
             end = pos + h.size
             digest = hashlib.blake2b(view, digest_size=16).hexdigest()
-            yield key + (pos, h.base_offset, h.last_offset, h.partition_leader_epoch, h.size,
+            rows.append((pos, h.base_offset, h.last_offset, h.partition_leader_epoch, h.size,
                          h.attributes, h.producer_id, h.producer_epoch, h.base_sequence,
-                         h.records_count, digest, None, None)
+                         h.records_count, digest, None, None))
             problem = _records_problem(view, h, seg["topic"] == METADATA_TOPIC)
             if problem:
-                yield key + (pos, h.base_offset, h.last_offset, None, None, None, None, None,
-                             None, None, None, f"batch at position {pos}: {problem}", "records")
+                rows.append((pos, h.base_offset, h.last_offset, None, None, None, None, None,
+                             None, None, None, f"batch at position {pos}: {problem}", "records"))
     finally:
         os.close(fd)
-    for offset, position, problem in _index_problems(seg, starts, end):
-        yield key + (position, offset, offset, None, None, None, None, None, None, None, None,
-                     f"{seg['index_path']}: {problem}", "index")
+    return rows, starts, end
 
 
 def _workload_value(value: bytes | None) -> int | None:
@@ -228,8 +245,9 @@ def scan_records(seg: dict):
         os.close(fd)
 
 
-def _to_arrow(scan, fields):
-    """A mapInArrow function: file rows in, one Arrow batch per ARROW_ROWS output rows out."""
+def _to_arrow(scan, fields, memo: bool = False):
+    """A mapInArrow function: file rows in, one Arrow batch per ARROW_ROWS output rows out.
+    memo: scan takes a dict the task keeps across its files."""
     import pyarrow as pa
 
     schema = arrow_schema(fields)
@@ -237,9 +255,10 @@ def _to_arrow(scan, fields):
 
     def run(batches):
         rows = []
+        kept = {}
         for batch in batches:
             for seg in batch.to_pylist():
-                for row in scan(seg):
+                for row in (scan(seg, kept) if memo else scan(seg)):
                     rows.append(row)
                     if len(rows) >= ARROW_ROWS:
                         yield pa.RecordBatch.from_arrays(
@@ -294,5 +313,5 @@ def file_digest(path: str) -> bytes:
     return h.digest()
 
 
-batch_rows = _to_arrow(scan_batches, BATCH_FIELDS)
+batch_rows = _to_arrow(scan_batches, BATCH_FIELDS, memo=True)
 record_rows = _to_arrow(scan_records, RECORD_FIELDS)

@@ -1,6 +1,7 @@
-"""The data topics' record chunks the history checks read: replicas' byte-identical copies of a
-segment are decoded once, and a copy that differs is decoded on its own. No Spark: log_chunks
-is called as mapInArrow would call it."""
+"""Replicas' byte-identical copies of a segment are read once by the segment scan (scan_batches,
+each copy's index still checked on its own) and decoded once for the history checks
+(log_chunks); a copy that differs is read on its own. No Spark: they are called as the
+audit's tasks call them, a segment's copies one after another."""
 from dataclasses import asdict
 
 import pyarrow as pa
@@ -43,3 +44,26 @@ def test_identical_copies_decoded_once(tmp_path, monkeypatch):
     # each segment once, from its first replica (4), and broker 6's differing active segments
     assert sorted(decoded) == sorted([(p, s, 4) for p, s in segs] + [(p, s, 6) for p, s in last])
     assert any(900 in row["value"] for row in together if row["replica"] == 6)
+
+
+def test_identical_copies_scanned_once_each_index_checked(tmp_path, monkeypatch):
+    files = _files(tmp_path)
+    first = next(f for f in files if f.replica == 5 and f.segment == 0)
+    with open(first.index_path, "ab") as f:
+        f.write(b"\0\0\0")            # broker 5's index of segment 0: a torn entry
+    alone = [list(segments.scan_batches(asdict(f))) for f in files]
+    read = []
+    log_rows = segments._log_rows
+
+    def counting(seg):
+        read.append((seg["partition"], seg["segment"], seg["replica"]))
+        return log_rows(seg)
+    monkeypatch.setattr(segments, "_log_rows", counting)
+    memo = {}
+    together = [list(segments.scan_batches(asdict(f), memo)) for f in files]
+    assert together == alone
+    segs = {(f.partition, f.segment) for f in files}
+    last = {(f.partition, f.segment) for f in files if f.is_last}
+    assert sorted(read) == sorted([(p, s, 4) for p, s in segs] + [(p, s, 6) for p, s in last])
+    index = [row[0] for rows in together for row in rows if row[-1] == "index"]
+    assert index == [5]
