@@ -22,6 +22,17 @@ def _files(tmp_path):
     return sorted(files, key=lambda f: (f.topic, f.partition, f.segment, f.replica))
 
 
+def _count_calls(monkeypatch, name: str) -> list:
+    """The (partition, segment, replica) of each file segments.<name> is called on from now."""
+    calls, real = [], getattr(segments, name)
+
+    def counting(seg):
+        calls.append((seg["partition"], seg["segment"], seg["replica"]))
+        return real(seg)
+    monkeypatch.setattr(segments, name, counting)
+    return calls
+
+
 def _rows(batches) -> list:
     return [row for b in batches for row in b.to_pylist()]
 
@@ -30,13 +41,7 @@ def test_identical_copies_decoded_once(tmp_path, monkeypatch):
     files = _files(tmp_path)
     alone = [_rows(segments.log_chunks([pa.RecordBatch.from_pylist([asdict(f)])]))
              for f in files]
-    decoded = []
-    scan = segments.scan_records
-
-    def counting(seg):
-        decoded.append((seg["partition"], seg["segment"], seg["replica"]))
-        return scan(seg)
-    monkeypatch.setattr(segments, "scan_records", counting)
+    decoded = _count_calls(monkeypatch, "scan_records")
     together = _rows(segments.log_chunks([pa.RecordBatch.from_pylist([asdict(f) for f in files])]))
     assert together == [row for rows in alone for row in rows]
     segs = {(f.partition, f.segment) for f in files}
@@ -52,13 +57,7 @@ def test_identical_copies_scanned_once_each_index_checked(tmp_path, monkeypatch)
     with open(first.index_path, "ab") as f:
         f.write(b"\0\0\0")            # broker 5's index of segment 0: a torn entry
     alone = [list(segments.scan_batches(asdict(f))) for f in files]
-    read = []
-    log_rows = segments._log_rows
-
-    def counting(seg):
-        read.append((seg["partition"], seg["segment"], seg["replica"]))
-        return log_rows(seg)
-    monkeypatch.setattr(segments, "_log_rows", counting)
+    read = _count_calls(monkeypatch, "_log_rows")
     memo = {}
     together = [list(segments.scan_batches(asdict(f), memo)) for f in files]
     assert together == alone
