@@ -173,8 +173,9 @@ def _column_batches(found: Events):
             elif field.name in parts[0][2]:
                 flat = pa.concat_arrays([_array(p[field.name], field.type)
                                          for _, _, p in parts]).take(order)
-            else:       # as chunk_batch makes them: a list of nulls, not a null list
-                flat = pa.nulls(n, field.type)
+            else:       # a field the kind lacks: a null list, as chunk_batch makes it
+                columns.append(pa.nulls(len(starts), pa.list_(field.type)))
+                continue
             columns.append(pa.ListArray.from_arrays(offsets, flat))
         yield pa.RecordBatch.from_arrays(
             columns, names=[name for name, _ in KEY_FIELDS] + [f.name for f in types])

@@ -60,7 +60,8 @@ def list_fields(fields):
 
 def chunk_batch(keys: list[tuple], key_fields, list_fields_, chunks: list[dict]):
     """One Arrow batch, a row per chunk: the scalar key columns (key_fields, from `keys`) and a
-    list per field of list_fields_ (each chunk's {name: values}; a name it lacks is nulls)."""
+    list per field of list_fields_ (each chunk's {name: values}; a name it lacks is a null list:
+    Spark converts, caches and shuffles a null list for free, a list of nulls per element)."""
     import pyarrow as pa
 
     lengths = [len(next(iter(c.values()))) for c in chunks]
@@ -69,9 +70,14 @@ def chunk_batch(keys: list[tuple], key_fields, list_fields_, chunks: list[dict])
     elems = arrow_schema(list_fields_)
     arrays = [pa.array([k[i] for k in keys], scalar.field(i).type) for i in range(len(key_fields))]
     for f in elems:
+        lacks = [f.name not in c for c in chunks]
+        if all(lacks):
+            arrays.append(pa.nulls(len(chunks), pa.list_(f.type)))
+            continue
         flat = pa.concat_arrays([pa.array(c[f.name], f.type) if f.name in c else
                                  pa.nulls(n, f.type) for c, n in zip(chunks, lengths)])
-        arrays.append(pa.ListArray.from_arrays(offsets, flat))
+        arrays.append(pa.ListArray.from_arrays(offsets, flat, mask=pa.array(lacks)
+                                               if any(lacks) else None))
     names = [n for n, _ in key_fields] + [f.name for f in elems]
     return pa.RecordBatch.from_arrays(arrays, names=names)
 

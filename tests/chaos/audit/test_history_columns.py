@@ -17,7 +17,8 @@ GOOD = '{"process":1,"type":"invoke","f":"poll","time":1,"value":null}\n'
 
 def _scan(path, per_line: bool, monkeypatch) -> list:
     """The scan's chunk rows of the whole file, as (kind, key, [event fields]) per event, in
-    (kind, key, idx, pos) order, pos left out (it orders a poll's values within a partition)."""
+    (kind, key, idx, pos) order, pos left out (it orders a poll's values within a partition);
+    then ("fields", kind, the fields it has) per kind."""
     import pyarrow as pa
 
     with monkeypatch.context() as m:
@@ -32,20 +33,22 @@ def _scan(path, per_line: bool, monkeypatch) -> list:
                                            "end": [r[2] for r in ranges]})
         batches = list(hs.scan([rows]))
     names = [n for n, _ in hs.EVENT_FIELDS]
-    out = []
+    out, shapes = [], set()
     for batch in batches:
         d = batch.to_pydict()
         for i in range(batch.num_rows):
             idx = d["idx"][i]
             assert idx == sorted(idx), "a chunk's lists are in file order"
-            # one row shape on both paths: a field the kind lacks is a list of nulls
-            assert all(len(d[n][i]) == len(idx) for n in names)
+            # a field the kind lacks is a null list, the others one element per event
+            present = tuple(n for n in names if d[n][i] is not None)
+            assert all(len(d[n][i]) == len(idx) for n in present)
+            shapes.add(("fields", d["kind"][i], present))
             for j in range(len(idx)):
                 event = {n: None if d[n][i] is None else d[n][i][j] for n in names}
                 out.append((d["kind"][i], d["key"][i], event["idx"], event["pos"] or 0,
                             [event[n] for n in names if n != "pos"]))
     return [(kind, key, fields) for kind, key, _, _, fields in
-            sorted(out, key=lambda e: (e[0], e[1] or "", e[2], e[3]))]
+            sorted(out, key=lambda e: (e[0], e[1] or "", e[2], e[3]))] + sorted(shapes)
 
 
 def _columnar(path) -> bool:
@@ -74,7 +77,8 @@ def test_the_same_events_as_line_by_line(tmp_path, monkeypatch, seed):
         monkeypatch.setattr(hs, "RANGE_BYTES", 900)
     fast = _scan(path, False, monkeypatch)
     assert fast == _scan(path, True, monkeypatch)
-    assert {kind for kind, _, _ in fast} == {"op", "send", "read", "rebalance", "reset", "commit"}
+    assert {kind for kind, _, _ in fast} == {"op", "send", "read", "rebalance", "reset", "commit",
+                                           "fields"}
 
 
 @pytest.mark.parametrize("line", [

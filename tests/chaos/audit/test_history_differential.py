@@ -124,8 +124,10 @@ def _rows(events):
     from chaos.audit.history_scan import EVENT_FIELDS
 
     names = [n for n, _ in EVENT_FIELDS]
-    return events.select("kind", F.col("key").alias("partition"),
-                         F.inline(F.arrays_zip(*names)))
+    # a field the kind lacks is a null list: a null per event, as the SQL checks read it
+    full = events.select("kind", "key", *[F.coalesce(n, F.array_repeat(
+        F.lit(None).cast(kind), F.size("idx"))).alias(n) for n, kind in EVENT_FIELDS])
+    return full.select("kind", F.col("key").alias("partition"), F.inline(F.arrays_zip(*names)))
 
 
 def _log_chunks(spark, records):
