@@ -304,7 +304,9 @@ def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
     t0 = span_row["t0"]
     span = span_row["top"] - t0 or 1
     bucket = max(span / buckets, 1e6)      # at least a millisecond, in ns
-    done = (ops.groupBy("key").applyInArrow(_latencies(t0, bucket), ddl(TIMELINE_FIELDS))
+    # only what _latencies reads crosses the shuffle (not each op's process, its key already)
+    done = (ops.select("key", "idx", "type", "f", "time")
+            .groupBy("key").applyInArrow(_latencies(t0, bucket), ddl(TIMELINE_FIELDS))
             .groupBy("f", "b").agg(F.sum("n").alias("n"),
                                    F.sort_array(F.flatten(F.collect_list("ms"))).alias("ms")))
     return *series(done, bucket), span / 1e9, t0
