@@ -1,5 +1,5 @@
 """A history byte range parsed by pyarrow's JSON reader (C++) straight into the scan's event
-columns, about ten times cheaper than json.loads and Op.from_json per line. The lines are read
+columns, six to seven times cheaper than json.loads and Op.from_json per line. The lines are read
 in groups by their f, so that each group's "value" has one JSON type (an int for sends, an object
 for polls and commits) and the reader can hold it in a column.
 

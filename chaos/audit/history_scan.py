@@ -1,5 +1,7 @@
 """Reads the history in the Spark executors: each task parses one byte range of history.jsonl
-into event rows (sends, polled values, commits, resets, ops); the driver only plans the ranges."""
+into event rows (sends, polled values, commits, resets, ops); the driver only plans the ranges.
+A range goes through pyarrow's JSON reader (history_columns) where that reads it exactly, else
+line by line (json.loads and Op.from_json), which names bad lines."""
 from __future__ import annotations
 
 import json
