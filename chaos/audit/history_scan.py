@@ -1,10 +1,13 @@
 """Reads the history in the Spark executors: each task parses one byte range of history.jsonl
-into event rows (sends, polled values, commits, resets, ops); the driver only plans the ranges."""
+into event rows (sends, polled values, commits, resets, ops); the driver only plans the ranges.
+A range goes through pyarrow's JSON reader (history_columns) where that reads it exactly, else
+line by line (json.loads and Op.from_json), which names bad lines."""
 from __future__ import annotations
 
 import json
 import os
 
+from chaos.audit.history_columns import Events, Unfit, events
 from chaos.audit.segments import chunk_batch
 from chaos.history import HistoryError, JsonLinesWriter, Op
 
@@ -84,24 +87,109 @@ def scan(batches):
     row = _Rows()
     for batch in batches:
         for path, start, end in zip(*(batch.column(i).to_pylist() for i in range(3))):
-            for idx, line, torn in _lines(path, start, end):
-                if not line.strip():
-                    continue
-                try:
-                    doc = json.loads(line)
-                except ValueError as exc:
-                    if not torn:        # a killed workload's torn last line is skipped (Jepsen)
-                        row("error", None, idx, error=f"not JSON ({exc})")
-                    continue
-                try:
-                    op = Op.from_json(doc)
-                except (ValueError, TypeError) as exc:
-                    row("error", None, idx, error=str(exc))
-                    continue
-                _events(row, idx, op)
-                if row.count >= ROWS_PER_BATCH:
-                    yield from row.batches()
+            yield from _scan_range(row, path, start, end)
     yield from row.batches()
+
+
+def _scan_range(row, path: str, start: int, end: int):
+    """One range's chunk rows: its whole lines through pyarrow's JSON reader, or, where that
+    path cannot read them exactly (history_columns.Unfit), line by line into `row`. A torn
+    last line always goes the per-line way, which skips it."""
+    base, buf = _range_bytes(path, start, end)
+    whole = buf[:buf.rfind(b"\n") + 1]
+    found = Events()
+    try:
+        if whole:
+            events(whole, base, found)
+    except Unfit:
+        for idx, line, torn in _lines(path, start, end):
+            _line(row, idx, line, torn)
+            if row.count >= ROWS_PER_BATCH:
+                yield from row.batches()
+        return
+    yield from _column_batches(found)
+    if len(whole) < len(buf):
+        _line(row, base + len(whole), buf[len(whole):], torn=True)
+
+
+def _range_bytes(path: str, start: int, end: int) -> tuple[int, bytes]:
+    """(file offset, bytes) of the lines that start in [start, end), as _lines splits them."""
+    with open(path, "rb") as f:
+        if start > 0:
+            f.seek(start - 1)
+            if f.read(1) != b"\n":
+                f.readline()
+        base = f.tell()
+        if base >= end:
+            return base, b""
+        buf = f.read(end - base)
+        if not buf.endswith(b"\n"):
+            buf += f.readline()
+    return base, buf
+
+
+def _line(row, idx: int, line: bytes, torn: bool) -> None:
+    """One line's event rows, or its error row."""
+    if not line.strip():
+        return
+    try:
+        doc = json.loads(line)
+    except ValueError as exc:
+        if not torn:        # a killed workload's torn last line is skipped (Jepsen)
+            row("error", None, idx, error=f"not JSON ({exc})")
+        return
+    try:
+        op = Op.from_json(doc)
+    except (ValueError, TypeError) as exc:
+        row("error", None, idx, error=str(exc))
+        return
+    _events(row, idx, op)
+
+
+def _column_batches(found: Events):
+    """Each kind's events from history_columns as chunk rows, as _Rows makes them: a chunk per
+    key and at most ROWS_PER_BATCH events, its lists in file order."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from chaos.audit.segments import arrow_schema
+
+    types = arrow_schema(EVENT_FIELDS)
+    for kind, parts in found.parts.items():
+        key = pa.concat_arrays([_array(k, pa.string()) for k, _, _ in parts])
+        idx = np.concatenate([i for _, i, _ in parts])
+        # a reset's key is null: one run
+        codes = pc.dictionary_encode(pc.fill_null(key, "")).indices.to_numpy()
+        order = np.lexsort((idx, codes))
+        key, idx, codes, n = key.take(order), idx[order], codes[order], len(idx)
+        change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        runs = zip(np.concatenate(([0], change)), np.append(change, n))
+        starts = np.concatenate([np.arange(lo, hi, ROWS_PER_BATCH) for lo, hi in runs])
+        offsets = pa.array(np.append(starts, n), pa.int32())
+        columns = [pa.array(np.full(len(starts), kind, dtype=object), pa.string()),
+                   key.take(pa.array(starts))]
+        for field in types:
+            if field.name == "idx":
+                flat = pa.array(idx, pa.int64())
+            elif field.name in parts[0][2]:
+                flat = pa.concat_arrays([_array(p[field.name], field.type)
+                                         for _, _, p in parts]).take(order)
+            else:       # a field the kind lacks: a null list, as chunk_batch makes it
+                columns.append(pa.nulls(len(starts), pa.list_(field.type)))
+                continue
+            columns.append(pa.ListArray.from_arrays(offsets, flat))
+        yield pa.RecordBatch.from_arrays(
+            columns, names=[name for name, _ in KEY_FIELDS] + [f.name for f in types])
+
+
+def _array(values, kind):
+    """A single Arrow array of `kind` from an array or a table's column."""
+    import pyarrow as pa
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.cast(kind) if values.type != kind else values
 
 
 def _events(row, idx: int, op: Op) -> None:
@@ -218,7 +306,9 @@ def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
     t0 = span_row["t0"]
     span = span_row["top"] - t0 or 1
     bucket = max(span / buckets, 1e6)      # at least a millisecond, in ns
-    done = (ops.groupBy("key").applyInArrow(_latencies(t0, bucket), ddl(TIMELINE_FIELDS))
+    # only what _latencies reads crosses the shuffle (not each op's process, its key already)
+    done = (ops.select("key", "idx", "type", "f", "time")
+            .groupBy("key").applyInArrow(_latencies(t0, bucket), ddl(TIMELINE_FIELDS))
             .groupBy("f", "b").agg(F.sum("n").alias("n"),
                                    F.sort_array(F.flatten(F.collect_list("ms"))).alias("ms")))
     return *series(done, bucket), span / 1e9, t0

@@ -123,24 +123,34 @@ def _code_zip() -> str:
     return str(path)
 
 
-def _files_frame(spark, files):
+def _files_frame(spark, files, together=None):
     """One row per segment file, in about one task per TASK_BYTES (at least one per core once
-    there is something to share), largest file first into the lightest task."""
+    there is something to share), largest first into the lightest task. Files with the same
+    together(file) go to one task, one after another (the replicas' copies of a segment, so the
+    task decodes byte-identical copies once)."""
     from pyspark.sql import Row
 
     total = sum(f.size for f in files)
     n = -(-total // TASK_BYTES)
     if total >= TASK_BYTES // 4:
         n = max(n, spark.sparkContext.defaultParallelism)
-    n = max(1, min(n, len(files), 256))
+    groups: dict = {}
+    for i, f in enumerate(files):
+        groups.setdefault(together(f) if together else i, []).append(f)
+    n = max(1, min(n, len(groups), 256))
     bins: list[list] = [[] for _ in range(n)]
     loads = [0] * n
-    for f in sorted(files, key=lambda f: -f.size):
+    for group in sorted(groups.values(), key=lambda g: -sum(f.size for f in g)):
         i = loads.index(min(loads))
-        bins[i].append(Row(**asdict(f)))
-        loads[i] += f.size
+        bins[i] += [Row(**asdict(f)) for f in group]
+        loads[i] += sum(f.size for f in group)
     rdd = spark.sparkContext.parallelize(bins, n).flatMap(lambda rows: rows)
     return spark.createDataFrame(rdd, segments.ddl(segments.FILE_FIELDS))
+
+
+def _segment(f) -> tuple:
+    """What a segment file's replicas' copies share."""
+    return f.topic, f.partition, f.segment
 
 
 def _high_watermarks(frame, cluster: ClusterFiles):
@@ -176,7 +186,9 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     chunks if the history is given, high watermarks)."""
     from pyspark.sql import functions as F
 
-    files = _files_frame(spark, cluster.segments)
+    # a segment's copies in one task, one after another: scan_batches and log_chunks read
+    # byte-identical ones once
+    files = _files_frame(spark, cluster.segments, _segment)
     batches = files.mapInArrow(segments.batch_rows, segments.ddl(segments.BATCH_FIELDS)).cache()
     metadata = F.col("topic") == segments.METADATA_TOPIC
     records = files.filter(metadata).mapInArrow(

@@ -60,7 +60,8 @@ def list_fields(fields):
 
 def chunk_batch(keys: list[tuple], key_fields, list_fields_, chunks: list[dict]):
     """One Arrow batch, a row per chunk: the scalar key columns (key_fields, from `keys`) and a
-    list per field of list_fields_ (each chunk's {name: values}; a name it lacks is nulls)."""
+    list per field of list_fields_ (each chunk's {name: values}; a name it lacks is a null list:
+    Spark converts, caches and shuffles a null list for free, a list of nulls per element)."""
     import pyarrow as pa
 
     lengths = [len(next(iter(c.values()))) for c in chunks]
@@ -69,9 +70,14 @@ def chunk_batch(keys: list[tuple], key_fields, list_fields_, chunks: list[dict])
     elems = arrow_schema(list_fields_)
     arrays = [pa.array([k[i] for k in keys], scalar.field(i).type) for i in range(len(key_fields))]
     for f in elems:
+        lacks = [f.name not in c for c in chunks]
+        if all(lacks):
+            arrays.append(pa.nulls(len(chunks), pa.list_(f.type)))
+            continue
         flat = pa.concat_arrays([pa.array(c[f.name], f.type) if f.name in c else
                                  pa.nulls(n, f.type) for c, n in zip(chunks, lengths)])
-        arrays.append(pa.ListArray.from_arrays(offsets, flat))
+        arrays.append(pa.ListArray.from_arrays(offsets, flat, mask=pa.array(lacks)
+                                               if any(lacks) else None))
     names = [n for n, _ in key_fields] + [f.name for f in elems]
     return pa.RecordBatch.from_arrays(arrays, names=names)
 
@@ -161,11 +167,30 @@ def _index_problems(seg: dict, starts: dict[int, int], end: int) -> list[tuple[i
     return out
 
 
-def scan_batches(seg: dict):
-    """Batch rows (tuples in BATCH_FIELDS order) for one segment file described by `seg`."""
+def scan_batches(seg: dict, memo: dict | None = None):
+    """Batch rows (tuples in BATCH_FIELDS order) for one segment file described by `seg`. memo, a
+    dict a task keeps across its files: a byte-identical copy of the file before it (a replica's
+    copy of the same segment) gives the rows read from that one, its own index checked anew."""
+    same = (seg["topic"] == METADATA_TOPIC, seg["is_last"], file_digest(seg["path"]))
+    if memo is not None and memo.get("file") == same:
+        rows, starts, end = memo["rows"]
+    else:
+        rows, starts, end = _log_rows(seg)
+        if memo is not None:
+            memo.update(file=same, rows=(rows, starts, end))
     key = (seg["replica"], seg["topic"], seg["partition"], seg["segment"])
+    for row in rows:
+        yield key + row
+    for offset, position, problem in _index_problems(seg, starts, end):
+        yield key + (position, offset, offset, None, None, None, None, None, None, None, None,
+                     f"{seg['index_path']}: {problem}", "index")
+
+
+def _log_rows(seg: dict) -> tuple[list[tuple], dict[int, int], int]:
+    """(batch rows less their key, batch start -> last offset, end of the readable batches) of
+    a segment file: what its bytes, topic kind and being the active segment decide."""
+    rows, starts, end = [], {}, 0
     fd = os.open(seg["path"], os.O_RDONLY)
-    starts, end = {}, 0
     try:
         size = os.fstat(fd).st_size
         for pos, h, view in _batches(fd, size):
@@ -173,24 +198,22 @@ def scan_batches(seg: dict):
                 kind, message = view
                 if kind == "incomplete":
                     kind = "torn-tail" if seg["is_last"] else "corrupt"
-                yield key + (pos, None, None, None, size - pos, None, None, None, None, None,
-                             None, message, kind)
+                rows.append((pos, None, None, None, size - pos, None, None, None, None, None,
+                             None, message, kind))
                 break
             starts[pos] = h.last_offset
             end = pos + h.size
             digest = hashlib.blake2b(view, digest_size=16).hexdigest()
-            yield key + (pos, h.base_offset, h.last_offset, h.partition_leader_epoch, h.size,
+            rows.append((pos, h.base_offset, h.last_offset, h.partition_leader_epoch, h.size,
                          h.attributes, h.producer_id, h.producer_epoch, h.base_sequence,
-                         h.records_count, digest, None, None)
+                         h.records_count, digest, None, None))
             problem = _records_problem(view, h, seg["topic"] == METADATA_TOPIC)
             if problem:
-                yield key + (pos, h.base_offset, h.last_offset, None, None, None, None, None,
-                             None, None, None, f"batch at position {pos}: {problem}", "records")
+                rows.append((pos, h.base_offset, h.last_offset, None, None, None, None, None,
+                             None, None, None, f"batch at position {pos}: {problem}", "records"))
     finally:
         os.close(fd)
-    for offset, position, problem in _index_problems(seg, starts, end):
-        yield key + (position, offset, offset, None, None, None, None, None, None, None, None,
-                     f"{seg['index_path']}: {problem}", "index")
+    return rows, starts, end
 
 
 def _workload_value(value: bytes | None) -> int | None:
@@ -228,8 +251,9 @@ def scan_records(seg: dict):
         os.close(fd)
 
 
-def _to_arrow(scan, fields):
-    """A mapInArrow function: file rows in, one Arrow batch per ARROW_ROWS output rows out."""
+def _to_arrow(scan, fields, memo: bool = False):
+    """A mapInArrow function: file rows in, one Arrow batch per ARROW_ROWS output rows out.
+    memo: scan takes a dict the task keeps across its files."""
     import pyarrow as pa
 
     schema = arrow_schema(fields)
@@ -237,9 +261,10 @@ def _to_arrow(scan, fields):
 
     def run(batches):
         rows = []
+        kept = {}
         for batch in batches:
             for seg in batch.to_pylist():
-                for row in scan(seg):
+                for row in (scan(seg, kept) if memo else scan(seg)):
                     rows.append(row)
                     if len(rows) >= ARROW_ROWS:
                         yield pa.RecordBatch.from_arrays(
@@ -261,17 +286,23 @@ LOG_LIST_FIELDS = [("offset", "long"), ("value", "long")]
 
 
 def log_chunks(batches):
-    """mapInArrow over data-topic segment file rows: one LOG_KEY_FIELDS + lists row per file."""
+    """mapInArrow over data-topic segment file rows: one LOG_KEY_FIELDS + lists row per file. A
+    file byte-identical to the one before it (a replica's copy of the same segment: the audit
+    sends them to a task together) is decoded once."""
     keys, chunks = [], []
+    last = None
     for batch in batches:
         for seg in batch.to_pylist():
-            offsets, values = [], []
-            for row in scan_records(seg):
-                offsets.append(row[3])
-                values.append(row[6])
+            digest = file_digest(seg["path"])
+            if last is None or last[0] != (seg["topic"], digest):
+                offsets, values = [], []
+                for row in scan_records(seg):
+                    offsets.append(row[3])
+                    values.append(row[6])
+                last = ((seg["topic"], digest), {"offset": offsets, "value": values})
             keys.append(("log", f"{seg['topic']}-{seg['partition']}", seg["replica"], seg["topic"],
                          seg["partition"]))
-            chunks.append({"offset": offsets, "value": values})
+            chunks.append(last[1])
             if sum(len(c["offset"]) for c in chunks) >= ARROW_ROWS:
                 yield chunk_batch(keys, LOG_KEY_FIELDS, LOG_LIST_FIELDS, chunks)
                 keys, chunks = [], []
@@ -279,5 +310,14 @@ def log_chunks(batches):
         yield chunk_batch(keys, LOG_KEY_FIELDS, LOG_LIST_FIELDS, chunks)
 
 
-batch_rows = _to_arrow(scan_batches, BATCH_FIELDS)
+def file_digest(path: str) -> bytes:
+    """A file's content hash (BLAKE2b, 16 bytes): far cheaper than decoding its records."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK):
+            h.update(block)
+    return h.digest()
+
+
+batch_rows = _to_arrow(scan_batches, BATCH_FIELDS, memo=True)
 record_rows = _to_arrow(scan_records, RECORD_FIELDS)
