@@ -104,6 +104,8 @@ class Op:
         if not isinstance(doc["time"], (int, float)):
             raise ValueError(f"time {doc['time']!r} is not a number")
         partition = doc.get("partition")
+        if doc.get("group") is not None and not isinstance(doc["group"], str):
+            raise ValueError(f"group {doc['group']!r} is not a string")
         op = cls(process=doc["process"], type=doc["type"], f=doc["f"], time=int(doc["time"]),
                  value=doc.get("value"),
                  partition=None if partition is None else partition_name(partition),

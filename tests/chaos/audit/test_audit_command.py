@@ -75,6 +75,9 @@ def test_violations_exit_1_and_are_named(spark, tmp_path, capsys):
     (lambda d: ["--history", _write(d / "h.jsonl", 'nope\n{"a": 1}\n')], "line 1: not JSON"),
     (lambda d: ["--history", _write(d / "h.jsonl", '{"process":0,"type":"ok","f":"fly","time":1}\n')],
      "f 'fly' is not one of"),
+    (lambda d: ["--history", _write(d / "h.jsonl",
+                                    '{"process":0,"type":"ok","f":"commit","time":1,'
+                                    '"value":{},"group":7}\n')], "line 1: group 7 is not a string"),
     (lambda d: [], "nothing to audit"),
 ])
 def test_unreadable_input_exits_2_with_one_line(tmp_path, capsys, setup, expected):

@@ -40,6 +40,8 @@ def test_torn_last_line_is_skipped(tmp_path):
     ('{"process":1,"type":"done","f":"poll","time":1}', "line 2: type 'done' is not one of"),
     ('{"process":1,"type":"ok","f":"poll","time":1,"value":[[1,2]]}', "needs a top-level partition"),
     ('[1, 2]', "line 2: expected a JSON object"),
+    ('{"process":1,"type":"ok","f":"commit","time":1,"value":{},"group":7}',
+     "line 2: group 7 is not a string"),
 ])
 def test_a_bad_line_is_named(tmp_path, line, expected):
     (tmp_path / "h.jsonl").write_text('{"process":1,"type":"invoke","f":"poll","time":1}\n'
