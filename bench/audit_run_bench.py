@@ -131,6 +131,9 @@ def main() -> int:
     ap.add_argument("--partitions", type=int, default=6)
     ap.add_argument("--poll", type=int, default=40, help="values per poll")
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="audit on a Spark standalone cluster of this many 1-core workers, "
+                         "started here from the installed PySpark (overrides --master)")
     ap.add_argument("--repo", default=str(ROOT), help="the checkout whose `kraft audit` runs")
     ap.add_argument("--verbose", action="store_true", help="print the audit's progress lines")
     args = ap.parse_args()
@@ -142,11 +145,20 @@ def main() -> int:
     seg = sum(f.stat().st_size for f in (root / "nodes").rglob("*.log"))
     hist = (root / "history.jsonl").stat().st_size
     print(f"history {hist / 2**20:.0f} MB, segments {seg / 2**20:.0f} MB over {len(REPLICAS)} replicas")
+    if args.workers:
+        from chaos.audit.standalone import standalone_cluster
+        with standalone_cluster(root / "standalone", workers=args.workers,
+                                worker_memory="4g") as url:
+            return run(args, root, url)
+    return run(args, root, args.master)
+
+
+def run(args, root: Path, master: str) -> int:
     env = {**os.environ, "PYTHONPATH": args.repo, "SPARK_LOCAL_IP": "127.0.0.1"}
     out = root / "audit-out"
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "entry.main", "audit", "--data", str(root / "nodes"),
-                             "--history", str(root / "history.jsonl"), "--master", args.master,
+                             "--history", str(root / "history.jsonl"), "--master", master,
                              "--out", str(out)], cwd=args.repo, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     tree = _TreeCpu(proc.pid)
@@ -156,7 +168,7 @@ def main() -> int:
         print(stderr[-1500:])
     print(stdout.strip().splitlines()[0] if stdout.strip() else "")
     stats = json.loads((out / "report.json").read_text())["stats"] if proc.returncode < 2 else {}
-    print(f"kraft audit ({args.repo}, {args.master}): exit {proc.returncode}, {took:.1f} s wall, "
+    print(f"kraft audit ({args.repo}, {master}): exit {proc.returncode}, {took:.1f} s wall, "
           f"{cpu:.1f} CPU s (audit {stats.get('seconds')} s, scan {stats.get('scan_seconds')} s, "
           f"load average {os.getloadavg()[0]:.1f})")
     return proc.returncode

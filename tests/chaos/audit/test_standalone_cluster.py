@@ -6,11 +6,8 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import signal
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -24,64 +21,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(path: pathlib.Path, text: str, count: int, procs, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text(errors="replace").count(text) >= count:
-            return
-        if any(p.poll() is not None for p in procs):
-            break
-        time.sleep(0.2)
-    raise RuntimeError(f"no {count} x {text!r} in {path}:\n{path.read_text(errors='replace')[-3000:]}")
-
-
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory):
-    """spark://127.0.0.1:<port> with two 1-core workers. Each JVM is started in a process group
-    of its own, which the executors it forks join: the group is killed whatever happens."""
-    pyspark = pytest.importorskip("pyspark")
-    home = pathlib.Path(pyspark.__file__).parent
-    tmp = tmp_path_factory.mktemp("standalone")
-    # A worker builds its executors' command line with Spark's launcher, which needs the Scala
-    # version (spark-class finds it; here it is read off the bundled scala-library jar).
-    scala = next(home.glob("jars/scala-library-*.jar")).name.split("-")[2].rsplit(".", 2)[0]
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_PYTHON": sys.executable, "SPARK_SCALA_VERSION": scala}
-    java = ["java", "-Xmx512m", "-cp", f"{home}/jars/*"]
-    port = _free_port()
-    master_url = f"spark://127.0.0.1:{port}"
-    procs, logs = [], []
+    """spark://127.0.0.1:<port> with two 1-core workers (chaos/audit/standalone.py)."""
+    pytest.importorskip("pyspark")
+    from chaos.audit.standalone import standalone_cluster
 
-    def start(name, args):
-        log = tmp / f"{name}.log"
-        logs.append(log)
-        procs.append(subprocess.Popen(java + args, env=env, cwd=tmp, stdout=open(log, "wb"),
-                                      stderr=subprocess.STDOUT, start_new_session=True))
-        return log
-
-    try:
-        master_log = start("master", ["org.apache.spark.deploy.master.Master", "--host",
-                                      "127.0.0.1", "--port", str(port), "--webui-port", "0"])
-        _wait_for(master_log, "I have been elected leader", 1, procs)
-        for i in (1, 2):
-            start(f"worker{i}", ["org.apache.spark.deploy.worker.Worker", master_url,
-                                 "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
-                                 "--webui-port", "0", "--work-dir", str(tmp / f"work{i}")])
-        _wait_for(master_log, "Registering worker", 2, procs)
-        yield master_url
-    finally:
-        for p in procs:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            p.wait(10)
+    with standalone_cluster(tmp_path_factory.mktemp("standalone"), workers=2) as url:
+        yield url
 
 
 def planted(root: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
