@@ -228,11 +228,13 @@ class Fetcher:
             try:
                 part = chunk.take(max_records - len(out))
             except ValueError as exc:
-                # A batch that does not decode: the partition stays at the record after the
-                # last one returned and fetches it again, so each poll says so until the user
+                # A batch that does not decode: a seek to where the partition stands (the
+                # record after the last one returned) drops its later chunks and the fetch in
+                # flight and fetches the bad batch again, so each poll says so until the user
                 # seeks past it (Kafka's consumer stops at a corrupt record the same way).
                 error = KraftError(ErrorCode.CORRUPT_MESSAGE, f"{tp[0]}-{tp[1]}: {exc}")
-                self._refetch_from_position_locked(tp, chunk)
+                self.seek_locked(tp, self.positions.setdefault(tp, chunk.skip_below),
+                                 self.epochs.get(tp, -1))
                 if out:
                     self.error = error      # raised by the next poll: these records go now
                     return out, True
@@ -247,13 +249,6 @@ class Fetcher:
                 self.positions[tp] = chunk.next_offset
                 wake = True
         return out, wake
-
-    def _refetch_from_position_locked(self, tp, chunk: CompletedFetch) -> None:
-        position = self.positions.setdefault(tp, chunk.skip_below)
-        self._drop_chunks_locked(tp)
-        self.refetch = True
-        self.fetch_offsets[tp] = position
-        self.gens[tp] = self.gens.get(tp, 0) + 1
 
     def has_data_locked(self) -> bool:
         return bool(self.buffer) or self.error is not None
@@ -444,16 +439,16 @@ class Fetcher:
                                                for a in p.aborted_transactions])
                     _n, _e, end, has_records = batch_span(data, offset)
                 # Decoded by poll, a few batches at a time (completed_fetch.py says why).
-                records = CompletedFetch(tp, data, end, offset, next_offset,
-                                         record_type=ConsumerRecord,
-                                         verify_crc=self.check_crcs) if has_records else None
-                results.append((tp, gen, 0, "", records, next_offset, epoch))
+                chunk = CompletedFetch(tp, data, end, offset, next_offset,
+                                       record_type=ConsumerRecord,
+                                       verify_crc=self.check_crcs) if has_records else None
+                results.append((tp, gen, 0, "", chunk, next_offset, epoch))
         if refresh:
             self._metadata_wanted = True
         wake = refresh
         with self.cond:
             got = False
-            for tp, gen, code, message, records, next_offset, epoch in results:
+            for tp, gen, code, message, chunk, next_offset, epoch in results:
                 if self.gens.get(tp, 0) != gen:
                     continue  # a seek or reset happened while the fetch was out
                 if self.fetch_offsets.get(tp) != asked[tp][0]:
@@ -474,8 +469,8 @@ class Fetcher:
                     self.fetch_offsets[tp] = next_offset
                     if epoch > self.epochs.get(tp, -1):
                         self.epochs[tp] = epoch
-                    if records:
-                        self.buffer.append(records)
+                    if chunk is not None:
+                        self.buffer.append(chunk)
                         self.chunks[tp] = self.chunks.get(tp, 0) + 1
                         got = True
                     elif tp in self.positions and not self.chunks.get(tp):
