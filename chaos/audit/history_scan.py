@@ -37,27 +37,6 @@ def plan_ranges(path: str, size: int, parallelism: int) -> list[tuple[str, int, 
     return [(path, lo, min(lo + step, size)) for lo in range(0, max(size, 1), step)]
 
 
-def _lines(path: str, start: int, end: int):
-    """(byte offset, line bytes, is the file's torn last line) of the lines that start in
-    [start, end): a line belongs to the range holding its first byte."""
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        pos = start
-        if start > 0:
-            f.seek(start - 1)
-            if f.read(1) != b"\n":      # mid-line: that line is the previous range's
-                f.readline()
-            pos = f.tell()
-        else:
-            f.seek(0)
-        while pos < end:
-            line = f.readline()
-            if not line:
-                return
-            yield pos, line, not line.endswith(b"\n") and pos + len(line) == size
-            pos += len(line)
-
-
 class _Rows:
     """Column buffers per (kind, key): a kind fills only its own columns (a poll's values, the
     bulk of a history, fill 5 of 11); the others become null lists when a batch is made."""
@@ -102,7 +81,7 @@ def _scan_range(row, path: str, start: int, end: int):
         if whole:
             events(whole, base, found)
     except Unfit:
-        for idx, line, torn in _lines(path, start, end):
+        for idx, line, torn in _split_lines(base, buf):
             _line(row, idx, line, torn)
             if row.count >= ROWS_PER_BATCH:
                 yield from row.batches()
@@ -113,7 +92,8 @@ def _scan_range(row, path: str, start: int, end: int):
 
 
 def _range_bytes(path: str, start: int, end: int) -> tuple[int, bytes]:
-    """(file offset, bytes) of the lines that start in [start, end), as _lines splits them."""
+    """(file offset, bytes) of the lines that start in [start, end): a line belongs to the
+    range holding its first byte."""
     with open(path, "rb") as f:
         if start > 0:
             f.seek(start - 1)
@@ -126,6 +106,17 @@ def _range_bytes(path: str, start: int, end: int) -> tuple[int, bytes]:
         if not buf.endswith(b"\n"):
             buf += f.readline()
     return base, buf
+
+
+def _split_lines(base: int, buf: bytes):
+    """(file offset, line, is the file's torn last line) of each line of a _range_bytes buffer:
+    only the file's last line can lack its newline there."""
+    pos = 0
+    while pos < len(buf):
+        nl = buf.find(b"\n", pos)
+        stop = len(buf) if nl < 0 else nl + 1
+        yield base + pos, buf[pos:stop], nl < 0
+        pos = stop
 
 
 def _line(row, idx: int, line: bytes, torn: bool) -> None:
