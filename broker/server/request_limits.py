@@ -85,11 +85,6 @@ def check_instance_id(value: str | None, field: str = "group_instance_id") -> No
                                          "letters, digits, '.', '_' and '-'")
 
 
-def short(value: str, limit: int = 60) -> str:
-    """`value` for a message: a refused name may be megabytes long."""
-    return value if len(value) <= limit else f"{value[:limit]}... ({len(value)} characters)"
-
-
 def checked(check: Callable[[Any], None], refuse: Any):
     """A servicer method decorator: `check(request)` first; when it raises Refused, the answer
     is `refuse(error_code=..., error_message=...)` (a response class), or `refuse(request,
