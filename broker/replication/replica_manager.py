@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import threading
 import time
 from typing import Callable
 
@@ -15,6 +13,7 @@ import trio
 
 from broker.idempotence import producer_state_file
 from broker.replication.partition import Partition
+from broker.replication.producer_states import HostedProducerStates
 from broker.replication.purgatory import Purgatory
 from broker.idempotence.producer_state import (ProducerStateManager, check_request, record_request,
                                    request_headers)
@@ -24,7 +23,6 @@ from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import iter_batches
 from clients.record.control import encode_marker_batch
 from kraft.log.file_slice import FileSlice
-from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
 from kraft.log.log_dir_failure import StorageError
 from kraft.log.log_manager import LogManager
@@ -100,12 +98,7 @@ class ReplicaManager:
         self.broker_epoch = broker_epoch
         self.clock_ms = clock_ms          # replication timing (lag), monotonic
         self._partitions: dict[tuple[str, int], Partition] = {}
-        # Idempotent producers: (the log it describes, its state) per hosted partition.
-        self._producer_states: dict[tuple[str, int], tuple[Log, ProducerStateManager]] = {}
-        # Snapshot files: writes run in a thread, truncations' deletions on the loop; the count
-        # of truncations per partition tells a write taken before one that it is stale.
-        self._snapshot_lock = threading.Lock()
-        self._truncations: dict[tuple[str, int], int] = {}
+        self._producer_states = HostedProducerStates(self._partitions)
         # ISR proposals waiting to go to the controller, the latest per partition.
         self._proposals: dict[tuple[str, int], tuple[Partition, ProposeIsr]] = {}
         self._proposals_ready = trio.Event()
@@ -149,7 +142,7 @@ class ReplicaManager:
         return hosted
 
     def remove_partition(self, topic: str, partition: int) -> None:
-        self._producer_states.pop((topic, partition), None)
+        self._producer_states.forget((topic, partition))
         self._proposals.pop((topic, partition), None)
         if self._partitions.pop((topic, partition), None) is not None:
             self.log_manager.delete_log(topic, partition)
@@ -161,7 +154,7 @@ class ReplicaManager:
         leadership away and drops this broker from their ISRs."""
         for tp in tps:
             self._partitions.pop(tp, None)
-            self._producer_states.pop(tp, None)
+            self._producer_states.forget(tp)
             self._proposals.pop(tp, None)
             self.purgatory.moved(*tp)     # parked requests answer KAFKA_STORAGE_ERROR now
 
@@ -484,18 +477,11 @@ class ReplicaManager:
 
     # -- idempotent producers -----------------------------------------------------------------
     def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
-        """The partition's producer state, describing all of its log: loaded (snapshot, then the
-        log after it) on first use or when the log was replaced, else caught up with the log."""
+        """The partition's producer state, describing all of its log (producer_states.py)."""
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
             raise _unknown(topic, partition)
-        known = self._producer_states.get((topic, partition))
-        if known is None or known[0] is not hosted.log:
-            state = producer_state_file.load_producer_state(hosted.log)
-            self._producer_states[(topic, partition)] = (hosted.log, state)
-            return state
-        producer_state_file.catch_up(known[1], hosted.log)
-        return known[1]
+        return self._producer_states.of((topic, partition), hosted.log)
 
     def _preload_producer_state(self, topic: str, partition: int) -> None:
         try:
@@ -505,16 +491,7 @@ class ReplicaManager:
             log.exception("loading the producer state of %s-%d failed", topic, partition)
 
     def on_log_truncated(self, topic: str, partition: int) -> None:
-        """The log lost its tail (KIP-101 truncation): snapshots past the new end are deleted
-        and the state reloaded, since replaying forward cannot undo batches."""
-        tp = (topic, partition)
-        # Waits for a snapshot write of this node in a thread (one file at most), so that none
-        # taken before the truncation lands after these deletions: the next write sees the count.
-        with self._snapshot_lock:
-            self._truncations[tp] = self._truncations.get(tp, 0) + 1
-            known = self._producer_states.get(tp)
-            if known is not None:
-                producer_state_file.reload(known[1], known[0])
+        self._producer_states.on_log_truncated((topic, partition))
 
     def checkpoint_producer_states(self) -> None:
         """Snapshot every partition's producer state that changed since its last snapshot, all
@@ -522,62 +499,18 @@ class ReplicaManager:
         self.producer_snapshots_written(self.write_producer_snapshots(self.due_producer_snapshots()))
 
     def due_producer_snapshots(self) -> list[tuple]:
-        """The periodic checkpoint's snapshots, taken on the loop (states caught up with their
-        logs) for write_producer_snapshots to write in a thread."""
-        due = []
-        for (topic, partition), (log_, state) in list(self._producer_states.items()):
-            hosted = self._partitions.get((topic, partition))
-            if hosted is None or hosted.log is not log_:
-                continue
-            try:
-                producer_state_file.catch_up(state, log_)
-                if state.end_offset != state.snapshot_offset:
-                    due.append(((topic, partition), state, self._truncations.get((topic, partition)),
-                                producer_state_file.take_snapshot(log_.dir, state), log_))
-            except OSError:
-                log.exception("producer state snapshot of %s-%d failed", topic, partition)
-        return due
+        return self._producer_states.due_snapshots()
 
     def write_producer_snapshots(self, due: list[tuple]) -> list[tuple]:
-        """Any thread: write each snapshot unless its log was truncated since it was taken.
-        Returns (tp, state, offset, error or None) of each one written or failed."""
-        done = []
-        for tp, state, truncations, pending, log_ in due:
-            with self._snapshot_lock:
-                if self._truncations.get(tp) != truncations:
-                    os.close(pending.dir_fd)       # stale: describes batches since cut
-                    continue
-                try:
-                    # The .txnindex entries the snapshot's offset covers must outlive a crash:
-                    # a restart replays only the log after it.
-                    log_.fsync_txn_indexes()
-                    producer_state_file.write_pending_snapshot(pending)
-                    done.append((tp, state, pending.offset, None))
-                except OSError as exc:
-                    done.append((tp, state, pending.offset, exc))
-        return done
+        return self._producer_states.write_snapshots(due)
 
     def producer_snapshots_written(self, done: list[tuple]) -> None:
-        """On the loop: what write_producer_snapshots did."""
-        for (topic, partition), state, offset, exc in done:
-            if exc is None:
-                state.snapshot_offset = offset
-            elif self._producer_states.get((topic, partition), (None, None))[1] is state:
-                # (A partition deleted meanwhile took its dir, and the write, with it.)
-                log.error("producer state snapshot of %s-%d failed: %s", topic, partition, exc)
+        self._producer_states.snapshots_written(done)
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
         """Forget producers idle for `expiration_ms` on every hosted partition (Kafka's
         producer.id.expiration.ms; the node calls it every ...check.interval.ms)."""
-        removed = 0
-        for (topic, partition), (log_, state) in list(self._producer_states.items()):
-            hosted = self._partitions.get((topic, partition))
-            if hosted is not None and hosted.log is log_:
-                removed += len(state.remove_expired_producers(now_ms, expiration_ms))
-        if removed:
-            log.debug("expired %d idle producer id(s) (producer.id.expiration.ms=%d)",
-                      removed, expiration_ms)
-        return removed
+        return self._producer_states.remove_expired(now_ms, expiration_ms)
 
     def _check_producers(self, hosted: Partition, records: bytes):
         """(headers, None) to append, or (None, the ProduceResult) for a duplicate (the original
@@ -614,5 +547,5 @@ class ReplicaManager:
 
     def _record_producers(self, hosted: Partition, headers, first_offset: int) -> None:
         # The state was current just before this append (_check_producers caught it up).
-        state = self._producer_states[(hosted.topic, hosted.partition)][1]
+        state = self._producer_states.current((hosted.topic, hosted.partition))
         record_request(state, headers, first_offset, hosted.log.log_end_offset)
