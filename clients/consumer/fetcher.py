@@ -430,14 +430,20 @@ class Fetcher:
                 data = p.records
                 if not data:
                     continue
-                next_offset, epoch, end, has_records = batch_span(data, offset)
-                if next_offset <= offset:
-                    continue  # only a partial batch: a bigger partition_max_bytes is needed
-                if p.aborted_transactions:
-                    # Positions still move past the dropped batches (next_offset above).
-                    data = drop_aborted(data, [(a.producer_id, a.first_offset)
-                                               for a in p.aborted_transactions])
-                    _n, _e, end, has_records = batch_span(data, offset)
+                try:
+                    next_offset, epoch, end, has_records = batch_span(data, offset)
+                    if next_offset <= offset:
+                        continue  # only a partial batch: a bigger partition_max_bytes is needed
+                    if p.aborted_transactions:
+                        # Positions still move past the dropped batches (next_offset above).
+                        data = drop_aborted(data, [(a.producer_id, a.first_offset)
+                                                   for a in p.aborted_transactions])
+                        _n, _e, end, has_records = batch_span(data, offset)
+                except ValueError as exc:
+                    # A batch header that does not parse (bad magic or length): the partition
+                    # stays where it is and poll raises CORRUPT_MESSAGE, as for a bad batch.
+                    results.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
+                    continue
                 # Decoded by poll, a few batches at a time (completed_fetch.py says why).
                 chunk = CompletedFetch(tp, data, end, offset, next_offset,
                                        record_type=ConsumerRecord,

@@ -131,3 +131,14 @@ def test_the_buffer_holds_the_answer_as_bytes():
     records, wake = f.take_locked(25)
     assert [r.offset for r in records] == list(range(25, 40)) and wake and not f.buffer
     assert f.positions[TP] == 40
+
+
+def test_an_answer_whose_batch_header_does_not_parse_fails_poll_not_the_consumer():
+    f = _fetcher()
+    data = bytearray(batches([3]))
+    data[16] = 7                       # the magic byte: only v2 (magic 2) exists
+    trio.run(f._handle_fetch, [(TP, 0, 0)], _answer(bytes(data)))
+    with pytest.raises(KraftError) as caught:
+        f.take_locked(100)
+    assert caught.value.code == ErrorCode.CORRUPT_MESSAGE and "magic 7" in caught.value.message
+    assert f.fetch_offsets[TP] == f.positions[TP] == 0 and not f.buffer    # fetched again
