@@ -176,11 +176,13 @@ def consume(args: argparse.Namespace) -> int:
                 if limit is not None:
                     records = records[:limit]  # in case the consumer ignores max_records
                 for record in records:
+                    # Counted before it is written: a Ctrl-C or SIGTERM lands between any two
+                    # steps, and a record the reader already has must be in the summary.
+                    count += 1
                     if as_json:
                         out.write(dumps(record_json(record)).encode() + b"\n")
                     else:
                         out.write(record_text(record, args.print_key, separator))
-                count += len(records)
                 out.flush()  # so `| grep` sees records as they arrive
         except KeyboardInterrupt:
             # Ctrl-C is the documented way to stop: say how much was read, then exit 130.
