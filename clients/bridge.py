@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 import grpc
 import trio
 
+from clients.channel_thread import keep_thread
 from clients.errors import ErrorCode, KraftError
 
 if TYPE_CHECKING:
@@ -51,10 +52,11 @@ CHANNEL_OPTIONS = [
 
 
 def open_channel(address: str, security: "ClientSecurity | None" = None) -> grpc.Channel:
-    """A channel to `address`: plaintext, or TLS and/or a SCRAM session as `security` says."""
+    """A channel to `address`: plaintext, or TLS and/or a SCRAM session as `security` says.
+    Its completion thread lives until `close()` (clients/channel_thread.py says why)."""
     if security is None or security.security_protocol == "PLAINTEXT":
-        return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
-    from clients.security import open_secure_channel
+        return keep_thread(grpc.insecure_channel(address, options=CHANNEL_OPTIONS))
+    from clients.security import open_secure_channel     # (keeps the thread too)
     return open_secure_channel(address, security, CHANNEL_OPTIONS)
 
 

@@ -155,6 +155,8 @@ def open_secure_channel(address: str, security: ClientSecurity, options: list) -
         channel = grpc.secure_channel(address, channel_credentials(security), options=options)
     else:
         channel = grpc.insecure_channel(address, options=options)
+    from clients.channel_thread import keep_thread
+    keep_thread(channel)
     if not security.uses_sasl:
         return channel
     from clients.sasl_client import with_session     # imports this module
