@@ -13,6 +13,7 @@ import trio
 
 from clients import bridge
 from clients.cli import bench, common
+from clients.consumer import fetcher as fetcher_mod
 from clients.producer import sender as sender_mod
 
 _now = time.perf_counter_ns
@@ -52,12 +53,12 @@ async def traced_call(method, request, timeout):
 _orig_start = getattr(bridge, "start", None)
 
 
-def traced_start(method, request, timeout):
+def traced_start(method, request, timeout, *extra):
     """bridge.start (where it exists) with the same timestamps as traced_call."""
     name = getattr(method, "_method", b"?").decode().rsplit("/", 1)[-1]
     if name == "Produce":
         mark("produce issued")
-    pending = _orig_start(method, request, timeout)
+    pending = _orig_start(method, request, timeout, *extra)
     if name in ("Produce", "Fetch"):
         tag = name.lower()
         pending.future.add_done_callback(
@@ -101,6 +102,15 @@ def main() -> None:
             mark("sender woken in trio")
             orig_from_thread(self)
         sender_mod.Sender.wake_from_thread = wake_from_thread
+    if hasattr(fetcher_mod.Fetcher, "_take_answer"):     # the answer buffered in grpc's thread
+        orig_take = fetcher_mod.Fetcher._take_answer
+
+        def take_answer(self, wanted, resp):
+            got = orig_take(self, wanted, resp)
+            if got and "produce issued" in marks:
+                mark("fetch buffered (grpc thread)")
+            return got
+        fetcher_mod.Fetcher._take_answer = take_answer
     topic = "bench-trace"
     bench.ensure_topic(args.bootstrap_server, topic, 1, -1)
     rows: list[dict] = []
@@ -125,7 +135,8 @@ def main() -> None:
             if i >= 20:
                 rows.append(dict(marks))
     order = ["send", "sender woken in trio", "produce issued", "fetch answered (grpc thread)",
-             "produce answered (grpc thread)", "fetch answer in trio", "poll returned"]
+             "fetch buffered (grpc thread)", "produce answered (grpc thread)", "fetch answer in trio",
+             "poll returned"]
     print(f"{len(rows)} records, one at a time, {args.interval_ms} ms apart; median ms from send:")
     for stage in order:
         vals = [(r[stage] - r["send"]) / 1e6 for r in rows if stage in r]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from functools import partial
 from typing import NamedTuple
 
 import trio
@@ -206,7 +207,7 @@ class Fetcher:
 
     def take_locked(self, max_records: int) -> tuple[list, bool]:
         """Up to max_records buffered records, advancing positions; returns (records, wake):
-        wake when a chunk was used up so its partition can be fetched again."""
+        wake when a chunk was used up that had stopped its partition's fetching."""
         if self.error is not None:
             err, self.error = self.error, None
             raise err
@@ -245,9 +246,11 @@ class Fetcher:
                 self.positions[tp] = part[-1].offset + 1
             if chunk.done:
                 buffer.popleft()
-                self.chunks[tp] -= 1
+                left = self.chunks[tp] = self.chunks[tp] - 1
                 self.positions[tp] = chunk.next_offset
-                wake = True
+                # Only a partition at its chunk limit waits for room to be fetched again; below
+                # it its fetch is in flight already, and a wake would cost the poller a hop.
+                wake = wake or left == MAX_BUFFERED_CHUNKS - 1
         return out, wake
 
     def has_data_locked(self) -> bool:
@@ -395,8 +398,9 @@ class Fetcher:
             try:
                 with trio.CancelScope() as scope:
                     self._fetch_scopes[node] = scope
-                    resp = await bridge.call(self.cluster.broker_stub(node).Fetch, req,
-                                             self.timeout)
+                    pending = bridge.start(self.cluster.broker_stub(node).Fetch, req,
+                                           self.timeout, partial(self._take_answer, wanted))
+                    resp = await bridge.finish(pending)
                 del self._fetch_scopes[node]
                 if scope.cancelled_caught:
                     continue  # positions changed: nothing was buffered, ask again
@@ -410,9 +414,14 @@ class Fetcher:
                 self.wake()
                 await trio.sleep(RETRY_BACKOFF_S)
                 continue
-            await self._handle_fetch(wanted, resp)
+            if pending.taken is None:
+                await self._handle_fetch(wanted, resp)
+            else:
+                self._data_taken_elsewhere(pending.taken)
 
-    async def _handle_fetch(self, wanted: list, resp) -> None:
+    def _read_answer(self, wanted: list, resp) -> tuple[dict, list, bool]:
+        """Any thread, no state touched: (asked, one result per partition answered, whether
+        the metadata must be refreshed)."""
         asked = {tp: (offset, gen) for tp, offset, gen in wanted}
         results = []
         refresh = False
@@ -449,39 +458,69 @@ class Fetcher:
                                        record_type=ConsumerRecord,
                                        verify_crc=self.check_crcs) if has_records else None
                 results.append((tp, gen, 0, "", chunk, next_offset, epoch))
+        return asked, results, refresh
+
+    def _take_answer(self, wanted: list, resp) -> bool | None:
+        """grpcio's callback thread (bridge.start's hook): an answer without errors is buffered
+        and the blocking poller woken here, not after a hop through the trio thread. Returns
+        whether records were buffered, or None for an answer the trio side must handle (it
+        reads it again: errors are rare). Safe here: everything it changes is under cond."""
+        if resp.error_code:
+            return None
+        asked, results, _refresh = self._read_answer(wanted, resp)
+        if any(r[2] for r in results):
+            return None
+        with self.cond:
+            got, _wake = self._buffer_locked(asked, results)
+            if got:
+                self.cond.notify_all()  # the trio Event for async pollers is set in trio
+        return got
+
+    def _data_taken_elsewhere(self, got: bool) -> None:
+        """Trio thread, after `_take_answer` buffered an answer: wake async pollers too."""
+        if got:
+            ev, self._data = self._data, trio.Event()
+            ev.set()
+
+    async def _handle_fetch(self, wanted: list, resp) -> None:
+        asked, results, refresh = self._read_answer(wanted, resp)
         if refresh:
             self._metadata_wanted = True
-        wake = refresh
         with self.cond:
-            got = False
-            for tp, gen, code, message, chunk, next_offset, epoch in results:
-                if self.gens.get(tp, 0) != gen:
-                    continue  # a seek or reset happened while the fetch was out
-                if self.fetch_offsets.get(tp) != asked[tp][0]:
-                    # Another fetch (to the partition's new leader, while this one hung on the
-                    # old) already moved past this offset: these records are buffered already.
-                    continue
-                if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
-                    log.info("fetch offset %d of %s-%d is out of range (%s); resetting to %s",
-                             asked[tp][0], tp[0], tp[1], message, self.reset_policy)
-                    self._reset_locked(tp, self._policy_timestamp(tp))
-                    wake = True
-                elif code in INVALID_METADATA:
-                    self.cluster.metadata.invalidate_leader(tp)
-                elif code:
-                    self.error = KraftError(code, f"{tp[0]}-{tp[1]}: {message}")
-                    got = True
-                else:
-                    self.fetch_offsets[tp] = next_offset
-                    if epoch > self.epochs.get(tp, -1):
-                        self.epochs[tp] = epoch
-                    if chunk is not None:
-                        self.buffer.append(chunk)
-                        self.chunks[tp] = self.chunks.get(tp, 0) + 1
-                        got = True
-                    elif tp in self.positions and not self.chunks.get(tp):
-                        self.positions[tp] = next_offset  # only control records: skip them
+            got, wake = self._buffer_locked(asked, results)
             if got:
                 self._notify_data()
-        if wake:
+        if wake or refresh:
             self.wake()
+
+    def _buffer_locked(self, asked: dict, results: list) -> tuple[bool, bool]:
+        """Apply one answer's results: (records or an error buffered for poll, a wake needed)."""
+        got = wake = False
+        for tp, gen, code, message, chunk, next_offset, epoch in results:
+            if self.gens.get(tp, 0) != gen:
+                continue  # a seek or reset happened while the fetch was out
+            if self.fetch_offsets.get(tp) != asked[tp][0]:
+                # Another fetch (to the partition's new leader, while this one hung on the
+                # old) already moved past this offset: these records are buffered already.
+                continue
+            if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
+                log.info("fetch offset %d of %s-%d is out of range (%s); resetting to %s",
+                         asked[tp][0], tp[0], tp[1], message, self.reset_policy)
+                self._reset_locked(tp, self._policy_timestamp(tp))
+                wake = True
+            elif code in INVALID_METADATA:
+                self.cluster.metadata.invalidate_leader(tp)
+            elif code:
+                self.error = KraftError(code, f"{tp[0]}-{tp[1]}: {message}")
+                got = True
+            else:
+                self.fetch_offsets[tp] = next_offset
+                if epoch > self.epochs.get(tp, -1):
+                    self.epochs[tp] = epoch
+                if chunk is not None:
+                    self.buffer.append(chunk)
+                    self.chunks[tp] = self.chunks.get(tp, 0) + 1
+                    got = True
+                elif tp in self.positions and not self.chunks.get(tp):
+                    self.positions[tp] = next_offset  # only control records: skip them
+        return got, wake

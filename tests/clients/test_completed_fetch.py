@@ -7,7 +7,7 @@ import pytest
 import trio
 
 from clients.consumer.completed_fetch import CompletedFetch, batch_span
-from clients.consumer.fetcher import ConsumerRecord, Fetcher
+from clients.consumer.fetcher import MAX_BUFFERED_CHUNKS, ConsumerRecord, Fetcher
 from clients.errors import ErrorCode, KraftError
 from clients.record.codec import decode_records, encode_batch
 from clients.types import TopicPartition
@@ -129,8 +129,21 @@ def test_the_buffer_holds_the_answer_as_bytes():
     records, wake = f.take_locked(25)
     assert [r.offset for r in records] == list(range(25)) and not wake
     records, wake = f.take_locked(25)
-    assert [r.offset for r in records] == list(range(25, 40)) and wake and not f.buffer
+    assert [r.offset for r in records] == list(range(25, 40)) and not f.buffer
     assert f.positions[TP] == 40
+    # Below its chunk limit the partition's next fetch is already out: no wake for it.
+    assert not wake
+
+
+def test_using_up_a_chunk_wakes_the_fetch_loop_only_at_the_chunk_limit():
+    f = _fetcher()
+    trio.run(f._handle_fetch, [(TP, 0, 0)], _answer(batches([10])))
+    trio.run(f._handle_fetch, [(TP, 10, 0)], _answer(batches([10], offset=10)))
+    assert f.chunks[TP] == MAX_BUFFERED_CHUNKS == 2    # the fetch loop stopped asking
+    records, wake = f.take_locked(10)
+    assert [r.offset for r in records] == list(range(10)) and wake
+    records, wake = f.take_locked(10)
+    assert [r.offset for r in records] == list(range(10, 20)) and not wake
 
 
 def test_an_answer_whose_batch_header_does_not_parse_fails_poll_not_the_consumer():
@@ -142,3 +155,19 @@ def test_an_answer_whose_batch_header_does_not_parse_fails_poll_not_the_consumer
         f.take_locked(100)
     assert caught.value.code == ErrorCode.CORRUPT_MESSAGE and "magic 7" in caught.value.message
     assert f.fetch_offsets[TP] == f.positions[TP] == 0 and not f.buffer    # fetched again
+
+
+def test_an_answer_taken_in_grpcs_thread_is_buffered_only_without_errors():
+    # Fetcher._take_answer runs in grpcio's callback thread: it buffers a clean answer and wakes
+    # the blocking poller itself; anything with an error is left (None) to the trio side.
+    f = _fetcher()
+    assert f._take_answer([(TP, 0, 0)], _answer(batches([3]))) is True
+    assert [r.offset for r in f.take_locked(10)[0]] == [0, 1, 2]
+    failed = pb.FetchResponse(topics=[pb.FetchTopicResponse(topic="t", partitions=[
+        pb.FetchPartitionResponse(partition=0, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER)])])
+    assert f._take_answer([(TP, 3, 0)], failed) is None
+    assert f._take_answer([(TP, 3, 0)], pb.FetchResponse(error_code=1)) is None
+    assert f.fetch_offsets[TP] == 3 and not f.buffer and f.error is None
+    f.seek_locked(TP, 0)                                # the answer below is for generation 0
+    assert f._take_answer([(TP, 3, 0)], _answer(batches([3], offset=3))) is False
+    assert not f.buffer and f.fetch_offsets[TP] == 0
