@@ -10,7 +10,15 @@ follower's 1 MiB partition fetch, with room) come from the heap, which keeps at 
 at its top; larger ones are still mapped and unmapped whole. Free blocks inside the heap (holes
 between live ones, which the trim threshold does not reach) are handed back once a second
 (malloc_trim): a steady stream of large records faults its few megabytes in again at most once
-a second, and a burst of odd-sized requests leaves no more than a second's worth behind."""
+a second, and a burst of odd-sized requests leaves no more than a second's worth behind.
+
+That holds for glibc's main arena only. Each other thread that allocates (grpcio's poller and
+completion threads, the asyncio thread of its server, trio's worker threads) gets an arena of
+its own, up to eight per core, and malloc_trim never shrinks the top of those: each keeps up to
+the trim threshold (8 MiB) of freed memory resident after a burst, for good. The request
+fuzzer's node ended with 10-11 arenas holding 35 MB free, 28 MB of it resident (RSS +39 to
++46 MB); so the node keeps every thread in the main arena (share_one_arena), where the release
+reaches it all: +3 MB after the next release."""
 from __future__ import annotations
 
 import ctypes
@@ -22,23 +30,44 @@ log = logging.getLogger(__name__)
 
 M_TRIM_THRESHOLD = -1               # glibc's mallopt parameters
 M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
 MMAP_THRESHOLD_BYTES = 2 * 1024 * 1024    # fixed: no raise after large frees
 TRIM_THRESHOLD_BYTES = 8 * 1024 * 1024    # free heap top kept for the next large block
 RELEASE_INTERVAL_S = 1.0
 
 
-def pin_mmap_threshold() -> bool:
-    """True when the C library took the setting (glibc); elsewhere nothing changes."""
+def _mallopt():
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
-        return False
+        return None
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return mallopt
+
+
+def pin_mmap_threshold() -> bool:
+    """True when the C library took the setting (glibc); elsewhere nothing changes."""
+    mallopt = _mallopt()
+    if mallopt is None:
+        return False
     taken = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) \
         and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
     if not taken:
         log.info("mallopt(M_MMAP_THRESHOLD, M_TRIM_THRESHOLD) refused; large requests may keep "
                  "heap memory")
+    return taken
+
+
+def share_one_arena() -> bool:
+    """Every thread allocates from glibc's main arena (M_ARENA_MAX 1), whose free pages the
+    periodic release hands back; True when the C library took it (glibc). Call it before the
+    node starts threads: one that already has an arena of its own keeps it."""
+    mallopt = _mallopt()
+    if mallopt is None:
+        return False
+    taken = bool(mallopt(M_ARENA_MAX, 1))
+    if not taken:
+        log.info("mallopt(M_ARENA_MAX) refused; each thread's arena may keep freed memory")
     return taken
 
 

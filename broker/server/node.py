@@ -20,7 +20,8 @@ from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
 from broker.server.txn_markers import TxnMarkerWriter
 from broker.server.config import ServerConfig
-from broker.server.heap import pin_mmap_threshold, release_free_heap_periodically
+from broker.server.heap import (pin_mmap_threshold, release_free_heap_periodically,
+                                share_one_arena)
 from broker.controller.channel import ControllerChannel
 from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
@@ -394,6 +395,7 @@ async def run_until_signalled(config: ServerConfig, announce: Callable[[str], No
                               on_ready: Callable[[NodeReady], None] = lambda ready: None) -> None:
     """Run the node until SIGTERM or SIGINT (Ctrl-C), then stop it cleanly."""
     pin_mmap_threshold()      # a node is a long-lived process serving clients' large requests
+    share_one_arena()         # before the node's threads start, so that none has its own arena
     node = Node(config, announce=announce, on_ready=on_ready)
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
