@@ -14,11 +14,12 @@ a second, and a burst of odd-sized requests leaves no more than a second's worth
 
 That holds for glibc's main arena only. Each other thread that allocates (grpcio's poller and
 completion threads, the asyncio thread of its server, trio's worker threads) gets an arena of
-its own, up to eight per core, and malloc_trim never shrinks the top of those: each keeps up to
-the trim threshold (8 MiB) of freed memory resident after a burst, for good. The request
-fuzzer's node ended with 10-11 arenas holding 35 MB free, 28 MB of it resident (RSS +39 to
-+46 MB); so the node keeps every thread in the main arena (share_one_arena), where the release
-reaches it all: +3 MB after the next release."""
+its own, up to eight per core, and malloc_trim never shrinks the top of those: glibc does only
+when a large free leaves more than the trim threshold (8 MiB) there, so each keeps some megabytes
+of freed memory resident after a burst, for good. The request fuzzer's node ended with 10 arenas,
+five of them holding 6-11 MB free each, 30 MB resident in all (RSS +39 to +46 MB); so the node
+keeps every thread in the main arena (share_one_arena), where the release reaches it all: +3 MB
+one release after the burst."""
 from __future__ import annotations
 
 import ctypes

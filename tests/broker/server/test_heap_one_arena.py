@@ -1,6 +1,5 @@
 """share_one_arena keeps every thread's allocations in glibc's main arena, the one the node's
-periodic malloc_trim empties: a thread arena keeps up to the trim threshold (8 MiB) of freed
-memory at its top for good. Counted by malloc_info in a fresh process, whose threads would each
+periodic malloc_trim empties: the free top of a thread arena is never returned by it. Counted by malloc_info in a fresh process, whose threads would each
 get an arena of their own without the call (glibc only)."""
 from __future__ import annotations
 
