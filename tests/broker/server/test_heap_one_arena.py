@@ -1,6 +1,7 @@
 """share_one_arena keeps every thread's allocations in glibc's main arena, the one the node's
-periodic malloc_trim empties: the free top of a thread arena is never returned by it. Counted by malloc_info in a fresh process, whose threads would each
-get an arena of their own without the call (glibc only)."""
+periodic malloc_trim empties: the free top of a thread arena is never returned by it. Counted
+by malloc_info in a fresh process, whose threads would each get an arena of their own without
+the call (glibc only)."""
 from __future__ import annotations
 
 import ctypes
