@@ -30,7 +30,7 @@ DEADLINE_S = 0.3
 # an 8 MiB trim threshold and free pages handed back each second +18 and +27 MB (+29 and +62 MB
 # without that last step); +69 MB to +840 MB with glibc's defaults. Later +39 to +46 MB: each
 # thread's glibc arena kept up to 8 MiB freed for good; with all threads in the main arena
-# (heap.py's share_one_arena) +11 to +17 MB, most of it the last second's, not yet released.
+# (heap.py's share_one_arena) +6 to +19 MB, most of it the last second's, not yet released.
 RSS_GROWTH_LIMIT_MB = 40
 LOG_LIMIT_BYTES = 2 << 20    # one rate-limited line per kind of bad request, not one per request
 
