@@ -3,8 +3,12 @@ names the partitions it waits on and sleeps until one of them moves or its deadl
 
 Keyed by partition, so an append to A wakes no waiter of B (one broker-wide broadcast woke every
 parked fetch and produce on every append). "Moved" means anything a waiter may be waiting for:
-the log end (followers' fetches), the high watermark, the ISR or the leadership (acks=all
-answers, consumers' fetches). Waiters re-check their own condition after each wake."""
+the high watermark, the ISR, the leadership, a truncation (acks=all answers, consumers' and
+followers' fetches). A move of the log end alone (`end_moved`: an append that did not move the
+high watermark) wakes only the waiters that read up to the log end, followers' fetches: with
+replicas, a consumer's fetch or an acks=all answer woken by the append would find nothing new
+and park again, on the leader's thread, while the followers' answers wait to be built. Waiters
+re-check their own condition after each wake."""
 from __future__ import annotations
 
 from typing import Callable, Iterable
@@ -15,11 +19,12 @@ TopicPartition = tuple[str, int]
 
 
 class _Waiter:
-    __slots__ = ("event", "moved")
+    __slots__ = ("event", "moved", "log_end")
 
-    def __init__(self) -> None:
+    def __init__(self, log_end: bool) -> None:
         self.event = trio.Event()
         self.moved: set[TopicPartition] = set()
+        self.log_end = log_end
 
 
 class Purgatory:
@@ -36,6 +41,17 @@ class Purgatory:
         for watcher in self._watchers.get(topic, ()):
             watcher(partition)
 
+    def end_moved(self, topic: str, partition: int) -> None:
+        """Only the log end of `topic`-`partition` moved: wake the waiters that read up to it
+        (and the topic's watchers, which look at every move)."""
+        key = (topic, partition)
+        for waiter in self._waiters.get(key, ()):
+            if waiter.log_end:
+                waiter.moved.add(key)
+                waiter.event.set()
+        for watcher in self._watchers.get(topic, ()):
+            watcher(partition)
+
     def watch(self, topic: str, callback: Callable[[int], None]) -> None:
         """Call `callback(partition)` on every move of one of `topic`'s partitions (the group
         coordinators follow the leadership of `__consumer_offsets` this way)."""
@@ -48,12 +64,12 @@ class Purgatory:
         """Until one of `partitions` moves (True) or trio's clock passes `deadline` (False)."""
         return bool(await self.wait_which_moved(partitions, deadline))
 
-    async def wait_which_moved(self, partitions: Iterable[TopicPartition],
-                               deadline: float) -> set[TopicPartition]:
+    async def wait_which_moved(self, partitions: Iterable[TopicPartition], deadline: float, *,
+                               log_end: bool = False) -> set[TopicPartition]:
         """Until one of `partitions` moves: those that moved by the time this task runs again
         (empty if none did before trio's clock passed `deadline`). A parked fetch re-reads
-        only those."""
-        waiter = _Waiter()
+        only those. `log_end`: a move of the log end alone wakes this waiter too."""
+        waiter = _Waiter(log_end)
         keys = list(dict.fromkeys(partitions))
         for key in keys:
             self._waiters.setdefault(key, set()).add(waiter)

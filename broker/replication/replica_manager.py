@@ -229,8 +229,9 @@ class ReplicaManager:
                 return ProduceResult(result.error, result.message)
             self._record_producers(hosted, headers, result.first_offset)
             self._absorb(hosted, result.effects)
-            # The log end moved: followers' parked fetches take the new batches now.
-            self.purgatory.moved(topic, partition)
+            # The log end moved: followers' parked fetches take the new batches now (the rest
+            # were woken by _absorb if the high watermark moved too, as with no followers).
+            self.purgatory.end_moved(topic, partition)
             return ProduceResult(base_offset=result.first_offset,
                                  log_append_time=hosted.last_append_time,
                                  log_start_offset=hosted.log.log_start_offset,

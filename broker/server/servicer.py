@@ -283,7 +283,8 @@ class BrokerServicer:
                     for topic, partition in slices:
                         self.replicas.read_failed(topic, partition, exc)
                     continue    # the failed log is offline now: answered KAFKA_STORAGE_ERROR
-            moved = await self.replicas.purgatory.wait_which_moved(partitions, deadline)
+            moved = await self.replicas.purgatory.wait_which_moved(
+                partitions, deadline, log_end=request.replica_id >= 0)
 
     def _read(self, request: pb.FetchRequest, denials: dict[str, tuple[int, str]],
               reuse: list | None = None, moved: set | None = None) -> tuple[list, int, bool, list]:

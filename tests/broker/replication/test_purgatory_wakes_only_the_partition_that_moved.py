@@ -71,3 +71,26 @@ async def test_watchers_hear_every_partition_of_their_topic():
 
 async def _append(out, awaitable):
     out.append(await awaitable)
+
+
+async def test_a_move_of_the_log_end_alone_wakes_only_log_end_waiters(autojump_clock):
+    # An append that leaves the high watermark where it was (followers have yet to fetch it)
+    # wakes followers' fetches, not consumers' fetches or acks=all answers.
+    purgatory = Purgatory()
+    woke, watched = [], []
+    purgatory.watch("t", watched.append)
+
+    async def wait(name, log_end):
+        moved = await purgatory.wait_which_moved([A], trio.current_time() + 10, log_end=log_end)
+        woke.append((name, moved))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(wait, "follower", True)
+        nursery.start_soon(wait, "consumer", False)
+        await trio.testing.wait_all_tasks_blocked()
+        purgatory.end_moved(*A)
+        await trio.testing.wait_all_tasks_blocked()
+        assert woke == [("follower", {A})] and watched == [0]
+        purgatory.moved(*A)                 # the high watermark moved: everyone looks again
+        await trio.testing.wait_all_tasks_blocked()
+        assert woke == [("follower", {A}), ("consumer", {A})]
