@@ -1,6 +1,7 @@
 """clients.channel_thread over real gRPC: a channel from `open_channel` keeps one completion
-thread across sequential calls (grpcio starts one per call otherwise), `close()` ends it whether
-the channel is idle or has calls in flight, and a closed channel's calls fail as grpcio's do."""
+thread across sequential calls (grpcio starts one per call otherwise), `close()` (or leaving a
+`with` block) ends it whether the channel is idle or has calls in flight, and a closed channel's
+calls fail as grpcio's do."""
 from __future__ import annotations
 
 import threading
@@ -70,6 +71,12 @@ async def test_a_channel_keeps_one_completion_thread_until_closed():
         with pytest.raises(ValueError):
             kept.unary_unary("/kraft.broker.v1.Broker/Metadata").future(b"")
 
+        with bridge.open_channel(address) as scoped:     # `with` closes it the same way
+            await trio.to_thread.run_sync(_calls_in_sequence, scoped, 2)
+            thread = scoped._call_state.kraft_thread
+        await trio.to_thread.run_sync(thread.join, 5)
+        assert not thread.is_alive()
+
         busy = bridge.open_channel(address)
         await trio.to_thread.run_sync(_calls_in_sequence, busy, 2)
         parked = busy.unary_unary(
@@ -81,5 +88,6 @@ async def test_a_channel_keeps_one_completion_thread_until_closed():
         await trio.to_thread.run_sync(thread.join, 5)
         assert not thread.is_alive()
         assert parked.cancelled() or parked.exception().code() == grpc.StatusCode.CANCELLED
+        assert channel_thread.unwoken_closes == 0     # every close woke its thread first
         servicer.release.set()
         await server.stop()
