@@ -14,13 +14,9 @@ grpcio version lacks what it needs, channels simply keep grpcio's own behaviour 
 tests/clients/test_channel_thread.py fails, so the loss is seen)."""
 from __future__ import annotations
 
-import logging
-import threading
 from typing import Any
 
 import grpc
-
-log = logging.getLogger(__name__)
 
 try:
     from grpc import _channel as _grpc_channel

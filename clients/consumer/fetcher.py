@@ -403,7 +403,10 @@ class Fetcher:
                     resp = await bridge.finish(pending)
                 del self._fetch_scopes[node]
                 if scope.cancelled_caught:
-                    continue  # positions changed: nothing was buffered, ask again
+                    # Positions changed: ask again (an answer buffered meanwhile in grpc's
+                    # thread passed the generation check, so it is still good).
+                    self._data_taken_elsewhere(bool(pending.taken))
+                    continue
                 if resp.error_code:
                     raise KraftError(resp.error_code, resp.error_message)
             except KraftError as exc:
