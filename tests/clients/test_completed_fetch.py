@@ -7,7 +7,8 @@ import pytest
 import trio
 
 from clients.consumer.completed_fetch import CompletedFetch, batch_span
-from clients.consumer.fetcher import MAX_BUFFERED_CHUNKS, ConsumerRecord, Fetcher
+from clients.consumer.fetcher import (MAX_BUFFERED_CHUNKS, SMALL_ANSWER_BYTES, ConsumerRecord,
+                                      Fetcher)
 from clients.errors import ErrorCode, KraftError
 from clients.record.codec import decode_records, encode_batch
 from clients.types import TopicPartition
@@ -168,6 +169,10 @@ def test_an_answer_taken_in_grpcs_thread_is_buffered_only_without_errors():
     assert f._take_answer([(TP, 3, 0)], failed) is None
     assert f._take_answer([(TP, 3, 0)], pb.FetchResponse(error_code=1)) is None
     assert f.fetch_offsets[TP] == 3 and not f.buffer and f.error is None
+    # A large answer goes the trio way, which issues the next fetch before the poller decodes.
+    big = encode_batch([(None, b"v" * 1024, (), 1000 + i) for i in range(100)], base_offset=3)
+    assert len(big) > SMALL_ANSWER_BYTES
+    assert f._take_answer([(TP, 3, 0)], _answer(big)) is None and not f.buffer
     f.seek_locked(TP, 0)                                # the answer below is for generation 0
     assert f._take_answer([(TP, 3, 0)], _answer(batches([3], offset=3))) is False
     assert not f.buffer and f.fetch_offsets[TP] == 0
