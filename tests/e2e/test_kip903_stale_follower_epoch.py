@@ -81,13 +81,17 @@ def test_a_fetch_from_before_the_restart_cannot_bring_the_follower_back_into_the
     eventually(lambda: list(partition_of(broker, "t", p).isr) == [leader_id], 20,
                f"t-{p}'s ISR without broker {FOLLOWER}")
 
-    # A fetch the old process sent, caught up, arriving after the restart: the leader proposes
-    # the join with the old epoch and the controller refuses it.
+    # Fetches the old process sent, caught up, arriving after the restart: the leader proposes
+    # the join with the old epoch and the controller refuses it. They keep coming, as a real
+    # follower's do (a leader whose ISR proposal is still out proposes again on a later fetch),
+    # and the new process keeps its session (fenced, it would be refused for that instead).
     leader_epoch = partition_of(broker, "t", p).leader_epoch
-    fetch_as_follower(broker, "t", p, leader_epoch, old_epoch)
-    eventually(lambda: "restarted since the leader saw them caught up" in leader_log.read_text(),
-               20, "the controller refusing the stale ISR join")
-    follower.heartbeat()
+
+    def refused() -> bool:
+        follower.heartbeat()
+        fetch_as_follower(broker, "t", p, leader_epoch, old_epoch)
+        return "restarted since the leader saw them caught up" in leader_log.read_text()
+    eventually(refused, 20, "the controller refusing the stale ISR join")
     assert FOLLOWER not in partition_of(broker, "t", p).isr
 
     # Fetches from the new process carry its current epoch: the join goes through.
