@@ -158,9 +158,9 @@ def test_an_answer_whose_batch_header_does_not_parse_fails_poll_not_the_consumer
     assert f.fetch_offsets[TP] == f.positions[TP] == 0 and not f.buffer    # fetched again
 
 
-def test_an_answer_taken_in_grpcs_thread_is_buffered_only_without_errors():
+def test_only_a_small_clean_answer_is_buffered_in_grpcs_thread():
     # Fetcher._take_answer runs in grpcio's callback thread: it buffers a clean answer and wakes
-    # the blocking poller itself; anything with an error is left (None) to the trio side.
+    # the blocking poller itself; anything with an error, or large, is left (None) to trio.
     f = _fetcher()
     assert f._take_answer([(TP, 0, 0)], _answer(batches([3]))) is True
     assert [r.offset for r in f.take_locked(10)[0]] == [0, 1, 2]
