@@ -34,19 +34,17 @@ class Purgatory:
 
     def moved(self, topic: str, partition: int) -> None:
         """Something changed on `topic`-`partition`: wake its waiters (and only them)."""
-        key = (topic, partition)
-        for waiter in self._waiters.get(key, ()):
-            waiter.moved.add(key)
-            waiter.event.set()
-        for watcher in self._watchers.get(topic, ()):
-            watcher(partition)
+        self._wake(topic, partition, log_end_only=False)
 
     def end_moved(self, topic: str, partition: int) -> None:
         """Only the log end of `topic`-`partition` moved: wake the waiters that read up to it
         (and the topic's watchers, which look at every move)."""
+        self._wake(topic, partition, log_end_only=True)
+
+    def _wake(self, topic: str, partition: int, *, log_end_only: bool) -> None:
         key = (topic, partition)
         for waiter in self._waiters.get(key, ()):
-            if waiter.log_end:
+            if waiter.log_end or not log_end_only:
                 waiter.moved.add(key)
                 waiter.event.set()
         for watcher in self._watchers.get(topic, ()):
