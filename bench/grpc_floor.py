@@ -9,6 +9,8 @@ Two consumers are compared, interleaved:
 
     python bench/grpc_floor.py --server trio --rate 2000 --seconds 5 --pairs 3
 
+`--replicas 3` adds two follower processes that pull from the server as Kafka's followers do;
+a record is answered and readable once both have it (acks=all, the high watermark).
 `--server aio` runs the handlers on the asyncio thread itself (no trio hop): the cheapest Python
 gRPC server there is. Records are 100 B, the first 8 the send time (time.monotonic_ns: one
 process sends and reads); the first fifth of each run is not counted.
@@ -35,52 +37,70 @@ STAMP = struct.Struct(">q")
 OFFSET = struct.Struct(">q")
 
 
-# --- the server: grpc.aio on an asyncio thread, handlers in trio ------------------------------
+# --- the server: grpc.aio on an asyncio thread, handlers there or in trio ----------------------
 
 class Log:
-    """Trio thread only."""
+    """Used from one thread: trio's (`flavor` "trio") or the asyncio one ("aio"). With
+    `followers`, replicas pull it with Fetch(replica_id >= 0) as Kafka's do: the high watermark is
+    the lowest of their fetch offsets and the log end, consumers read below it, and a Produce is
+    answered once it is covered (acks=all)."""
 
-    def __init__(self) -> None:
+    def __init__(self, flavor: str, followers: int) -> None:
+        self.flavor, self.followers = flavor, followers
         self.records: list[bytes] = []
-        self.moved = trio.Event()
+        self.hw = 0
+        self.follower_ends: dict[int, int] = {}
+        self.end_moved, self.hw_moved = self._event(), self._event()
 
-    def append(self, record: bytes) -> int:
-        self.records.append(record)
-        self.moved.set()
-        self.moved = trio.Event()
-        return len(self.records)
+    def _event(self):
+        return trio.Event() if self.flavor == "trio" else asyncio.Event()
 
-    async def read(self, offset: int, max_wait_s: float) -> bytes:
-        if offset >= len(self.records):
-            with trio.move_on_after(max_wait_s):
-                await self.moved.wait()
-        return b"".join(self.records[offset:offset + 500])
-
-
-class AioLog(Log):
-    """Asyncio thread only: the server with no trio hop (`--server aio`)."""
-
-    def __init__(self) -> None:
-        self.records = []
-        self.moved = asyncio.Event()
-
-    def append(self, record: bytes) -> int:
-        self.records.append(record)
-        self.moved.set()
-        self.moved = asyncio.Event()
-        return len(self.records)
-
-    async def read(self, offset: int, max_wait_s: float) -> bytes:
-        if offset >= len(self.records):
+    async def _wait(self, event, timeout_s: float) -> None:
+        if self.flavor == "trio":
+            with trio.move_on_after(timeout_s):
+                await event.wait()
+        else:
             try:
-                await asyncio.wait_for(self.moved.wait(), max_wait_s)
+                await asyncio.wait_for(event.wait(), timeout_s)
             except asyncio.TimeoutError:
                 pass
-        return b"".join(self.records[offset:offset + 500])
+
+    def _advance_hw(self) -> None:
+        if len(self.follower_ends) < self.followers:
+            return
+        hw = min([len(self.records), *self.follower_ends.values()])
+        if hw > self.hw:
+            self.hw = hw
+            self.hw_moved.set()
+            self.hw_moved = self._event()
+
+    async def produce(self, record: bytes) -> int:
+        self.records.append(record)
+        end = len(self.records)
+        self.end_moved.set()
+        self.end_moved = self._event()
+        self._advance_hw()
+        while self.hw < end:
+            await self._wait(self.hw_moved, 5)
+        return end
+
+    async def fetch(self, replica_id: int, offset: int, max_wait_s: float) -> bytes:
+        follower = replica_id >= 0
+        if follower:
+            self.follower_ends[replica_id] = offset
+            self._advance_hw()
+        limit = len(self.records) if follower else self.hw
+        if offset >= limit:
+            await self._wait(self.end_moved if follower else self.hw_moved, max_wait_s)
+            limit = len(self.records) if follower else self.hw
+        return b"".join(self.records[offset:min(limit, offset + 500)])
 
 
-def serve(port: int, model: str) -> None:
-    log = Log() if model == "trio" else AioLog()
+FETCH = struct.Struct(">qq")     # replica id (-1: a consumer), offset
+
+
+def serve(port: int, model: str, followers: int) -> None:
+    log = Log(model, followers)
 
     async def main() -> None:
         token = trio.lowlevel.current_trio_token()
@@ -101,19 +121,17 @@ def serve(port: int, model: str) -> None:
                 return answer
 
             async def produce(data: bytes, _ctx) -> bytes:
-                async def append():
-                    return OFFSET.pack(log.append(data))
-                return await in_trio(asyncio.get_running_loop(), append)
+                return OFFSET.pack(await in_trio(asyncio.get_running_loop(), log.produce, data))
 
             async def fetch(data: bytes, _ctx) -> bytes:
-                (offset,) = OFFSET.unpack(data)
-                return await in_trio(asyncio.get_running_loop(), log.read, offset, 0.5)
+                replica_id, offset = FETCH.unpack(data)
+                return await in_trio(asyncio.get_running_loop(), log.fetch, replica_id, offset, 0.5)
 
             async def subscribe(data: bytes, _ctx):
                 (offset,) = OFFSET.unpack(data)
                 loop = asyncio.get_running_loop()
                 while True:
-                    answer = await in_trio(loop, log.read, offset, 0.5)
+                    answer = await in_trio(loop, log.fetch, -1, offset, 0.5)
                     offset += len(answer) // RECORD
                     yield answer
 
@@ -137,6 +155,17 @@ def serve(port: int, model: str) -> None:
     trio.run(main)
 
 
+def follow(port: int, replica_id: int) -> None:
+    """A follower: fetch from the leader, keep the records, fetch again at once (its next fetch
+    offset is what moves the leader's high watermark)."""
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    fetch = channel.unary_unary(SERVICE + "Fetch")
+    records: list[bytes] = []
+    while True:
+        answer = fetch(FETCH.pack(replica_id, len(records)), timeout=5)
+        records.extend(answer[i:i + RECORD] for i in range(0, len(answer), RECORD))
+
+
 # --- the client -------------------------------------------------------------------------------
 
 def cpu_s(pid: int) -> float:
@@ -145,7 +174,8 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_once(port: int, server_pid: int, mode: str, rate: int, seconds: float) -> dict:
+def run_once(port: int, server_pid: int, follower_pids: list, mode: str, rate: int,
+             seconds: float) -> dict:
     try:
         from clients.channel_thread import keep_thread     # kraft's client keeps this thread
     except ImportError:
@@ -169,7 +199,7 @@ def run_once(port: int, server_pid: int, mode: str, rate: int, seconds: float) -
     def poll_loop() -> None:
         offset = end
         while not stop.is_set():
-            answer = fetch(OFFSET.pack(offset), timeout=5)
+            answer = fetch(FETCH.pack(-1, offset), timeout=5)
             offset += len(answer) // RECORD
             take(answer)
 
@@ -194,7 +224,7 @@ def run_once(port: int, server_pid: int, mode: str, rate: int, seconds: float) -
                               daemon=True)
     reader.start()
     time.sleep(0.2)
-    cpu0 = (cpu_s(os.getpid()), cpu_s(server_pid))
+    cpu0 = (cpu_s(os.getpid()), cpu_s(server_pid), sum(map(cpu_s, follower_pids)))
     interval = 1_000_000_000 // rate
     in_flight: set = set()     # grpcio cancels a call whose future is garbage collected
     begin = time.monotonic_ns()
@@ -208,7 +238,7 @@ def run_once(port: int, server_pid: int, mode: str, rate: int, seconds: float) -
     deadline = time.monotonic() + 5
     while len(latencies) < total and time.monotonic() < deadline:
         time.sleep(0.01)
-    cpu1 = (cpu_s(os.getpid()), cpu_s(server_pid))
+    cpu1 = (cpu_s(os.getpid()), cpu_s(server_pid), sum(map(cpu_s, follower_pids)))
     stop.set()
     got = sorted(latencies[total // 5:] if len(latencies) >= total else latencies)
     channel.close()
@@ -218,7 +248,8 @@ def run_once(port: int, server_pid: int, mode: str, rate: int, seconds: float) -
     return {"mode": mode, "rate": rate, "received": len(latencies), "sent": total,
             "p50_ms": pct(0.50), "p99_ms": pct(0.99),
             "client_cpu_us_per_record": round((cpu1[0] - cpu0[0]) / total * 1e6, 1),
-            "server_cpu_us_per_record": round((cpu1[1] - cpu0[1]) / total * 1e6, 1)}
+            "server_cpu_us_per_record": round((cpu1[1] - cpu0[1]) / total * 1e6, 1),
+            "followers_cpu_us_per_record": round((cpu1[2] - cpu0[2]) / total * 1e6, 1)}
 
 
 def main() -> None:
@@ -230,22 +261,36 @@ def main() -> None:
     parser.add_argument("--server", choices=("trio", "aio"), default="trio",
                         help="trio: handlers in a trio thread, as a kraft node; aio: in the "
                              "asyncio thread that runs grpc.aio (no hop)")
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="3: two follower processes pull from the server, and a record is "
+                             "answered and read once both have it (acks=all)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--follow", type=int, default=-1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.port, args.server)
+        serve(args.port, args.server, args.replicas - 1)
         return
-    server = subprocess.Popen([sys.executable, __file__, "--serve", "--port", str(args.port),
-                               "--server", args.server],
+    if args.follow >= 0:
+        follow(args.port, args.follow)
+        return
+    base = [sys.executable, __file__, "--port", str(args.port)]
+    server = subprocess.Popen(base + ["--serve", "--server", args.server,
+                                      "--replicas", str(args.replicas)],
                               stdout=subprocess.PIPE, text=True)
+    followers = []
     try:
         assert server.stdout.readline().strip() == "ready"
+        followers = [subprocess.Popen(base + ["--follow", str(i)])
+                     for i in range(1, args.replicas)]
         for _ in range(args.pairs):
             for mode in ("poll", "push"):
-                result = run_once(args.port, server.pid, mode, args.rate, args.seconds)
-                print(json.dumps({"server": args.server, **result}), flush=True)
+                result = run_once(args.port, server.pid, [f.pid for f in followers], mode,
+                                  args.rate, args.seconds)
+                print(json.dumps({"server": args.server, "replicas": args.replicas, **result}),
+                      flush=True)
     finally:
-        server.kill()
+        for process in (server, *followers):
+            process.kill()
 
 
 if __name__ == "__main__":
