@@ -16,7 +16,6 @@ import dataclasses
 import logging
 import os
 import threading
-import time
 from typing import Any, Awaitable, Callable
 
 import grpc
@@ -24,6 +23,7 @@ import trio
 from google.protobuf import message_factory
 
 from clients.bridge import CHANNEL_OPTIONS
+from clients.rate_limited_log import RateLimitedLog
 
 log = logging.getLogger(__name__)
 
@@ -88,29 +88,6 @@ def peer_host(peer: str) -> str:
     return rest
 
 
-class RateLimitedLog:
-    """At most one line per `interval_s` for one kind of event, with the count of those held back:
-    a client that sends garbage in a loop must not fill the disk with our logs."""
-
-    def __init__(self, interval_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.interval_s = interval_s
-        self.clock = clock
-        self._last: dict[str, float] = {}
-        self._held: dict[str, int] = {}
-
-    def warning(self, kind: str, message: str, *args: Any) -> bool:
-        now = self.clock()
-        last = self._last.get(kind)
-        if last is not None and now - last < self.interval_s:
-            self._held[kind] = self._held.get(kind, 0) + 1
-            return False
-        held = self._held.pop(kind, 0)
-        self._last[kind] = now
-        suffix = f" ({held} more like it since the last report)" if held else ""
-        log.warning(message + suffix, *args)
-        return True
-
-
 def parses_request(parse: Callable[[bytes], Any]):
     """Marks a raw handler that takes its request as `parse(bytes)` returns it rather than as
     the parsed message (a request read without copying its large fields); `parse` raises on
@@ -140,8 +117,8 @@ class TrioGrpcServer:
         self._scope = trio.CancelScope()
         self._stopped: trio.Event | None = None
         self._port = 0
-        self.bad_requests = RateLimitedLog()
-        self.refusals = RateLimitedLog()
+        self.bad_requests = RateLimitedLog(logger=log)
+        self.refusals = RateLimitedLog(logger=log)
 
     # -- registration (before serve) ---------------------------------------------------------
     def add_servicer(self, servicer: Any, pb2_module: Any, service: str,

@@ -16,7 +16,7 @@ import trio
 
 from broker.replication.replica_manager import ACKS_ALL, ProduceResult, ReplicaManager
 from clients.errors import ErrorCode, KraftError
-from clients.grpc_server import RateLimitedLog
+from clients.rate_limited_log import RateLimitedLog
 from clients.record.codec import decode_batch, encode_batch, iter_batches
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import BrokerRegistration, MetadataImage
@@ -65,7 +65,7 @@ class LedPartitionDriver:
         self._inflight: collections.deque[tuple[int, ProduceResult, float]] = collections.deque()
         # Replication moved, a request came in or an append went out: waiters look again.
         self._changed = trio.lowlevel.ParkingLot()
-        self.failed_appends = RateLimitedLog()
+        self.failed_appends = RateLimitedLog(logger=log)
 
     def poke(self) -> None:
         self._changed.unpark_all()

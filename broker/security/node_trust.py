@@ -6,10 +6,11 @@ import logging
 from typing import Collection
 
 from broker.security.principals import node_id_of, node_principal
-from clients.grpc_server import RateLimitedLog, request_context
+from clients.grpc_server import request_context
+from clients.rate_limited_log import RateLimitedLog
 
 log = logging.getLogger(__name__)
-_refusals = RateLimitedLog()
+_refusals = RateLimitedLog(logger=log)
 
 
 def refuse_unless_node(node_id: int, what: str) -> str | None:

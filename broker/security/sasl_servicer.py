@@ -11,7 +11,8 @@ import trio
 from broker.security.sessions import SessionTable
 from broker.security.throttle import FailedAuthThrottle
 from clients.errors import ErrorCode
-from clients.grpc_server import RateLimitedLog, request_context
+from clients.grpc_server import request_context
+from clients.rate_limited_log import RateLimitedLog
 from clients.scram import ScramCredential, ScramError, ScramServer
 from clients.wire import security_pb2 as pb
 
@@ -33,7 +34,7 @@ class SaslServicer:
         self._fake_salt_key = secrets.token_bytes(32)
         # conversation id -> (ScramServer, host, deadline ms)
         self._conversations: dict[str, tuple[ScramServer, str, int]] = {}
-        self._failures = RateLimitedLog()
+        self._failures = RateLimitedLog(logger=log)
 
     async def SaslAuthenticate(self, request: pb.SaslAuthenticateRequest
                                ) -> pb.SaslAuthenticateResponse:

@@ -11,7 +11,7 @@ import trio
 
 from broker.transaction.messages import SendMarkers
 from clients.errors import ErrorCode, KraftError
-from clients.grpc_server import RateLimitedLog
+from clients.rate_limited_log import RateLimitedLog
 from clients.types import TopicPartition
 from clients.wire import broker_pb2 as pb
 
@@ -46,7 +46,7 @@ class MarkerWriter:
         self.leader_of = leader_of
         self.send = send
         self.backoff_s = backoff_s
-        self.refusals = RateLimitedLog()
+        self.refusals = RateLimitedLog(logger=log)
 
     async def write(self, markers: SendMarkers) -> bool:
         """True once every partition has the marker; False if a newer coordinator fenced us."""

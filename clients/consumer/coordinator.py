@@ -19,6 +19,7 @@ from clients.consumer.membership import (Assign, CoordinatorUnknown, Fatal, Hear
 from clients.errors import ErrorCode, KraftError
 from clients.group.protocol import PROTOCOL_TYPE
 from clients.group_rpc import CoordinatorClient, deadline_after
+from clients.rate_limited_log import RateLimitedLog
 from clients.types import TopicPartition
 from clients.wire import group_pb2
 
@@ -91,6 +92,9 @@ class ConsumerCoordinator:
         self._refreshing = False
         self._changed = trio.Event()
         self._nursery: trio.Nursery | None = None
+        # Until a dead coordinator is fenced every retry finds it gone again, several times a
+        # second: one line per 10 s tells the user as much.
+        self.coordinator_lost = RateLimitedLog(logger=log)
 
     def wake(self) -> None:
         """Any thread: the loop looks at `wanted`, the last poll and the clock again."""
@@ -167,8 +171,8 @@ class ConsumerCoordinator:
                     self.callbacks.append(cb)
                 start(self._prepare_assignment, cb)
             elif isinstance(e, CoordinatorUnknown):
-                log.info("group %s: looking for the coordinator again (%s)", self.group_id,
-                         e.reason)
+                self.coordinator_lost.info("lost", "group %s: looking for the coordinator again "
+                                           "(%s)", self.group_id, e.reason)
                 self.rpc.invalidate()
             elif isinstance(e, Fatal):
                 with f.cond:
