@@ -8,7 +8,8 @@ Rules, Kafka's (ProducerAppendInfo, ProducerStateEntry), in the order they are c
 - the same epoch and the exact (first, last) sequence range of one of the last five batches is a
   duplicate: answered with that batch's offsets, nothing appended;
 - a higher epoch must start at sequence 0 (the producer bumped its epoch and restarted its
-  sequences), else OUT_OF_ORDER_SEQUENCE_NUMBER;
+  sequences), else OUT_OF_ORDER_SEQUENCE_NUMBER; so must the epoch a transaction marker set
+  (a coordinator bumps it when it aborts a timed-out transaction) while it has no batch here;
 - a producer id this partition does not know (its batches left the log through retention, or its
   state expired after producer.id.expiration.ms idle) is accepted at any sequence, as Kafka
   does since KIP-360: there is nothing to check it against, and refusing would fail a live
@@ -170,7 +171,16 @@ def decide(entry: ProducerEntry | None, producer_id: int, epoch: int, first_seq:
                            f"producer {producer_id} started epoch {epoch}{where} at sequence "
                            f"{first_seq}; a new epoch must start at 0")
         return _APPEND
-    if entry.batches and first_seq != next_sequence(entry.last_seq):
+    if not entry.batches:
+        # Known only by a marker (a coordinator that bumped the epoch when it aborted): this
+        # epoch has no batch here yet, so it starts at 0, as a new epoch does.
+        if first_seq != 0:
+            return _reject(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                           f"producer {producer_id} sent sequence {first_seq} as the first batch "
+                           f"of epoch {epoch}{where} (set by a transaction marker); a new epoch "
+                           "must start at 0")
+        return _APPEND
+    if first_seq != next_sequence(entry.last_seq):
         return _reject(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                        f"producer {producer_id} epoch {epoch} sent sequence {first_seq}{where}, "
                        f"expected {next_sequence(entry.last_seq)} (the last appended batch ended "

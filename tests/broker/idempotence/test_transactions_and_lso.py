@@ -82,6 +82,26 @@ def test_stale_markers_are_fenced(entry_epoch, entry_coord, marker_epoch, marker
     assert state.check_marker(8, 0, 0).error_code == ErrorCode.NONE   # unknown producer
 
 
+def test_the_epoch_a_marker_bumped_starts_at_sequence_zero():
+    """A coordinator that aborts a timed-out transaction writes its marker at the next epoch;
+    that epoch's first batch must start at 0, as any new epoch's (Kafka: inSequence(-1, seq))."""
+    state = ProducerStateManager("t-0")
+    state.on_replicated_batches([header(7, 0, n=3, seq=0, epoch=3)])
+    state.on_replicated_batches([header(7, 3, epoch=4, control=True)],
+                                lambda h: EndTxnMarker(False, 0))
+    [decision] = state.check_batches([header(7, 0, seq=3, epoch=4)], 4)
+    assert decision.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert "must start at 0" in decision.message
+    [decision] = state.check_batches([header(7, 0, seq=0, epoch=4)], 4)
+    assert decision.is_append
+    # A marker at the producer's own epoch keeps its sequences: the next batch continues them.
+    state.on_replicated_batches([header(8, 5, n=2, seq=0, epoch=1), header(8, 7, epoch=1,
+                                                                          control=True)],
+                                lambda h: EndTxnMarker(True, 0))
+    [decision] = state.check_batches([header(8, 0, seq=2, epoch=1)], 8)
+    assert decision.is_append
+
+
 def test_a_plain_batch_inside_an_open_transaction_is_refused():
     state = ProducerStateManager("t-0")
     state.on_replicated_batches([header(1, 0, n=2, seq=0)])
