@@ -176,6 +176,7 @@ class CleaningPass:
         self.views = [_read_view(seg) for seg in self.originals]
         # Read here, on the loop: an index file the loop may still append to is not for threads.
         self.aborted = [_aborted_in(log, k) for k in range(len(self.originals))]
+        self.txn_indexed = [bool(seg.txn_index.entries) for seg in self.originals]
         self.delete_horizon_ms = now_ms - self.config.delete_retention_ms
         self.groups: list[list[int]] = []     # indexes into originals, one list per group
         self.end_index = plan.end_index
@@ -200,8 +201,10 @@ class CleaningPass:
     def write_group(self, k: int) -> LogSegment | None:
         """Any thread: group k's cleaned segment, written, fsynced and sealed under its
         `.cleaned` name; None when the group would lose nothing."""
-        new = self._cleaner.clean_group([self.views[i] for i in self.groups[k]],
-                                        [self.aborted[i] for i in self.groups[k]])
+        group = self.groups[k]
+        new = self._cleaner.clean_group([self.views[i] for i in group],
+                                        [self.aborted[i] for i in group],
+                                        replaces_txn_index=self.txn_indexed[group[0]])
         self._unswapped = new
         return new
 
@@ -340,9 +343,12 @@ class _SegmentCleaner:
         self.txns = CleanedTransactions()     # one walk in offset order over every group
         self.records_read = self.records_kept = 0
 
-    def clean_group(self, group: list[LogSegment], aborted: list) -> LogSegment | None:
+    def clean_group(self, group: list[LogSegment], aborted: list, *,
+                    replaces_txn_index: bool = False) -> LogSegment | None:
         """The group's cleaned segment (`.cleaned`, fsynced, sealed); None if it loses nothing.
-        aborted[i]: the aborted transactions with data in group[i]."""
+        aborted[i]: the aborted transactions with data in group[i]. `replaces_txn_index`:
+        group[0] has .txnindex entries, so the cleaned segment carries a .txnindex even with
+        none left (cleaner_swap.py says why)."""
         config = self.config
         new = LogSegment.create(self.dir, group[0].base_offset, config.index_interval_bytes,
                                 config.segment_index_bytes, CLEANED_SUFFIX)
@@ -364,6 +370,8 @@ class _SegmentCleaner:
                 # Kafka keeps the group's last-modified time, which mtime-based retention reads.
                 mtime_ns = max(os.fstat(s.fd).st_mtime_ns for s in group)
                 os.utime(new.log_path, ns=(mtime_ns, mtime_ns))
+                if replaces_txn_index and not new.txn_index.entries:
+                    new.txn_index.create_empty()
                 new.flush()
                 new.seal()
         except BaseException:

@@ -3,7 +3,8 @@ its completion when a log dir is opened after a crash interrupted it.
 
 The protocol, one cleaned segment at a time:
 1. the cleaner writes `<base>.log.cleaned` (+ `.index.cleaned`, `.timeindex.cleaned`, and
-   `.txnindex.cleaned` when it keeps aborted transactions) and fsyncs it;
+   `.txnindex.cleaned` when it keeps aborted transactions or the segment at its base offset has
+   some, then empty) and fsyncs it;
 2. the indexes, then the `.log`, are renamed to `.swap`; the directory is fsynced. The `.log.swap`
    rename is the commit point: before it the old segments are the truth and every `.cleaned` file
    is a stray (recovery deletes it), after it the swap segment is the truth;
@@ -64,7 +65,11 @@ def complete_interrupted_swaps(dir: Path) -> int:
         # Whatever index files carry the live name may be the old segment's: rebuild them.
         _unlink(fn.index_file(dir, base))
         _unlink(fn.time_index_file(dir, base))
-        # The .txnindex cannot be rebuilt from the segment alone: the swap's is the truth.
+        # The .txnindex cannot be rebuilt from the segment alone: the swap's is the truth. With
+        # none, step 3 renamed it already or neither side has entries (a swap replacing a
+        # segment with entries always carries one, if empty): the live one is right. Without
+        # that rule an old segment's entry would outlive its dropped ABORT marker, and a
+        # read_committed consumer would skip its producer's next, committed, transaction.
         txn_swap = Path(str(fn.txn_index_file(dir, base)) + SWAP_SUFFIX)
         if txn_swap.exists():
             os.replace(txn_swap, fn.txn_index_file(dir, base))

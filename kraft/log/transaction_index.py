@@ -67,6 +67,13 @@ class TransactionIndex:
         self._dirty = True
         return True
 
+    def create_empty(self) -> None:
+        """Make the file exist with no entry (fsynced with the segment): a cleaned segment that
+        replaces one with entries carries it through the swap, so that recovery from a crash
+        in the swap never keeps the replaced segment's entries (cleaner_swap.py)."""
+        open(self.path, "ab").close()
+        self._dirty = True
+
     def collect(self, fetch_offset: int, upper_bound: int) -> tuple[list[AbortedTxn], bool]:
         """(the aborted transactions overlapping [fetch_offset, upper_bound), whether the search
         can stop here): Kafka's rule, an entry whose last stable offset reaches `upper_bound`

@@ -4,10 +4,14 @@ import os
 
 import pytest
 
-from compaction_helpers import append, compact, compact_config, open_log, records, roll
+from compaction_helpers import (append, batch_headers, compact, compact_config, open_log, records,
+                                roll)
 from clients.record.batch_header import parse_header
+from clients.record.codec import encode_batch
+from clients.record.control import encode_marker_batch
 from kraft.log import cleaner_swap
 from kraft.log.log import Log
+from kraft.log.transaction_index import AbortedTxn
 
 
 class Crash(Exception):
@@ -155,44 +159,91 @@ def test_a_committed_swap_replaces_exactly_the_segments_it_covers(tmp_path):
     reopened.close()
 
 
-def test_a_crash_at_every_step_keeps_the_aborted_transactions_index(tmp_path, monkeypatch):
-    """The cleaned segment's .txnindex swaps in with it: whichever side of the commit point a
-    crash falls, the reopened log lists the aborted transaction (its marker stays this pass)."""
-    from clients.record.codec import encode_batch
-    from clients.record.control import encode_marker_batch
-    from kraft.log.transaction_index import AbortedTxn
-
-    monkeypatch.setattr(os, "fsync", lambda fd: None)
-
-    def build(dir):
-        log = open_log(dir, compact_config(segment_bytes=450))
-        _rewrites(log)
-        first = log.log_end_offset
-        log.append_as_leader(encode_batch([(b"k2", b"aborted", (), 1)], producer_id=7,
-                                          producer_epoch=0, base_sequence=0,
-                                          is_transactional=True), 0, now_ms=0)
-        marker = log.log_end_offset
-        log.append_as_leader(encode_marker_batch(7, 0, False, 0, 1), 0, now_ms=0,
+def _with_aborted_txn(dir, *, then_committed=False):
+    """A compacted log whose producer 7 aborted a transaction (and, with `then_committed`, went
+    on with a committed one, so that the abort marker is not its last batch and may go)."""
+    log = open_log(dir, compact_config(segment_bytes=450))
+    _rewrites(log)
+    first = log.log_end_offset
+    _txn_batch(log, b"k2", b"aborted", sequence=0)
+    marker = log.log_end_offset
+    log.append_as_leader(encode_marker_batch(7, 0, False, 0, 1), 0, now_ms=0,
+                         from_coordinator=True)
+    entry = AbortedTxn(7, first, marker, marker + 1)
+    log.append_aborted_txn(entry)
+    if then_committed:
+        _txn_batch(log, b"k3", b"committed", sequence=1)
+        log.append_as_leader(encode_marker_batch(7, 0, True, 0, 1), 0, now_ms=0,
                              from_coordinator=True)
-        log.append_aborted_txn(AbortedTxn(7, first, marker, marker + 1))
-        roll(log)
-        append(log, [(b"k0", b"active")])
-        return log, AbortedTxn(7, first, marker, marker + 1)
+        log.high_watermark = log.log_end_offset
+    roll(log)
+    append(log, [(b"k0", b"active")])
+    return log, entry
 
-    log, entry = build(tmp_path / "count" / "t-0")
+
+def _txn_batch(log, key, value, sequence):
+    log.append_as_leader(encode_batch([(key, value, (), 1)], producer_id=7, producer_epoch=0,
+                                      base_sequence=sequence, is_transactional=True), 0, now_ms=0)
+
+
+def _reopened_after_each_crash(tmp_path, monkeypatch, build, now_ms):
+    """For every os.replace / os.unlink of one cleaning pass at `now_ms`: build a log, crash
+    the pass there, reopen; yields (crash step, what build returned, the reopened log)."""
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    log, _ = build(tmp_path / "count" / "t-0")
     with monkeypatch.context() as patch:
         calls = _mutations(patch, 10**6)
-        compact(log)
-    assert log.collect_aborted_txns(0, log.log_end_offset) == [entry]
+        compact(log, now_ms=now_ms)
     log.close()
+    assert calls
     for crash_at in range(len(calls)):
         dir = tmp_path / f"crash{crash_at}" / "t-0"
-        log, entry = build(dir)
+        log, built = build(dir)
         with monkeypatch.context() as patch:
             _mutations(patch, crash_at)
             with pytest.raises(Crash):
-                compact(log)
+                compact(log, now_ms=now_ms)
         _abandon(log)
         reopened = Log.open(dir, compact_config(segment_bytes=450), now_ms=0)
-        assert reopened.collect_aborted_txns(0, reopened.log_end_offset) == [entry], crash_at
+        yield crash_at, built, reopened
         reopened.close()
+
+
+def test_a_crash_at_every_step_keeps_the_aborted_transactions_index(tmp_path, monkeypatch):
+    """The cleaned segment's .txnindex swaps in with it: whichever side of the commit point a
+    crash falls, the reopened log lists the aborted transaction (its marker stays this pass)."""
+    log, entry = _with_aborted_txn(tmp_path / "whole" / "t-0")
+    compact(log)
+    assert log.collect_aborted_txns(0, log.log_end_offset) == [entry]
+    log.close()
+    for crash_at, entry, reopened in _reopened_after_each_crash(
+            tmp_path, monkeypatch, _with_aborted_txn, now_ms=10_000):
+        assert reopened.collect_aborted_txns(0, reopened.log_end_offset) == [entry], crash_at
+
+
+def test_a_crash_in_the_pass_that_drops_an_abort_marker_drops_its_txnindex_entry(tmp_path,
+                                                                              monkeypatch):
+    """The pass after the one that removed an aborted transaction's data removes its marker and
+    its .txnindex entry. A crash at any step of that swap must not bring the old segment's entry
+    back without the marker: a read_committed consumer would take the producer's next,
+    committed, transaction for aborted data and skip it."""
+    late = 10**12      # past delete.retention.ms: the marker may go
+
+    def data_cleaned(dir):
+        log, entry = _with_aborted_txn(dir, then_committed=True)
+        compact(log)                      # the aborted data goes; marker and entry stay
+        assert log.collect_aborted_txns(0, log.log_end_offset) == [entry]
+        return log, entry
+
+    def markers(log):
+        return [h.base_offset for h in batch_headers(log) if h.is_control]
+
+    log, entry = data_cleaned(tmp_path / "whole" / "t-0")
+    compact(log, now_ms=late)
+    assert entry.last_offset not in markers(log)
+    assert log.collect_aborted_txns(0, log.log_end_offset) == []
+    log.close()
+    for crash_at, entry, reopened in _reopened_after_each_crash(
+            tmp_path, monkeypatch, data_cleaned, now_ms=late):
+        listed = reopened.collect_aborted_txns(0, reopened.log_end_offset)
+        assert bool(listed) == (entry.last_offset in markers(reopened)), (crash_at, listed)
