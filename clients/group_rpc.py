@@ -21,7 +21,8 @@ E = ErrorCode
 # The coordinator moved, is not there yet, or could not be reached: look it up again.
 COORDINATOR_ERRORS = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE,
                                 E.NETWORK_EXCEPTION, E.REQUEST_TIMED_OUT})
-RETRIABLE = COORDINATOR_ERRORS | {E.COORDINATOR_LOAD_IN_PROGRESS}
+# UNSTABLE_OFFSET_COMMIT: OffsetFetch(require_stable) while a transaction's offsets are pending.
+RETRIABLE = COORDINATOR_ERRORS | {E.COORDINATOR_LOAD_IN_PROGRESS, E.UNSTABLE_OFFSET_COMMIT}
 RETRY_BACKOFF_S = 0.1
 
 
@@ -162,20 +163,25 @@ class CoordinatorClient:
             await trio.sleep(RETRY_BACKOFF_S)
 
     # -- offsets ------------------------------------------------------------------------------
-    async def fetch_offsets(self, partitions: list | None, deadline: float
-                            ) -> dict[TopicPartition, int | None]:
+    async def fetch_offsets(self, partitions: list | None, deadline: float, *,
+                            require_stable: bool = False) -> dict[TopicPartition, int | None]:
         """Committed offsets ({tp: offset, None when nothing is committed}); `partitions` None:
         every partition the group committed."""
-        got = await self.fetch_committed(partitions, deadline)
+        got = await self.fetch_committed(partitions, deadline, require_stable=require_stable)
         return {tp: c[0] if c is not None else None for tp, c in got.items()}
 
-    async def fetch_committed(self, partitions: list | None, deadline: float
+    async def fetch_committed(self, partitions: list | None, deadline: float, *,
+                              require_stable: bool = False
                               ) -> dict[TopicPartition, tuple[int, int] | None]:
-        """As fetch_offsets, each with the leader epoch committed beside it (-1: unknown)."""
+        """As fetch_offsets, each with the leader epoch committed beside it (-1: unknown).
+        `require_stable` (a read_committed consumer, as Kafka's): while a transaction's offsets
+        for a partition are pending, wait (retry) until it ends rather than read the offset
+        before them; UNSTABLE_OFFSET_COMMIT if it has not ended by `deadline`."""
         req = group_pb2.OffsetFetchRequest(group_id=self.group_id, all_partitions=partitions is None,
                                            partitions=[group_pb2.TopicPartitionRef(
-                                               topic=t, partition=p) for t, p in partitions or ()])
-        resp = await self.call_retrying("OffsetFetch", req, deadline)
+                                               topic=t, partition=p) for t, p in partitions or ()],
+                                           require_stable=require_stable)
+        resp = await self.call_retrying("OffsetFetch", req, deadline, error_of=_fetch_error)
         if resp.error_code:
             raise KraftError(resp.error_code, f"group '{self.group_id}': {resp.error_message}")
         out: dict[TopicPartition, tuple[int, int] | None] = {}
@@ -211,6 +217,14 @@ class CoordinatorClient:
 
 def _commit_error(resp) -> int:
     return resp.error_code or next((p.error_code for p in resp.partitions if p.error_code), 0)
+
+
+def _fetch_error(resp) -> int:
+    """What OffsetFetch retries on: a coordinator error, or a partition's unstable offsets."""
+    if resp.error_code:
+        return resp.error_code
+    unstable = any(p.error_code == E.UNSTABLE_OFFSET_COMMIT for p in resp.partitions)
+    return E.UNSTABLE_OFFSET_COMMIT if unstable else 0
 
 
 def deadline_after(timeout_s: float) -> float:

@@ -400,7 +400,17 @@ class GroupCoordinator(Rebalance):
         out.append(Respond(pending.handle, store_error(error, offsets=False)))
 
     def handle_offset_fetch(self, req: OffsetFetchRequest) -> OffsetFetchResponse:
-        return views.offset_fetch(self._groups.get(req.group_id), req, self._unavailable())
+        unstable = self._unstable_partitions(req.group_id) if req.require_stable else frozenset()
+        return views.offset_fetch(self._groups.get(req.group_id), req, self._unavailable(),
+                                  unstable)
+
+    def _unstable_partitions(self, group_id: str) -> frozenset:
+        """Kafka's hasPendingOffsetCommitsForTopicPartition: offsets of a transaction with no
+        marker yet, and offset commits (plain or transactional) still being written."""
+        writing = {tp for p in self._appends.values()
+                   if p.kind == "offsets" and p.group_id == group_id
+                   for tp, error in (p.answers or {}).items() if error == E.NONE}
+        return frozenset(writing | self.pending_txn_offsets.partitions_of(group_id))
 
     def list_groups(self, states: tuple[str, ...] | None = None) -> ListGroupsResponse:
         return views.list_groups(self._groups.values(), states, self._unavailable())

@@ -124,6 +124,7 @@ class TxnOffsetCommitRequest:
 class OffsetFetchRequest:
     group_id: str
     partitions: tuple[TopicPartition, ...] | None = None     # None: every committed partition
+    require_stable: bool = False     # UNSTABLE_OFFSET_COMMIT where a transaction's are pending
 
 
 # -- responses ------------------------------------------------------------------------------------

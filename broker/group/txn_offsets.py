@@ -47,5 +47,9 @@ class PendingTxnOffsets:
                     self.applied(group_id, tp, at)
         return out
 
+    def partitions_of(self, group_id: str) -> set[TopicPartition]:
+        """The partitions of `group_id` some transaction holds offsets for."""
+        return {tp for groups in self._by_producer.values() for tp in groups.get(group_id, ())}
+
     def producers(self) -> list[int]:
         return sorted(self._by_producer)

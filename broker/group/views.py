@@ -13,9 +13,12 @@ from clients.group.protocol import PROTOCOL_TYPE, decode_assignment
 from clients.types import TopicPartition
 
 
-def offset_fetch(group: Group | None, req: OffsetFetchRequest,
-                 unavailable: ErrorCode | None) -> OffsetFetchResponse:
-    """A partition with no committed offset is answered -1 with no error, as Kafka does."""
+def offset_fetch(group: Group | None, req: OffsetFetchRequest, unavailable: ErrorCode | None,
+                 unstable: frozenset = frozenset()) -> OffsetFetchResponse:
+    """A partition with no committed offset is answered -1 with no error, as Kafka does; with
+    `req.require_stable`, one in `unstable` (offsets of a transaction not yet ended, or of a
+    commit still being written) answers UNSTABLE_OFFSET_COMMIT: the offset in effect would
+    send a new owner back over records that transaction may still commit as consumed."""
     if unavailable is not None:
         return OffsetFetchResponse(unavailable)
     offsets = group.offsets if group is not None else {}
@@ -23,6 +26,9 @@ def offset_fetch(group: Group | None, req: OffsetFetchRequest,
                                                              for tp in req.partitions]
     answers = {}
     for tp in wanted:
+        if req.require_stable and tp in unstable:
+            answers[tp] = FetchedOffset(error=ErrorCode.UNSTABLE_OFFSET_COMMIT)
+            continue
         om = offsets.get(tp)
         answers[tp] = (FetchedOffset(om.offset, om.leader_epoch, om.metadata) if om is not None
                        else FetchedOffset())

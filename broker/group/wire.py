@@ -85,7 +85,7 @@ def txn_commit_request(req: pb.TxnOffsetCommitRequest) -> m.TxnOffsetCommitReque
 
 def fetch_request(req: pb.OffsetFetchRequest) -> m.OffsetFetchRequest:
     return m.OffsetFetchRequest(req.group_id, None if req.all_partitions else tuple(
-        TopicPartition(p.topic, p.partition) for p in req.partitions))
+        TopicPartition(p.topic, p.partition) for p in req.partitions), req.require_stable)
 
 
 # -- responses ------------------------------------------------------------------------------------

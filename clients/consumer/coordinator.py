@@ -12,6 +12,7 @@ import trio
 
 from clients.cluster import Cluster
 from clients.consumer.fetcher import Fetcher
+from clients.consumer.read_committed import READ_COMMITTED
 from clients.consumer.membership import (Assign, CoordinatorUnknown, Fatal, Heartbeat,
                                          JoinedMember, JoinGroup, JoinResult, LeaveGroup,
                                          Membership, MembershipConfig, NeedPartitionCounts,
@@ -95,6 +96,14 @@ class ConsumerCoordinator:
         # Until a dead coordinator is fenced every retry finds it gone again, several times a
         # second: one line per 10 s tells the user as much.
         self.coordinator_lost = RateLimitedLog(logger=log)
+
+    @property
+    def require_stable(self) -> bool:
+        """Kafka's consumer asks for stable offsets under read_committed: a partition whose
+        previous owner's transaction (holding its offsets) has not ended yet is waited for, not
+        read from the offset before it, which would process again what that transaction may
+        still commit as consumed (KIP-447)."""
+        return self.fetcher.isolation_level == READ_COMMITTED
 
     def wake(self) -> None:
         """Any thread: the loop looks at `wanted`, the last poll and the clock again."""
@@ -260,8 +269,9 @@ class ConsumerCoordinator:
         committed: dict = {}
         while cb.partitions:
             try:
-                committed = await self.rpc.fetch_committed(list(cb.partitions),
-                                                           deadline_after(self.timeout_s))
+                committed = await self.rpc.fetch_committed(
+                    list(cb.partitions), deadline_after(self.timeout_s),
+                    require_stable=self.require_stable)
                 break
             except KraftError as exc:
                 if not exc.retriable:
@@ -371,7 +381,8 @@ class ConsumerCoordinator:
     async def committed(self, partitions, timeout_s: float | None = None
                         ) -> dict[TopicPartition, int | None]:
         tps = [TopicPartition(*tp) for tp in partitions]
-        got = await self.rpc.fetch_offsets(tps, deadline_after(timeout_s or self.timeout_s))
+        got = await self.rpc.fetch_offsets(tps, deadline_after(timeout_s or self.timeout_s),
+                                           require_stable=self.require_stable)
         return {tp: got.get(tp) for tp in tps}
 
     # -- what poll, close and unsubscribe call ------------------------------------------------

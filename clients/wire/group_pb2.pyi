@@ -243,14 +243,16 @@ class TopicPartitionRef(_message.Message):
     def __init__(self, topic: _Optional[str] = ..., partition: _Optional[int] = ...) -> None: ...
 
 class OffsetFetchRequest(_message.Message):
-    __slots__ = ("group_id", "partitions", "all_partitions")
+    __slots__ = ("group_id", "partitions", "all_partitions", "require_stable")
     GROUP_ID_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     ALL_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRE_STABLE_FIELD_NUMBER: _ClassVar[int]
     group_id: str
     partitions: _containers.RepeatedCompositeFieldContainer[TopicPartitionRef]
     all_partitions: bool
-    def __init__(self, group_id: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[TopicPartitionRef, _Mapping]]] = ..., all_partitions: _Optional[bool] = ...) -> None: ...
+    require_stable: bool
+    def __init__(self, group_id: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[TopicPartitionRef, _Mapping]]] = ..., all_partitions: _Optional[bool] = ..., require_stable: _Optional[bool] = ...) -> None: ...
 
 class FetchedPartition(_message.Message):
     __slots__ = ("topic", "partition", "offset", "leader_epoch", "metadata", "error_code")

@@ -4,6 +4,9 @@ and its offsets the group; an aborted one's do neither; a second producer with t
 transactional id fences the first."""
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from clients.admin import Admin, NewTopic
@@ -91,3 +94,33 @@ def test_a_second_producer_with_the_same_id_fences_the_first(node_factory):
         with pytest.raises(KraftError, match="close it"):
             old.begin_transaction()
     assert read_all(node.address, "out", "read_committed") == [b"live"]
+
+
+def test_a_read_committed_consumer_waits_for_offsets_a_transaction_holds(node_factory):
+    """KIP-447: while a transaction holds offsets for a partition, a read_committed consumer of
+    the group (a new owner after a rebalance) gets them once the transaction commits, not the
+    offset before them, from which it would process again what that transaction consumed.
+    A read_uncommitted one gets the offset in effect at once, as Kafka's does."""
+    node = node_factory("node1", NODE)
+    node.start()
+    with Admin(node.address) as admin:
+        admin.create_topics([NewTopic("in", num_partitions=1), NewTopic("out", num_partitions=1)])
+    tp = TP("in", 0)
+    with Consumer(node.address, group_id="etl", isolation_level="read_committed",
+                  enable_auto_commit=False) as stable, \
+            Consumer(node.address, group_id="etl", enable_auto_commit=False) as loose, \
+            Producer(node.address, transactional_id="etl-1", linger_ms=0) as p:
+        p.init_transactions(30)
+        p.begin_transaction()
+        p.send("out", b"x", partition=0)
+        p.send_offsets_to_transaction({tp: 42}, stable.group_metadata(), 30)
+        assert loose.committed([tp]) == {tp: None}
+        committer = threading.Timer(1.0, p.commit_transaction, (30,))
+        committer.start()
+        try:
+            started = time.monotonic()
+            assert stable.committed([tp]) == {tp: 42}
+            assert time.monotonic() - started >= 0.5     # it waited for the commit
+        finally:
+            committer.join()
+        assert loose.committed([tp]) == {tp: 42}

@@ -145,8 +145,8 @@ class Harness:
         self.run(self.c.handle_delete_group(h, group, self.now))
         return h
 
-    def fetch(self, group: str, partitions=None):
-        return self.c.handle_offset_fetch(OffsetFetchRequest(group, partitions))
+    def fetch(self, group: str, partitions=None, require_stable: bool = False):
+        return self.c.handle_offset_fetch(OffsetFetchRequest(group, partitions, require_stable))
 
     def state(self, group: str) -> str:
         return self.c.describe_group(group).state

@@ -28,6 +28,31 @@ def test_offsets_are_pending_until_the_commit_marker():
     assert (committed(h), committed(h, TP1)) == (10, 3)
 
 
+def test_require_stable_answers_unstable_while_a_transaction_holds_offsets():
+    """KIP-447: a read_committed consumer taking over a partition must not read the offset in
+    effect while the previous owner's transaction, holding a newer one, may still commit."""
+    h = Harness(auto_commit=False)
+    h.commit(G, {TP: 5, TP1: 1})
+    h.complete_appends()
+
+    def stable():
+        got = h.fetch(G, (TP, TP1), require_stable=True).partitions
+        return {tp: (f.offset, f.error) for tp, f in got.items()}
+    assert stable() == {TP: (5, E.NONE), TP1: (1, E.NONE)}
+    h.txn_commit(G, {TP: 10}, PID)              # being written
+    assert stable() == {TP: (-1, E.UNSTABLE_OFFSET_COMMIT), TP1: (1, E.NONE)}
+    h.complete_appends()                        # written, no marker yet
+    assert stable() == {TP: (-1, E.UNSTABLE_OFFSET_COMMIT), TP1: (1, E.NONE)}
+    assert committed(h) == 5                    # without require_stable: the offset in effect
+    assert h.fetch("other-group", (TP,), require_stable=True).partitions[TP].error == E.NONE
+    h.marker(PID, committed=True)
+    assert stable() == {TP: (10, E.NONE), TP1: (1, E.NONE)}
+    h.txn_commit(G, {TP1: 9}, OTHER)
+    h.complete_appends()
+    h.marker(OTHER, committed=False)
+    assert stable() == {TP: (10, E.NONE), TP1: (1, E.NONE)}
+
+
 def test_abort_marker_drops_the_pending_offsets_and_markers_are_per_producer():
     h = Harness()
     h.commit(G, {TP: 5})
