@@ -188,7 +188,7 @@ class TxnWorkload:
             if abort:
                 producer.abort_transaction(10.0)
                 rec.op(process, "fail", "txn", value)
-                self._rewind(consumer, offsets)
+                rewind(consumer, offsets)
                 return True
             commit_at = rec.clock_ns()
             producer.commit_transaction(10.0)
@@ -199,16 +199,6 @@ class TxnWorkload:
             return False
         rec.op(process, "ok", "txn", {**value, "commit_at": commit_at})
         return True
-
-    def _rewind(self, consumer: Consumer, offsets: dict) -> None:
-        """After an abort, read again from what the group has committed (Kafka's EOS loop)."""
-        committed = consumer.committed(list(offsets))
-        for tp in offsets:
-            start = committed.get(tp)
-            if start is None:
-                consumer.seek_to_beginning(tp)
-            else:
-                consumer.seek(tp, start)
 
     # --- observers: read_committed polls of the output ------------------------------------------
 
@@ -232,10 +222,57 @@ class TxnWorkload:
             client.close()
 
 
+def rewind(consumer: Consumer, offsets: dict, clock: Callable[[], float] = time.monotonic
+           ) -> None:
+    """After an abort, read again from what the group has committed (Kafka's EOS loop).
+    The abort's marker may not have reached the group's offsets partition yet (the
+    coordinator writes it after answering): a read_committed consumer's committed() waits
+    for it, retried here past one request timeout, as faults can delay it."""
+    deadline = clock() + 3 * TXN_TIMEOUT_MS / 1000
+    while True:
+        try:
+            committed = consumer.committed(list(offsets))
+            break
+        except KraftError as exc:
+            if exc.code != ErrorCode.UNSTABLE_OFFSET_COMMIT or clock() > deadline:
+                raise
+    for tp in offsets:
+        start = committed.get(tp)
+        if start is None:
+            consumer.seek_to_beginning(tp)
+        else:
+            consumer.seek(tp, start)
+
+
+def settled_ends(read_lso: Callable[[], dict], read_end: Callable[[], dict], deadline: float,
+                 clock: Callable[[], float], sleep: Callable[[float], None]
+                 ) -> tuple[dict, list[str]]:
+    """The last stable offsets once no transaction is open (each equal to its partition's end),
+    so a read_committed drain reaches every committed record: a processor lost mid-transaction
+    holds the LSO back until its coordinator aborts it (transaction timeout plus the abort
+    check), and a drain to the LSO taken before then would report the committed output behind
+    it as lost. At `deadline`: the last LSO read and the partitions still open."""
+    lso: dict = {}
+    open_on: list[str] = []
+    while True:
+        try:
+            lso, end = read_lso(), read_end()
+            open_on = [f"{tp.topic}-{tp.partition}" for tp in sorted(end)
+                       if lso.get(tp, -1) < end[tp]]
+            if not open_on:
+                return lso, []
+        except KraftError:
+            pass
+        if clock() >= deadline:
+            return lso, open_on
+        sleep(0.5)
+
+
 def drain_transactional(rec: TxnRecorder, bootstrap: str, partitions: int, timeout_s: float,
                         security: dict | None = None) -> str:
-    """The final reads: the output read_committed and the input, each to its end offsets, and
-    the group's committed offsets. Returns "" when complete, else what was missing."""
+    """The final reads: the output read_committed (once no transaction is open: settled_ends)
+    and the input, each to its end offsets, and the group's committed offsets. Returns "" when
+    complete, else what was missing."""
     security = security or {}
     deadline = time.monotonic() + timeout_s
     problems = []
@@ -246,9 +283,18 @@ def drain_transactional(rec: TxnRecorder, bootstrap: str, partitions: int, timeo
         tps = [TopicPartition(topic, p) for p in range(partitions)]
         try:
             ends: dict = {}
+            if isolation == "read_committed":
+                with Consumer(bootstrap, client_id=f"chaos-txn-{f}-ends",
+                              **{**settings, "isolation_level": "read_uncommitted"},
+                              **security) as log_ends:
+                    ends, open_on = settled_ends(lambda: client.end_offsets(tps),
+                                                 lambda: log_ends.end_offsets(tps),
+                                                 deadline, time.monotonic, time.sleep)
+                if open_on:
+                    problems.append(f"transactions still open on {', '.join(open_on)}")
             while not ends and time.monotonic() < deadline:
                 try:
-                    ends = client.end_offsets(tps)      # read_committed: the LSO
+                    ends = client.end_offsets(tps)
                 except KraftError:
                     time.sleep(0.5)
             client.assign(tps)
