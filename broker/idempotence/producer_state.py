@@ -199,6 +199,10 @@ class ProducerStateManager:
         self.snapshot_offset = -1  # end offset of the snapshot last written or loaded
         self.ongoing: dict[int, int] = {}           # producer id -> open transaction's first offset
         self.unreplicated: list[CompletedTxn] = []  # closed, marker not yet below the HW
+        # Markers met per producer id since this state was built: a partition leader verifying
+        # a transaction's first batch with its coordinator (KIP-890) appends it only if no
+        # marker ended that producer's transaction meanwhile (Kafka's VerificationGuard).
+        self.markers_seen: dict[int, int] = {}
 
     def entry(self, producer_id: int) -> ProducerEntry | None:
         return self.producers.get(producer_id)
@@ -281,6 +285,7 @@ class ProducerStateManager:
             entry, epoch=producer_epoch, batches=batches, current_txn_first_offset=NO_TXN,
             coordinator_epoch=marker.coordinator_epoch, marker_timestamp=timestamp)
         self.ongoing.pop(producer_id, None)
+        self.markers_seen[producer_id] = self.markers_seen.get(producer_id, 0) + 1
         self.end_offset = max(self.end_offset, offset + 1)
         if first == NO_TXN:
             return None
@@ -354,6 +359,7 @@ class ProducerStateManager:
         for pid in gone:
             del self.producers[pid]
             self.ongoing.pop(pid, None)
+            self.markers_seen.pop(pid, None)
         self.end_offset = max(self.end_offset, log_start_offset)
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
@@ -365,6 +371,7 @@ class ProducerStateManager:
                 if not e.in_transaction and now_ms - e.last_timestamp >= expiration_ms]
         for pid in gone:
             del self.producers[pid]
+            self.markers_seen.pop(pid, None)
         return gone
 
     def _updated(self, entry: ProducerEntry | None, producer_id: int, epoch: int,

@@ -36,6 +36,7 @@ from broker.security.request_authorizer import RequestAuthorizer
 from broker.security.sessions import SessionTable
 from broker.server.listeners import listener_server, node_channel_opener, serve_broker_listeners
 from broker.transaction.coordinators import MarkerChannels, TransactionCoordinators
+from broker.transaction.verification import TxnVerifier
 from broker.transaction.servicer import TransactionServicer
 from broker.group.records import partition_for
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2, transaction_pb2
@@ -309,6 +310,12 @@ class Node:
         transaction_servicer = TransactionServicer(
             transactions, lambda group_id: partition_for(group_id, groups.num_partitions()),
             authorizer)
+        broker_address = self._broker_address(metadata)
+        verifier = TxnVerifier(
+            transaction_servicer.verify_locally,
+            lambda txn_id: (lambda node: None if node is None else broker_address(node))(
+                transactions.coordinator_id(txn_id)),
+            node_channel_opener(config, self._inter_broker_listener()))
         broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
                                 producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
                                 auto_create=config.auto_create_topics_enable,
@@ -316,7 +323,8 @@ class Node:
                                 authorizer=authorizer, transactions=transaction_servicer,
                                 txn_markers=TxnMarkerWriter(replicas, authorizer,
                                                             groups.on_txn_marker,
-                                                            clock_ms=clock_ms))
+                                                            clock_ms=clock_ms),
+                                verifier=verifier)
         services = [
             (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized,
                                              "Produce": broker.produce_serialized}),
@@ -357,6 +365,7 @@ class Node:
                 await trio.sleep_forever()
         finally:
             marker_channels.close()
+            verifier.close()
             replicas.checkpoint_producer_states()   # no more appends: a restart loads this
 
     def _inter_broker_listener(self) -> str:

@@ -26,13 +26,14 @@ class ProduceData(NamedTuple):
     acks: int
     timeout_ms: int
     topics: list[TopicData]
+    transactional_id: str = ""
 
     @classmethod
     def from_message(cls, request: pb.ProduceRequest) -> "ProduceData":
         """For in-process callers holding the message (its records are copies already)."""
         return cls(request.acks, request.timeout_ms, [
             TopicData(t.name, [PartitionData(p.partition, p.records) for p in t.partitions])
-            for t in request.topics])
+            for t in request.topics], request.transactional_id)
 
 
 # The bytes are not a ProduceRequest message.
@@ -46,6 +47,7 @@ def parse_produce_request(data: bytes) -> ProduceData:
     view = memoryview(data)
     acks = timeout_ms = 0
     topics = []
+    transactional_id = ""
     for field, kind, value in _fields(view, 0, len(view)):
         if field == 1 and kind == _VARINT:
             acks = _int32(value)
@@ -53,7 +55,9 @@ def parse_produce_request(data: bytes) -> ProduceData:
             timeout_ms = _int32(value)
         elif field == 3 and kind == _LEN:
             topics.append(_topic(view, *value))
-    return ProduceData(acks, timeout_ms, topics)
+        elif field == 4 and kind == _LEN:
+            transactional_id = _text(view, *value, "the transactional id")
+    return ProduceData(acks, timeout_ms, topics, transactional_id)
 
 
 def _topic(view: memoryview, start: int, end: int) -> TopicData:
@@ -61,10 +65,7 @@ def _topic(view: memoryview, start: int, end: int) -> TopicData:
     partitions = []
     for field, kind, value in _fields(view, start, end):
         if field == 1 and kind == _LEN:
-            try:
-                name = str(view[value[0]:value[1]], "utf-8")
-            except UnicodeDecodeError:
-                raise ProduceRequestError("a topic name is not valid UTF-8") from None
+            name = _text(view, *value, "a topic name")
         elif field == 2 and kind == _LEN:
             partitions.append(_partition(view, *value))
     return TopicData(name, partitions)
@@ -78,6 +79,13 @@ def _partition(view: memoryview, start: int, end: int) -> PartitionData:
         elif field == 2 and kind == _LEN:
             records = view[value[0]:value[1]]
     return PartitionData(partition, records)
+
+
+def _text(view: memoryview, start: int, end: int, what: str) -> str:
+    try:
+        return str(view[start:end], "utf-8")
+    except UnicodeDecodeError:
+        raise ProduceRequestError(f"{what} is not valid UTF-8") from None
 
 
 def _int32(value: int) -> int:

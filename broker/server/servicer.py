@@ -20,6 +20,7 @@ from broker.server import request_checks as checks
 from broker.server.request_limits import checked
 from broker.server.fetch_response import serialize_fetch_response
 from broker.transaction.servicer import TransactionServicer
+from broker.transaction.verification import TxnVerifier, refusal, verify_openings
 from broker.transaction.wire import message as txn_message
 from broker.server.txn_markers import TxnMarkerWriter
 from broker.server.produce_request import ProduceData, parse_produce_request
@@ -51,10 +52,14 @@ class BrokerServicer:
                  monotonic_ms: Callable[[], int] = lambda: int(time.monotonic() * 1000),
                  authorizer: RequestAuthorizer = OPEN,
                  transactions: TransactionServicer | None = None,
-                 txn_markers: TxnMarkerWriter | None = None) -> None:
-        """`transactions` answers InitProducerId with a transactional id (none: refused)."""
+                 txn_markers: TxnMarkerWriter | None = None,
+                 verifier: TxnVerifier | None = None) -> None:
+        """`transactions` answers InitProducerId with a transactional id (none: refused).
+        `verifier` checks a transaction's first batch on a partition with its coordinator
+        (broker/transaction/verification.py; none: not checked)."""
         self.replicas = replicas
         self.transactions = transactions
+        self.verifier = verifier
         self.txn_markers = txn_markers
         self.authz = authorizer
         self.monotonic_ms = monotonic_ms   # replication timing: immune to wall-clock steps
@@ -169,6 +174,12 @@ class BrokerServicer:
 
     async def _produce(self, request: ProduceData) -> pb.ProduceResponse:
         acks = request.acks
+        txn_id = request.transactional_id
+        checked = {} if not txn_id or self.verifier is None else await verify_openings(
+            self.verifier, self.replicas, txn_id, request.topics,
+            lambda topic: (topic not in INTERNAL_TOPICS
+                           and self.authz.denial(Op.WRITE, R.TOPIC, topic) is None))
+        # No await from here to the appends: a verdict above holds only until a marker is met.
         now_ms = self.clock_ms()
         response = pb.ProduceResponse()
         waiting = []     # acks=all answers still waiting for the high watermark
@@ -195,6 +206,13 @@ class BrokerServicer:
                 if acks not in (0, 1, ACKS_ALL):
                     answers.add(partition=part.partition, error_code=ErrorCode.INVALID_REQUIRED_ACKS,
                                 error_message=f"acks={acks}: use 0, 1 or -1 (all)")
+                    continue
+                verdict = checked.get((topic.name, part.partition))
+                refused = verdict and refusal(self.replicas, txn_id, topic.name, part.partition,
+                                              verdict)
+                if refused:
+                    answers.add(partition=part.partition, error_code=refused[0],
+                                error_message=refused[1])
                     continue
                 result = self.replicas.append(topic.name, part.partition, part.records, acks, now_ms)
                 answer = answers.add(

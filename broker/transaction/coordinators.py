@@ -118,6 +118,13 @@ class TransactionCoordinators:
                              f"'{transactional_id}', has no live leader right now; retry")
         return leader
 
+    def coordinator_id(self, transactional_id: str) -> int | None:
+        """The live broker leading the id's partition, or None (no topic yet, no live leader):
+        for a partition leader verifying a transaction's batch (KIP-890), which must not create
+        the topic as FindCoordinator does."""
+        reg = live_leader(self.metadata.image, TOPIC, self.partition_for(transactional_id))
+        return reg.broker_id if reg is not None else None
+
     async def _create_state_topic(self) -> None:
         """Kafka creates the topic on the first FindCoordinator: compacted, with
         transaction.state.log.replication.factor replicas (or as many as are live if fewer) and

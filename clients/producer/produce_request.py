@@ -14,7 +14,8 @@ _RECORDS_TAG = bytes((2 << 3 | _LEN,))        # PartitionProduceData.records
 
 
 def serialize_produce_request(acks: int, timeout_ms: int,
-                              topics: dict[str, list[tuple[int, list[bytes]]]]) -> bytes:
+                              topics: dict[str, list[tuple[int, list[bytes]]]],
+                              transactional_id: str = "") -> bytes:
     """`topics`: topic -> [(partition, [encoded batches, in order])]."""
     pieces = [pb.ProduceRequest(acks=acks, timeout_ms=timeout_ms).SerializeToString()]
     for topic, partitions in topics.items():
@@ -27,4 +28,6 @@ def serialize_produce_request(acks: int, timeout_ms: int,
             topic_pieces += [_PARTITIONS_TAG, encode_unsigned(body), head, *records]
         topic_size = sum(map(len, topic_pieces))
         pieces += [_TOPICS_TAG, encode_unsigned(topic_size), *topic_pieces]
+    if transactional_id:
+        pieces.append(pb.ProduceRequest(transactional_id=transactional_id).SerializeToString())
     return b"".join(pieces)

@@ -357,7 +357,9 @@ class Sender:
         topics: dict[str, list] = {}
         for (topic, partition), chunks in by_tp.items():
             topics.setdefault(topic, []).append((partition, chunks))
-        return serialize_produce_request(self.acks, self.request_timeout_ms, topics)
+        return serialize_produce_request(
+            self.acks, self.request_timeout_ms, topics,
+            self.txn.core.transactional_id if self.txn is not None else "")
 
     def _handle_response(self, batches: list[ProducerBatch], resp) -> None:
         answers = {}

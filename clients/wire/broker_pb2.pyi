@@ -77,14 +77,16 @@ class MetadataResponse(_message.Message):
     def __init__(self, brokers: _Optional[_Iterable[_Union[BrokerNode, _Mapping]]] = ..., controller_id: _Optional[int] = ..., cluster_id: _Optional[str] = ..., topics: _Optional[_Iterable[_Union[TopicMetadata, _Mapping]]] = ...) -> None: ...
 
 class ProduceRequest(_message.Message):
-    __slots__ = ("acks", "timeout_ms", "topics")
+    __slots__ = ("acks", "timeout_ms", "topics", "transactional_id")
     ACKS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
     acks: int
     timeout_ms: int
     topics: _containers.RepeatedCompositeFieldContainer[TopicProduceData]
-    def __init__(self, acks: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[TopicProduceData, _Mapping]]] = ...) -> None: ...
+    transactional_id: str
+    def __init__(self, acks: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[TopicProduceData, _Mapping]]] = ..., transactional_id: _Optional[str] = ...) -> None: ...
 
 class TopicProduceData(_message.Message):
     __slots__ = ("name", "partitions")

@@ -2,7 +2,8 @@
 the admin (password in DATA/client.properties) creates a topic, produces and consumes over
 SASL_SSL with the Python clients and the kraft command, adds and lists a user, who then sees
 nothing without ACLs; users alice and bob, each granted their own prefix, produce and consume
-there and are refused the other's topic; a wrong password is refused with SASL_AUTHENTICATION_FAILED and a plaintext
+there and are refused the other's topic; a transaction commits across partitions led by
+different brokers; a wrong password is refused with SASL_AUTHENTICATION_FAILED and a plaintext
 client gets nothing."""
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from clients.consumer import Consumer
 from clients.errors import ErrorCode, KraftError
 from clients.producer import Producer
 from clients.security import load_command_config, security_options
+from clients.types import TopicPartition
 from entry.dev_cluster import is_kraft_process
 
 pytestmark = pytest.mark.e2e
@@ -59,6 +61,25 @@ def test_admin_produces_and_consumes_over_sasl_ssl(data, kraft):
             if len(seen) >= 100:
                 break
     assert sorted(seen) == sorted(f"order-{i}".encode() for i in range(100))
+
+    # A transaction over its three partitions: each leader checks the transaction's first batch
+    # with the coordinator (KIP-890); the leaders spread over the brokers, so the ones not
+    # coordinating ask over the brokers' mTLS, as nodes.
+    with Producer(bootstrap, transactional_id="secure-etl", **admin_security) as producer:
+        producer.init_transactions(60)
+        producer.begin_transaction()
+        for partition in range(3):
+            producer.send("secure-orders", value=b"txn", partition=partition)
+        producer.commit_transaction(60)
+    with Consumer(bootstrap, isolation_level="read_committed", auto_offset_reset="earliest",
+                  **admin_security) as consumer:
+        consumer.assign([TopicPartition("secure-orders", p) for p in range(3)])
+        committed = []
+        for _ in range(50):
+            committed += [r.value for r in consumer.poll(1000) if r.value == b"txn"]
+            if len(committed) >= 3:
+                break
+    assert committed == [b"txn"] * 3
 
     # The kraft command with --command-config: users and the same topic.
     added = kraft("user", "add", "bob", "--password-stdin", "--bootstrap-server", bootstrap,

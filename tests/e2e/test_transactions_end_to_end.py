@@ -13,7 +13,10 @@ from clients.admin import Admin, NewTopic
 from clients.consumer import Consumer
 from clients.errors import ErrorCode as E, KraftError
 from clients.producer import Producer
+from clients.record.codec import encode_batch
 from clients.types import TopicPartition as TP
+from clients.wire import broker_pb2 as bpb
+from raw_node import RawNode
 
 pytestmark = pytest.mark.e2e
 
@@ -124,3 +127,43 @@ def test_a_read_committed_consumer_waits_for_offsets_a_transaction_holds(node_fa
         finally:
             committer.join()
         assert loose.committed([tp]) == {tp: 42}
+
+
+def test_a_batch_after_its_transaction_ended_cannot_open_a_hanging_one(node_factory):
+    """KIP-890 part 1: a transactional batch that arrives after its transaction ended (a retry
+    held up in the network) must not open a transaction no coordinator knows of, which nothing
+    would ever end: the leader asks the coordinator and refuses it, on the partition the
+    transaction wrote and on one it never added, and no last stable offset is held back."""
+    node = node_factory("node1", NODE)
+    node.start()
+    with Admin(node.address) as admin:
+        admin.create_topics([NewTopic("out", num_partitions=2)])
+    with Producer(node.address, transactional_id="etl-1", linger_ms=0) as p:
+        p.init_transactions(30)
+        p.begin_transaction()
+        p.send("out", b"a", partition=0)
+        p.commit_transaction(30)
+        with Admin(node.address) as admin:
+            [desc] = admin.describe_transactions(["etl-1"])
+        late = encode_batch([(None, b"late", (), int(time.time() * 1000))],
+                            producer_id=desc.producer_id, producer_epoch=desc.producer_epoch,
+                            base_sequence=1, is_transactional=True)
+        raw = RawNode(node.address)
+        for partition in (0, 1):
+            req = bpb.ProduceRequest(acks=-1, timeout_ms=5000, transactional_id="etl-1",
+                                     topics=[bpb.TopicProduceData(name="out", partitions=[
+                                         bpb.PartitionProduceData(partition=partition,
+                                                                  records=late)])])
+            [answer] = raw.broker.Produce(req, timeout=10).topics[0].partitions
+            assert answer.error_code == E.INVALID_TXN_STATE, (partition, answer.error_message)
+            assert "not in an ongoing transaction" in answer.error_message
+        # The producer itself goes on: its next transaction's batches are checked and pass.
+        p.begin_transaction()
+        p.send("out", b"b", partition=1)
+        p.commit_transaction(30)
+    tps = [TP("out", 0), TP("out", 1)]
+    with Consumer(node.address, isolation_level="read_committed") as c:
+        stable = c.end_offsets(tps)
+    with Consumer(node.address) as c:
+        assert stable == c.end_offsets(tps) == {tps[0]: 2, tps[1]: 2}   # a record and a marker
+    assert read_all(node.address, "out", "read_committed") == [b"a"]

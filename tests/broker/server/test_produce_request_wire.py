@@ -11,7 +11,7 @@ from clients.wire import broker_pb2 as pb
 def as_plain(data: ProduceData) -> tuple:
     return (data.acks, data.timeout_ms,
             [(t.name, [(p.partition, bytes(p.records)) for p in t.partitions])
-             for t in data.topics])
+             for t in data.topics], data.transactional_id)
 
 
 def protobuf_reading(data: bytes):
@@ -35,7 +35,7 @@ def test_unknown_fields_and_groups_are_skipped():
                      0x53, 0x08, 0x01, 0x54,    # group 10 holding field 1 varint
                      0x1d, 1, 2, 3, 4])         # field 3 as fixed32: not the topics' wire type
     assert ours(unknown + known) == protobuf_reading(unknown + known) == \
-        (1, 0, [("t", [(2, b"rr")])])
+        (1, 0, [("t", [(2, b"rr")])], "")
 
 
 def test_records_are_views_of_the_request():

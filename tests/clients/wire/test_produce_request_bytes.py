@@ -14,14 +14,15 @@ topics = st.dictionaries(st.text(max_size=6), st.lists(st.tuples(int32, batches)
 
 
 @settings(max_examples=300, deadline=None)
-@given(int32, int32, topics)
-def test_the_bytes_are_protobufs(acks, timeout_ms, by_topic):
+@given(int32, int32, topics, st.text(max_size=8))
+def test_the_bytes_are_protobufs(acks, timeout_ms, by_topic, transactional_id):
     message = pb.ProduceRequest(acks=acks, timeout_ms=timeout_ms, topics=[
         pb.TopicProduceData(name=name, partitions=[
             pb.PartitionProduceData(partition=p, records=b"".join(chunks))
             for p, chunks in parts])
-        for name, parts in by_topic.items()])
-    assert serialize_produce_request(acks, timeout_ms, by_topic) == message.SerializeToString()
+        for name, parts in by_topic.items()], transactional_id=transactional_id)
+    assert serialize_produce_request(acks, timeout_ms, by_topic, transactional_id) == \
+        message.SerializeToString()
 
 
 def test_a_megabyte_batch_has_a_three_byte_length():

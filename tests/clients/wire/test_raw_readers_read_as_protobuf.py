@@ -18,7 +18,7 @@ int64 = st.integers(-(1 << 63), (1 << 63) - 1)
 produce_requests = st.builds(pb.ProduceRequest, acks=int32, timeout_ms=int32, topics=st.lists(
     st.builds(pb.TopicProduceData, name=st.text(max_size=8), partitions=st.lists(st.builds(
         pb.PartitionProduceData, partition=int32, records=st.binary(max_size=64)), max_size=3)),
-    max_size=3))
+    max_size=3), transactional_id=st.text(max_size=6))
 
 
 @st.composite
@@ -43,7 +43,8 @@ fetch_responses = st.builds(
 
 def _produce_plain(data: ProduceData) -> tuple:
     return (data.acks, data.timeout_ms, [(t.name, [(p.partition, bytes(p.records))
-                                                   for p in t.partitions]) for t in data.topics])
+                                                   for p in t.partitions]) for t in data.topics],
+            data.transactional_id)
 
 
 def _fetch_partition_plain(fields: pb.FetchPartitionResponse, records) -> tuple:
