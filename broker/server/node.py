@@ -311,11 +311,12 @@ class Node:
             transactions, lambda group_id: partition_for(group_id, groups.num_partitions()),
             authorizer)
         broker_address = self._broker_address(metadata)
-        verifier = TxnVerifier(
-            transaction_servicer.verify_locally,
-            lambda txn_id: (lambda node: None if node is None else broker_address(node))(
-                transactions.coordinator_id(txn_id)),
-            node_channel_opener(config, self._inter_broker_listener()))
+
+        def coordinator_address(transactional_id: str) -> str | None:
+            node = transactions.coordinator_id(transactional_id)
+            return None if node is None else broker_address(node)
+        verifier = TxnVerifier(transaction_servicer.verify_locally, coordinator_address,
+                               node_channel_opener(config, self._inter_broker_listener()))
         broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
                                 producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
                                 auto_create=config.auto_create_topics_enable,
