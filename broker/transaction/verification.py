@@ -43,17 +43,28 @@ class Opening(NamedTuple):
     markers_seen: int
 
 
-def opening(replicas, topic: str, partition: int, records) -> Opening | None:
-    """The Opening of `records`' first batch, or None when it needs no check: not
-    transactional, a control batch, its producer already in a transaction here, or anything
-    wrong (not the leader, a bad header) that the append itself reports."""
+def _transactional_header(records):
+    """The first batch's header if it is transactional data; None otherwise, or for a bad
+    header (the append refuses it)."""
     if len(records) < HEADER_SIZE:
         return None
     try:
         header = parse_header(records)
     except (CorruptBatchError, ValueError):
         return None
-    if not header.is_transactional or header.is_control or header.producer_id < 0:
+    return header if header.is_transactional and not header.is_control else None
+
+
+def is_transactional(records) -> bool:
+    return _transactional_header(records) is not None
+
+
+def opening(replicas, topic: str, partition: int, records) -> Opening | None:
+    """The Opening of `records`' first batch, or None when it needs no check: not
+    transactional, a control batch, its producer already in a transaction here, or anything
+    wrong (not the leader, a bad header) that the append itself reports."""
+    header = _transactional_header(records)
+    if header is None or header.producer_id < 0:
         return None
     try:
         state = replicas.producer_state(topic, partition)

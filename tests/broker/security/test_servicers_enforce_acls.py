@@ -1,5 +1,6 @@
 """With an authorizer on, each servicer checks the request's principal against the image's ACLs:
-alice produces to her topic and not bob's, Metadata lists each only their own topics, anonymous
+alice produces to her topic and not bob's, and transactional records only under a transactional
+id she may Write, Metadata lists each only their own topics, anonymous
 callers cannot delete topics or groups, and node-to-node calls need ClusterAction."""
 import pytest
 
@@ -34,6 +35,7 @@ def allow(rtype, name, principal, op, pattern=P.LITERAL):
 
 
 ACLS = [allow(R.TOPIC, "alice-", "User:alice", O.ALL, P.PREFIXED),
+        allow(R.TRANSACTIONAL_ID, "alice-", "User:alice", O.WRITE, P.PREFIXED),
         allow(R.GROUP, "alice-", "User:alice", O.READ, P.PREFIXED),
         allow(R.TOPIC, "bob-orders", "User:bob", O.READ),
         allow(R.TOPIC, "bob-orders", "User:bob", O.WRITE)]
@@ -212,3 +214,27 @@ async def test_offset_commit_needs_read_on_each_topic(authz):
     assert {(p.topic, p.error_code) for p in response.partitions} == {
         ("alice-orders", E.NOT_COORDINATOR), ("bob-orders", E.TOPIC_AUTHORIZATION_FAILED)}
     assert refused.error_code == E.GROUP_AUTHORIZATION_FAILED
+
+
+def txn_produce(topic, transactional_id=""):
+    batch = encode_batch([(b"k", b"v", (), 1000)], producer_id=5, producer_epoch=0,
+                         base_sequence=0, is_transactional=True)
+    return pb.ProduceRequest(acks=1, transactional_id=transactional_id, topics=[
+        pb.TopicProduceData(name=topic, partitions=[pb.PartitionProduceData(
+            partition=0, records=batch)])])
+
+
+async def test_transactional_records_need_write_on_their_transactional_id(broker):
+    """Kafka's rule: without it a producer could slip batches into another's transaction."""
+    with serving_as(ALICE):
+        theirs = (await broker.Produce(txn_produce("alice-orders", "bobs-app"))).topics[0]
+        unnamed = (await broker.Produce(txn_produce("alice-orders"))).topics[0]
+        plain = (await broker.Produce(produce("alice-orders"))).topics[0]
+        mine = (await broker.Produce(txn_produce("alice-orders", "alice-app"))).topics[0]
+    assert theirs.partitions[0].error_code == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert "--transactional-id bobs-app" in theirs.partitions[0].error_message
+    assert unnamed.partitions[0].error_code == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert "transactional id" in unnamed.partitions[0].error_message
+    assert plain.partitions[0].error_code == 0          # plain records need no transactional id
+    assert mine.partitions[0].error_code == 0
+    assert broker.replicas.get("alice-orders", 0).log.log_end_offset == 2
