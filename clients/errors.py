@@ -135,6 +135,15 @@ INVALID_METADATA = frozenset({
 })
 
 
+def error_code_of(value: int) -> ErrorCode:
+    """A code off the wire as an ErrorCode; one this version does not know (a newer node's) is
+    an error all the same: UNKNOWN_SERVER_ERROR."""
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
 def error_name(code: int) -> str:
     try:
         return ErrorCode(code).name

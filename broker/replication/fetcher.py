@@ -11,7 +11,7 @@ import trio
 from broker.replication.replica_manager import ReplicaManager
 from broker.replication.messages import EpochEndOffset, FetchAnswer
 from clients import bridge
-from clients.errors import ErrorCode, KraftError
+from clients.errors import ErrorCode, KraftError, error_code_of
 from broker.replication.fetch_response_wire import parse_fetch_response
 from clients.wire import broker_pb2 as pb
 
@@ -122,7 +122,7 @@ class ReplicaFetchers:
                              partition.partition, leader, answer.error_message)
                 diverging = answer.diverging_epoch if answer.HasField("diverging_epoch") else None
                 self.replicas.apply_fetch_response(partition, fetch, FetchAnswer(
-                    error=_code(answer.error_code), high_watermark=answer.high_watermark,
+                    error=error_code_of(answer.error_code), high_watermark=answer.high_watermark,
                     log_start_offset=answer.log_start_offset,
                     diverging_epoch=None if diverging is None
                     else EpochEndOffset(diverging.epoch, diverging.end_offset),
@@ -135,10 +135,3 @@ def fetch_method(channel):
     the received bytes rather than protobuf's two copies of them."""
     return channel.unary_unary(FETCH_PATH, request_serializer=pb.FetchRequest.SerializeToString,
                                response_deserializer=parse_fetch_response)
-
-
-def _code(value: int) -> ErrorCode:
-    try:
-        return ErrorCode(value)
-    except ValueError:       # a newer leader's code: an error all the same
-        return ErrorCode.UNKNOWN_SERVER_ERROR

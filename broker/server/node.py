@@ -35,7 +35,7 @@ from broker.replication.replica_manager import ReplicaManager, monotonic_ms
 from broker.security.request_authorizer import RequestAuthorizer
 from broker.security.sessions import SessionTable
 from broker.server.listeners import listener_server, node_channel_opener, serve_broker_listeners
-from broker.transaction.coordinators import MarkerChannels, TransactionCoordinators
+from broker.transaction.coordinators import BrokerChannels, TransactionCoordinators
 from broker.transaction.verification import TxnVerifier
 from broker.transaction.servicer import TransactionServicer
 from broker.group.records import partition_for
@@ -300,23 +300,18 @@ class Node:
                                    clock_ms=clock_ms,
                                    segment_bytes=config.offsets_topic_segment_bytes,
                                    commit_timeout_ms=config.offsets_commit_timeout_ms)
-        marker_channels = MarkerChannels(self._broker_address(metadata),
+        broker_channels = BrokerChannels(self._broker_address(metadata),
                                          node_channel_opener(config, self._inter_broker_listener()))
         transactions = TransactionCoordinators(replicas, metadata, channel,
                                                config.transaction_config,
-                                               marker_channels.send, clock_ms=clock_ms)
+                                               broker_channels.send, clock_ms=clock_ms)
         # Each broker's authorizer follows its own metadata image, ACLs included.
         authorizer = RequestAuthorizer(lambda: metadata.image, config.authorizer_config)
         transaction_servicer = TransactionServicer(
             transactions, lambda group_id: partition_for(group_id, groups.num_partitions()),
             authorizer)
-        broker_address = self._broker_address(metadata)
-
-        def coordinator_address(transactional_id: str) -> str | None:
-            node = transactions.coordinator_id(transactional_id)
-            return None if node is None else broker_address(node)
-        verifier = TxnVerifier(transaction_servicer.verify_locally, coordinator_address,
-                               node_channel_opener(config, self._inter_broker_listener()))
+        verifier = TxnVerifier(transaction_servicer.verify_locally, transactions.coordinator_id,
+                               broker_channels)
         broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
                                 producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
                                 auto_create=config.auto_create_topics_enable,
@@ -365,8 +360,7 @@ class Node:
                 task_status.started((port, lifecycle))
                 await trio.sleep_forever()
         finally:
-            marker_channels.close()
-            verifier.close()
+            broker_channels.close()
             replicas.checkpoint_producer_states()   # no more appends: a restart loads this
 
     def _inter_broker_listener(self) -> str:

@@ -27,18 +27,20 @@ log = logging.getLogger(__name__)
 TOPIC = TRANSACTION_STATE_TOPIC
 
 
-class MarkerChannels:
-    """One gRPC channel per partition leader this broker sends markers to (Kafka's
-    TransactionMarkerChannelManager keeps one connection per broker too)."""
+class BrokerChannels:
+    """One gRPC channel per broker this broker's transaction work calls: markers to partition
+    leaders (Kafka's TransactionMarkerChannelManager keeps one connection per broker too), and
+    a partition leader's check with a transaction coordinator (verification.py). A broker whose
+    address changed gets a new channel."""
 
     def __init__(self, address: Callable[[int], str | None],
                  open_channel: Callable[[str], object]) -> None:
         self.address = address
         self.open_channel = open_channel
-        self._channels: dict[int, tuple[str, object, broker_pb2_grpc.BrokerStub]] = {}
+        self._channels: dict[int, tuple[str, object]] = {}
 
-    async def send(self, node_id: int, request: pb.WriteTxnMarkersRequest
-                   ) -> pb.WriteTxnMarkersResponse:
+    def channel(self, node_id: int) -> object:
+        """KraftError BROKER_NOT_AVAILABLE when the metadata image has no address for it."""
         address = self.address(node_id)
         if address is None:
             raise KraftError(ErrorCode.BROKER_NOT_AVAILABLE,
@@ -47,12 +49,16 @@ class MarkerChannels:
         if known is None or known[0] != address:
             if known is not None:
                 known[1].close()
-            channel = self.open_channel(address)
-            known = self._channels[node_id] = (address, channel, broker_pb2_grpc.BrokerStub(channel))
-        return await bridge.call(known[2].WriteTxnMarkers, request, REQUEST_TIMEOUT_S)
+            known = self._channels[node_id] = (address, self.open_channel(address))
+        return known[1]
+
+    async def send(self, node_id: int, request: pb.WriteTxnMarkersRequest
+                   ) -> pb.WriteTxnMarkersResponse:
+        stub = broker_pb2_grpc.BrokerStub(self.channel(node_id))
+        return await bridge.call(stub.WriteTxnMarkers, request, REQUEST_TIMEOUT_S)
 
     def close(self) -> None:
-        for _, channel, _ in self._channels.values():
+        for _, channel in self._channels.values():
             channel.close()
         self._channels.clear()
 
@@ -62,7 +68,7 @@ class TransactionCoordinators:
                  channel: ControllerChannel, config: TransactionConfig, send_markers: Send, *,
                  clock_ms: Callable[[], int], commit_timeout_ms: int = 5_000) -> None:
         """`send_markers(node_id, WriteTxnMarkersRequest)` reaches partition leaders (a
-        MarkerChannels' send in a node)."""
+        BrokerChannels' send in a node)."""
         self.replicas = replicas
         self.metadata = metadata
         self.channel = channel

@@ -19,7 +19,7 @@ import logging
 from typing import Awaitable, Callable, NamedTuple
 
 from clients import bridge
-from clients.errors import ErrorCode, KraftError
+from clients.errors import ErrorCode, KraftError, error_code_of
 from clients.record.batch_header import HEADER_SIZE, CorruptBatchError, parse_header
 from clients.types import TopicPartition
 from clients.wire import transaction_pb2 as tpb, transaction_pb2_grpc
@@ -88,17 +88,17 @@ def unchanged(replicas, topic: str, partition: int, checked: Opening) -> bool:
 
 class TxnVerifier:
     """Asks a transactional id's coordinator: itself when this broker coordinates it, else the
-    broker leading its `__transaction_state` partition, over the inter-broker listener (the
-    coordinator accepts verify_only from nodes only)."""
+    broker leading its `__transaction_state` partition, on `channels` (the node's channels to
+    other brokers, over the inter-broker listener: the coordinator accepts verify_only from
+    nodes only)."""
 
-    def __init__(self, local: LocalVerify, coordinator_address: Callable[[str], str | None],
-                 open_channel: Callable[[str], object],
-                 timeout_s: float = VERIFY_TIMEOUT_S) -> None:
+    def __init__(self, local: LocalVerify, coordinator_id: Callable[[str], int | None],
+                 channels, timeout_s: float = VERIFY_TIMEOUT_S) -> None:
+        """`channels.channel(node_id)`: a channel to that broker (coordinators.BrokerChannels)."""
         self.local = local
-        self.coordinator_address = coordinator_address
-        self.open_channel = open_channel
+        self.coordinator_id = coordinator_id
+        self.channels = channels
         self.timeout_s = timeout_s
-        self._channels: dict[str, tuple[object, transaction_pb2_grpc.TransactionStub]] = {}
 
     async def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
                      partitions: frozenset) -> Verdicts:
@@ -107,8 +107,8 @@ class TxnVerifier:
         verdicts = await self.local(transactional_id, producer_id, producer_epoch, partitions)
         if verdicts is not None:
             return verdicts
-        address = self.coordinator_address(transactional_id)
-        if address is None:
+        node = self.coordinator_id(transactional_id)
+        if node is None:
             return dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         request = tpb.AddPartitionsToTxnRequest(
             transactional_id=transactional_id, producer_id=producer_id,
@@ -116,37 +116,17 @@ class TxnVerifier:
             topics=[tpb.TxnTopic(topic=t, partitions=sorted(p for tt, p in partitions if tt == t))
                     for t in sorted({tp.topic for tp in partitions})])
         try:
-            response = await bridge.call(self._stub(address).AddPartitionsToTxn, request,
-                                         self.timeout_s)
+            stub = transaction_pb2_grpc.TransactionStub(self.channels.channel(node))
+            response = await bridge.call(stub.AddPartitionsToTxn, request, self.timeout_s)
         except KraftError as exc:
-            log.debug("verifying transactional id %s with %s failed: %s", transactional_id,
-                      address, exc)
+            log.debug("verifying transactional id %s with broker %d failed: %s",
+                      transactional_id, node, exc)
             return dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         if response.error_code:
-            return dict.fromkeys(partitions, _code(response.error_code))
-        answered = {TopicPartition(p.topic, p.partition): _code(p.error_code)
+            return dict.fromkeys(partitions, error_code_of(response.error_code))
+        answered = {TopicPartition(p.topic, p.partition): error_code_of(p.error_code)
                     for p in response.partitions}
         return {tp: answered.get(tp, ErrorCode.INVALID_TXN_STATE) for tp in partitions}
-
-    def _stub(self, address: str) -> transaction_pb2_grpc.TransactionStub:
-        known = self._channels.get(address)
-        if known is None:
-            channel = self.open_channel(address)
-            known = self._channels[address] = (channel,
-                                               transaction_pb2_grpc.TransactionStub(channel))
-        return known[1]
-
-    def close(self) -> None:
-        for channel, _ in self._channels.values():
-            channel.close()
-        self._channels.clear()
-
-
-def _code(value: int) -> ErrorCode:
-    try:
-        return ErrorCode(value)
-    except ValueError:
-        return ErrorCode.UNKNOWN_SERVER_ERROR
 
 
 Checked = dict[tuple[str, int], tuple[Opening, ErrorCode]]

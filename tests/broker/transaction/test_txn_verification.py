@@ -110,7 +110,7 @@ async def test_the_verifier_asks_itself_first_and_else_reports_no_coordinator():
         asked.append(txn_id)
         return {tp: E.NONE for tp in partitions} if txn_id == "mine" else None
 
-    verifier = TxnVerifier(local, lambda txn_id: None, lambda address: None)
+    verifier = TxnVerifier(local, lambda txn_id: None, channels=None)
     tps = frozenset({TP("t", 0), TP("t", 1)})
     assert await verifier.verify("mine", PID, 2, tps) == dict.fromkeys(tps, E.NONE)
     assert await verifier.verify("elsewhere", PID, 2, tps) == dict.fromkeys(
