@@ -17,7 +17,7 @@ from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
 from broker.server import request_checks as checks
-from broker.server.request_limits import checked
+from broker.server.request_limits import MAX_NAME_LENGTH, Refused, check_length, checked
 from broker.server.fetch_response import serialize_fetch_response
 from broker.transaction.servicer import TransactionServicer
 from broker.transaction.verification import (TxnVerifier, is_transactional, refusal,
@@ -240,7 +240,14 @@ class BrokerServicer:
         """Kafka's check of a Produce carrying transactional records: Write on its transactional
         id (without it a producer could slip batches into another's transaction). With ACLs on,
         transactional records with no transactional id are refused too; with none, they are
-        taken as before (tests write transactions by hand that way)."""
+        taken as before (tests write transactions by hand that way). An id longer than any a
+        coordinator takes is refused whatever the records."""
+        if not request.transactional_id and not self.authz.enabled:
+            return None     # the common case: no batch header need be looked at
+        try:
+            check_length("transactional_id", request.transactional_id, MAX_NAME_LENGTH)
+        except Refused as exc:
+            return exc.code, exc.message
         if not any(is_transactional(p.records) for t in request.topics for p in t.partitions):
             return None
         if request.transactional_id:

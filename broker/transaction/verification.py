@@ -64,8 +64,8 @@ def opening(replicas, topic: str, partition: int, records) -> Opening | None:
     transactional, a control batch, its producer already in a transaction here, or anything
     wrong (not the leader, a bad header) that the append itself reports."""
     header = _transactional_header(records)
-    if header is None or header.producer_id < 0:
-        return None
+    if header is None or header.producer_id < 0 or header.producer_epoch < 0:
+        return None         # (a negative id or epoch: the append refuses it, INVALID_RECORD)
     try:
         state = replicas.producer_state(topic, partition)
     except (KraftError, OSError, ValueError):

@@ -238,3 +238,14 @@ async def test_transactional_records_need_write_on_their_transactional_id(broker
     assert plain.partitions[0].error_code == 0          # plain records need no transactional id
     assert mine.partitions[0].error_code == 0
     assert broker.replicas.get("alice-orders", 0).log.log_end_offset == 2
+
+
+async def test_a_transactional_id_longer_than_a_coordinator_takes_is_refused(broker):
+    with serving_as(ALICE):
+        huge = (await broker.Produce(txn_produce("alice-orders", "alice-" + "x" * 300)))
+        plain = (await broker.Produce(pb.ProduceRequest(acks=1, transactional_id="y" * 250,
+                                                        topics=produce("alice-orders").topics)))
+    for answer in (huge, plain):
+        [p] = answer.topics[0].partitions
+        assert p.error_code == E.INVALID_REQUEST and "the limit is 249" in p.error_message
+    assert broker.replicas.get("alice-orders", 0).log.log_end_offset == 0

@@ -51,6 +51,7 @@ def test_only_a_batch_that_opens_a_transaction_is_checked():
     assert opening(r, "t", 0, encode_batch([(None, b"v", (), 1)])) is None   # no producer
     assert opening(r, "t", 0, b"short") is None                # the append reports bad bytes
     assert opening(r, "t", 9, txn_batch()) is None             # so does a partition not led
+    assert opening(r, "t", 0, txn_batch(epoch=-1)) is None     # and a negative epoch
     r.data(0, 0)                                               # the transaction is open here
     assert opening(r, "t", 0, txn_batch(seq=1)) is None
     r.marker(0, 1)                                             # ended: the next one opens again
