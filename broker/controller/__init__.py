@@ -1,2 +1,3 @@
 """The active controller seat around kraft.controller's pure state machine: the driver that
-proposes its records to the Raft quorum, the channel brokers use to reach it, and its service."""
+proposes its records to the Raft quorum, and its service (brokers reach it through
+broker/edge/controller_channel.py)."""

@@ -9,6 +9,7 @@ from typing import Awaitable, Callable, Sequence
 import trio
 
 from broker.controller.liveness_probe import refuses_connections
+from broker.edge.controller_channel import NotController
 from broker.metadata.quorum import CommittedRecord
 from clients.errors import ErrorCode, KraftError
 from kraft.controller import messages as m
@@ -47,15 +48,6 @@ FENCE_CHECK_MS = 250
 STALL_MS = 100
 # A broker reported unreachable is probed at most this often.
 PROBE_INTERVAL_MS = 250
-
-
-class NotController(Exception):
-    """This node is not the active controller; `leader_id` is the Raft leader it knows of."""
-
-    def __init__(self, node_id: int, leader_id: int | None) -> None:
-        self.leader_id = leader_id
-        where = f"node {leader_id} is" if leader_id is not None else "no controller is known to be"
-        super().__init__(f"node {node_id} is not the active controller; {where} active")
 
 
 class ActiveController:

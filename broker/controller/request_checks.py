@@ -1,9 +1,9 @@
 """The Controller service's requests (as kraft/controller/messages.py dataclasses) checked before
 they reach the controller: strings within Kafka's STRING type, ids, ports and partitions within
-theirs (limits in broker/server/request_limits.py); `check` raises Refused."""
+theirs (limits in broker/edge/request_limits.py); `check` raises Refused."""
 from __future__ import annotations
 
-from broker.server.request_limits import (INT16_MAX, INT32_MAX, MAX_NAME_LENGTH, Refused,
+from broker.edge.request_limits import (INT16_MAX, INT32_MAX, MAX_NAME_LENGTH, Refused,
                                           check_length, check_not_negative, check_range)
 from clients.errors import ErrorCode
 from kraft.controller import messages as m

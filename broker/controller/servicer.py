@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from broker.controller import request_checks, wire as controller_wire
-from broker.controller.active import ActiveController, NotController
+from broker.controller import request_checks
+from broker.controller.active import ActiveController
 from broker.controller.authorize import Screened, screen
+from broker.edge import controller_wire
+from broker.edge.controller_channel import ControllerChannel, NotController
+from broker.edge.request_limits import Refused
 from broker.metadata.publisher import BrokerMetadata
-from broker.controller.channel import ControllerChannel
-from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
-from broker.server.request_limits import Refused
+from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import CreateTopicsRequest
 

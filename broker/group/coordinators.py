@@ -9,7 +9,7 @@ import random
 from typing import Callable
 
 from broker.metadata.publisher import BrokerMetadata
-from broker.controller.channel import ControllerChannel
+from broker.edge.controller_channel import ControllerChannel
 from broker.group.driver import CoordinatorDriver
 from broker.group.messages import GroupConfig
 from broker.group.records import OFFSETS_TOPIC, partition_for

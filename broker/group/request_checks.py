@@ -1,8 +1,8 @@
 """The Group service's requests checked before they reach a coordinator (limits and their
-reasons in broker/server/request_limits.py): a function per RPC that raises Refused."""
+reasons in broker/edge/request_limits.py): a function per RPC that raises Refused."""
 from __future__ import annotations
 
-from broker.server.request_limits import (INT32_MAX, MAX_GROUP_RECORD_BYTES, MAX_NAME_LENGTH,
+from broker.edge.request_limits import (INT32_MAX, MAX_GROUP_RECORD_BYTES, MAX_NAME_LENGTH,
                                           MAX_PROTOCOLS, Refused, check_group_id,
                                           check_instance_id, check_length, check_member_id,
                                           check_not_negative, check_range, check_total_bytes)

@@ -17,7 +17,7 @@ from broker.group.wire import (commit_request, commit_response, described_group,
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.transaction.coordinators import TransactionCoordinators
-from broker.server.request_limits import Refused, checked
+from broker.edge.request_limits import Refused, checked
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
 from clients.wire import group_pb2 as pb

@@ -7,7 +7,7 @@ from typing import Callable
 
 import trio
 
-from broker.controller.channel import ControllerChannel
+from broker.edge.controller_channel import ControllerChannel
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import AllocateProducerIdsRequest
 

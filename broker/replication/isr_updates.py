@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from broker.controller.channel import ControllerChannel
+from broker.edge.controller_channel import ControllerChannel
 from broker.replication.replica_manager import ReplicaManager
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import AlterPartitionRequest, PartitionIsrChange

@@ -22,7 +22,7 @@ from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import BrokerRegistration, MetadataImage
 
 if TYPE_CHECKING:
-    from broker.controller.channel import ControllerChannel
+    from broker.edge.controller_channel import ControllerChannel
     from broker.metadata.publisher import BrokerMetadata
 
 log = logging.getLogger(__name__)

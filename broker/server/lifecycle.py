@@ -9,7 +9,7 @@ import uuid
 import trio
 
 from broker.metadata.publisher import BrokerMetadata
-from broker.controller.channel import ControllerChannel
+from broker.edge.controller_channel import ControllerChannel
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import BrokerHeartbeatRequest, RegisterBrokerRequest
 

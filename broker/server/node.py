@@ -22,7 +22,7 @@ from broker.server.txn_markers import TxnMarkerWriter
 from broker.server.config import ServerConfig
 from broker.server.heap import (pin_mmap_threshold, release_free_heap_periodically,
                                 share_one_arena)
-from broker.controller.channel import ControllerChannel
+from broker.edge.controller_channel import ControllerChannel
 from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
 from broker.idempotence.producer_ids import ProducerIdBlocks

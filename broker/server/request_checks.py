@@ -2,7 +2,7 @@
 their reasons in request_limits.py): a function per RPC that raises Refused."""
 from __future__ import annotations
 
-from broker.server.request_limits import (INT16_MAX, INT32_MAX, MAX_NAME_LENGTH, Refused,
+from broker.edge.request_limits import (INT16_MAX, INT32_MAX, MAX_NAME_LENGTH, Refused,
                                           check_length, check_not_negative,
                                           check_range)
 from clients.errors import ErrorCode

@@ -10,14 +10,14 @@ from typing import Callable
 import trio
 
 from broker.metadata.publisher import BrokerMetadata
-from broker.controller.channel import ControllerChannel
+from broker.edge.controller_channel import ControllerChannel
 from broker.replication.describe_partitions import describe_partitions
 from broker.idempotence.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.security.node_trust import refuse_unless_node
 from broker.server import request_checks as checks
-from broker.server.request_limits import MAX_NAME_LENGTH, Refused, check_length, checked
+from broker.edge.request_limits import MAX_NAME_LENGTH, Refused, check_length, checked
 from broker.server.fetch_response import serialize_fetch_response
 from broker.transaction.servicer import TransactionServicer
 from broker.transaction.verification import (TxnVerifier, is_transactional, refusal,

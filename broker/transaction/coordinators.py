@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from broker.controller.channel import ControllerChannel
+from broker.edge.controller_channel import ControllerChannel
 from broker.metadata.publisher import BrokerMetadata
 from broker.replication.led_partition import LedPartitions, create_internal_topic, live_leader
 from broker.replication.replica_manager import ReplicaManager

@@ -1,9 +1,9 @@
 """The Transaction service's requests checked before they reach a coordinator (limits and their
-reasons in broker/server/request_limits.py): a function per RPC that raises Refused. A
+reasons in broker/edge/request_limits.py): a function per RPC that raises Refused. A
 transactional id is a name a client picks, keyed in every `__transaction_state` record."""
 from __future__ import annotations
 
-from broker.server.request_limits import (INT16_MAX, MAX_NAME_LENGTH, Refused, check_group_id,
+from broker.edge.request_limits import (INT16_MAX, MAX_NAME_LENGTH, Refused, check_group_id,
                                           check_length, check_not_negative, check_range)
 from clients.errors import ErrorCode
 from clients.topics import topic_name_problem

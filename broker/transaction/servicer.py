@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
-from broker.server.request_limits import checked
+from broker.edge.request_limits import checked
 from broker.transaction import messages as m
 from broker.transaction import request_checks as checks
 from broker.transaction.coordinators import TransactionCoordinators

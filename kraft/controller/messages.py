@@ -1,5 +1,5 @@
 """Requests and responses of the Controller service as frozen dataclasses; the wire codec
-(broker/controller/wire.py) maps them to protobuf. Error codes: clients.errors.ErrorCode."""
+(broker/edge/controller_wire.py) maps them to protobuf. Error codes: clients.errors.ErrorCode."""
 from __future__ import annotations
 
 import enum

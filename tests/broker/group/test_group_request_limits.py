@@ -1,4 +1,4 @@
-"""The Group service refuses requests outside broker/server/request_limits.py before they reach
+"""The Group service refuses requests outside broker/edge/request_limits.py before they reach
 the coordinator: Kafka's error code, a message naming the field, nothing appended, and the group
 still served afterwards."""
 from __future__ import annotations

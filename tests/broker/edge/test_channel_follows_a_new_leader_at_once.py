@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import trio
 
-from broker.controller.channel import CALL_TIMEOUT_S, ControllerChannel
+from broker.edge.controller_channel import CALL_TIMEOUT_S, ControllerChannel
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest, CreateTopicsResponse
 

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from broker.controller import wire
+from broker.edge import controller_wire as wire
 from clients.errors import ErrorCode
 from clients.wire import controller_pb2 as pb
 from clients.wire import controller_pb2_grpc

@@ -5,12 +5,11 @@ a call in flight to one controller moves to another as soon as this node learns 
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Protocol
 
 import trio
 
-from broker.controller import wire as controller_wire
-from broker.controller.active import ActiveController, NotController
+from broker.edge import controller_wire
 from clients import bridge
 from clients.errors import ErrorCode, KraftError
 from clients.wire import controller_pb2_grpc
@@ -21,9 +20,29 @@ RETRY_BACKOFF_S = 0.05
 CALL_TIMEOUT_S = 5.0
 
 
+class NotController(Exception):
+    """This node is not the active controller; `leader_id` is the Raft leader it knows of."""
+
+    def __init__(self, node_id: int, leader_id: int | None) -> None:
+        self.leader_id = leader_id
+        where = f"node {leader_id} is" if leader_id is not None else "no controller is known to be"
+        super().__init__(f"node {node_id} is not the active controller; {where} active")
+
+
+class LocalController(Protocol):
+    """This node's own controller (broker/controller/active.py's ActiveController): asked in
+    place of a network call when it is the one the channel targets; raises NotController when
+    it is not active."""
+
+    @property
+    def node_id(self) -> int: ...
+
+    async def handle(self, request) -> tuple[object, int]: ...
+
+
 class ControllerChannel:
     def __init__(self, voters: dict[int, str], leader_hint: Callable[[], int | None],
-                 local: ActiveController | None = None,
+                 local: LocalController | None = None,
                  open_channel: Callable[[str], object] = bridge.open_channel,
                  leader_changed: Callable[[], Awaitable[object]] | None = None) -> None:
         """`leader_hint`: the Raft leader this node's metadata seat knows of (None: electing);
