@@ -12,8 +12,9 @@ from broker.metadata.publisher import BrokerMetadata
 from broker.edge.controller_channel import ControllerChannel
 from broker.group.driver import CoordinatorDriver
 from broker.group.messages import GroupConfig
-from broker.group.records import OFFSETS_TOPIC, partition_for
-from broker.replication.led_partition import LedPartitions, create_internal_topic, live_leader
+from broker.group.records import OFFSETS_TOPIC
+from broker.coordinator.placement import partition_for
+from broker.coordinator.runtime import LedPartitions, create_internal_topic, live_leader
 from broker.replication.replica_manager import ReplicaManager
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import CreatableTopic

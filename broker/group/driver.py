@@ -1,8 +1,8 @@
 """Runs one GroupCoordinator (broker/group) while this broker leads its `__consumer_offsets`
 partition at one leader epoch: waits until everything in the partition is committed, replays it,
 then carries out the core's effects (answers to parked requests; appends with acks=all whose
-results go back in append order) and ticks it on its deadlines (broker/replication/
-led_partition.py does all that for any coordinator). It all runs on the trio thread, so the core
+results go back in append order) and ticks it on its deadlines (broker/coordinator/
+runtime.py does all that for any coordinator). It all runs on the trio thread, so the core
 is never entered by two requests at once."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import trio
 from broker.group.coordinator import GroupCoordinator
 from broker.group.messages import GroupConfig
 from broker.group.records import OFFSETS_TOPIC, OffsetsRecordError
-from broker.replication.led_partition import LedPartitionDriver
+from broker.coordinator.runtime import LedPartitionDriver
 from broker.replication.replica_manager import ReplicaManager
 from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import decode_batch, encode_batch

@@ -7,6 +7,8 @@ from typing import Callable, Union
 
 import msgpack
 
+from broker.coordinator.placement import partition_for
+
 OFFSETS_TOPIC = "__consumer_offsets"
 
 # Keys are msgpack arrays led by Kafka's key version, which says what the key is: 0 and 1 offset
@@ -134,23 +136,6 @@ def decode_record(key: bytes, value: bytes | None) -> tuple[Key, Value]:
 
 
 # -- placement ------------------------------------------------------------------------------------
-def java_string_hash(s: str) -> int:
-    """Java's String.hashCode: s[0]*31^(n-1) + ... over UTF-16 code units, as a signed 32-bit
-    int. Kafka places groups with it; Python's hash() is salted per process, so never that."""
-    h = 0
-    units = s.encode("utf-16-be")
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def partition_for(group_id: str, num_partitions: int) -> int:
-    """Kafka's GroupMetadataManager.partitionFor: Utils.abs(hashCode) % n, where Utils.abs maps
-    Integer.MIN_VALUE to 0 (Math.abs would leave it negative)."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
-
-
 def find_coordinator(group_id: str, num_partitions: int,
                      leader_of: Callable[[int], int | None]) -> tuple[int, int | None]:
     """FindCoordinator's answer from metadata: (offsets partition, coordinator node id or None

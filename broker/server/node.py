@@ -22,6 +22,7 @@ from broker.server.txn_markers import TxnMarkerWriter
 from broker.server.config import ServerConfig
 from broker.server.heap import (pin_mmap_threshold, release_free_heap_periodically,
                                 share_one_arena)
+from broker.coordinator.placement import partition_for
 from broker.edge.controller_channel import ControllerChannel
 from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
@@ -38,7 +39,6 @@ from broker.server.listeners import listener_server, node_channel_opener, serve_
 from broker.transaction.coordinators import BrokerChannels, TransactionCoordinators
 from broker.transaction.verification import TxnVerifier
 from broker.transaction.servicer import TransactionServicer
-from broker.group.records import partition_for
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2, transaction_pb2
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig

@@ -9,7 +9,7 @@ from typing import Callable
 
 from broker.edge.controller_channel import ControllerChannel
 from broker.metadata.publisher import BrokerMetadata
-from broker.replication.led_partition import LedPartitions, create_internal_topic, live_leader
+from broker.coordinator.runtime import LedPartitions, create_internal_topic, live_leader
 from broker.replication.replica_manager import ReplicaManager
 from broker.transaction.driver import TransactionDriver
 from broker.transaction.markers import REQUEST_TIMEOUT_S, TOPIC_GONE, MarkerWriter, Send

@@ -8,7 +8,7 @@ import logging
 
 import trio
 
-from broker.replication.led_partition import LedPartitionDriver
+from broker.coordinator.runtime import LedPartitionDriver
 from broker.replication.replica_manager import ReplicaManager
 from broker.transaction.coordinator import TransactionCoordinator
 from broker.transaction.markers import MarkerWriter

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from broker.group.records import partition_for
+from broker.coordinator.placement import partition_for
 from clients.types import TopicPartition
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"

@@ -3,10 +3,10 @@ bytes they do not understand, and place groups as Kafka does (Java's String.hash
 import pytest
 from hypothesis import given, strategies as st
 
+from broker.coordinator.placement import java_string_hash, partition_for
 from broker.group.records import (GroupMetadataKey, GroupMetadataValue, MemberMetadataValue,
                                   OffsetCommitKey, OffsetCommitValue, OffsetsRecordError,
-                                  decode_record, encode_key, encode_record, find_coordinator,
-                                  java_string_hash, partition_for)
+                                  decode_record, encode_key, encode_record, find_coordinator)
 
 MEMBER = MemberMetadataValue("m-1", "i-1", "client", "/10.0.0.1", 30_000, 10_000, b"sub", b"asg")
 RECORDS = [

@@ -10,20 +10,18 @@ import collections
 import logging
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable
 
 import trio
 
+from broker.edge.controller_channel import ControllerChannel
+from broker.metadata.publisher import BrokerMetadata
 from broker.replication.replica_manager import ACKS_ALL, ProduceResult, ReplicaManager
 from clients.errors import ErrorCode, KraftError
 from clients.rate_limited_log import RateLimitedLog
 from clients.record.codec import decode_batch, encode_batch, iter_batches
 from kraft.controller.messages import CreatableTopic, CreateTopicsRequest
 from kraft.metadata.image import BrokerRegistration, MetadataImage
-
-if TYPE_CHECKING:
-    from broker.edge.controller_channel import ControllerChannel
-    from broker.metadata.publisher import BrokerMetadata
 
 log = logging.getLogger(__name__)
 
