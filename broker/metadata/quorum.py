@@ -3,14 +3,14 @@ nodes. It owns the log, quorum-state, Raft core and driver, decodes each committ
 hands the records, in log order, to every metadata listener (active controller, broker image)."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pathlib
 import random
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 import trio
 
-from broker.server.config import ServerConfig, ServerConfigError
 from kraft.metadata import records as r
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.snapshot import snapshot_from_bytes, snapshot_to_bytes
@@ -42,25 +42,20 @@ class ControllerListener(MetadataListener, Protocol):
     def image(self) -> MetadataImage: ...
 
 
-def metadata_dir(config: ServerConfig) -> pathlib.Path:
-    """Kafka's metadata.log.dir defaults to the first of log.dirs; so does ours."""
-    return pathlib.Path(config.log_dirs[0])
+@dataclasses.dataclass(frozen=True)
+class QuorumConfig:
+    """What this node's seat needs of the node's config; server/node.py's quorum_config builds it
+    from server.properties (as controller_config does for the controller)."""
+    node_id: int
+    voters: Mapping[int, str]           # voter node id -> "host:port"
+    is_voter: bool                      # a controller votes; a broker-only node observes
+    log_dir: pathlib.Path               # metadata.log.dir: the metadata log and quorum-state
+    raft: RaftConfig
 
 
-def raft_config(config: ServerConfig) -> RaftConfig:
-    fetch_timeout = config.quorum_fetch_timeout_ms
-    try:
-        # The leader parks an idle Fetch for at most a quarter of the fetch timeout, so a follower
-        # always hears back well before it would give up on the leader.
-        return RaftConfig(election_timeout_ms=config.quorum_election_timeout_ms,
-                          fetch_timeout_ms=fetch_timeout,
-                          election_backoff_max_ms=config.quorum_election_backoff_max_ms,
-                          request_timeout_ms=config.quorum_request_timeout_ms,
-                          retry_backoff_ms=config.quorum_retry_backoff_ms,
-                          fetch_max_wait_ms=max(1, min(500, fetch_timeout // 4)),
-                          snapshot_interval_entries=max(0, config.metadata_snapshot_interval_records))
-    except ValueError as exc:
-        raise ServerConfigError(f"controller.quorum.*: {exc}") from None
+class QuorumConfigError(ValueError):
+    """controller.quorum.voters disagrees with the voters this node's quorum-state was formatted
+    for; the message says how to mend it."""
 
 
 def decode_entries(entries: Sequence[Entry]) -> list[CommittedRecord]:
@@ -81,20 +76,20 @@ class MetadataQuorum:
     runs the quorum) replays first, then `listeners`; snapshots are taken of the controller's
     image, else of `snapshot_source`."""
 
-    def __init__(self, config: ServerConfig, cluster_id: str = "",
+    def __init__(self, config: QuorumConfig, cluster_id: str = "",
                  open_channel: Callable[[str], object] | None = None, *,
                  listeners: Sequence[MetadataListener] = (),
                  controller: Callable[[RaftDriver], ControllerListener] | None = None,
                  snapshot_source: Callable[[], MetadataImage] | None = None) -> None:
         self.config = config
         self.cluster_id = cluster_id
-        self.is_voter = config.runs_quorum
+        self.is_voter = config.is_voter
         self.voters = dict(config.voters)
-        log_dir = metadata_dir(config)
+        log_dir = config.log_dir
         self.store = FileElectionStore(quorum_state_path(log_dir))
         stored = self.store.read()
         if self.is_voter and stored is not None and set(self.store.voters) != set(self.voters):
-            raise ServerConfigError(
+            raise QuorumConfigError(
                 f"controller.quorum.voters lists {sorted(self.voters)} but {self.store.path} was "
                 f"formatted for {sorted(self.store.voters)}; fix the config or re-format the node")
         if not self.is_voter and (stored is None or set(self.store.voters) != set(self.voters)):
@@ -104,7 +99,7 @@ class MetadataQuorum:
         self.log = FileRaftLog(metadata_log_dir(log_dir), now_ms=monotonic_ms())
         try:
             core = RaftCore(config.node_id, frozenset(self.voters), self.log, self.store,
-                            random.Random(), raft_config(config), monotonic_ms(),
+                            random.Random(), config.raft, monotonic_ms(),
                             is_observer=not self.is_voter)
             peers = {i: a for i, a in self.voters.items() if i != config.node_id}
             self.driver = RaftDriver(core, self.log, self.store, peers,

@@ -19,7 +19,7 @@ from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
 from broker.server.servicer import BrokerServicer, wall_clock_ms
 from broker.server.txn_markers import TxnMarkerWriter
-from broker.server.config import ServerConfig
+from broker.server.config import ServerConfig, ServerConfigError
 from broker.server.heap import (pin_mmap_threshold, release_free_heap_periodically,
                                 share_one_arena)
 from broker.coordinator.placement import partition_for
@@ -28,7 +28,7 @@ from broker.group.coordinators import GroupCoordinators
 from broker.group.servicer import GroupServicer
 from broker.idempotence.producer_ids import ProducerIdBlocks
 from broker.metadata.describe_quorum import BrokerDescribeQuorum
-from broker.metadata.quorum import MetadataQuorum, metadata_dir
+from broker.metadata.quorum import MetadataQuorum, QuorumConfig
 from broker.metadata.servicer import QuorumServicer
 from broker.replication.isr_updates import IsrUpdates
 from broker.replication.fetcher import ReplicaFetchers
@@ -47,6 +47,7 @@ from kraft.log.fd_limit import raise_fd_limit
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import (LogManager, fsync_all, read_meta_properties,
                                    write_checkpoints)
+from kraft.raft import RaftConfig
 from kraft.raft.disk import quorum_state_path
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,32 @@ def controller_config(config: ServerConfig) -> ControllerConfig:
                                 config.leader_imbalance_check_interval_seconds),
                             leader_imbalance_per_broker_percentage=(
                                 config.leader_imbalance_per_broker_percentage))
+
+
+def metadata_dir(config: ServerConfig) -> pathlib.Path:
+    """Kafka's metadata.log.dir defaults to the first of log.dirs; so does ours."""
+    return pathlib.Path(config.log_dirs[0])
+
+
+def quorum_config(config: ServerConfig) -> QuorumConfig:
+    return QuorumConfig(config.node_id, config.voters, config.runs_quorum, metadata_dir(config),
+                        raft_config(config))
+
+
+def raft_config(config: ServerConfig) -> RaftConfig:
+    fetch_timeout = config.quorum_fetch_timeout_ms
+    try:
+        # The leader parks an idle Fetch for at most a quarter of the fetch timeout, so a follower
+        # always hears back well before it would give up on the leader.
+        return RaftConfig(election_timeout_ms=config.quorum_election_timeout_ms,
+                          fetch_timeout_ms=fetch_timeout,
+                          election_backoff_max_ms=config.quorum_election_backoff_max_ms,
+                          request_timeout_ms=config.quorum_request_timeout_ms,
+                          retry_backoff_ms=config.quorum_retry_backoff_ms,
+                          fetch_max_wait_ms=max(1, min(500, fetch_timeout // 4)),
+                          snapshot_interval_entries=max(0, config.metadata_snapshot_interval_records))
+    except ValueError as exc:
+        raise ServerConfigError(f"controller.quorum.*: {exc}") from None
 
 
 async def _every(interval_ms: int, job: Callable[[int], object], clock_ms: Callable[[], int]) -> None:
@@ -168,7 +195,7 @@ def open_quorum(config: ServerConfig, cluster_id: str, to_controllers,
         return ActiveController(QuorumController(controller_config(config), rng=random.Random()),
                                 driver)
     listeners = (broker_metadata,) if broker_metadata is not None else ()
-    return MetadataQuorum(config, cluster_id, to_controllers, listeners=listeners,
+    return MetadataQuorum(quorum_config(config), cluster_id, to_controllers, listeners=listeners,
                           controller=controller if config.runs_quorum else None,
                           snapshot_source=(lambda: broker_metadata.image)
                           if broker_metadata is not None else None)
