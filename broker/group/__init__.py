@@ -1,2 +1,3 @@
 """The group coordinator: the `__consumer_offsets` records, a pure state machine per offsets
-partition (coordinator.py), its trio driver, the per-broker set of drivers, and the Group service."""
+partition (partition_coordinator.py, with rebalance.py and offset_commits.py), its trio driver,
+the broker's registry of those drivers (coordinator_registry.py), and the Group service."""

@@ -12,7 +12,7 @@ from typing import Callable
 
 import trio
 
-from broker.group.coordinator import GroupCoordinator
+from broker.group.partition_coordinator import GroupCoordinator
 from broker.group.messages import GroupConfig
 from broker.group.records import OFFSETS_TOPIC, OffsetsRecordError
 from broker.coordinator.runtime import LedPartitionDriver

@@ -9,14 +9,14 @@ import math
 from broker.group.driver import CoordinatorDriver
 from broker.group import messages as m
 from broker.group import request_checks as checks
-from broker.group.coordinators import GroupCoordinators
+from broker.group.coordinator_registry import GroupCoordinators
 from broker.group.wire import (commit_request, commit_response, described_group, fetch_request,
                                fetch_response, heartbeat_request, heartbeat_response,
                                join_request, join_response, leave_request, leave_response,
                                message, sync_request, sync_response, txn_commit_request)
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
-from broker.transaction.coordinators import TransactionCoordinators
+from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.edge.request_limits import Refused, checked
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition

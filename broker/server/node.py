@@ -24,7 +24,7 @@ from broker.server.heap import (pin_mmap_threshold, release_free_heap_periodical
                                 share_one_arena)
 from broker.coordinator.placement import partition_for
 from broker.edge.controller_channel import ControllerChannel
-from broker.group.coordinators import GroupCoordinators
+from broker.group.coordinator_registry import GroupCoordinators
 from broker.group.servicer import GroupServicer
 from broker.idempotence.producer_ids import ProducerIdBlocks
 from broker.metadata.describe_quorum import BrokerDescribeQuorum
@@ -36,7 +36,8 @@ from broker.replication.replica_manager import ReplicaManager, monotonic_ms
 from broker.security.request_authorizer import RequestAuthorizer
 from broker.security.sessions import SessionTable
 from broker.server.listeners import listener_server, node_channel_opener, serve_broker_listeners
-from broker.transaction.coordinators import BrokerChannels, TransactionCoordinators
+from broker.transaction.coordinator_registry import TransactionCoordinators
+from broker.transaction.markers import BrokerChannels
 from broker.transaction.verification import TxnVerifier
 from broker.transaction.servicer import TransactionServicer
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2, transaction_pb2

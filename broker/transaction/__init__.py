@@ -1,3 +1,3 @@
 """The transaction coordinator: the `__transaction_state` records, a pure state machine per
-transaction state partition (coordinator.py), its trio driver with the marker sender, the
-per-broker set of drivers, and the Transaction service."""
+transaction state partition (partition_coordinator.py), its trio driver with the marker sender,
+the broker's registry of those drivers (coordinator_registry.py), and the Transaction service."""

@@ -10,7 +10,7 @@ import trio
 
 from broker.coordinator.runtime import LedPartitionDriver
 from broker.replication.replica_manager import ReplicaManager
-from broker.transaction.coordinator import TransactionCoordinator
+from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.markers import MarkerWriter
 from broker.transaction.messages import SendMarkers, TransactionConfig
 from broker.transaction.records import TRANSACTION_STATE_TOPIC, TransactionRecordError

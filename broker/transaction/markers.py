@@ -1,7 +1,8 @@
 """Kafka's TransactionMarkerChannelManager for one decided transaction: WriteTxnMarkers to the
 leader of each of its partitions (from the node's metadata image), again and again until every
 partition has its marker or its topic is gone; a leader that answers
-TRANSACTION_COORDINATOR_FENCED means a newer coordinator owns the id, so this one stops."""
+TRANSACTION_COORDINATOR_FENCED means a newer coordinator owns the id, so this one stops; and
+its one channel per broker (BrokerChannels)."""
 from __future__ import annotations
 
 import logging
@@ -10,10 +11,11 @@ from typing import Awaitable, Callable
 import trio
 
 from broker.transaction.messages import SendMarkers
+from clients import bridge
 from clients.errors import ErrorCode, KraftError
 from clients.rate_limited_log import RateLimitedLog
 from clients.types import TopicPartition
-from clients.wire import broker_pb2 as pb
+from clients.wire import broker_pb2 as pb, broker_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -98,3 +100,38 @@ class MarkerWriter:
                         str(error), "WriteTxnMarkers of transactional id '%s' to broker %d, %s: %s (retrying)",
                         markers.transactional_id, leader, tp, p.error_message or error)
 
+
+class BrokerChannels:
+    """One gRPC channel per broker this broker's transaction work calls: markers to partition
+    leaders (Kafka's TransactionMarkerChannelManager keeps one connection per broker too), and
+    a partition leader's check with a transaction coordinator (verification.py). A broker whose
+    address changed gets a new channel."""
+
+    def __init__(self, address: Callable[[int], str | None],
+                 open_channel: Callable[[str], object]) -> None:
+        self.address = address
+        self.open_channel = open_channel
+        self._channels: dict[int, tuple[str, object]] = {}
+
+    def channel(self, node_id: int) -> object:
+        """KraftError BROKER_NOT_AVAILABLE when the metadata image has no address for it."""
+        address = self.address(node_id)
+        if address is None:
+            raise KraftError(ErrorCode.BROKER_NOT_AVAILABLE,
+                             f"broker {node_id} is not in the metadata image")
+        known = self._channels.get(node_id)
+        if known is None or known[0] != address:
+            if known is not None:
+                known[1].close()
+            known = self._channels[node_id] = (address, self.open_channel(address))
+        return known[1]
+
+    async def send(self, node_id: int, request: pb.WriteTxnMarkersRequest
+                   ) -> pb.WriteTxnMarkersResponse:
+        stub = broker_pb2_grpc.BrokerStub(self.channel(node_id))
+        return await bridge.call(stub.WriteTxnMarkers, request, REQUEST_TIMEOUT_S)
+
+    def close(self) -> None:
+        for _, channel in self._channels.values():
+            channel.close()
+        self._channels.clear()

@@ -12,7 +12,7 @@ from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.edge.request_limits import checked
 from broker.transaction import messages as m
 from broker.transaction import request_checks as checks
-from broker.transaction.coordinators import TransactionCoordinators
+from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.driver import TransactionDriver
 from broker.transaction.wire import (add_partitions_request, add_partitions_response, described,
                                      end_txn_request, message)

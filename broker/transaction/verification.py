@@ -94,7 +94,7 @@ class TxnVerifier:
 
     def __init__(self, local: LocalVerify, coordinator_id: Callable[[str], int | None],
                  channels, timeout_s: float = VERIFY_TIMEOUT_S) -> None:
-        """`channels.channel(node_id)`: a channel to that broker (coordinators.BrokerChannels)."""
+        """`channels.channel(node_id)`: a channel to that broker (markers.BrokerChannels)."""
         self.local = local
         self.coordinator_id = coordinator_id
         self.channels = channels

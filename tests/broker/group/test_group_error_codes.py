@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from broker.group.coordinator import GroupCoordinator
+from broker.group.partition_coordinator import GroupCoordinator
 from broker.group.messages import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                    MemberIdentity, OffsetAndMetadata, OffsetCommitRequest,
                                    OffsetFetchRequest, SyncGroupRequest)

@@ -10,7 +10,7 @@ import pytest
 
 from broker.group.servicer import GroupServicer
 from broker.replication.replica_manager import ReplicaManager
-from broker.transaction.coordinators import TransactionCoordinators
+from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.messages import TransactionConfig
 from broker.transaction.records import TRANSACTION_STATE_TOPIC, transaction_partition_for
 from clients.errors import ErrorCode as E, KraftError

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from broker.transaction.coordinator import TransactionCoordinator
+from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.messages import (AddPartitionsRequest, AppendRecords, EndTxnRequest,
                                          InitProducerIdRequest, Respond, SendMarkers,
                                          TransactionConfig)

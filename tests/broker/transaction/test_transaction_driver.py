@@ -10,7 +10,7 @@ import trio.testing
 
 from broker.replication.replica_manager import ReplicaManager
 from broker.transaction import messages as m
-from broker.transaction.coordinators import TransactionCoordinators
+from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.messages import TransactionConfig
 from broker.transaction.records import TRANSACTION_STATE_TOPIC
 from clients.errors import ErrorCode as E

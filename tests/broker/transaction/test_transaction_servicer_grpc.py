@@ -13,7 +13,7 @@ import trio
 
 from broker.replication.replica_manager import ReplicaManager
 from broker.server.servicer import BrokerServicer
-from broker.transaction.coordinators import TransactionCoordinators
+from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.messages import TransactionConfig
 from broker.transaction.records import TRANSACTION_STATE_TOPIC, transaction_partition_for
 from broker.transaction.servicer import TransactionServicer

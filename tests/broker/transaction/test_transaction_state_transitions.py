@@ -2,7 +2,7 @@
 TransactionCoordinator has them: init, add, end, markers, fencing, timeouts and expiry."""
 import pytest
 
-from broker.transaction.coordinator import TransactionCoordinator
+from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.messages import (AddPartitionsResponse, EndTxnRequest,
                                          InitProducerIdRequest,
                                          InitProducerIdResponse, TransactionConfig, TxnResponse)

@@ -2,7 +2,7 @@
 request, answers collected by handle, markers collected as sent."""
 from __future__ import annotations
 
-from broker.transaction.coordinator import TransactionCoordinator
+from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.messages import (AddPartitionsRequest, AppendRecords, EndTxnRequest,
                                          InitProducerIdRequest, Respond, SendMarkers,
                                          TransactionConfig)

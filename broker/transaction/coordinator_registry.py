@@ -1,7 +1,7 @@
 """The transaction coordinators of one broker: a TransactionDriver for each `__transaction_state`
 partition it leads (a new leader epoch loads afresh, and is the coordinator epoch), which driver
-a transactional id goes to, FindCoordinator's answer (creating `__transaction_state` on first
-use as Kafka does), and the WriteTxnMarkers channels to the partition leaders."""
+a transactional id goes to, and FindCoordinator's answer (creating `__transaction_state` on first
+use as Kafka does)."""
 from __future__ import annotations
 
 import logging
@@ -12,55 +12,17 @@ from broker.metadata.publisher import BrokerMetadata
 from broker.coordinator.runtime import LedPartitions, create_internal_topic, live_leader
 from broker.replication.replica_manager import ReplicaManager
 from broker.transaction.driver import TransactionDriver
-from broker.transaction.markers import REQUEST_TIMEOUT_S, TOPIC_GONE, MarkerWriter, Send
+from broker.transaction.markers import TOPIC_GONE, MarkerWriter, Send
 from broker.transaction.messages import TransactionConfig
 from broker.transaction.records import TRANSACTION_STATE_TOPIC, transaction_partition_for
-from clients import bridge
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
-from clients.wire import broker_pb2 as pb, broker_pb2_grpc
 from kraft.controller.messages import CreatableTopic
 from kraft.metadata.image import BrokerRegistration
 
 log = logging.getLogger(__name__)
 
 TOPIC = TRANSACTION_STATE_TOPIC
-
-
-class BrokerChannels:
-    """One gRPC channel per broker this broker's transaction work calls: markers to partition
-    leaders (Kafka's TransactionMarkerChannelManager keeps one connection per broker too), and
-    a partition leader's check with a transaction coordinator (verification.py). A broker whose
-    address changed gets a new channel."""
-
-    def __init__(self, address: Callable[[int], str | None],
-                 open_channel: Callable[[str], object]) -> None:
-        self.address = address
-        self.open_channel = open_channel
-        self._channels: dict[int, tuple[str, object]] = {}
-
-    def channel(self, node_id: int) -> object:
-        """KraftError BROKER_NOT_AVAILABLE when the metadata image has no address for it."""
-        address = self.address(node_id)
-        if address is None:
-            raise KraftError(ErrorCode.BROKER_NOT_AVAILABLE,
-                             f"broker {node_id} is not in the metadata image")
-        known = self._channels.get(node_id)
-        if known is None or known[0] != address:
-            if known is not None:
-                known[1].close()
-            known = self._channels[node_id] = (address, self.open_channel(address))
-        return known[1]
-
-    async def send(self, node_id: int, request: pb.WriteTxnMarkersRequest
-                   ) -> pb.WriteTxnMarkersResponse:
-        stub = broker_pb2_grpc.BrokerStub(self.channel(node_id))
-        return await bridge.call(stub.WriteTxnMarkers, request, REQUEST_TIMEOUT_S)
-
-    def close(self) -> None:
-        for _, channel in self._channels.values():
-            channel.close()
-        self._channels.clear()
 
 
 class TransactionCoordinators:

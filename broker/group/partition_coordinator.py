@@ -1,5 +1,7 @@
 """GroupCoordinator: every group of one `__consumer_offsets` partition as a pure core (Kafka's
-classic GroupCoordinator): Group RPCs, `tick` and append results in with `now_ms`; effects out."""
+classic GroupCoordinator): Group RPCs, `tick` and append results in with `now_ms`; effects out.
+Membership and rebalances come from rebalance.py, OffsetCommit and OffsetFetch from
+offset_commits.py; the appends, their results and the replay that changes state are here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,12 +14,11 @@ from broker.group.messages import (UNKNOWN_MEMBER_ID, AppendRecords, DescribedGr
                                    GroupConfig, HeartbeatRequest, HeartbeatResponse,
                                    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
                                    LeaveGroupResponse, ListGroupsResponse, OffsetAndMetadata,
-                                   OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
-                                   OffsetFetchResponse, Respond, SyncGroupRequest,
-                                   SyncGroupResponse, TxnOffsetCommitRequest)
+                                   OffsetCommitResponse, Respond, SyncGroupRequest,
+                                   SyncGroupResponse)
+from broker.group.offset_commits import OffsetCommits
 from broker.group.rebalance import ACTIVE, LOADING, RESIGNED, Rebalance, store_error
-from broker.group.records import (GroupMetadataKey, OffsetCommitKey, OffsetCommitValue,
-                                  decode_record, encode_record)
+from broker.group.records import GroupMetadataKey, OffsetCommitKey, decode_record, encode_record
 from broker.group.txn_offsets import PendingTxnOffsets
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
@@ -91,7 +92,7 @@ class _PendingAppend:
     ended: bool | None = None      # its transaction's marker came first: committed or not
 
 
-class GroupCoordinator(Rebalance):
+class GroupCoordinator(Rebalance, OffsetCommits):
     """Drive it: `replay` every record of the partition, then `become_coordinator`; afterwards
     `handle_*` per RPC, `tick` by `next_deadline_ms()`, and `on_append_result` for each
     AppendRecords, in append order. JoinGroup, SyncGroup, LeaveGroup and OffsetCommit take a
@@ -280,91 +281,6 @@ class GroupCoordinator(Rebalance):
         self._settle(group, now_ms, out)
         return (Respond(handle, LeaveGroupResponse(E.NONE, tuple(results))),) + tuple(out)
 
-    # -- offsets ----------------------------------------------------------------------------------
-    def handle_offset_commit(self, handle: Hashable, req: OffsetCommitRequest,
-                             now_ms: int) -> tuple[Effect, ...]:
-        group = self._groups.get(req.group_id)
-        error = self._unavailable() or (None if req.group_id else E.INVALID_GROUP_ID)
-        if error is None and group is None and req.generation_id >= 0:
-            error = E.ILLEGAL_GENERATION      # a group we do not know cannot have generations
-        if error is None and group is not None:
-            error = self._commit_problem(group, req)
-        if error is not None:
-            return (Respond(handle, OffsetCommitResponse({tp: error for tp in req.offsets})),)
-        member = group.members.get(req.member_id) if group is not None else None
-        if member is not None:
-            member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
-        answers, records = self._offset_records(req.group_id, req.offsets, now_ms)
-        if not records:
-            return (Respond(handle, OffsetCommitResponse(answers)),)
-        out: list[Effect] = []
-        self._append_records(req.group_id, "offsets", records, out, handle=handle, answers=answers)
-        return tuple(out)
-
-    def handle_txn_offset_commit(self, handle: Hashable, req: TxnOffsetCommitRequest,
-                                 now_ms: int) -> tuple[Effect, ...]:
-        """Answered by Respond(handle, OffsetCommitResponse) once the transactional batch is
-        committed; its offsets stay pending until the transaction's marker."""
-        group = self._groups.get(req.group_id)
-        error = self._unavailable() or (None if req.group_id else E.INVALID_GROUP_ID)
-        if error is None and req.producer_id < 0:
-            error = E.INVALID_PRODUCER_ID_MAPPING
-        if error is None:
-            error = self._txn_commit_problem(group, req)
-        if error is not None:
-            return (Respond(handle, OffsetCommitResponse({tp: error for tp in req.offsets})),)
-        answers, records = self._offset_records(req.group_id, req.offsets, now_ms)
-        if not records:
-            return (Respond(handle, OffsetCommitResponse(answers)),)
-        out: list[Effect] = []
-        self._append_records(req.group_id, "offsets", records, out, handle=handle,
-                             answers=answers, producer_id=req.producer_id,
-                             producer_epoch=req.producer_epoch)
-        return tuple(out)
-
-    def _txn_commit_problem(self, group: Group | None,
-                            req: TxnOffsetCommitRequest) -> ErrorCode | None:
-        """Kafka's doTxnCommitOffsets: the member and generation, whatever the group's state."""
-        if group is None:
-            if req.member_id or req.group_instance_id is not None:
-                return E.UNKNOWN_MEMBER_ID
-            return E.ILLEGAL_GENERATION if req.generation_id >= 0 else None
-        if group.state == DEAD:
-            return E.COORDINATOR_NOT_AVAILABLE
-        if req.member_id or req.group_instance_id is not None:
-            error = self._check_member(group, req.member_id, req.group_instance_id)
-            if error is not None:
-                return error
-        if req.generation_id >= 0 and req.generation_id != group.generation_id:
-            return E.ILLEGAL_GENERATION
-        return None
-
-    def _offset_records(self, group_id: str, offsets, now_ms: int) -> tuple[dict, list]:
-        """Per-partition answers (metadata too large refused here) and the records to append."""
-        answers, records = {}, []
-        for tp, om in offsets.items():
-            if len(om.metadata.encode()) > self.config.offset_metadata_max_bytes:
-                answers[TopicPartition(*tp)] = E.OFFSET_METADATA_TOO_LARGE
-                continue
-            answers[TopicPartition(*tp)] = E.NONE
-            records.append((OffsetCommitKey(group_id, tp[0], tp[1]),
-                            OffsetCommitValue(om.offset, om.leader_epoch, om.metadata, now_ms)))
-        return answers, records
-
-    def _commit_problem(self, group: Group, req: OffsetCommitRequest) -> ErrorCode | None:
-        """Kafka's validateOffsetCommit, then the state."""
-        if group.state == DEAD:
-            return E.COORDINATOR_NOT_AVAILABLE
-        if req.generation_id >= 0 or req.member_id or req.group_instance_id is not None:
-            error = self._check_member(group, req.member_id, req.group_instance_id)
-            if error is None and req.generation_id != group.generation_id:
-                error = E.ILLEGAL_GENERATION
-            if error is None and group.state == COMPLETING_REBALANCE:
-                # The member has its new generation but not its assignment yet.
-                error = E.REBALANCE_IN_PROGRESS
-            return error
-        return None if group.state == EMPTY else E.UNKNOWN_MEMBER_ID
-
     # -- DeleteGroups -----------------------------------------------------------------------------
     def handle_delete_group(self, handle: Hashable, group_id: str,
                             now_ms: int) -> tuple[Effect, ...]:
@@ -398,19 +314,6 @@ class GroupCoordinator(Rebalance):
         if group is not None and group.state == DEAD:
             group.state = EMPTY      # as it was: an Empty group's members are none to restore
         out.append(Respond(pending.handle, store_error(error, offsets=False)))
-
-    def handle_offset_fetch(self, req: OffsetFetchRequest) -> OffsetFetchResponse:
-        unstable = self._unstable_partitions(req.group_id) if req.require_stable else frozenset()
-        return views.offset_fetch(self._groups.get(req.group_id), req, self._unavailable(),
-                                  unstable)
-
-    def _unstable_partitions(self, group_id: str) -> frozenset:
-        """Kafka's hasPendingOffsetCommitsForTopicPartition: offsets of a transaction with no
-        marker yet, and offset commits (plain or transactional) still being written."""
-        writing = {tp for p in self._appends.values()
-                   if p.kind == "offsets" and p.group_id == group_id
-                   for tp, error in (p.answers or {}).items() if error == E.NONE}
-        return frozenset(writing | self.pending_txn_offsets.partitions_of(group_id))
 
     def list_groups(self, states: tuple[str, ...] | None = None) -> ListGroupsResponse:
         return views.list_groups(self._groups.values(), states, self._unavailable())
