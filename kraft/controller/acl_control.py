@@ -11,9 +11,9 @@ from kraft.controller.messages import (AclCreationResult, CreateAclsRequest, Cre
                                        DeleteAclsResponse, DescribeAclsRequest,
                                        DescribeAclsResponse)
 from kraft.controller.result import ControllerResult
+from kraft.metadata.acl_records import acl_to_record
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.records import RemoveAccessControlEntryRecord
-from kraft.security.acl import acl_to_record
 
 
 def create_acls(image: MetadataImage, req: CreateAclsRequest,

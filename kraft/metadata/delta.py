@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from clients.scram import ScramCredential
 from kraft.metadata import records as r
+from kraft.metadata.acl_records import acl_from_record
 from kraft.metadata.image import (TOPIC_RESOURCE, BrokerRegistration, MetadataImage,
                                   PartitionRegistration, TopicImage, frozen_map)
-from kraft.security.acl import acl_from_record
 
 
 class MetadataReplayError(ValueError):

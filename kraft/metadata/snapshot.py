@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgpack
 
 from kraft.metadata import records as r
+from kraft.metadata.acl_records import acl_to_record
 from kraft.metadata.delta import replay_all
 from kraft.metadata.image import EMPTY_IMAGE, MetadataImage
-from kraft.security.acl import acl_to_record
 
 
 def image_to_records(image: MetadataImage) -> list[r.MetadataRecord]:

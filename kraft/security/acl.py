@@ -5,8 +5,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from kraft.metadata.records import AccessControlEntryRecord
-
 WILDCARD_RESOURCE = "*"          # a LITERAL ACL on "*" matches every resource of its type
 WILDCARD_HOST = "*"
 CLUSTER_NAME = "kafka-cluster"   # the one Cluster resource (Kafka's name for it)
@@ -163,16 +161,3 @@ class AclBindingFilter:
             if value.name == "UNKNOWN":
                 return f"{what} is UNKNOWN in the filter; name one or use ANY"
         return None
-
-
-def acl_from_record(rec: AccessControlEntryRecord) -> AclBinding:
-    """The binding a record stores; ValueError for numbers this kraft does not know."""
-    return AclBinding(ResourceType(rec.resource_type), rec.resource_name,
-                      PatternType(rec.pattern_type), rec.principal, rec.host,
-                      Operation(rec.operation), Permission(rec.permission_type))
-
-
-def acl_to_record(acl_id: str, b: AclBinding) -> AccessControlEntryRecord:
-    return AccessControlEntryRecord(acl_id, int(b.resource_type), b.resource_name,
-                                    int(b.pattern_type), b.principal, b.host, int(b.operation),
-                                    int(b.permission_type))
