@@ -8,13 +8,13 @@ import logging
 import random
 from typing import Callable
 
-from broker.metadata.publisher import BrokerMetadata
+from broker.coordinator.placement import partition_for
+from broker.coordinator.runtime import LedPartitions, create_internal_topic, live_leader
 from broker.edge.controller_channel import ControllerChannel
 from broker.group.driver import CoordinatorDriver
 from broker.group.messages import GroupConfig
 from broker.group.records import OFFSETS_TOPIC
-from broker.coordinator.placement import partition_for
-from broker.coordinator.runtime import LedPartitions, create_internal_topic, live_leader
+from broker.metadata.publisher import BrokerMetadata
 from broker.replication.replica_manager import ReplicaManager
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import CreatableTopic

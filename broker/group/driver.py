@@ -12,10 +12,10 @@ from typing import Callable
 
 import trio
 
-from broker.group.partition_coordinator import GroupCoordinator
-from broker.group.messages import GroupConfig
-from broker.group.records import OFFSETS_TOPIC, OffsetsRecordError
 from broker.coordinator.runtime import LedPartitionDriver
+from broker.group.messages import GroupConfig
+from broker.group.partition_coordinator import GroupCoordinator
+from broker.group.records import OFFSETS_TOPIC, OffsetsRecordError
 from broker.replication.replica_manager import ReplicaManager
 from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import decode_batch, encode_batch

@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from broker.group.driver import CoordinatorDriver
+from broker.edge.request_limits import Refused, checked
 from broker.group import messages as m
 from broker.group import request_checks as checks
 from broker.group.coordinator_registry import GroupCoordinators
+from broker.group.driver import CoordinatorDriver
 from broker.group.wire import (commit_request, commit_response, described_group, fetch_request,
                                fetch_response, heartbeat_request, heartbeat_response,
                                join_request, join_response, leave_request, leave_response,
@@ -17,7 +18,6 @@ from broker.group.wire import (commit_request, commit_response, described_group,
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.transaction.coordinator_registry import TransactionCoordinators
-from broker.edge.request_limits import Refused, checked
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
 from clients.wire import group_pb2 as pb

@@ -8,8 +8,8 @@ import uuid
 
 import trio
 
-from broker.metadata.publisher import BrokerMetadata
 from broker.edge.controller_channel import ControllerChannel
+from broker.metadata.publisher import BrokerMetadata
 from clients.errors import ErrorCode, KraftError
 from kraft.controller.messages import BrokerHeartbeatRequest, RegisterBrokerRequest
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
+from broker.coordinator.runtime import LedPartitions, create_internal_topic, live_leader
 from broker.edge.controller_channel import ControllerChannel
 from broker.metadata.publisher import BrokerMetadata
-from broker.coordinator.runtime import LedPartitions, create_internal_topic, live_leader
 from broker.replication.replica_manager import ReplicaManager
 from broker.transaction.driver import TransactionDriver
 from broker.transaction.markers import TOPIC_GONE, MarkerWriter, Send

@@ -10,9 +10,9 @@ import trio
 
 from broker.coordinator.runtime import LedPartitionDriver
 from broker.replication.replica_manager import ReplicaManager
-from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.markers import MarkerWriter
 from broker.transaction.messages import SendMarkers, TransactionConfig
+from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.records import TRANSACTION_STATE_TOPIC, TransactionRecordError
 
 log = logging.getLogger(__name__)

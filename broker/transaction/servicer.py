@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.edge.request_limits import checked
+from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.transaction import messages as m
 from broker.transaction import request_checks as checks
 from broker.transaction.coordinator_registry import TransactionCoordinators

@@ -2,11 +2,11 @@
 `__consumer_offsets` partition, every answer by handle (each handle answered exactly once)."""
 from __future__ import annotations
 
-from broker.group.partition_coordinator import GroupCoordinator
 from broker.group.messages import (AppendRecords, GroupConfig, HeartbeatRequest, JoinGroupRequest,
                                    LeaveGroupRequest, MemberIdentity, OffsetAndMetadata,
                                    OffsetCommitRequest, OffsetFetchRequest, Respond,
                                    SyncGroupRequest, TxnOffsetCommitRequest)
+from broker.group.partition_coordinator import GroupCoordinator
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
 

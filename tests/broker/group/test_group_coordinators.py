@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import trio
 import trio.testing
 
+from broker.group.coordinator_registry import GroupCoordinators
 from broker.group.messages import GroupConfig
 from broker.group.records import OFFSETS_TOPIC
-from broker.group.coordinator_registry import GroupCoordinators
 from broker.group.servicer import GroupServicer
 from broker.replication.replica_manager import ReplicaManager
 from clients.errors import ErrorCode as E

@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import pytest
 
-from broker.group.partition_coordinator import GroupCoordinator
 from broker.group.messages import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
                                    MemberIdentity, OffsetAndMetadata, OffsetCommitRequest,
                                    OffsetFetchRequest, SyncGroupRequest)
+from broker.group.partition_coordinator import GroupCoordinator
 from clients.errors import ErrorCode as E
 from group_harness import CONFIG, Harness
 

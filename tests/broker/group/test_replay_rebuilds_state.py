@@ -2,8 +2,8 @@
 every settled group exactly as the one that wrote it did; a compacted log gives the same state."""
 from hypothesis import given, settings, strategies as st
 
-from broker.group.partition_coordinator import GroupCoordinator
 from broker.group.messages import HeartbeatRequest, OffsetFetchRequest
+from broker.group.partition_coordinator import GroupCoordinator
 from broker.group.records import GroupMetadataKey, OffsetCommitKey, encode_record
 from clients.errors import ErrorCode as E
 from clients.types import TopicPartition

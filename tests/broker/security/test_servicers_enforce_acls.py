@@ -5,6 +5,7 @@ callers cannot delete topics or groups, and node-to-node calls need ClusterActio
 import pytest
 
 from broker.controller import servicer as controller_servicer
+from broker.group import messages as m_group
 from broker.group.servicer import GroupServicer
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import RequestAuthorizer
@@ -13,7 +14,6 @@ from clients.errors import ErrorCode as E
 from clients.grpc_server import RequestContext, serving_as
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2 as pb, controller_pb2 as cpb, group_pb2 as gpb
-from broker.group import messages as m_group
 from kraft.controller import messages as m
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager

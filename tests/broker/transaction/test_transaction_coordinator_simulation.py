@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.messages import (AddPartitionsRequest, AppendRecords, EndTxnRequest,
                                          InitProducerIdRequest, Respond, SendMarkers,
                                          TransactionConfig)
 from broker.transaction.metadata import VALID_NEXT
+from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.records import EMPTY, PREPARE_COMMIT, decode_record
 from clients.errors import ErrorCode
 from clients.types import TopicPartition

@@ -2,11 +2,11 @@
 TransactionCoordinator has them: init, add, end, markers, fencing, timeouts and expiry."""
 import pytest
 
-from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.messages import (AddPartitionsResponse, EndTxnRequest,
                                          InitProducerIdRequest,
                                          InitProducerIdResponse, TransactionConfig, TxnResponse)
 from broker.transaction.metadata import MAX_PRODUCER_EPOCH
+from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.records import TransactionLogValue, decode_record
 from txn_harness import E, TP, Harness
 

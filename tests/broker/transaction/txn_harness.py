@@ -2,10 +2,10 @@
 request, answers collected by handle, markers collected as sent."""
 from __future__ import annotations
 
-from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.messages import (AddPartitionsRequest, AppendRecords, EndTxnRequest,
                                          InitProducerIdRequest, Respond, SendMarkers,
                                          TransactionConfig)
+from broker.transaction.partition_coordinator import TransactionCoordinator
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
 
