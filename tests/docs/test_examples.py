@@ -28,7 +28,8 @@ from processes import NodeProcess
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-CHECKED = [*PAGES, ROOT / "ARCHITECTURE.md", ROOT / "BENCHMARKS.md"]
+CHECKED = [*PAGES, ROOT / "ARCHITECTURE.md", ROOT / "BENCHMARKS.md",
+           *sorted((ROOT / "bench" / "results").glob("*.md"))]
 LANGUAGES = {"python", "sh", "properties", "text"}
 NOT_RUN = re.compile(r"^<!-- not run: (?P<reason>.+\S) -->$")
 BROKER, CONTROLLER = "127.0.0.1:9092", "127.0.0.1:9093"
@@ -150,6 +151,8 @@ def run_block(b: Block, node: NodeProcess, env: dict, cwd: pathlib.Path) -> str:
     return done.stdout
 
 
+# A node per page and a process per command: minutes on a loaded 2-core machine.
+@pytest.mark.slow
 @pytest.mark.parametrize("page", [p for p in PAGES if runnable(p)], ids=lambda p: p.name)
 def test_the_examples_of_a_page_run_against_a_real_node(page, tmp_path, shell_env):
     node = NodeProcess(tmp_path / "node").start()
