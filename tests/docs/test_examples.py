@@ -171,7 +171,9 @@ def test_the_examples_of_a_page_run_against_a_real_node(page, tmp_path, shell_en
             node.proc.kill()
             node.proc.wait(10)
     if page.name == "README.md":
-        # The walk-through's first Python example sends key k1 and reads it back.
-        first = next(out for b, out in outputs if b.lang == "python")
+        # The walk-through's first Python example sends key k1 and reads it back; the second
+        # reads, as a group, the three payments it wrote, as its comment says.
+        first, second = [out for b, out in outputs if b.lang == "python"][:2]
         assert first.startswith("RecordMetadata(topic='orders', partition="), first
         assert re.search(r"^\d+ \d+ b'k1' b'hello'$", first, flags=re.MULTILINE), first
+        assert second == "[(b'ann', b'5'), (b'ann', b'7'), (b'bob', b'2')]\n", second
