@@ -294,6 +294,13 @@ class ReplicaManager:
             [(topic, partition)],
             lambda: self.acks_satisfied(topic, partition, offset, leader_epoch), deadline)
 
+    async def wait_readable(self, partitions: list[tuple[str, int]], deadline: float, *,
+                            follower: bool = False) -> set[tuple[str, int]]:
+        """A parked fetch's wait (Kafka's DelayedFetch): until one of `partitions` moves (its
+        high watermark, leadership, ISR; for a `follower`, its log end too) or trio's clock
+        passes `deadline`. The partitions that moved (empty at the deadline): read those again."""
+        return await self.purgatory.wait_which_moved(partitions, deadline, log_end=follower)
+
     # -- fetch: consumers --------------------------------------------------------------------
     def read(self, topic: str, partition: int, fetch_offset: int, max_bytes: int, *,
              current_leader_epoch: int = -1, min_one_batch: bool = True,
