@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from broker.idempotence.producer_ids import ProducerIdBlocks, init_producer_id
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
+from broker.handlers.transaction import TransactionHandler
 from broker.server.request_limits import INT16_MAX, MAX_NAME_LENGTH, Refused, check_length, \
     check_range
-from broker.transaction.servicer import TransactionServicer
 from broker.transaction.wire import message as txn_message
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import ANONYMOUS, RequestContext
@@ -44,7 +44,7 @@ def check(request: InitProducerIdRequest) -> None:
 class InitProducerIdHandler:
     def __init__(self, producer_ids: ProducerIdBlocks | None, *,
                  authorizer: RequestAuthorizer = OPEN,
-                 transactions: TransactionServicer | None = None) -> None:
+                 transactions: TransactionHandler | None = None) -> None:
         """`transactions` answers a request with a transactional id (none: refused)."""
         self.producer_ids = producer_ids
         self.authz = authorizer

@@ -66,8 +66,9 @@ class BrokerServicer:
             metadata=md.MetadataHandler(metadata, channel, cluster_id=cluster_id,
                                         authorizer=authorizer, auto_create=auto_create,
                                         controller_id=controller_id),
-            init_producer_id=ipi.InitProducerIdHandler(producer_ids, authorizer=authorizer,
-                                                       transactions=transactions))
+            init_producer_id=ipi.InitProducerIdHandler(
+                producer_ids, authorizer=authorizer,
+                transactions=None if transactions is None else transactions.handler))
 
     # -- Metadata ----------------------------------------------------------------------------
     async def Metadata(self, request: pb.MetadataRequest) -> pb.MetadataResponse:
