@@ -83,8 +83,8 @@ class RequestAuthorizer:
         return ERROR_OF[rtype], denied_message(who or request_context(), operation, rtype, name)
 
     def require(self, operation: Operation, rtype: ResourceType,
-                name: str = CLUSTER_NAME) -> None:
-        refused = self.denial(operation, rtype, name)
+                name: str = CLUSTER_NAME, who: RequestContext | None = None) -> None:
+        refused = self.denial(operation, rtype, name, who)
         if refused is not None:
             raise KraftError(*refused)
 
@@ -94,16 +94,16 @@ class RequestAuthorizer:
         place that decides what a node is (ClusterAction; super users included)."""
         return self.denial(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, who=who)
 
-    def require_cluster_action(self) -> None:
+    def require_cluster_action(self, who: RequestContext | None = None) -> None:
         """node_call_denial() as a KraftError (CLUSTER_AUTHORIZATION_FAILED)."""
-        refused = self.node_call_denial()
+        refused = self.node_call_denial(who)
         if refused is not None:
             raise KraftError(*refused)
 
-    def is_node(self) -> bool:
+    def is_node(self, who: RequestContext | None = None) -> bool:
         """Whether the request comes from a node (ClusterAction): a controller trusts a broker
         that forwards a client's call to have authorized that client already."""
-        return self.node_call_denial() is None
+        return self.node_call_denial(who) is None
 
 
 OPEN = RequestAuthorizer()
