@@ -12,7 +12,7 @@ from clients.wire import broker_pb2 as pb
 E = ErrorCode
 
 
-def Fetch(req: pb.FetchRequest) -> None:
+def Fetch(req) -> None:
     check_range("replica_id", req.replica_id, -1, INT32_MAX,
                 hint="-1 for a consumer, the broker's node.id for a follower")
     # Above the servicer's MAX_WAIT_MS_LIMIT a fetch waits that long: a long wait is no harm.
@@ -60,6 +60,6 @@ def refuse_write_txn_markers(request: pb.WriteTxnMarkersRequest,
     return response
 
 
-def ListOffsets(req: pb.ListOffsetsRequest) -> None:
+def ListOffsets(req) -> None:
     check_range("isolation_level", req.isolation_level, 0, 1,
                 hint="0 read_uncommitted, 1 read_committed")
