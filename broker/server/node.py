@@ -338,7 +338,7 @@ class Node:
         transaction_servicer = TransactionServicer(
             transactions, lambda group_id: partition_for(group_id, groups.num_partitions()),
             authorizer)
-        verifier = TxnVerifier(transaction_servicer.verify_locally, transactions.coordinator_id,
+        verifier = TxnVerifier(transaction_servicer.handler.verify_locally, transactions.coordinator_id,
                                broker_channels)
         broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
                                 producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
