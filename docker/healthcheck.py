@@ -12,7 +12,6 @@ CPU time.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json

@@ -55,12 +55,12 @@ def test_brokers_stop_before_controllers(monkeypatch):
 
 
 def test_a_process_ignoring_sigterm_is_reported_killed():
-    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time; "
-                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                                 "print(flush=True); time.sleep(60)"], stdout=subprocess.PIPE)
+    ignore_sigterm = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                      "print(flush=True); time.sleep(60)")
+    stubborn = subprocess.Popen([sys.executable, "-c", ignore_sigterm], stdout=subprocess.PIPE)
     try:
         stubborn.stdout.readline()          # its SIGTERM handler is set once it printed
-        [(target, killed)] = launcher.stop_in_order([Target("node 9", stubborn.pid, stubborn)], 0.3)
+        [(_target, killed)] = launcher.stop_in_order([Target("node 9", stubborn.pid, stubborn)], 0.3)
         assert killed and stubborn.wait(5) == -9
     finally:
         if stubborn.poll() is None:
