@@ -136,7 +136,7 @@ def main() -> int:
     a = p.parse_args()
 
     from chaos.audit.job import create_session
-    from chaos.spark_source import register
+    from clients.spark import register
 
     topic = f"source-bench-{uuid.uuid4().hex[:8]}"
     fill(a.bootstrap_server, topic, a.partitions, a.records, a.record_size)

@@ -1,6 +1,6 @@
 """CPU per record of handing consumer records to Spark: Spark's row path (tuples, converted
 value by value by PySpark's own `records_to_arrow_batches`, as for the source before) against
-one Arrow record batch per poll (chaos/spark_source/fetch.py). No Spark session: this is the
+one Arrow record batch per poll (clients/spark/fetch.py). No Spark session: this is the
 Python work an executor does per record, the part the data source controls.
 
     PYTHONPATH=$PWD python bench/spark_source_rows.py --records 200000 --repeat 3
@@ -11,7 +11,7 @@ import argparse
 import datetime
 import time
 
-from chaos.spark_source import fetch
+from clients.spark import fetch
 from clients.consumer.fetcher import ConsumerRecord
 
 UTC = datetime.timezone.utc

@@ -1,4 +1,4 @@
-"""`kraft audit`: the command line of the PySpark consistency audit. entry/main.py registers it
+"""`kraft audit`: the command line of the PySpark consistency audit. entry/commands.py registers it
 (clients must not import chaos); Spark is imported only when the command runs."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 EXAMPLES = """examples:
   kraft audit --data run/nodes --history run/history.jsonl --faults run/faults.jsonl --out run
@@ -19,7 +20,9 @@ exit status: 0 no violation, 1 violations (each names its check, partition, offs
 and values), 2 input that cannot be read. Reports: OUT/report.json and OUT/report.html."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction,
+             add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """audit reads files, not a cluster: its own --format and --debug, no add_common."""
     p = subparsers.add_parser(
         "audit", help="check replica logs, metadata logs and a chaos history for consistency",
         description="Check every replica's segment files, every controller's metadata log and a\n"

@@ -1,10 +1,10 @@
 """The chaos run's cluster: 3 controllers and 3 brokers as `kraft node` processes, each inside its
-own network namespace (chaos.netns), with kill -9 / SIGSTOP / SIGCONT / restart by node id."""
+own network namespace (chaos.netns), with kill -9 / SIGSTOP / SIGCONT / restart by node id.
+Files and processes come from chaos.launcher, which kraft dev and the tests share."""
 from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import pathlib
 import signal
 import subprocess
@@ -13,8 +13,9 @@ import time
 
 import trio
 
-from chaos import netns
-from chaos.node_logs import ROOT, log_since, log_tail
+from chaos import launcher, netns
+from chaos.launcher import NodeFiles, Target
+from chaos.node_logs import ROOT, log_tail
 from chaos.secure import INTERNAL_PORT, SecureFiles
 
 CONTROLLER_PORT = 9093
@@ -39,7 +40,7 @@ class ClusterError(RuntimeError):
 
 
 @dataclasses.dataclass(frozen=True)
-class ChaosNode:
+class ChaosNode(NodeFiles):
     id: int
     role: str                    # "controller" or "broker"
     host: str
@@ -54,14 +55,6 @@ class ChaosNode:
     def data_dir(self) -> pathlib.Path:
         return self.node_dir / "data"
 
-    @property
-    def config_path(self) -> pathlib.Path:
-        return self.node_dir / "server.properties"
-
-    @property
-    def log_path(self) -> pathlib.Path:
-        return self.node_dir / "node.log"
-
 
 def plan(nodes_dir: pathlib.Path, controllers: int = 3, brokers: int = 3) -> list[ChaosNode]:
     """Controllers are nodes 1..C, brokers C+1..C+B, each at 10.77.0.<id> (its namespace's
@@ -74,15 +67,11 @@ def plan(nodes_dir: pathlib.Path, controllers: int = 3, brokers: int = 3) -> lis
 
 def properties_text(node: ChaosNode, nodes: list[ChaosNode], settings: dict[str, str],
                     secure: SecureFiles | None = None) -> str:
-    voters = ",".join(f"{n.id}@{n.address}" for n in nodes if n.role == "controller")
-    listener = "CONTROLLER" if node.role == "controller" else "PLAINTEXT"
-    props = {"node.id": str(node.id), "process.roles": node.role,
-             "listeners": f"{listener}://{node.address}", "controller.listener.names": "CONTROLLER",
-             "controller.quorum.voters": voters, "log.dirs": str(node.data_dir), **settings}
+    voters = launcher.quorum_voters((n.id, n.address) for n in nodes if n.role == "controller")
+    props = launcher.node_properties(node.id, node.role, node.address, voters, node.data_dir, settings)
     if secure is not None:
         props.update(secure.node_properties(node.id, node.role, node.host, node.port))
-    return f"# node {node.id} ({node.role}) of a chaos run\n" + "".join(
-        f"{k}={v}\n" for k, v in props.items())
+    return launcher.properties_text(f"node {node.id} ({node.role}) of a chaos run", props)
 
 
 class NodeSet:
@@ -121,12 +110,9 @@ class NodeSet:
 
     def lagging_brokers(self) -> set[int]:
         """Brokers whose Metadata does not list every broker (or that do not answer)."""
-        from clients.admin import broker_views
-
-        views = trio.run(lambda: broker_views([self.check_address(i) for i in self.brokers], 2.0,
-                                              **self._check_security()))
-        wanted = set(self.brokers)
-        return {i for i in self.brokers if not wanted <= (views[self.check_address(i)] or set())}
+        views = launcher.broker_registrations({i: self.check_address(i) for i in self.brokers}, 2.0,
+                                              **self._check_security())
+        return launcher.unregistered(views)
 
     def active_controller(self, timeout: float = 1.0) -> int | None:
         """The quorum leader, as `kraft quorum describe` finds it (the leader's own answer wins)."""
@@ -179,28 +165,16 @@ class LocalCluster(NodeSet):
             n.node_dir.mkdir(parents=True, exist_ok=True)
             n.config_path.write_text(properties_text(n, list(self.nodes.values()), self.settings,
                                                      self.secure))
-            done = subprocess.run([self.python, "-m", "entry.main", "format", "--config",
-                                   str(n.config_path), "--cluster-id", cluster_id],
-                                  capture_output=True, text=True, env=self._env(), timeout=60)
+            done = launcher.format_node(n.config_path, cluster_id, python=self.python)
             if done.returncode != 0:
                 raise ClusterError(f"kraft format failed for node {n.id}: {done.stderr.strip()}")
 
-    def _env(self) -> dict[str, str]:
-        # PYTHONPATH: `-m entry.main` must find this checkout whatever the current directory.
-        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-        return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
-
     def start(self, node_id: int, why: str = "start") -> int:
         n = self.nodes[node_id]
-        with open(n.log_path, "ab") as log:
-            log.write(f"\n=== chaos: {why} node {node_id} at {time.strftime('%H:%M:%S')} ===\n".encode())
-            log.flush()
-            self.log_offsets[node_id] = log.tell()
-            self.procs[node_id] = subprocess.Popen(
-                ["ip", "netns", "exec", netns.ns_name(node_id), self.python, "-m", "entry.main",
-                 "node", "--config", str(n.config_path)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
-                cwd=ROOT, start_new_session=True)   # Ctrl-C on the runner must not hit nodes
+        self.procs[node_id], self.log_offsets[node_id] = launcher.launch(
+            n.config_path, n.log_path, python=self.python, prefix=("ip", "netns", "exec", netns.ns_name(node_id)),
+            banner=f"=== chaos: {why} node {node_id} at {time.strftime('%H:%M:%S')} ===",
+            cwd=ROOT, new_session=True)   # Ctrl-C on the runner must not hit nodes
         self.paused.discard(node_id)
         return self.procs[node_id].pid
 
@@ -240,7 +214,7 @@ class LocalCluster(NodeSet):
                     n = self.nodes[i]
                     raise ClusterError(f"node {i} exited before it was ready; read its log: "
                                        f"{n.log_path}{log_tail(n.log_path, self.log_offsets[i])}")
-                if "listening on" in log_since(self.nodes[i].log_path, self.log_offsets[i]):
+                if launcher.is_listening(self.nodes[i].log_path, self.log_offsets[i]):
                     waiting.discard(i)
             self._check_deadline(deadline, timeout, waiting, "is not listening")
             time.sleep(0.2)
@@ -260,20 +234,10 @@ class LocalCluster(NodeSet):
     def stop_all(self, grace: float = STOP_GRACE_S) -> list[str]:
         """SIGCONT (a stopped process cannot act on SIGTERM), then SIGTERM brokers while the
         controllers still answer, then controllers; SIGKILL whatever outlives the grace."""
-        lines = []
         for i in self.procs:
             self.resume(i)
-        for group in (self.brokers, self.controllers):
-            live = [i for i in group if self.alive(i)]
-            for i in live:
-                self.signal(i, signal.SIGTERM)
-            deadline = time.monotonic() + grace
-            while any(self.alive(i) for i in live) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            for i in live:
-                if self.alive(i):
-                    self.kill(i)
-                    lines.append(f"killed node {i}: still running {grace:g} s after SIGTERM")
-                else:
-                    lines.append(f"stopped node {i} (exit code {self.procs[i].returncode})")
-        return lines
+        targets = [Target(f"node {i}", proc.pid, proc, self.nodes[i].role == "controller")
+                   for i, proc in self.procs.items()]
+        return [f"killed {t.label}: still running {grace:g} s after SIGTERM" if killed
+                else f"stopped {t.label} (exit code {t.proc.returncode})"
+                for t, killed in launcher.stop_in_order(targets, grace)]

@@ -7,12 +7,12 @@ import json
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import time
 import uuid
 from typing import Iterable, Mapping
 
+from chaos import launcher
 from chaos.node_logs import ROOT
 from chaos.cluster import (
     CONTROLLER_PORT, FAST_SETTINGS, STOP_GRACE_S, ChaosNode, ClusterError, NodeSet)
@@ -121,17 +121,6 @@ def pick_subnet() -> str:
     raise ClusterError(f"no free {SUBNET_PREFIX}.<n>.0/24 subnet for the compose network")
 
 
-def free_ports(count: int) -> list[int]:
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def env_name(key: str) -> str:
     """server.properties key -> the image's KRAFT_CFG_* variable (docker/entrypoint.sh)."""
     if "_" in key:
@@ -149,7 +138,7 @@ class DockerCluster(NodeSet):
         self.compose = compose_command() or ["docker-compose"]
         self.project = f"{PROJECT_PREFIX}{uuid.uuid4().hex[:8]}"
         self.subnet = pick_subnet()
-        self.ports = dict(zip((4, 5, 6), free_ports(3)))
+        self.ports = dict(zip((4, 5, 6), launcher.free_ports("127.0.0.1", 3)))
         super().__init__([
             ChaosNode(i, "controller" if i <= 3 else "broker", f"{self.subnet}.{10 + i}",
                       CONTROLLER_PORT if i <= 3 else self.ports[i],
@@ -176,7 +165,7 @@ class DockerCluster(NodeSet):
         return done
 
     def override(self) -> dict:
-        voters = ",".join(f"{i}@{self.nodes[i].address}" for i in self.controllers)
+        voters = launcher.quorum_voters((i, self.nodes[i].address) for i in self.controllers)
         services = {}
         for i, name in SERVICES.items():
             n = self.nodes[i]

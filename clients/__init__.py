@@ -1,5 +1,6 @@
 """kraft's client side: the record-batch format, codecs, error codes, the trio<->gRPC bridge,
-the generated wire modules, the Producer / Consumer / Admin and the command-line tools."""
+the generated wire modules, the Producer / Consumer / Admin, the command-line tools and the
+Spark data source (spark/)."""
 
 from importlib import metadata as _metadata
 

@@ -6,23 +6,23 @@ leader, a broker when `kraft cluster info` on it lists its own node id.
     kraft-healthcheck cluster CONTROLLERS BROKERS COUNT   # a leader and COUNT brokers registered
 
 It runs the same client commands as `kraft`, with their JSON output, but builds only the client
-part of the command tree: it runs every few seconds on every node, and importing the node code
-too would double its CPU time.
+part of the command tree (entry/commands.py imports a command's module only when it is asked
+for): it runs every few seconds on every node, and importing the node code too would double its
+CPU time.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
 import sys
 
 from clients import cli
+from entry.commands import build_parser
 
 
 def run_json(argv: list[str]) -> dict:
-    parser = argparse.ArgumentParser(prog="kraft")
-    cli.register(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(packages=("clients",))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = cli.run_command(parser.parse_args([*argv, "--format", "json"]))

@@ -3,7 +3,6 @@ is registered), supervise until Ctrl-C, --stop and --restart, on top of entry.de
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import pathlib
 import signal
@@ -12,17 +11,15 @@ import sys
 import time
 from typing import Callable, TextIO
 
-import trio
-
 from entry.dev_cluster import (DevClusterError, NodePlan, Target, check_ports_free, check_reuse,
                                 cluster_id_for, is_kraft_process, launch, reusing_ports,
-                                node_entry, plan_cluster, properties_text, read_cluster_json, shape,
-                                start_command, stop_targets, targets_of, write_cluster_json)
+                                node_entry, plan_cluster, read_cluster_json, shape,
+                                start_command, stop_targets, targets_of, write_cluster_json,
+                                write_properties)
 from entry.dev_secure import SecureSetup, bootstrap_admin, secure_plans
-from chaos.node_logs import log_since, log_tail
-from clients.admin import broker_views
+from chaos.launcher import broker_registrations, is_listening
+from chaos.node_logs import log_tail
 from clients.cli.output import Progress, print_table
-from kraft.fs import atomic_write
 
 POLL_S = 0.2
 
@@ -73,7 +70,7 @@ def _wait_listening(nodes: list[_Launched], deadline: float, timeout: float,
         for n in nodes:
             n.check_alive()
         before = len(waiting)
-        waiting = [n for n in waiting if "listening on" not in log_since(n.plan.log_path, n.log_offset)]
+        waiting = [n for n in waiting if not is_listening(n.plan.log_path, n.log_offset)]
         if not waiting:
             return
         if len(waiting) != before:
@@ -98,8 +95,8 @@ def _wait_registered(launched: list[_Launched], deadline: float, timeout: float,
         stop.check()
         for n in launched:
             n.check_alive()
-        views = trio.run(functools.partial(broker_views, list(probe.values()), 2.0, **security))
-        views = {n.plan.address: views[probe[n.plan.id]] for n in brokers}
+        by_id = broker_registrations(probe, 2.0, **security)
+        views = {n.plan.address: by_id[n.plan.id] for n in brokers}
         silent = [n for n in brokers if views[n.plan.address] is None]
         seen = set.intersection(*views.values()) if not silent else set()
         if not silent and wanted <= seen:
@@ -165,8 +162,7 @@ def start_cluster(data: pathlib.Path, plans: list[NodePlan], *, detach: bool, wa
     with _StopRequest() as stop:
         try:   # after Ctrl-C before the cluster is ready, exit 130 as a shell reports an interrupt
             for p in plans:
-                p.node_dir.mkdir(parents=True, exist_ok=True)
-                atomic_write(p.config_path, properties_text(p))
+                write_properties(p)
                 format_node(p.config_path, cluster_id)
             for p in plans:
                 stop.check()

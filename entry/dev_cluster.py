@@ -1,28 +1,24 @@
-"""kraft dev's multi-process cluster minus its wait loops: the plan (pure), its server.properties
-and cluster.json files, and launching, recognising and stopping node processes."""
+"""kraft dev's multi-process cluster minus its wait loops: the plan (pure), checks before a start
+and on reusing a data dir. The files and processes themselves are chaos/launcher.py's, shared with
+the chaos cluster and the tests; its names are re-exported here for kraft dev's callers."""
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import pathlib
-import signal
 import socket
 import subprocess
-import sys
-import time
 import uuid
 from typing import Callable, Iterable
 
 from broker.server.config import parse_overrides
-from chaos.node_logs import ROOT
-from kraft.fs import atomic_write
+from chaos import launcher
+from chaos.launcher import (STOP_GRACE_S, NodeFiles, Target, free_ports, is_kraft_process,  # noqa: F401
+                            write_cluster_json)
 from kraft.log.log_manager import read_meta_properties
 
 DEFAULT_BROKER_PORT = 9092
 DEFAULT_CONTROLLER_PORT = 9192   # not Kafka's 9093: brokers take 9092, 9093, ... here
 MAX_CONTROLLERS = 9
-STOP_GRACE_S = 10.0
 # kraft dev wires these per node; overriding one for every node would break the wiring.
 MANAGED_KEYS = ("node.id", "process.roles", "listeners", "controller.listener.names",
                 "controller.quorum.voters", "log.dirs", "log.dir")
@@ -38,7 +34,7 @@ class DevClusterError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
-class NodePlan:
+class NodePlan(NodeFiles):
     id: int
     roles: tuple[str, ...]
     address: str                  # a broker's broker listener, a controller's controller listener
@@ -50,31 +46,8 @@ class NodePlan:
         return self.data_dir.parent
 
     @property
-    def config_path(self) -> pathlib.Path:
-        return self.node_dir / "server.properties"
-
-    @property
-    def log_path(self) -> pathlib.Path:
-        return self.node_dir / "node.log"
-
-    @property
     def label(self) -> str:
         return f"node {self.id} ({','.join(self.roles)})"
-
-
-def free_ports(host: str, count: int) -> list[int]:
-    """`count` distinct ports free right now; the sockets stay bound together so none repeats."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    socks = []
-    try:
-        for _ in range(count):
-            s = socket.socket(family)
-            socks.append(s)
-            s.bind((host, 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def plan_cluster(data_dir: pathlib.Path | str, controllers: int, brokers: int, host: str = "127.0.0.1",
@@ -110,15 +83,13 @@ def plan_cluster(data_dir: pathlib.Path | str, controllers: int, brokers: int, h
         raise DevClusterError(f"ports {_span(used)} are not all between 1 and 65535; "
                               f"pick lower --port / --controller-port")
     data = pathlib.Path(data_dir)
-    voters = ",".join(f"{i}@{host}:{p}" for i, p in enumerate(controller_ports, 1))
+    voters = launcher.quorum_voters((i, f"{host}:{p}") for i, p in enumerate(controller_ports, 1))
     plans = []
     for node_id, node_port in enumerate(used, 1):
-        role, listener = ("controller", "CONTROLLER") if node_id <= controllers else ("broker", "PLAINTEXT")
+        role = "controller" if node_id <= controllers else "broker"
         log_dir = data / f"node-{node_id}" / "data"
-        props = {"node.id": str(node_id), "process.roles": role,
-                 "listeners": f"{listener}://{host}:{node_port}",
-                 "controller.listener.names": "CONTROLLER", "controller.quorum.voters": voters,
-                 "log.dirs": str(log_dir), **DEV_DEFAULTS, **overrides}
+        props = launcher.node_properties(node_id, role, f"{host}:{node_port}", voters, log_dir,
+                                         {**DEV_DEFAULTS, **overrides})
         plans.append(NodePlan(node_id, (role,), f"{host}:{node_port}", log_dir, props))
     return plans
 
@@ -127,112 +98,40 @@ def _span(ports: list[int]) -> str:
     return str(ports[0]) if len(ports) == 1 else f"{min(ports)}-{max(ports)}"
 
 
+def _header(plan: NodePlan) -> str:
+    return f"{plan.label} of a kraft dev cluster; kraft dev rewrites this file on every start"
+
+
 def properties_text(plan: NodePlan) -> str:
-    lines = [f"# {plan.label} of a kraft dev cluster; kraft dev rewrites this file on every start"]
-    return "\n".join(lines + [f"{k}={v}" for k, v in plan.properties.items()]) + "\n"
+    return launcher.properties_text(_header(plan), plan.properties)
 
 
-# --- cluster.json: what runs where; chaos tooling reads id, roles, address, pid and data_dir ---
+def write_properties(plan: NodePlan) -> None:
+    launcher.write_properties(plan.config_path, _header(plan), plan.properties)
+
 
 def node_entry(plan: NodePlan, pid: int | None) -> dict:
-    return {"id": plan.id, "roles": list(plan.roles), "address": plan.address, "pid": pid,
-            "data_dir": str(plan.data_dir), "config": str(plan.config_path), "log": str(plan.log_path)}
-
-
-def write_cluster_json(data: pathlib.Path, doc: dict) -> None:
-    atomic_write(pathlib.Path(data) / "cluster.json", json.dumps(doc, indent=1) + "\n")
+    return launcher.node_entry(plan.id, plan.roles, plan.address, pid, plan.data_dir,
+                               plan.config_path, plan.log_path)
 
 
 def read_cluster_json(data: pathlib.Path) -> dict | None:
-    path = pathlib.Path(data) / "cluster.json"
     try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (ValueError, OSError) as exc:
-        raise DevClusterError(f"{path} is unreadable ({exc}); delete it if no cluster runs from {data}") from None
-
-
-# --- processes ---
-
-def is_kraft_process(pid: int) -> bool:
-    """A live (not zombie) process whose command line runs kraft. A pid read from an old
-    cluster.json may since belong to something else, which must never be signalled."""
-    if not isinstance(pid, int) or pid <= 1 or pid == os.getpid():
-        return False
-    try:   # Linux's procfs; elsewhere nothing counts as ours, so --stop never signals blindly
-        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        args = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except (OSError, IndexError):
-        return False
-    return state != "Z" and any(map(_runs_kraft, args))
-
-
-def _runs_kraft(arg: str) -> bool:
-    return arg == "entry.main" or arg.endswith("entry/main.py") or os.path.basename(arg) == "kraft"
-
-
-def node_command(config: pathlib.Path) -> list[str]:
-    return [sys.executable, "-m", "entry.main", "node", "--config", str(config)]
+        return launcher.read_cluster_json(data)
+    except launcher.ClusterFileError as exc:
+        raise DevClusterError(str(exc)) from None
 
 
 def launch(config: pathlib.Path, log_path: pathlib.Path, *, detach: bool) -> tuple[subprocess.Popen, int]:
-    """Starts `kraft node --config F` with stdout and stderr appended to its log. Returns the
-    process and the log's size before it: this run's lines start there."""
-    # PYTHONPATH: `-m entry.main` must find this checkout whatever the current directory.
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
-        offset = log.tell()
-        proc = subprocess.Popen(node_command(config), stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=detach)
-    return proc, offset
-
-
-@dataclasses.dataclass
-class Target:
-    label: str
-    pid: int
-    proc: subprocess.Popen | None = None    # our own child: poll() also reaps it
-    controller: bool = False
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None if self.proc is not None else is_kraft_process(self.pid)
-
-    def send(self, signum: int) -> None:
-        try:
-            os.kill(self.pid, signum)
-        except ProcessLookupError:
-            pass
+    """Starts `kraft node --config F`, its output appended to its log; (process, log offset)."""
+    return launcher.launch(config, log_path, new_session=detach)
 
 
 def stop_targets(targets: list[Target], grace: float = STOP_GRACE_S) -> list[str]:
-    """Brokers (and the supervisor) first, while the controllers they report to still answer,
-    then the controllers; a line each."""
-    return (_stop_together([t for t in targets if not t.controller], grace)
-            + _stop_together([t for t in targets if t.controller], grace))
-
-
-def _stop_together(targets: list[Target], grace: float) -> list[str]:
-    """SIGTERM every live target, wait up to `grace` s for all, SIGKILL the rest."""
-    live = [t for t in targets if t.alive()]
-    for t in live:
-        t.send(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while any(t.alive() for t in live) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    lines = []
-    for t in live:
-        if t.alive():
-            t.send(signal.SIGKILL)
-            lines.append(f"killed {t.label}, pid {t.pid}: still running {grace:g} s after SIGTERM")
-        else:
-            lines.append(f"stopped {t.label}, pid {t.pid}")
-    deadline = time.monotonic() + 5
-    while any(t.alive() for t in live) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return lines
+    """Brokers (and the supervisor) first, then the controllers; a line each."""
+    return [f"killed {t.label}, pid {t.pid}: still running {grace:g} s after SIGTERM" if killed
+            else f"stopped {t.label}, pid {t.pid}"
+            for t, killed in launcher.stop_in_order(targets, grace)]
 
 
 def targets_of(doc: dict) -> list[Target]:

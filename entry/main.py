@@ -1,209 +1,24 @@
-"""The `kraft` command: the node commands (dev, node, format) live here because they start a
-broker; every client command (topic, produce, consume, bench) comes from clients.cli."""
+"""The `kraft` command: parses argv with the one command tree (entry/commands.py) and runs the
+chosen command, the node commands their way (entry/node_commands.py), the others the clients'."""
 from __future__ import annotations
 
-import argparse
 import os
-import pathlib
 import sys
-import uuid
 
 # grpc's C core logs its own lines (e.g. a failed bind) to stderr; users get ours instead, one
 # line each. It reads this once, at import, so it is set before grpc is first imported.
 if "--debug" not in sys.argv:
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-import trio  # noqa: E402
+from clients.cli import run_command  # noqa: E402
+from entry.commands import build_parser  # noqa: E402
 
-from broker.server.config import ServerConfigError, load_config  # noqa: E402
-from broker.server.node import NodeStartError, run_until_signalled  # noqa: E402
-from chaos import cli as chaos_cli  # noqa: E402
-from clients import cli as client_cli  # noqa: E402
-from entry import log_format, secure_files  # noqa: E402
-
-EXAMPLES = """examples:
-  kraft dev                                  # a local broker on 127.0.0.1:9092, data in ./kraft-data
-  kraft topic create orders -p 3
-  printf 'k1:hello\\nk2:world\\n' | kraft produce orders --key-separator :
-  kraft consume orders --from-beginning --max-messages 2
-  kraft bench produce --num-records 1000000 --record-size 100
-"""
-
-
-DEV_EXAMPLES = """examples:
-  kraft dev --data ./kraft-data --port 9092           # one combined node, in the foreground
-  kraft dev --port 0 --detach --data /tmp/k1          # the same in the background, on free ports
-  kraft dev --controllers 3 --brokers 3               # brokers on 9092-9094, controllers on 9192-9194
-  kraft dev --controllers 3 --brokers 3 --port 0 --detach --data /tmp/c1
-  kraft dev --restart 5 --data /tmp/c1                # start node 5 again, e.g. after a kill -9
-  kraft dev --secure --controllers 3 --brokers 3      # TLS + SCRAM; see DATA/client.properties
-  kraft dev --stop --data /tmp/c1
-"""
-
-
-def _write_meta(log_dir: pathlib.Path, cluster_id: str, node_id: int) -> None:
-    from kraft.log.log_manager import write_meta_properties
-
-    log_dir.mkdir(parents=True, exist_ok=True)
-    write_meta_properties(log_dir, cluster_id, node_id)
-
-
-def format_dirs(config, cluster_id: str, ignore_formatted: bool) -> list[str]:
-    from kraft.log.log_manager import read_meta_properties
-
-    formatted = []
-    for d in map(pathlib.Path, config.log_dirs):
-        if read_meta_properties(d) is not None:
-            if ignore_formatted:
-                continue
-            raise NodeStartError(f"log dir {d} is already formatted; pass --ignore-formatted to skip it")
-        _write_meta(d, cluster_id, config.node_id)
-        formatted.append(str(d))
-    if config.runs_quorum:
-        _format_quorum_state(config, ignore_formatted)
-    return formatted
-
-
-def _format_quorum_state(config, ignore_formatted: bool) -> None:
-    """A voter starts at epoch 0 with the configured voter set, in the first log dir (Kafka's
-    metadata.log.dir default)."""
-    from kraft.raft.disk import quorum_state_path, write_initial
-
-    path = quorum_state_path(pathlib.Path(config.log_dirs[0]))
-    if path.exists() and ignore_formatted:
-        return
-    try:
-        write_initial(path, sorted(config.voters))
-    except FileExistsError as exc:
-        raise NodeStartError(f"{exc}; or pass --ignore-formatted to skip it") from None
-
-
-def cmd_format(args) -> int:
-    config = load_config(args.config, args.override)
-    cluster_id = args.cluster_id or uuid.uuid4().hex
-    done = format_dirs(config, cluster_id, args.ignore_formatted)
-    print(f"formatted {', '.join(done) or 'nothing (already formatted)'} for cluster {cluster_id}, "
-          f"node {config.node_id}")
-    return 0
-
-
-def cmd_node(args) -> int:
-    config = load_config(args.config, args.override)
-    trio.run(run_until_signalled, config, log_format.announcer(args.log_format))
-    return 0
-
-
-def _format_dev_node(config_path: pathlib.Path, cluster_id: str) -> None:
-    format_dirs(load_config(str(config_path), []), cluster_id, ignore_formatted=True)
-
-
-def cmd_dev(args) -> int:
-    from entry import dev as dev_command, dev_single
-
-    if args.detach and (args.controllers, args.brokers, args.restart) == (None, None, None) \
-            and not args.stop and not args.secure:
-        dev_command.refuse_cluster_dir(pathlib.Path(args.data))
-        return dev_single.run_detached(args)
-    if (args.controllers, args.brokers, args.restart) != (None, None, None) or args.stop \
-            or args.detach or args.secure:
-        return dev_command.run(args, _format_dev_node)
-    dev_command.refuse_cluster_dir(pathlib.Path(args.data))
-    return dev_single.run_foreground(
-        args, lambda config, cluster_id: format_dirs(config, cluster_id, ignore_formatted=True))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kraft", description="A Kafka-style distributed log.",
-                                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=client_cli.version_line())
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    dev = sub.add_parser("dev", help="run a local cluster: one combined node, or N controllers and M brokers",
-                         description="Run a local cluster on this machine, no config needed: one combined\n"
-                                     "broker,controller node in the foreground, or with --controllers/--brokers\n"
-                                     "one process per node (config and log in DATA/node-<id>/).",
-                         epilog=DEV_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    dev.add_argument("--data", default="./kraft-data", help="data directory (default ./kraft-data)")
-    dev.add_argument("--host", default="127.0.0.1")
-    dev.add_argument("--port", type=int, default=9092,
-                     help="broker port; a cluster's brokers take PORT, PORT+1, ... (0 picks free ports for all)")
-    dev.add_argument("--controllers", type=int, metavar="N",
-                     help="controller-only nodes, ids 1..N (1-9; odd: 3 survive one failure)")
-    dev.add_argument("--brokers", type=int, metavar="M", help="broker-only nodes, ids N+1..N+M")
-    dev.add_argument("--controller-port", type=int, default=9192, metavar="PORT",
-                     help="first controller port (default 9192; 0 picks free ones)")
-    dev.add_argument("--detach", action="store_true",
-                     help="return once the cluster is ready and leave it running")
-    dev.add_argument("--wait-timeout", type=float, default=60.0, metavar="SECONDS",
-                     help="how long to wait for the cluster to be ready (default 60)")
-    dev.add_argument("--secure", action="store_true",
-                     help="TLS everywhere: a dev CA and a certificate per node (mTLS between nodes), "
-                          "SASL_SSL with SCRAM for clients, user admin with its password in "
-                          "DATA/client.properties (a cluster: 1 controller, 1 broker by default)")
-    dev.add_argument("--stop", action="store_true", help="stop the cluster running from --data")
-    dev.add_argument("--restart", type=int, metavar="ID",
-                     help="start node ID of the cluster in --data again (e.g. after a kill -9)")
-    dev.set_defaults(func=cmd_dev)
-
-    node = sub.add_parser("node", help="run one node from a server.properties file",
-                          epilog="example:\n  kraft node --config server.properties --override node.id=2",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    node.add_argument("--config", required=True, help="path to server.properties")
-    node.set_defaults(func=cmd_node)
-
-    fmt = sub.add_parser("format", help="format a node's log dirs (writes meta.properties)",
-                         epilog="example:\n  kraft format --config server.properties --cluster-id my-cluster",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    fmt.add_argument("--config", help="path to server.properties")
-    fmt.add_argument("--cluster-id", help="cluster id (default: a new random one)")
-    fmt.add_argument("--ignore-formatted", action="store_true", help="skip dirs that are already formatted")
-    fmt.set_defaults(func=cmd_format)
-
-    for p in (dev, node, fmt):
-        p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                       help="set a server.properties key (repeatable)")
-        p.add_argument("--debug", action="store_true", help="debug logging and full tracebacks")
-        p.add_argument("--log-format", choices=log_format.FORMATS,
-                       default=os.environ.get(log_format.ENV) or "text",
-                       help=f"log lines as text (default) or one JSON object each (env {log_format.ENV})")
-    secure_files.register(sub)
-    client_cli.register(sub)
-    chaos_cli.register(sub)
-    return parser
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
-    from kraft.raft.disk import CorruptSnapshotError, MetadataLogError, QuorumStateError
-
-    return (ServerConfigError, NodeStartError, ValueError, OSError, QuorumStateError,
-            MetadataLogError, CorruptSnapshotError)
-
-
-def _sole_cause(exc: BaseException) -> BaseException:
-    """trio's nurseries wrap errors in exception groups; a group of one is that one error."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
+__all__ = ["build_parser", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command in ("dev", "node", "format"):
-        if args.log_format not in log_format.FORMATS:   # from the environment: argparse skips it
-            print(f"kraft {args.command}: {log_format.ENV}={args.log_format!r}: use text or json",
-                  file=sys.stderr)
-            return 1
-        log_format.configure(args.log_format, args.debug)
-        os.environ[log_format.ENV] = args.log_format   # kraft dev's node processes inherit it
-        try:
-            return args.func(args)
-        except BaseException as exc:   # noqa: BLE001 - sorted below; unknown ones are re-raised
-            cause = _sole_cause(exc)
-            if args.debug or not isinstance(cause, _user_errors()):
-                raise
-            print(f"kraft {args.command}: {cause}", file=sys.stderr)
-            return 1
-    return client_cli.run_command(args)
+    return getattr(args, "runner", run_command)(args)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import argparse
 import pathlib
 import re
 import secrets
+from typing import Callable
 
 from entry.dev_certs import issue
 from entry.dev_secure import (ADMIN, SecureSetup, _ca, _old_password, node_security_properties,
@@ -51,7 +52,9 @@ def write_secure_files(directory: pathlib.Path, nodes: dict[int, tuple[str, ...]
     return setup
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction,
+             add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """dev-certs writes files and talks to no cluster: add_common (the clients' options) is not used."""
     p = sub.add_parser("dev-certs", help="write a dev CA, node certificates and the admin's settings",
                        description="Write kraft dev --secure's certificates and settings for nodes "
                                    "started some other way (docker compose, chaos/run.sh --secure).",

@@ -1,5 +1,6 @@
-"""The client commands of `kraft` (topic, produce, consume, group, bench): `register` adds them to the
-integrator's argparse tree and `run_command` runs one, turning failures into one line of help."""
+"""The client commands of `kraft` (topic, produce, consume, group, bench, ...): each module's
+register(subparsers, add_common) adds its commands to the one tree (entry/commands.py), and
+`run_command` runs one, turning failures into one line of help."""
 from __future__ import annotations
 
 import argparse
@@ -42,27 +43,6 @@ def version_line() -> str:
     """What `kraft --version` prints: the installed package's version."""
     from clients import __version__
     return f"kraft {__version__} (Python {sys.version.split()[0]})"
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Adds topic (create|list|describe|alter|delete), produce, consume, group
-    (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info,
-    acl (add|remove|list), user (add|delete|list), transactions (list|describe|abort) and
-    doctor; every leaf parser gets
-    set_defaults(func=f) with f(args) -> exit code."""
-    from clients.cli import (acl, bench, cluster, consume, doctor, group, produce, quorum, topic,
-                             transactions, user)
-    topic.register(subparsers, add_common_options)
-    produce.register(subparsers, add_common_options)
-    consume.register(subparsers, add_common_options)
-    group.register(subparsers, add_common_options)
-    bench.register(subparsers, add_common_options)
-    quorum.register(subparsers, add_common_options)
-    cluster.register(subparsers, add_common_options)
-    acl.register(subparsers, add_common_options)
-    user.register(subparsers, add_common_options)
-    transactions.register(subparsers, add_common_options)
-    doctor.register(subparsers, add_common_options)
 
 
 class Terminated(KeyboardInterrupt):

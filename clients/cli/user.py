@@ -17,6 +17,8 @@ def register(subparsers: argparse._SubParsersAction,
     user = subparsers.add_parser(
         "user", help="SCRAM users: add (or change a password), delete, list",
         description="SCRAM users for SASL_SSL listeners (SCRAM-SHA-256 / SCRAM-SHA-512).",
+        epilog="examples:\n  kraft user add alice --password-stdin --command-config admin.properties"
+               " < alice.pw\n  kraft user list",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = user.add_subparsers(dest="user_command", metavar="COMMAND", required=True)
     add = add_leaf(sub, "add", help="create a user or change its password", func=add_user,

@@ -1,5 +1,6 @@
 """Real kraft processes for the end-to-end tests: one `kraft dev` node on a free loopback port,
-or a multi-node cluster of `kraft node` processes, with kill -9, SIGTERM and restart."""
+or a multi-node cluster of `kraft node` processes, with kill -9, SIGTERM and restart. A node's
+server.properties, ports and formatting come from chaos.launcher, as kraft dev's and chaos's do."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -10,6 +11,8 @@ import signal
 import subprocess
 import sys
 import time
+
+from chaos import launcher
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -74,11 +77,7 @@ def run_kraft(*args: str, input: str | None = None, env: dict | None = None,
 
 
 def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return launcher.free_ports("127.0.0.1", 1)[0]
 
 
 class ClusterNode:
@@ -90,17 +89,14 @@ class ClusterNode:
         self.node_id, self.roles, self.address = node_id, roles, address
         self.data_dir = root / f"node-{node_id}"
         self.config = root / f"node-{node_id}.properties"
-        listener = "CONTROLLER" if roles == "controller" else "PLAINTEXT"
-        props = {"process.roles": roles, "node.id": str(node_id),
-                 "listeners": f"{listener}://{address}", "controller.listener.names": "CONTROLLER",
-                 "controller.quorum.voters": voters, "log.dirs": str(self.data_dir), **overrides}
-        self.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        props = launcher.node_properties(node_id, roles, address, voters, self.data_dir, overrides)
+        launcher.write_properties(self.config, f"node {node_id} ({roles}) of an end-to-end test "
+                                               f"cluster", props)
         self.log_path = root / f"node-{node_id}.log"
         self.proc: subprocess.Popen | None = None
 
     def format(self, cluster_id: str) -> None:
-        done = run_kraft("format", "--config", str(self.config), "--cluster-id", cluster_id,
-                         "--ignore-formatted")
+        done = launcher.format_node(self.config, cluster_id, ignore_formatted=True)
         assert done.returncode == 0, done.stderr
 
     def spawn(self) -> None:
@@ -143,8 +139,9 @@ class Cluster:
                  node_overrides: dict[int, dict[str, str]] | None = None) -> None:
         self.root = root
         ids = range(1, controllers + brokers + 1)
-        addresses = {i: f"127.0.0.1:{free_port()}" for i in ids}
-        voters = ",".join(f"{i}@{addresses[i]}" for i in range(1, controllers + 1))
+        addresses = {i: f"127.0.0.1:{port}"
+                     for i, port in zip(ids, launcher.free_ports("127.0.0.1", len(ids)))}
+        voters = launcher.quorum_voters((i, addresses[i]) for i in range(1, controllers + 1))
         self.nodes = {i: ClusterNode(i, "controller" if i <= controllers else "broker", root,
                                      voters, addresses[i],
                                      {**(overrides or {}), **(node_overrides or {}).get(i, {})})

@@ -37,7 +37,7 @@ def bootstrap(tmp_path_factory):
 def spark():
     pytest.importorskip("pyspark")
     from chaos.audit.job import create_session
-    from chaos.spark_source import register
+    from clients.spark import register
 
     session = create_session("local[2]", shuffle_partitions=2)
     register(session)

@@ -8,7 +8,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from clients.cli import common, register, run_command
+from clients.cli import common, run_command
+from entry import commands
 from clients.errors import ErrorCode, KraftError
 from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
 
@@ -389,9 +390,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> Fakes:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kraft")
-    register(parser.add_subparsers(dest="command", required=True))
-    return parser
+    return commands.build_parser(packages=("clients",))
 
 
 def run(argv: list[str]) -> int:

@@ -6,7 +6,7 @@ from clients.consumer import Consumer
 from clients.errors import ErrorCode, KraftError
 from clients.types import TopicPartition
 
-from chaos.spark_source.offsets import Partition, SourceOptionError
+from clients.spark.offsets import Partition, SourceOptionError
 
 
 class TopicsView:

@@ -6,7 +6,7 @@ from pyspark.sql.datasource import (
     DataSource, DataSourceReader, DataSourceStreamReader, DataSourceStreamWriter,
     DataSourceWriter, InputPartition)
 
-from chaos.spark_source import offsets as o
+from clients.spark import offsets as o
 
 SCHEMA = ("key binary, value binary, topic string, partition int, offset long, "
           "timestamp timestamp, timestampType int, "
@@ -73,7 +73,7 @@ class _Reading:
     @property
     def view(self):
         if self._view is None:
-            from chaos.spark_source.cluster import TopicsView
+            from clients.spark.cluster import TopicsView
 
             self._view = TopicsView(self.bootstrap, self.topics_kind, self.topics,
                                     self.isolation_level)
@@ -91,7 +91,7 @@ class _Reading:
         return o.resolve(spec, partitions, earliest, latest, "startingOffsets")
 
     def read(self, partition):
-        from chaos.spark_source.fetch import read_range
+        from clients.spark.fetch import read_range
 
         if not isinstance(partition, RangePartition):
             return iter(())     # Spark runs one empty task when partitions() gave none
@@ -173,7 +173,7 @@ class Writer(DataSourceWriter):
         self.topic = options.get("topic")
 
     def write(self, iterator):
-        from chaos.spark_source.sink import send_rows
+        from clients.spark.sink import send_rows
 
         return send_rows(self.bootstrap, iterator, self.topic, FLUSH_TIMEOUT_S)
 

@@ -3,7 +3,7 @@ and the fix), offsets resolved, maxOffsetsPerTrigger shared out, ranges split.""
 
 import pytest
 
-from chaos.spark_source import offsets as o
+from clients.spark import offsets as o
 
 def test_options_are_found_by_their_spark_names_after_spark_lowercases_them():
     opts = o.Options({"startingoffsets": "earliest", "kraft.bootstrap.servers": "h:1"})

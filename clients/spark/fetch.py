@@ -9,7 +9,7 @@ import time
 from clients.consumer import Consumer
 from clients.types import TopicPartition
 
-from chaos.spark_source.offsets import OffsetRange
+from clients.spark.offsets import OffsetRange
 
 CREATE_TIME = 0     # timestampType: the client reports no LogAppendTime, so CreateTime
 
