@@ -255,9 +255,6 @@ class Fetcher:
                 wake = wake or left == MAX_BUFFERED_CHUNKS - 1
         return out, wake
 
-    def has_data_locked(self) -> bool:
-        return bool(self.buffer) or self.error is not None
-
     # --- trio side --------------------------------------------------------------------------
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:

@@ -18,10 +18,6 @@ def zigzag(n: int) -> int:
     return (n << 1) ^ (n >> 63)
 
 
-def unzigzag(z: int) -> int:
-    return (z >> 1) ^ -(z & 1)
-
-
 def encode_varint(n: int) -> bytes:
     """The zigzag varint bytes of `n` (a varint and a varlong encode a 32-bit value identically)."""
     if 0 <= n < TABLE_SIZE:
