@@ -13,7 +13,7 @@ from clients.record.batch_header import (
 from clients.record.codec import decode_records
 from clients.record.compression import compress, decompress
 from clients.record.control import decode_marker
-from clients.record.varint import read_unsigned
+from clients.record.varint import decode_varint
 from kraft.log.cleaner_swap import CLEANED_SUFFIX
 from kraft.log.cleaner_txns import CleanedTransactions
 from kraft.log.log_retention import largest_timestamp
@@ -178,8 +178,8 @@ def _record_starts(section: bytes, count: int) -> list[int]:
     """Byte offsets where each record begins, plus the end (each starts with its varint length)."""
     starts, p = [0], 0
     for _ in range(count):
-        z, p = read_unsigned(section, p)
-        p += (z >> 1) ^ -(z & 1)
+        length, p = decode_varint(section, p)
+        p += length
         starts.append(p)
     if p != len(section):
         raise CorruptBatchError(f"records section of {len(section)} bytes ends at {p}")
