@@ -13,6 +13,7 @@ from clients.admin import Admin, NewTopic
 from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition
+from system_tools import require_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -27,6 +28,7 @@ def readme_example() -> str:
 
 def test_readme_pipeline_totals_orders_per_customer(node):
     pytest.importorskip("pyspark")
+    require_tool("java")
     admin = Admin(node.address)
     try:
         admin.create_topics([NewTopic("orders", 2, 1), NewTopic("order-totals", 1, 1)])
