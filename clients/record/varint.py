@@ -40,6 +40,10 @@ def encode_unsigned(z: int) -> bytes:
 def decode_varint(buf, pos: int) -> tuple[int, int]:
     """Read one zigzag varint at `pos`: returns (value, position after it).
     Raises CorruptBatchError when it runs past the end or exceeds 10 bytes."""
+    if pos < len(buf):
+        b = buf[pos]
+        if b < 0x80:        # the one-byte form (-64..63): no loop, no second call
+            return (b >> 1) ^ -(b & 1), pos + 1
     z, pos = read_unsigned(buf, pos)
     return (z >> 1) ^ -(z & 1), pos
 
