@@ -203,9 +203,6 @@ class Cluster:
         start = next(self._rotation) % len(seen)
         return seen[start:] + seen[:start]
 
-    def controller_stub(self) -> controller_pb2_grpc.ControllerStub:
-        return self.controller_stub_at(self.bootstrap[0])
-
     async def call_any(self, method_name: str, request, *, controller: bool = False):
         """Send to the first node that answers (bootstrap nodes for admin requests)."""
         last: KraftError | None = None

@@ -15,12 +15,6 @@ from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from clients.errors import ErrorCode
 from clients.grpc_server import request_context
 
-METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs",
-           "RegisterBroker", "BrokerHeartbeat", "AlterPartition", "ElectLeaders",
-           "AllocateProducerIds", "CreateAcls", "DeleteAcls", "DescribeAcls",
-           "AlterUserScramCredentials", "DescribeUserScramCredentials"]
-
-
 class ControllerServicer:
     """`trust_nodes`: on a controller, a call from a node (ClusterAction) is a broker forwarding
     a client's call it has already authorized, so only the node is checked."""
@@ -39,16 +33,51 @@ class ControllerServicer:
         out.metadata_offset = answer.metadata_offset
         return out
 
+    # -- the rpcs of controller.proto's Controller service, each through _serve -----------------
+    async def CreateTopics(self, request_pb):
+        return await self._serve("CreateTopics", request_pb)
 
-def _rpc(method: str):
-    async def serve(self, request_pb):
-        return await self._serve(method, request_pb)
-    serve.__name__ = method
-    return serve
+    async def DeleteTopics(self, request_pb):
+        return await self._serve("DeleteTopics", request_pb)
 
+    async def CreatePartitions(self, request_pb):
+        return await self._serve("CreatePartitions", request_pb)
 
-for _method in METHODS:
-    setattr(ControllerServicer, _method, _rpc(_method))
+    async def DescribeConfigs(self, request_pb):
+        return await self._serve("DescribeConfigs", request_pb)
+
+    async def AlterConfigs(self, request_pb):
+        return await self._serve("AlterConfigs", request_pb)
+
+    async def RegisterBroker(self, request_pb):
+        return await self._serve("RegisterBroker", request_pb)
+
+    async def BrokerHeartbeat(self, request_pb):
+        return await self._serve("BrokerHeartbeat", request_pb)
+
+    async def AlterPartition(self, request_pb):
+        return await self._serve("AlterPartition", request_pb)
+
+    async def ElectLeaders(self, request_pb):
+        return await self._serve("ElectLeaders", request_pb)
+
+    async def AllocateProducerIds(self, request_pb):
+        return await self._serve("AllocateProducerIds", request_pb)
+
+    async def CreateAcls(self, request_pb):
+        return await self._serve("CreateAcls", request_pb)
+
+    async def DeleteAcls(self, request_pb):
+        return await self._serve("DeleteAcls", request_pb)
+
+    async def DescribeAcls(self, request_pb):
+        return await self._serve("DescribeAcls", request_pb)
+
+    async def AlterUserScramCredentials(self, request_pb):
+        return await self._serve("AlterUserScramCredentials", request_pb)
+
+    async def DescribeUserScramCredentials(self, request_pb):
+        return await self._serve("DescribeUserScramCredentials", request_pb)
 
 
 def on_controller(active: ActiveController,

@@ -25,8 +25,6 @@ class BrokerMetadata:
         self.broker_defaults = LogConfig.from_props(dict(topic_defaults))
         self.image: MetadataImage = EMPTY_IMAGE
         self._changed = trio.Event()
-        # Called after each published image (e.g. to wake fetches parked on a partition).
-        self.on_publish: Callable[[MetadataImage], None] | None = None
 
     @property
     def offset(self) -> int:
@@ -89,8 +87,6 @@ class BrokerMetadata:
                 self.replicas.log_manager.delete_log(name, p)    # its damaged files go too
         self._changed.set()
         self._changed = trio.Event()
-        if self.on_publish is not None:
-            self.on_publish(image)
 
     def _hosted(self) -> dict:
         return {(h.topic, h.partition): h for h in self.replicas.partitions()}

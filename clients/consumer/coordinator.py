@@ -415,9 +415,6 @@ class ConsumerCoordinator:
             with f.cond:
                 self.user_assignment = frozenset(cb.partitions)
 
-    async def acallback_done(self, cb: Callback) -> None:
-        self.callback_done(cb)
-
     async def leave(self, timeout_s: float) -> None:
         """After the revocation callback (close, unsubscribe): LeaveGroup for a dynamic member,
         then forget the assignment and any callback not run yet."""

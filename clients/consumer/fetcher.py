@@ -1,13 +1,12 @@
-"""The consumer's I/O side: positions per assigned partition, one prefetching Fetch loop per
-leader node, lazy offset resets by ListOffsets, and the buffer of fetched batches `poll` decodes
-and reads."""
+"""The consumer's I/O side: one prefetching Fetch loop per leader node and lazy offset resets by
+ListOffsets. The positions the user's thread moves are in subscription_state.py, the reading of
+Fetch answers into the buffer `poll` decodes in fetch_answers.py (mixins of Fetcher)."""
 from __future__ import annotations
 
 import logging
 import threading
 from collections import deque
 from functools import partial
-from typing import NamedTuple
 
 import trio
 
@@ -15,33 +14,20 @@ from clients import bridge
 from clients._sync import TrioHome
 from clients.cluster import Cluster
 from clients.list_offsets import list_offsets, list_offsets_until
-from clients.errors import INVALID_METADATA, ErrorCode, KraftError
-from clients.consumer.completed_fetch import CompletedFetch, batch_span
-from clients.consumer.read_committed import drop_aborted, isolation_level_of
-from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from clients.errors import KraftError
+from clients.consumer.fetch_answers import (  # noqa: F401  (imported from here by callers)
+    SMALL_ANSWER_BYTES, ConsumerRecord, FetchAnswers)
+from clients.consumer.read_committed import isolation_level_of
+from clients.consumer.subscription_state import MAX_BUFFERED_CHUNKS, SubscriptionState
+from clients.types import LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2
 
 log = logging.getLogger(__name__)
 
-# Chunks (one fetch answer per partition) buffered before a partition stops being fetched:
-# one the user is reading plus one that arrived meanwhile keeps a fetch always in flight.
-MAX_BUFFERED_CHUNKS = 2
 RETRY_BACKOFF_S = 0.1
-# Fetch answers up to this many bytes of records are buffered in grpc's thread (_take_answer).
-SMALL_ANSWER_BYTES = 64 * 1024
 
 
-class ConsumerRecord(NamedTuple):
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple
-
-
-class Fetcher:
+class Fetcher(SubscriptionState, FetchAnswers):
     """State shared by the user's thread (poll, seek) and the trio tasks, under one Condition."""
 
     def __init__(self, cluster: Cluster, *, fetch_min_bytes: int, fetch_max_wait_ms: int,
@@ -106,157 +92,6 @@ class Fetcher:
                 scope.cancel()
         ev, self._changed = self._changed, trio.Event()
         ev.set()
-
-    # --- the user's side (called with self.cond held) ---------------------------------------
-
-    def assign_locked(self, partitions) -> None:
-        self.refetch = True
-        new = [TopicPartition(*tp) for tp in dict.fromkeys(partitions)]
-        keep = set(new)
-        for tp in self.assigned:
-            if tp not in keep:
-                self._forget_locked(tp)
-        for tp in new:
-            if tp not in self.positions and tp not in self.resets:
-                self._reset_locked(tp, self._policy_timestamp(tp))
-        self.assigned = new
-
-    def _policy_timestamp(self, tp) -> int | None:
-        if self.reset_policy == "earliest":
-            return EARLIEST_TIMESTAMP
-        if self.reset_policy == "latest":
-            return LATEST_TIMESTAMP
-        return None
-
-    def _forget_locked(self, tp) -> None:
-        self._drop_chunks_locked(tp)
-        for d in (self.positions, self.fetch_offsets, self.resets, self.chunks, self.epochs):
-            d.pop(tp, None)
-        self.paused.discard(tp)
-        self.gens[tp] = self.gens.get(tp, 0) + 1
-
-    def pause_locked(self, tps) -> None:
-        """Stop fetching `tps` and drop what is buffered for them (Kafka drops it too): their
-        positions stay where poll left them, so resume reads on from there."""
-        self.refetch = True
-        for tp in tps:
-            tp = TopicPartition(*tp)
-            self._check_assigned(tp)
-            if tp in self.paused:
-                continue
-            self.paused.add(tp)
-            self._drop_chunks_locked(tp)
-            if tp in self.positions:
-                self.fetch_offsets[tp] = self.positions[tp]
-            self.gens[tp] = self.gens.get(tp, 0) + 1
-
-    def resume_locked(self, tps) -> None:
-        for tp in tps:
-            tp = TopicPartition(*tp)
-            self._check_assigned(tp)
-            self.paused.discard(tp)
-
-    def notify_locked(self) -> None:
-        """Wake every poller (blocking and async) so it looks again: the group has callbacks for
-        it to run or an error to raise."""
-        self._notify_data()
-
-    def _drop_chunks_locked(self, tp) -> None:
-        if self.chunks.get(tp):
-            self.buffer = deque(c for c in self.buffer if c.tp != tp)
-            self.chunks[tp] = 0
-
-    def seek_locked(self, tp, offset: int, leader_epoch: int = -1) -> None:
-        """`leader_epoch`: one known to hold the data before `offset` (a committed offset's),
-        -1 if none is known."""
-        self.refetch = True
-        self._check_assigned(tp)
-        self._drop_chunks_locked(tp)
-        self.resets.pop(tp, None)
-        self.positions[tp] = self.fetch_offsets[tp] = offset
-        self.gens[tp] = self.gens.get(tp, 0) + 1
-        if leader_epoch >= 0:
-            self.epochs[tp] = leader_epoch
-        else:
-            self.epochs.pop(tp, None)
-
-    def epochs_at_locked(self, offsets: dict) -> dict:
-        """For a commit: the leader epoch bound of each partition committed at its position
-        (what poll returned); an offset chosen elsewhere gets none."""
-        return {tp: self.epochs[tp] for tp, o in offsets.items()
-                if tp in self.epochs and self.positions.get(tp) == o}
-
-    def _reset_locked(self, tp, timestamp: int | None) -> None:
-        self._drop_chunks_locked(tp)
-        self.positions.pop(tp, None)
-        self.fetch_offsets.pop(tp, None)
-        self.epochs.pop(tp, None)
-        self.gens[tp] = self.gens.get(tp, 0) + 1
-        if timestamp is None:
-            self.resets.pop(tp, None)
-        else:
-            self.resets[tp] = timestamp
-
-    def reset_locked(self, tp, timestamp: int) -> None:
-        self.refetch = True
-        self._check_assigned(tp)
-        self._reset_locked(tp, timestamp)
-
-    def _check_assigned(self, tp) -> None:
-        if tp not in self.assigned:
-            raise KraftError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                             f"{tp[0]}-{tp[1]} is not assigned to this consumer; assign() it first")
-
-    def take_locked(self, max_records: int) -> tuple[list, bool]:
-        """Up to max_records buffered records, advancing positions; returns (records, wake):
-        wake when a chunk was used up that had stopped its partition's fetching."""
-        if self.error is not None:
-            err, self.error = self.error, None
-            raise err
-        buffer = self.buffer
-        if not buffer and self.reset_policy == "none":
-            for tp in self.assigned:
-                if tp not in self.positions and tp not in self.resets:
-                    group = (f"no offset committed in group '{self.group_id}' and "
-                             if self.group_id else "")
-                    raise KraftError(ErrorCode.OFFSET_OUT_OF_RANGE,
-                                     f"{tp[0]}-{tp[1]} has {group}no position and "
-                                     f"auto_offset_reset='none'; seek() or seek_to_beginning() "
-                                     "first")
-        out: list = []
-        wake = False
-        while buffer and len(out) < max_records:
-            chunk = buffer[0]
-            tp = chunk.tp
-            try:
-                part = chunk.take(max_records - len(out))
-            except ValueError as exc:
-                # A batch that does not decode: a seek to where the partition stands (the
-                # record after the last one returned) drops its later chunks and the fetch in
-                # flight and fetches the bad batch again, so each poll says so until the user
-                # seeks past it (Kafka's consumer stops at a corrupt record the same way).
-                error = KraftError(ErrorCode.CORRUPT_MESSAGE, f"{tp[0]}-{tp[1]}: {exc}")
-                self.seek_locked(tp, self.positions.setdefault(tp, chunk.skip_below),
-                                 self.epochs.get(tp, -1))
-                if out:
-                    self.error = error      # raised by the next poll: these records go now
-                    return out, True
-                self.wake()                 # takes no lock: safe under self.cond
-                raise error from None
-            if part:
-                out += part
-                self.positions[tp] = part[-1].offset + 1
-            if chunk.done:
-                buffer.popleft()
-                left = self.chunks[tp] = self.chunks[tp] - 1
-                self.positions[tp] = chunk.next_offset
-                # Only a partition at its chunk limit waits for room to be fetched again; below
-                # it its fetch is in flight already, and a wake would cost the poller a hop.
-                wake = wake or left == MAX_BUFFERED_CHUNKS - 1
-        return out, wake
-
-    def has_data_locked(self) -> bool:
-        return bool(self.buffer) or self.error is not None
 
     # --- trio side --------------------------------------------------------------------------
 
@@ -423,118 +258,3 @@ class Fetcher:
                 await self._handle_fetch(wanted, resp)
             else:
                 self._data_taken_elsewhere(pending.taken)
-
-    def _read_answer(self, wanted: list, resp) -> tuple[dict, list, bool]:
-        """Any thread, no state touched: (asked, one result per partition answered, whether
-        the metadata must be refreshed)."""
-        asked = {tp: (offset, gen) for tp, offset, gen in wanted}
-        results = []
-        refresh = False
-        for t in resp.topics:
-            topic = t.topic
-            for p in t.partitions:
-                tp = TopicPartition(topic, p.partition)
-                if tp not in asked:
-                    continue
-                offset, gen = asked[tp]
-                if p.error_code:
-                    results.append((tp, gen, p.error_code, p.error_message, None, 0, -1))
-                    refresh = refresh or p.error_code in INVALID_METADATA
-                    continue
-                data = p.records
-                if not data:
-                    continue
-                try:
-                    next_offset, epoch, end, has_records = batch_span(data, offset)
-                    if next_offset <= offset:
-                        continue  # only a partial batch: a bigger partition_max_bytes is needed
-                    if p.aborted_transactions:
-                        # Positions still move past the dropped batches (next_offset above).
-                        data = drop_aborted(data, [(a.producer_id, a.first_offset)
-                                                   for a in p.aborted_transactions])
-                        _n, _e, end, has_records = batch_span(data, offset)
-                except ValueError as exc:
-                    # A batch header that does not parse (bad magic or length): the partition
-                    # stays where it is and poll raises CORRUPT_MESSAGE, as for a bad batch.
-                    results.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
-                    continue
-                # Decoded by poll, a few batches at a time (completed_fetch.py says why).
-                chunk = CompletedFetch(tp, data, end, offset, next_offset,
-                                       record_type=ConsumerRecord,
-                                       verify_crc=self.check_crcs) if has_records else None
-                results.append((tp, gen, 0, "", chunk, next_offset, epoch))
-        return asked, results, refresh
-
-    def _take_answer(self, wanted: list, resp) -> bool | None:
-        """grpcio's callback thread (bridge.start's hook): an answer without errors is buffered
-        and the blocking poller woken here, not after a hop through the trio thread. Returns
-        whether records were buffered, or None for an answer the trio side must handle (it
-        reads it again: errors are rare). Safe here: everything it changes is under cond.
-
-        Only a small answer (a consumer that keeps up, where the hop is the latency): a large
-        one goes the trio way, which issues the next fetch before the poller starts decoding
-        (taking every answer here let the poller hold the GIL while the next fetch waited:
-        bench consume 0.8x)."""
-        if resp.error_code or _records_bytes(resp) > SMALL_ANSWER_BYTES:
-            return None
-        asked, results, _refresh = self._read_answer(wanted, resp)
-        if any(r[2] for r in results):
-            return None
-        with self.cond:
-            got, _wake = self._buffer_locked(asked, results)
-            if got:
-                self.cond.notify_all()  # the trio Event for async pollers is set in trio
-        return got
-
-    def _data_taken_elsewhere(self, got: bool) -> None:
-        """Trio thread, after `_take_answer` buffered an answer: wake async pollers too."""
-        if got:
-            ev, self._data = self._data, trio.Event()
-            ev.set()
-
-    async def _handle_fetch(self, wanted: list, resp) -> None:
-        asked, results, refresh = self._read_answer(wanted, resp)
-        if refresh:
-            self._metadata_wanted = True
-        with self.cond:
-            got, wake = self._buffer_locked(asked, results)
-            if got:
-                self._notify_data()
-        if wake or refresh:
-            self.wake()
-
-    def _buffer_locked(self, asked: dict, results: list) -> tuple[bool, bool]:
-        """Apply one answer's results: (records or an error buffered for poll, a wake needed)."""
-        got = wake = False
-        for tp, gen, code, message, chunk, next_offset, epoch in results:
-            if self.gens.get(tp, 0) != gen:
-                continue  # a seek or reset happened while the fetch was out
-            if self.fetch_offsets.get(tp) != asked[tp][0]:
-                # Another fetch (to the partition's new leader, while this one hung on the
-                # old) already moved past this offset: these records are buffered already.
-                continue
-            if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
-                log.info("fetch offset %d of %s-%d is out of range (%s); resetting to %s",
-                         asked[tp][0], tp[0], tp[1], message, self.reset_policy)
-                self._reset_locked(tp, self._policy_timestamp(tp))
-                wake = True
-            elif code in INVALID_METADATA:
-                self.cluster.metadata.invalidate_leader(tp)
-            elif code:
-                self.error = KraftError(code, f"{tp[0]}-{tp[1]}: {message}")
-                got = True
-            else:
-                self.fetch_offsets[tp] = next_offset
-                if epoch > self.epochs.get(tp, -1):
-                    self.epochs[tp] = epoch
-                if chunk is not None:
-                    self.buffer.append(chunk)
-                    self.chunks[tp] = self.chunks.get(tp, 0) + 1
-                    got = True
-                elif tp in self.positions and not self.chunks.get(tp):
-                    self.positions[tp] = next_offset  # only control records: skip them
-        return got, wake
-
-
-def _records_bytes(resp) -> int:
-    return sum(len(p.records) for t in resp.topics for p in t.partitions)

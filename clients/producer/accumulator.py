@@ -470,6 +470,3 @@ class RecordAccumulator:
 
     def has_undrained(self) -> bool:
         return any(self._batches.values()) or bool(self._pending)
-
-    def incomplete_count(self) -> int:
-        return len(self._incomplete)

@@ -13,7 +13,7 @@ from clients.record.compression import MAX_DECOMPRESSED_SIZE
 from clients.record.batch_header import (
     ATTRIBUTES_OFFSET, COMPRESSION_MASK, CONTROL_FLAG, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC,
     TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG, BatchHeader, CorruptBatchError)
-from clients.record.varint import TABLE_SIZE, VARINTS, encode_varint, read_unsigned
+from clients.record.varint import TABLE_SIZE, VARINTS, decode_varint, encode_varint, read_unsigned
 
 
 class Record(NamedTuple):
@@ -154,7 +154,9 @@ def _records_into(out: list, header: BatchHeader, covered: bytes, pos: int,
 
 def _decode_section(data: bytes, p: int, count: int, base_offset: int, base_ts: int,
                     out: list, batch_pos: int, into: tuple | None) -> None:
-    """The hot loop: varints are read inline for their one- and two-byte forms."""
+    """The hot loop: varints are read inline for their one- and two-byte forms, the longer ones
+    by varint.read_unsigned. Measured (CPU time, interleaved), a call per varint decodes at
+    0.86x and one call per record head at 0.93x: the interpreter's call costs more than the read."""
     append = out.append
     new = tuple.__new__
     R, topic, partition = (Record, None, None) if into is None else into
@@ -278,14 +280,12 @@ def _bad_length(what: str, zigzagged: int, index: int, batch_pos: int) -> Corrup
 
 
 def _read_headers(data: bytes, p: int, batch_pos: int):
-    z, p = read_unsigned(data, p)
-    count = (z >> 1) ^ -(z & 1)
+    count, p = decode_varint(data, p)
     if count < 0:
         raise CorruptBatchError(f"bad header count {count} in batch at position {batch_pos}")
     headers = []
     for _ in range(count):
-        z, p = read_unsigned(data, p)
-        n = (z >> 1) ^ -(z & 1)
+        n, p = decode_varint(data, p)
         if n < 0 or p + n > len(data):
             raise CorruptBatchError(f"bad header key length {n} in batch at position {batch_pos}")
         try:
@@ -294,8 +294,7 @@ def _read_headers(data: bytes, p: int, batch_pos: int):
             raise CorruptBatchError(f"header key is not UTF-8 in batch at position "
                                     f"{batch_pos}") from None
         p += n
-        z, p = read_unsigned(data, p)
-        n = (z >> 1) ^ -(z & 1)
+        n, p = decode_varint(data, p)
         if n == -1:
             hvalue = None
         elif n < 0 or p + n > len(data):

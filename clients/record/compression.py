@@ -1,11 +1,14 @@
-"""Compression of a v2 batch's records section: gzip, lz4 (frame format) and zstd, by Kafka's
-codec numbers; bad input comes back as CorruptBatchError, never as a library's own exception."""
+"""Compression of a v2 batch's records section: gzip, snappy (xerial-framed or raw), lz4 (frame
+format) and zstd, by Kafka's codec numbers; bad input comes back as CorruptBatchError, never as a
+library's own exception."""
 from __future__ import annotations
 
 import gzip
+import struct
 import threading
 import zlib
 
+import cramjam
 import lz4.frame
 import zstandard
 
@@ -13,7 +16,7 @@ from clients.record.batch_header import CorruptBatchError
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
-_BY_NAME = {"none": NONE, "gzip": GZIP, "lz4": LZ4, "zstd": ZSTD}
+_BY_NAME = {"none": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
 _SUPPORTED = tuple(_BY_NAME)
 
 # Kafka's defaults: gzip uses Deflater's default level 6, zstd level 3.
@@ -28,6 +31,14 @@ MAX_DECOMPRESSED_SIZE = 64 << 20
 _SCRATCH_SIZE = 128 << 10
 # lz4's first output request: a 16 KiB batch at ratio 4 fits in one.
 _LZ4_FIRST_STEP = 256 << 10
+# Snappy as Kafka's Java clients write it (snappy-java's SnappyOutputStream): a 16-byte header
+# (magic, version 1, compatible version 1), then each 32 KiB of input as one raw snappy block
+# after its big-endian int32 length. librdkafka writes one raw snappy block with no header,
+# which Java's reader takes too, and so does decompress.
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = struct.Struct(">8sii")
+_XERIAL_BLOCK = 32 << 10
+_BLOCK_LENGTH = struct.Struct(">i")
 
 # zstandard's contexts are not safe to share between threads (gRPC handlers, to_thread workers),
 # so each thread keeps its own and reuses it: building one per call costs more than small batches.
@@ -35,11 +46,8 @@ _local = threading.local()
 
 
 def codec_from_name(name: str) -> int:
-    """'none', 'gzip', 'lz4' or 'zstd' (any case) to Kafka's codec number."""
+    """'none', 'gzip', 'snappy', 'lz4' or 'zstd' (any case) to Kafka's codec number."""
     key = name.strip().lower()
-    if key == "snappy":
-        raise ValueError("compression type 'snappy' is not supported by kraft; "
-                         f"use one of: {', '.join(_SUPPORTED)}")
     if key not in _BY_NAME:
         raise ValueError(f"unknown compression type {name!r}; use one of: {', '.join(_SUPPORTED)}")
     return _BY_NAME[key]
@@ -70,6 +78,8 @@ def compress(codec: int, data: bytes) -> bytes:
     if codec == GZIP:
         # mtime=0 keeps the output deterministic (same records, same bytes, same CRC).
         return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+    if codec == SNAPPY:
+        return _snappy_xerial(data)
     raise ValueError(f"cannot compress with codec {codec} ({NAMES.get(codec, 'unknown')}); "
                      f"use one of: {', '.join(_SUPPORTED)}")
 
@@ -85,6 +95,8 @@ def decompress(codec: int, data, max_size: int = MAX_DECOMPRESSED_SIZE) -> bytes
     on bad, truncated or trailing data or an unsupported codec. Memory stays within about
     `max_size` plus one codec block whatever the input claims."""
     try:
+        if codec == SNAPPY:
+            return _snappy(data, max_size)
         if codec == LZ4:
             return _inflate_frames(data, max_size, _lz4_frame)
         if codec == ZSTD:
@@ -98,7 +110,8 @@ def decompress(codec: int, data, max_size: int = MAX_DECOMPRESSED_SIZE) -> bytes
             return bytes(data)
     except CorruptBatchError:
         raise
-    except (RuntimeError, OSError, EOFError, zlib.error, zstandard.ZstdError, ValueError) as exc:
+    except (RuntimeError, OSError, EOFError, zlib.error, zstandard.ZstdError, ValueError,
+            cramjam.DecompressionError) as exc:
         raise CorruptBatchError(f"cannot decompress {NAMES[codec]} records section: "
                                 f"{exc}") from None
     raise CorruptBatchError(f"unsupported compression codec {codec} "
@@ -198,3 +211,58 @@ def _scratch() -> bytearray:
     if buf is None:
         buf = _local.scratch = bytearray(_SCRATCH_SIZE)
     return buf
+
+
+def _snappy_xerial(data) -> bytes:
+    data = bytes(data)
+    out = [_XERIAL_HEADER.pack(_XERIAL_MAGIC, 1, 1)]
+    for i in range(0, len(data), _XERIAL_BLOCK):
+        block = bytes(cramjam.snappy.compress_raw(data[i:i + _XERIAL_BLOCK]))
+        out += (_BLOCK_LENGTH.pack(len(block)), block)
+    return b"".join(out)
+
+
+def _snappy(data, max_size: int) -> bytes:
+    """Xerial-framed snappy (streams may follow one another, as snappy-java reads them), else
+    one raw snappy block. Each block's declared length is checked against what is left of the
+    bound before it is inflated (libsnappy writes exactly that many bytes or fails)."""
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    if not data:
+        raise CorruptBatchError("empty compressed records section")
+    if not data.startswith(_XERIAL_MAGIC):
+        return _snappy_block(data, max_size)
+    parts, total, pos, end = [], 0, 0, len(data)
+    while pos < end:
+        if data.startswith(_XERIAL_MAGIC, pos):
+            if end - pos < _XERIAL_HEADER.size:
+                raise _bad_snappy("its xerial header is truncated")
+            _, version, _compatible = _XERIAL_HEADER.unpack_from(data, pos)
+            if version < 1:
+                raise _bad_snappy(f"xerial stream version {version}; Kafka's readers take 1 "
+                                  "and later")
+            pos += _XERIAL_HEADER.size
+            continue
+        if end - pos < _BLOCK_LENGTH.size:
+            raise _bad_snappy(f"{end - pos} bytes at byte {pos} are too few for a block length "
+                              "(truncated or trailing data)")
+        n = _BLOCK_LENGTH.unpack_from(data, pos)[0]
+        pos += _BLOCK_LENGTH.size
+        if n <= 0 or n > end - pos:
+            raise _bad_snappy(f"a block of {n} bytes at byte {pos} does not fit the {end}-byte "
+                              "section (truncated or trailing data)")
+        out = _snappy_block(data[pos:pos + n], max_size - total)
+        total += len(out)
+        parts.append(out)
+        pos += n
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _snappy_block(block: bytes, room: int) -> bytes:
+    if cramjam.snappy.decompress_raw_len(block) > room:
+        raise _too_large(room)
+    return bytes(cramjam.snappy.decompress_raw(block))
+
+
+def _bad_snappy(what: str) -> CorruptBatchError:
+    return CorruptBatchError(f"cannot decompress snappy records section: {what}")

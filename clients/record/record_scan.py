@@ -7,7 +7,7 @@ from typing import NamedTuple
 from clients.record.batch_header import (
     COMPRESSION_MASK, HEADER_SIZE, BatchHeader, CorruptBatchError)
 from clients.record.compression import decompress
-from clients.record.varint import read_unsigned
+from clients.record.varint import decode_varint, read_unsigned
 
 # A 32-bit varint (lengths, counts, offset deltas) takes at most 5 bytes; its zigzag form fits 32.
 _INT32_ZIGZAG_LIMIT = 1 << 32
@@ -61,7 +61,9 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
     naming the record and what is wrong.
 
     The hot loop reads the one- and two-byte varint forms inline (lengths under 8 KiB, deltas
-    under 8192) and leaves IndexError to catch a read past the end: one check per field."""
+    under 8192; a call each costs more than the read, codec._decode_section says how much), the
+    rest by varint.read_unsigned, and leaves IndexError to catch a read past the end: one check
+    per field."""
     end_all = len(data)
     if count <= 0:
         raise InvalidRecordsError(f"recordsCount is {count}; a batch holds at least one record")
@@ -193,13 +195,11 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
 
 def _scan_headers(data, p: int, end: int, i: int) -> int:
     """Past the headers of record `i` (the rare path: records with headers)."""
-    z, p = read_unsigned(data, p)
-    n = (z >> 1) ^ -(z & 1)
+    n, p = decode_varint(data, p)
     if n < 0 or n > end - p:
         raise _bad(i, f"header count {n} is not possible in the bytes left of the record")
     for _ in range(n):
-        z, p = read_unsigned(data, p)
-        klen = (z >> 1) ^ -(z & 1)
+        klen, p = decode_varint(data, p)
         if klen < 0 or p + klen > end:
             raise _bad(i, f"header key length {klen} does not fit the record")
         try:
@@ -207,8 +207,7 @@ def _scan_headers(data, p: int, end: int, i: int) -> int:
         except UnicodeDecodeError:
             raise _bad(i, "a header key is not UTF-8") from None
         p += klen
-        z, p = read_unsigned(data, p)
-        vlen = (z >> 1) ^ -(z & 1)
+        vlen, p = decode_varint(data, p)
         if vlen < -1 or p + vlen > end:
             raise _bad(i, f"header value length {vlen} does not fit the record")
         if vlen > 0:

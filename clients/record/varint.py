@@ -18,10 +18,6 @@ def zigzag(n: int) -> int:
     return (n << 1) ^ (n >> 63)
 
 
-def unzigzag(z: int) -> int:
-    return (z >> 1) ^ -(z & 1)
-
-
 def encode_varint(n: int) -> bytes:
     """The zigzag varint bytes of `n` (a varint and a varlong encode a 32-bit value identically)."""
     if 0 <= n < TABLE_SIZE:
@@ -44,6 +40,10 @@ def encode_unsigned(z: int) -> bytes:
 def decode_varint(buf, pos: int) -> tuple[int, int]:
     """Read one zigzag varint at `pos`: returns (value, position after it).
     Raises CorruptBatchError when it runs past the end or exceeds 10 bytes."""
+    if pos < len(buf):
+        b = buf[pos]
+        if b < 0x80:        # the one-byte form (-64..63): no loop, no second call
+            return (b >> 1) ^ -(b & 1), pos + 1
     z, pos = read_unsigned(buf, pos)
     return (z >> 1) ^ -(z & 1), pos
 

@@ -1,5 +1,6 @@
 """A partition's log: ordered segments, append as leader (offsets, epoch, LogAppendTime assigned in
-place) or follower, reads of whole-batch byte ranges, truncation, retention, flush and recovery."""
+place) or follower, rolls and reads of whole-batch byte ranges. Truncation and retention are in
+log_retention.py, flushes in log_flush.py (mixins of Log), recovery at open in recovery.py."""
 from __future__ import annotations
 
 import logging
@@ -10,12 +11,13 @@ from pathlib import Path
 from typing import Callable
 
 from clients.record.batch_header import set_base_offset_and_epoch, stamped_prefix
-from kraft.fs import fsync_dir
 from kraft.log import file_names
 from kraft.log.checkpoint import CheckpointError, read_partition_metadata, write_partition_metadata
 from kraft.log.file_slice import EMPTY as EMPTY_SLICE, FileSlice
 from kraft.log.leader_epoch_cache import LeaderEpochCache
+from kraft.log.log_flush import LogFlush, PendingFlush  # noqa: F401  (PendingFlush: LogManager's)
 from kraft.log.log_config import LogConfig
+from kraft.log.log_retention import LogRetention
 from kraft.log.log_validator import (  # noqa: F401  (the errors are part of this module's API)
     CorruptRecords, OffsetOutOfRange, RecordTooLarge, stamp_log_append_time, validate_records)
 from kraft.log.recompress import recompress
@@ -44,7 +46,7 @@ class FetchData:
     log_end_offset: int
 
 
-class Log:
+class Log(LogRetention, LogFlush):
     def __init__(self, dir: Path, config: LogConfig, segments: list[LogSegment],
                  epoch_cache: LeaderEpochCache, now_ms: int) -> None:
         self.dir = dir
@@ -363,157 +365,6 @@ class Log:
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         return self.leader_epoch_cache.end_offset_for(epoch, self.log_end_offset)
 
-    # -- truncation and retention ---------------------------------------------------------------
-    def truncate_to(self, offset: int) -> None:
-        """Drop every batch at or after `offset` (a batch containing it goes whole)."""
-        if offset >= self.log_end_offset:
-            return
-        if offset <= self._bases[0]:
-            self.truncate_fully_and_start_at(offset)
-            return
-        self.segments_generation += 1
-        while self._bases[-1] >= offset:
-            self._segments.pop().delete()
-            self._bases.pop()
-            self._dir_dirty = True
-        self._segments[-1].truncate_to(offset)
-        self._after_truncation()
-
-    def truncate_fully_and_start_at(self, offset: int) -> None:
-        self.segments_generation += 1
-        for seg in self._segments:
-            seg.delete()
-        self._segments = [LogSegment.create(self.dir, offset, self.config.index_interval_bytes,
-                                            self.config.segment_index_bytes)]
-        self._bases = [offset]
-        self._dir_dirty = True
-        self.log_start_offset = offset
-        self.leader_epoch_cache.clear()
-        self._after_truncation()
-        self._high_watermark = offset
-
-    def _after_truncation(self) -> None:
-        self.log_end_offset = self._segments[-1].next_offset
-        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
-        lowered = self.log_end_offset < self.recovery_point
-        self.recovery_point = min(self.recovery_point, self.log_end_offset)
-        self._roll_flush_offset = min(self._roll_flush_offset, self.log_end_offset)
-        self._high_watermark = min(self._high_watermark, self.log_end_offset)
-        if lowered and self.on_recovery_point_lowered is not None:
-            self.on_recovery_point_lowered(self)
-
-    def maybe_increment_log_start_offset(self, offset: int) -> None:
-        """DeleteRecords: move the log start up to `offset` (at most the HW); whole segments below
-        it go at the next delete_old_segments."""
-        if offset > self._high_watermark:
-            raise OffsetOutOfRange(f"cannot move the log start of {self._name()} to {offset}: "
-                                   f"beyond the high watermark {self._high_watermark}")
-        if offset > self.log_start_offset:
-            self.log_start_offset = offset
-            self.leader_epoch_cache.truncate_from_start(offset)
-
-    def delete_old_segments(self, now_ms: int) -> int:
-        """Retention (if cleanup.policy has 'delete') plus segments below the log start offset.
-        Only segments wholly below the HW and never the active one."""
-        deleted = 0
-        if self.config.delete:
-            if self.config.retention_ms >= 0:
-                limit = now_ms - self.config.retention_ms
-                deleted += self._delete_oldest_while(lambda seg: _largest_timestamp(seg) < limit)
-            if self.config.retention_bytes >= 0:
-                excess = [self.size_in_bytes() - self.config.retention_bytes]
-
-                def over(seg: LogSegment) -> bool:
-                    if excess[0] - seg.size >= 0:
-                        excess[0] -= seg.size
-                        return True
-                    return False
-                deleted += self._delete_oldest_while(over)
-        start = self.log_start_offset
-        deleted += self._delete_oldest_while(lambda seg: True, upper_bound=start)
-        return deleted
-
-    def _delete_oldest_while(self, predicate, upper_bound: int | None = None) -> int:
-        limit = self._high_watermark if upper_bound is None else min(upper_bound, self._high_watermark)
-        count = 0
-        while len(self._segments) > 1 and self._bases[1] <= limit and predicate(self._segments[0]):
-            self._segments.pop(0).delete()
-            self._bases.pop(0)
-            count += 1
-        if count:
-            self._dir_dirty = True
-            self.segments_generation += 1
-            if self._bases[0] > self.log_start_offset:
-                self.log_start_offset = self._bases[0]
-            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
-            self.recovery_point = max(self.recovery_point, self.log_start_offset)
-        return count
-
-    def replace_segments(self, first: int, count: int, new: LogSegment) -> None:
-        """The cleaner's swap (cleaner_swap.py): `new` replaces segments[first:first + count]."""
-        self._segments[first:first + count], self._bases[first:first + count] = [new], [new.base_offset]
-        self.segments_generation += 1
-
-    # -- durability --------------------------------------------------------------------------
-    def flush(self, offset: int | None = None) -> None:
-        """fsync every segment holding offsets in [recovery_point, offset) and advance the
-        recovery point to `offset` (default: the log end offset)."""
-        pending = self._pending_flush(self.log_end_offset if offset is None else offset)
-        pending.fsync()
-        self.flushed(pending)
-
-    def _pending_flush(self, offset: int) -> "PendingFlush":
-        offset = min(offset, self.log_end_offset)
-        segments = []
-        if offset > self.recovery_point:
-            n = len(self._segments)
-            for i, seg in enumerate(self._segments):
-                upper = self._bases[i + 1] if i + 1 < n else None
-                if (upper is None or upper > self.recovery_point) and seg.base_offset < offset:
-                    seg.write_indexes()     # here: the fsync may run on another thread
-                    segments.append(seg)
-        directory = self.dir if self._dir_dirty else None
-        self._dir_dirty = False
-        return PendingFlush(self, offset, tuple(segments), directory)
-
-    def flushed(self, pending: "PendingFlush") -> None:
-        """The recovery point moves once the fsyncs are done (never past a truncated end)."""
-        self.recovery_point = max(self.recovery_point, min(pending.offset, self.log_end_offset))
-
-    def _maybe_flush_after_append(self, now_ms: int | None) -> None:
-        # Inline, as Kafka's append does: the append's caller (a produce answer, a follower's
-        # next fetch, which acknowledges the offset to the leader) must come after this fsync,
-        # and the callers are synchronous. Only topics that set flush.messages or flush.ms pay
-        # it (both are off by default); the periodic flush and rolled segments go to a thread.
-        if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
-            self.flush()
-        elif now_ms is not None and self._flush_ms_due(now_ms):
-            self.flush()
-
-    def _flush_ms_due(self, now_ms: int) -> bool:
-        """flush.ms has passed since the last timed flush with something unflushed: it counts
-        as done from now (the caller flushes inline or hands the fsyncs to a thread)."""
-        if self.log_end_offset > self.recovery_point and \
-                now_ms - self._last_flush_ms >= self.config.flush_ms:
-            self._last_flush_ms = now_ms
-            return True
-        return False
-
-    def maybe_flush(self, now_ms: int) -> None:
-        """flush.ms, and the fsync of segments rolled since the last call, all inline."""
-        pending = self.due_flush(now_ms)
-        if pending is not None:
-            pending.fsync()
-            self.flushed(pending)
-
-    def due_flush(self, now_ms: int) -> "PendingFlush | None":
-        """What the periodic flush owes (flush.ms, segments rolled since the last call), for
-        another thread to fsync as Kafka's background flusher does; then `flushed(it)`."""
-        if self._flush_ms_due(now_ms):
-            return self._pending_flush(self.log_end_offset)
-        if self._roll_flush_offset > self.recovery_point:
-            return self._pending_flush(self._roll_flush_offset)
-        return None
 
     def close(self) -> None:
         self.segments_generation += 1
@@ -525,28 +376,3 @@ class Log:
         """Close and remove the partition directory."""
         self.close()
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def _largest_timestamp(seg: LogSegment) -> int:
-    # Kafka falls back to the file's mtime when no batch carries a timestamp.
-    return seg.max_timestamp if seg.max_timestamp >= 0 else seg.last_modified_ms()
-
-
-@dataclass(frozen=True)
-class PendingFlush:
-    """fsyncs owed by one log: safe to run off the loop that appends (fsync of a file another
-    thread appends to is fine; a segment deleted meanwhile needs no fsync any more)."""
-    log: Log
-    offset: int
-    segments: tuple[LogSegment, ...]
-    directory: Path | None
-
-    def fsync(self) -> None:
-        for seg in self.segments:
-            try:
-                seg.fsync()
-            except OSError:
-                if seg in self.log._segments:     # still the log's: a real disk error
-                    raise
-        if self.directory is not None:
-            fsync_dir(self.directory)

@@ -105,8 +105,8 @@ _DEFS = [
     ConfigDef("compression.type", "compression_type", "string", "producer",
               "Final compression of the topic: the leader recompresses batches in another codec; "
               "'producer' keeps the producer's batches as they are.",
-              "'producer', 'uncompressed', 'gzip', 'lz4' or 'zstd' (kraft has no snappy)",
-              _one_of("producer", "uncompressed", "gzip", "lz4", "zstd")),
+              "'producer', 'uncompressed', 'gzip', 'snappy', 'lz4' or 'zstd'",
+              _one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
     ConfigDef("file.delete.delay.ms", "file_delete_delay_ms", "long", 0,
               "Delay before a deleted segment's files are removed; kraft removes them at once.",
               "only 0: kraft deletes segment files at once", _one_of(0)),

@@ -9,7 +9,7 @@ from clients.record.batch_header import (
     ATTRIBUTES_OFFSET, COMPRESSION_MASK, CONTROL_FLAG, CRC_OFFSET, TIMESTAMP_TYPE_MASK,
     BatchHeader, CorruptBatchError, validate_batch)
 from clients.record.buffer_view import crc32c
-from clients.record.compression import GZIP, LZ4, NAMES, NONE, ZSTD, DecompressedTooLarge
+from clients.record.compression import GZIP, LZ4, NAMES, NONE, SNAPPY, ZSTD, DecompressedTooLarge
 from clients.record.record_scan import walk_batch
 from kraft.log.log_config import LogConfig
 
@@ -17,7 +17,7 @@ _ATTRIBUTES = struct.Struct(">h")
 _MAX_TIMESTAMP = struct.Struct(">q")
 _MAX_TIMESTAMP_OFFSET = 35
 _CRC = struct.Struct(">I")
-_READABLE_CODECS = (NONE, GZIP, LZ4, ZSTD)
+_READABLE_CODECS = (NONE, GZIP, SNAPPY, LZ4, ZSTD)
 _REBUILD = ("the client that built it wrote a malformed batch: fix or replace it (kraft's "
             "producer and Kafka's clients write valid ones)")
 
@@ -108,7 +108,7 @@ def check_batch_records(buf, pos: int, header: BatchHeader, config: LogConfig, w
     if codec not in _READABLE_CODECS:
         raise InvalidRecord(f"{where}: compression codec {codec} "
                             f"({NAMES.get(codec, 'not a Kafka codec')}) is not one kraft reads; "
-                            f"produce with compression none, gzip, lz4 or zstd; "
+                            f"produce with compression none, gzip, snappy, lz4 or zstd; "
                             f"nothing was appended")
     try:
         scan = walk_batch(buf, pos, header, config.max_message_bytes)

@@ -6,7 +6,7 @@ from clients.record.batch_header import TIMESTAMP_TYPE_MASK, BatchHeader
 from clients.record.codec import decode_batch, encode_batch
 
 # compression.type value -> Kafka's codec number; None keeps what the producer sent.
-TOPIC_CODECS = {"producer": None, "uncompressed": 0, "gzip": 1, "lz4": 3, "zstd": 4}
+TOPIC_CODECS = {"producer": None, "uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
 def recompress(buf: bytes, headers: list[tuple[int, BatchHeader]], compression_type: str) -> bytes | None:

@@ -55,16 +55,6 @@ def camel(value: enum.Enum) -> str:
     return "".join(part.capitalize() for part in value.name.split("_"))
 
 
-def parse_enum(enum_type: type, text: str, what: str):
-    """An enum value from Kafka's spelling or ours, any case, with or without '_' or '-'."""
-    key = text.replace("-", "").replace("_", "").lower()
-    for value in enum_type:
-        if value.name.replace("_", "").lower() == key:
-            return value
-    choices = ", ".join(camel(v) for v in enum_type if v.name not in ("UNKNOWN", "ANY", "MATCH"))
-    raise ValueError(f"{what} {text!r} is unknown; use one of {choices}")
-
-
 # Kafka's implied operations: an ALLOW for the key also allows each operation in its set.
 IMPLIED_BY: dict[Operation, frozenset[Operation]] = {
     Operation.DESCRIBE: frozenset({Operation.READ, Operation.WRITE, Operation.DELETE,

@@ -17,6 +17,7 @@ import pytest
 
 from chaos import docker_cluster
 from chaos.history import read_faults, read_history
+from system_tools import require_docker_image_tools, require_tool
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 IMAGE = "kraft:test"          # the tag tests/docker builds too: the second build is all cached
@@ -71,6 +72,8 @@ def test_a_short_docker_run_injects_faults_copies_data_and_audits(capsys, tmp_pa
     reason = docker_cluster.unavailable_reason(None)
     if reason:
         _skip(capsys, reason)
+    require_docker_image_tools(capsys)
+    require_tool("java", capsys)        # the run ends with the PySpark audit
     build = subprocess.run(["docker/build-images.sh", IMAGE], cwd=ROOT, capture_output=True,
                            text=True, timeout=1200, env={**os.environ, "PYTHON": sys.executable})
     assert build.returncode == 0, f"docker/build-images.sh failed:\n{build.stdout[-2000:]}\n{build.stderr[-3000:]}"

@@ -16,6 +16,7 @@ import pytest
 
 from chaos import netns
 from chaos.history import read_faults, read_history
+from system_tools import require_tool
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -27,6 +28,7 @@ def permitted():
     if reason:
         print(f"chaos run skipped: {reason}")
         pytest.skip(reason)
+    require_tool("java")        # the run ends with the PySpark audit
 
 
 def test_a_short_run_injects_faults_heals_and_drains(permitted, tmp_path):

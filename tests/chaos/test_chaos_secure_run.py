@@ -16,6 +16,7 @@ from chaos.cluster import plan, properties_text
 from chaos.history import read_faults, read_history
 from chaos.run import main
 from chaos.secure import SecureFiles
+from system_tools import require_tool
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -53,6 +54,7 @@ def test_a_short_secure_run_is_clean(tmp_path):
     if reason:
         print(f"chaos run skipped: {reason}")
         pytest.skip(reason)
+    require_tool("java")        # the run ends with the PySpark audit
     out = tmp_path / "run"
     env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)}
     done = subprocess.run([str(ROOT / "chaos" / "run.sh"), "--secure", "--duration", "15s",

@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from chaos.docker_cluster import compose_command, engine_problem, free_ports
+from system_tools import require_docker_image_tools
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -81,9 +82,11 @@ def require_compose(capsys) -> list[str]:
     return compose
 
 
-def build_image(image: str, compose: list[str]) -> list[str]:
+def build_image(image: str, compose: list[str], capsys=None) -> list[str]:
     """docker/build-images.sh (reuses the base image when present); the compose command after it,
-    since the build may have installed `docker compose`."""
+    since the build may have installed `docker compose`. Skipped where the base image must be
+    built and debootstrap is missing."""
+    require_docker_image_tools(capsys)
     build = run(["docker/build-images.sh", image], timeout=1200,
                 env={**os.environ, "PYTHON": sys.executable})
     assert build.returncode == 0, f"docker/build-images.sh failed:\n{build.stdout[-2000:]}\n{build.stderr[-3000:]}"

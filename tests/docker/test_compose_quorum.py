@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
 def test_compose_quorum_serves_produce_and_consume(capsys):
     compose = require_compose(capsys)
     started = time.monotonic()
-    compose = build_image(IMAGE, compose)
+    compose = build_image(IMAGE, compose, capsys)
     built = time.monotonic()
 
     cluster = ComposeCluster(compose, IMAGE)

@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
 
 
 def test_secure_compose_serves_the_admin_over_sasl_ssl(capsys):
-    compose = build_image(IMAGE, require_compose(capsys))
+    compose = build_image(IMAGE, require_compose(capsys), capsys)
     built = time.monotonic()
     cluster = ComposeCluster(compose, IMAGE, "docker-compose.secure.yml")
     try:

@@ -103,9 +103,9 @@ def invalid_record_variants() -> dict[str, bytes]:
     struct.pack_into(">i", garbage, 8, len(garbage) - 12)
     struct.pack_into(">h", garbage, 21, 4)               # attributes: zstd
     snappy = bytearray(batch(n=1))
-    struct.pack_into(">h", snappy, 21, 2)
+    struct.pack_into(">h", snappy, 21, 2)                # snappy, records left uncompressed
     return {"count that lies": crc_fixed(lie), "cut short": crc_fixed(cut),
-            "garbage zstd": crc_fixed(garbage), "snappy": crc_fixed(snappy)}
+            "garbage zstd": crc_fixed(garbage), "garbage snappy": crc_fixed(snappy)}
 
 
 def test_intact_batches_whose_records_do_not_walk_are_refused(node):

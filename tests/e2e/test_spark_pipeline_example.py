@@ -3,7 +3,6 @@
 leaves this block to this test (its `not run` marker names this file), which writes its input."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import pathlib
 import subprocess
@@ -15,6 +14,7 @@ from clients.admin import Admin, NewTopic
 from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition
+from system_tools import require_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -30,9 +30,7 @@ def docs_example() -> str:
 
 def test_the_spark_page_pipeline_totals_orders_per_customer(node):
     pytest.importorskip("pyspark")
-    if importlib.util.find_spec("clients.spark") is None:
-        pytest.skip("the example imports clients.spark, where the branch that moves the Spark "
-                    "source from chaos/spark_source puts it")
+    require_tool("java")
     admin = Admin(node.address)
     try:
         admin.create_topics([NewTopic("orders", 2, 1), NewTopic("order-totals", 1, 1)])

@@ -11,6 +11,7 @@ import pytest
 
 from clients.admin import Admin, NewTopic
 from clients.producer import Producer
+from system_tools import require_tool
 
 pytestmark = pytest.mark.e2e
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -36,6 +37,7 @@ def bootstrap(tmp_path_factory):
 @pytest.fixture(scope="module")
 def spark():
     pytest.importorskip("pyspark")
+    require_tool("java")
     from chaos.audit.job import create_session
     from clients.spark import register
 

@@ -2,13 +2,12 @@
 scheduler, fake clock, a router that drops, delays, duplicates and cuts; invariants per event."""
 from __future__ import annotations
 
-import heapq
-import random
 from dataclasses import dataclass, field
 
 from broker.replication import (ACKS_ALL, FetchAnswer, MemoryReplicaLog, PartitionState,
                                 ProposeIsr, ReplicationConfig, Truncated)
 from clients.errors import ErrorCode
+from sim_scheduler import InvariantViolation, SeededScheduler  # noqa: F401  (tests import it here)
 
 CONTROLLER = 0
 REPLICAS = (1, 2, 3)
@@ -17,10 +16,6 @@ REPLICAS = (1, 2, 3)
 HEARTBEAT_MS, SESSION_TIMEOUT_MS = 25, 90
 TICK_MS, FETCH_BACKOFF_MS, FETCH_TIMEOUT_MS, FETCH_MAX_RECORDS = 20, 8, 40, 6
 PRODUCE_TIMEOUT_MS = 250
-
-
-class InvariantViolation(AssertionError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -120,14 +115,11 @@ class Broker:
     acked_checked: tuple = (None, 0)
 
 
-class Simulation:
+class Simulation(SeededScheduler):
     def __init__(self, seed: int, config: ReplicationConfig, drop: float = 0.0,
                  duplicate: float = 0.0, max_delay_ms: int = 5) -> None:
-        self.seed, self.config = seed, config
-        self.rng = random.Random(seed)
-        self.now, self.events = 0, 0
-        self._queue: list = []
-        self._seq = 0
+        super().__init__(seed)
+        self.config = config
         self.drop, self.duplicate, self.max_delay_ms = drop, duplicate, max_delay_ms
         self.cut: set[tuple[int, int]] = set()
         self.stats = dict.fromkeys(("acked", "truncations", "leader_changes", "isr_changes",
@@ -145,27 +137,7 @@ class Simulation:
             self._start(b)
         self.at(HEARTBEAT_MS, self.controller.check_sessions)
 
-    # -- scheduler and router ---------------------------------------------------------------------
-    def at(self, time_ms: int, fn, *args) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (time_ms, self._seq, fn, args))
-
-    def run_until(self, predicate, max_ms: int) -> bool:
-        deadline = self.now + max_ms
-        while not predicate():
-            if not self._queue or self._queue[0][0] > deadline:
-                self.now = max(self.now, deadline)
-                return predicate()
-            time_ms, _, fn, args = heapq.heappop(self._queue)
-            self.now = max(self.now, time_ms)
-            fn(*args)
-            self.events += 1
-            self.check_invariants()
-        return True
-
-    def run_for(self, ms: int) -> None:
-        self.run_until(lambda: False, ms)
-
+    # -- router (the scheduler is sim_scheduler.SeededScheduler) -----------------------------------
     def send(self, src: int, dst: int, message: tuple) -> None:
         """Replica links lose, delay and duplicate at random. Controller links are like Kafka's
         TCP connections: delayed, never duplicated, lost only while cut (see partition_chaos)."""
@@ -178,7 +150,7 @@ class Simulation:
 
     def in_flight(self, src: int, kind: str) -> bool:
         return any(fn == self._deliver and args[0] == src and args[2][0] == kind
-                   for _, _, fn, args in self._queue)
+                   for _, _, fn, args in self.scheduled())
 
     def _deliver(self, src: int, dst: int, message: tuple) -> None:
         if (src, dst) in self.cut:
@@ -334,10 +306,6 @@ class Simulation:
         self.waiters = waiting
 
     # -- invariants -------------------------------------------------------------------------------
-    def fail(self, what: str) -> None:
-        raise InvariantViolation(f"seed {self.seed} at {self.now} ms after {self.events} events: "
-                                 f"{what}")
-
     def healthy_isr(self) -> list[Broker]:
         """ISR members that hold every acknowledged record: alive and registered as they are."""
         ctrl = self.controller

@@ -119,7 +119,7 @@ def test_bad_group_keys_name_their_key(props, key):
     ("log.segment.bytes", "10", "log.segment.bytes: '10' is not valid (an int in bytes, at least 14)"),
     ("message.max.bytes", "abc", "message.max.bytes: 'abc' is not a number (an int in bytes, at least 0)"),
     ("log.cleanup.policy", "shred", "log.cleanup.policy: 'shred' is not valid"),
-    ("compression.type", "snappy", "compression.type: 'snappy' is not valid"),
+    ("compression.type", "brotli", "compression.type: 'brotli' is not valid"),
     ("log.retention.hours", "soon", "log.retention.hours: 'soon' is not a whole number; use at least -1"),
     ("num.partitions", "0", "num.partitions: 0 is out of range; use 1 to 2147483647"),
     ("default.replication.factor", "-1", "default.replication.factor: -1 is out of range; use 1 to 32767"),

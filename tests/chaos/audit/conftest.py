@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from system_tools import require_tool
+
 _HERE = Path(__file__).resolve().parent
 for _path in (str(_HERE.parents[2]), str(_HERE)):
     if _path not in sys.path:
@@ -14,6 +16,7 @@ for _path in (str(_HERE.parents[2]), str(_HERE)):
 @pytest.fixture(scope="session")
 def spark():
     pytest.importorskip("pyspark")
+    require_tool("java")
     from chaos.audit.job import create_session
 
     session = create_session("local[2]", shuffle_partitions=2)

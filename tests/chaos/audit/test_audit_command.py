@@ -8,6 +8,7 @@ from audit_helpers import Cluster, MS, write_faults, write_history
 from entry.main import build_parser, main
 from chaos.audit.checks import CHECKS, TXN_CHECKS
 from chaos.history import Op
+from system_tools import requires_tool
 
 
 def test_kraft_has_the_audit_command():
@@ -71,13 +72,18 @@ def test_violations_exit_1_and_are_named(spark, tmp_path, capsys):
     (lambda d: ["--data", str(d / "nowhere")], "no such directory"),
     (lambda d: ["--data", str(d)], "no node data dir"),
     (lambda d: ["--history", str(d / "missing.jsonl")], "no such file"),
-    (lambda d: ["--history", _write(d / "h.jsonl", '{"process": 0}\n{}\n')], "line 1: missing type, f, time"),
-    (lambda d: ["--history", _write(d / "h.jsonl", 'nope\n{"a": 1}\n')], "line 1: not JSON"),
-    (lambda d: ["--history", _write(d / "h.jsonl", '{"process":0,"type":"ok","f":"fly","time":1}\n')],
-     "f 'fly' is not one of"),
-    (lambda d: ["--history", _write(d / "h.jsonl",
-                                    '{"process":0,"type":"ok","f":"commit","time":1,'
-                                    '"value":{},"group":7}\n')], "line 1: group 7 is not a string"),
+    # Spark's executors read a history's lines: these need its JVM.
+    pytest.param(lambda d: ["--history", _write(d / "h.jsonl", '{"process": 0}\n{}\n')],
+                 "line 1: missing type, f, time", marks=requires_tool("java")),
+    pytest.param(lambda d: ["--history", _write(d / "h.jsonl", 'nope\n{"a": 1}\n')],
+                 "line 1: not JSON", marks=requires_tool("java")),
+    pytest.param(lambda d: ["--history", _write(d / "h.jsonl",
+                                                '{"process":0,"type":"ok","f":"fly","time":1}\n')],
+                 "f 'fly' is not one of", marks=requires_tool("java")),
+    pytest.param(lambda d: ["--history", _write(d / "h.jsonl",
+                                                '{"process":0,"type":"ok","f":"commit","time":1,'
+                                                '"value":{},"group":7}\n')],
+                 "line 1: group 7 is not a string", marks=requires_tool("java")),
     (lambda d: [], "nothing to audit"),
 ])
 def test_unreadable_input_exits_2_with_one_line(tmp_path, capsys, setup, expected):

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from chaos.history import JsonLinesWriter, Op
+from system_tools import require_tool
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -58,6 +59,7 @@ def audit_peak_kib(history: pathlib.Path, out: pathlib.Path) -> int:
 
 def test_the_drivers_memory_does_not_grow_with_the_history(tmp_path):
     pytest.importorskip("pyspark")
+    require_tool("java")
     small = write_history(tmp_path / "small.jsonl", 10_000)
     large = write_history(tmp_path / "large.jsonl", 200_000)
     assert large > 15 * small

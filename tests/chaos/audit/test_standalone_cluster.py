@@ -14,6 +14,7 @@ import pytest
 from audit_helpers import Cluster, MS, write_history
 from chaos.audit.job import run_audit
 from chaos.history import Op
+from system_tools import require_tool
 
 # About a minute on an idle 2-core machine (three JVMs, then one audit on each master); the
 # bound leaves room for a loaded CI machine and the fixture kills the JVMs whatever happens.
@@ -25,6 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 def standalone(tmp_path_factory):
     """spark://127.0.0.1:<port> with two 1-core workers (chaos/audit/standalone.py)."""
     pytest.importorskip("pyspark")
+    require_tool("java")
     from chaos.audit.standalone import standalone_cluster
 
     with standalone_cluster(tmp_path_factory.mktemp("standalone"), workers=2) as url:

@@ -9,12 +9,14 @@ import sys
 import textwrap
 import tracemalloc
 
+import cramjam
 import lz4.frame
 import pytest
 import zstandard
 
 from clients.record.batch_header import CorruptBatchError
-from clients.record.compression import GZIP, LZ4, ZSTD, DecompressedTooLarge, decompress
+from clients.record.compression import (GZIP, LZ4, SNAPPY, ZSTD, DecompressedTooLarge, compress,
+                                        decompress)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__)))))
@@ -32,10 +34,12 @@ def bomb(codec: int, size: int) -> bytes:
         return zstd_stream(size)
     if codec == LZ4:
         return lz4.frame.compress(bytes(size), store_size=False)
+    if codec == SNAPPY:
+        return compress(SNAPPY, bytes(size))      # xerial: 32 KiB blocks, as Java writes them
     return gzip.compress(bytes(size), compresslevel=1)
 
 
-@pytest.mark.parametrize("codec", [GZIP, LZ4, ZSTD])
+@pytest.mark.parametrize("codec", [GZIP, SNAPPY, LZ4, ZSTD])
 def test_a_bomb_fails_fast_within_the_bound(codec):
     data = bomb(codec, 128 * MiB)
     tracemalloc.start()
@@ -46,6 +50,18 @@ def test_a_bomb_fails_fast_within_the_bound(codec):
     finally:
         tracemalloc.stop()
     assert peak < 4 * MiB
+
+
+def test_a_raw_snappy_block_declaring_more_than_the_bound_is_refused_before_inflating():
+    data = bytes(cramjam.snappy.compress_raw(bytes(64 * MiB)))   # librdkafka's: one raw block
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecompressedTooLarge):
+            decompress(SNAPPY, data, MiB)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < MiB
 
 
 def test_a_declared_zstd_content_size_over_the_bound_is_refused_before_inflating():
@@ -60,10 +76,12 @@ def test_a_declared_zstd_content_size_over_the_bound_is_refused_before_inflating
     assert peak < MiB
 
 
-@pytest.mark.parametrize("codec", [GZIP, LZ4, ZSTD])
+@pytest.mark.parametrize("codec", [GZIP, SNAPPY, LZ4, ZSTD])
 def test_exactly_the_bound_inflates_and_one_byte_more_does_not(codec):
     payload = os.urandom(1000) * 64
-    if codec == ZSTD:
+    if codec == SNAPPY:
+        data = compress(SNAPPY, payload)
+    elif codec == ZSTD:
         cobj = zstandard.ZstdCompressor().compressobj()      # no content size: the slow path
         data = cobj.compress(payload) + cobj.flush()
     else:
@@ -77,6 +95,7 @@ def test_exactly_the_bound_inflates_and_one_byte_more_does_not(codec):
     (GZIP, lambda b: gzip.compress(b, mtime=0)),
     (LZ4, lz4.frame.compress),
     (ZSTD, lambda b: zstandard.ZstdCompressor().compress(b)),
+    (SNAPPY, lambda b: compress(SNAPPY, b)),     # xerial streams one after another
 ])
 def test_frames_are_read_to_their_end_and_all_of_them(codec, pack):
     one, two = b"first " * 100, b"second " * 100
@@ -120,12 +139,13 @@ def test_the_consumers_decode_survives_a_zstd_bomb_under_a_memory_limit(tmp_path
     assert resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY   # ours untouched
 
 
-@pytest.mark.parametrize("codec", [GZIP, LZ4, ZSTD])
+@pytest.mark.parametrize("codec", [GZIP, SNAPPY, LZ4, ZSTD])
 def test_a_small_section_costs_small_memory_under_a_large_bound(codec):
     """The bound caps memory; it is not what a small batch allocates (lz4 would allocate the
     whole of max_length at once if asked for it)."""
     data = {GZIP: lambda b: gzip.compress(b, mtime=0), LZ4: lz4.frame.compress,
-            ZSTD: lambda b: zstandard.ZstdCompressor().compress(b)}[codec](b"x" * 16384)
+            ZSTD: lambda b: zstandard.ZstdCompressor().compress(b),
+            SNAPPY: lambda b: compress(SNAPPY, b)}[codec](b"x" * 16384)
     tracemalloc.start()
     try:
         assert len(decompress(codec, data, 64 * MiB)) == 16384

@@ -2,13 +2,23 @@
 batches decode with ours, ours pass its CRC check and decode with its reader."""
 import random
 
+import kafka.codec
 import pytest
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
 from clients.record.codec import Record, decode_batch, decode_records, encode_batch
+from clients.record.compression import SNAPPY, compress, decompress
+from kafka_python_snappy import give_kafka_python_snappy
 
-CODECS = [0, 1, 3, 4]
+CODECS = [0, 1, 2, 3, 4]
+
+
+@pytest.fixture(autouse=True)
+def kafka_python_snappy(monkeypatch):
+    give_kafka_python_snappy(monkeypatch)
+
+
 BASE_TS = 1_700_000_000_000
 
 
@@ -102,3 +112,16 @@ def test_identical_bytes_for_uncompressed_batches():
     # (kafka-python leaves partitionLeaderEpoch at 0 where a producer sends -1).
     records = sample_records(1, "mixed")
     assert encode_batch(records, partition_leader_epoch=0) == build_with_kafka_python(records, 0)
+
+
+def test_snappy_framed_as_javas_producer_and_raw_as_librdkafka():
+    payload = b"".join(b'{"order": %d, "status": "paid"}' % i for i in range(5000))   # 3 blocks
+    ours = compress(SNAPPY, payload)
+    # snappy-java's stream header (magic, version 1, compatible 1), then 32 KiB blocks: the same
+    # bytes as kafka-python's xerial writer over the same raw compressor.
+    assert ours[:16] == b"\x82SNAPPY\x00" + (1).to_bytes(4, "big") + (1).to_bytes(4, "big")
+    assert ours == kafka.codec.snappy_encode(payload)
+    assert kafka.codec.snappy_decode(ours) == payload
+    for xerial in (True, False):
+        assert decompress(SNAPPY, kafka.codec.snappy_encode(payload, xerial_compatible=xerial)) \
+            == payload

@@ -54,8 +54,8 @@ async def test_reads_and_writes_run_in_a_thread_and_the_swap_on_the_loop(tmp_pat
             return real(*args, **kwargs)
         return call
     monkeypatch.setattr(cleaner, "_build_offset_map", recorded("map", cleaner._build_offset_map))
-    monkeypatch.setattr(cleaner._SegmentCleaner, "clean_group",
-                        recorded("write", cleaner._SegmentCleaner.clean_group))
+    monkeypatch.setattr(cleaner.SegmentCleaner, "clean_group",
+                        recorded("write", cleaner.SegmentCleaner.clean_group))
     monkeypatch.setattr(cleaner, "swap_in", recorded("swap", cleaner.swap_in))
     results = await manager.clean_compacted_off_loop(NOW, trio.to_thread.run_sync)
     loop = threading.current_thread()

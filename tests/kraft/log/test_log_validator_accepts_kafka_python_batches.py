@@ -12,9 +12,15 @@ from clients.record.compression import compress, decompress
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
 from kraft.log.log_validator import validate_records
+from kafka_python_snappy import give_kafka_python_snappy
 from kraft_log_helpers import with_crc
 
-CODECS = [0, 1, 3, 4]          # none, gzip, lz4, zstd: what kafka-python writes here
+CODECS = [0, 1, 2, 3, 4]       # none, gzip, snappy (xerial, as Java writes it), lz4, zstd
+
+
+@pytest.fixture(autouse=True)
+def kafka_python_snappy(monkeypatch):
+    give_kafka_python_snappy(monkeypatch)
 NOW = 1_700_000_000_000
 
 

@@ -53,19 +53,19 @@ def test_a_batch_cut_short_with_its_length_and_crc_fixed_is_refused(tmp_path):
     assert len(decode_records(read_all(log))) == 2     # consumers still read the partition
 
 
-@pytest.mark.parametrize("codec", [1, 3, 4])
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
 def test_garbage_in_a_compressed_batch_is_refused(tmp_path, codec):
     log = open_log(tmp_path)
     refused(log, batch_with_section(b"not compressed at all" * 5, codec=codec),
             match="cannot decompress|Unknown frame|truncated")
 
 
-@pytest.mark.parametrize("codec", [2, 5, 6, 7])
+@pytest.mark.parametrize("codec", [5, 6, 7])
 def test_a_codec_kraft_does_not_read_is_refused(tmp_path, codec):
     log = open_log(tmp_path)
     section = encode_batch([(None, b"v", (), 1_000)])[61:]
     err = refused(log, batch_with_section(section, codec=codec), match=f"codec {codec} ")
-    assert "produce with compression none, gzip, lz4 or zstd" in err.message
+    assert "produce with compression none, gzip, snappy, lz4 or zstd" in err.message
 
 
 @pytest.mark.parametrize("codec", [1, 3, 4])

@@ -10,7 +10,7 @@ from clients.record.codec import decode_records, encode_batch
 from kraft.log.log import Log
 from kraft.log.log_config import ConfigError, LogConfig
 
-NONE, GZIP, LZ4, ZSTD = 0, 1, 3, 4
+NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 RECORDS = [(b"k%d" % i, b"value %d " % i * 20, (("h", b"x"),), 1_000 + i) for i in range(50)]
 
 
@@ -20,7 +20,7 @@ def stored(log: Log) -> bytes:
 
 @pytest.mark.parametrize("topic, sent, expected", [
     ("zstd", NONE, ZSTD), ("gzip", ZSTD, GZIP), ("lz4", GZIP, LZ4), ("uncompressed", ZSTD, NONE),
-    ("producer", GZIP, GZIP), ("zstd", ZSTD, ZSTD)])
+    ("producer", GZIP, GZIP), ("zstd", ZSTD, ZSTD), ("snappy", GZIP, SNAPPY), ("lz4", SNAPPY, LZ4)])
 def test_the_leader_stores_batches_in_the_topics_codec(tmp_path, topic, sent, expected):
     log = Log.open(tmp_path / "t-0", LogConfig(compression_type=topic), now_ms=0)
     batch = encode_batch(RECORDS, compression=sent, producer_id=7, producer_epoch=2, base_sequence=40)
@@ -45,7 +45,7 @@ def test_a_second_append_continues_the_offsets(tmp_path):
 
 
 @pytest.mark.parametrize("key, value, allowed", [
-    ("compression.type", "snappy", "kraft has no snappy"),
+    ("compression.type", "brotli", "'gzip', 'snappy', 'lz4' or 'zstd'"),
     ("segment.jitter.ms", "100", "only 0: kraft applies no jitter"),
     ("file.delete.delay.ms", "60000", "only 0: kraft deletes segment files at once"),
     ("preallocate", "true", "only false")])

@@ -3,7 +3,6 @@ delays, duplicates, reorders and cuts links, crashes that lose unflushed data; i
 after every event."""
 from __future__ import annotations
 
-import heapq
 import random
 import zlib
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from kraft.raft import MemoryElectionStore, MemoryRaftLog, OffsetAndEpoch, RaftC
 from kraft.raft.messages import (BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
                                  FetchResponse, FetchSnapshotRequest, VoteRequest, error_response)
 from kraft.raft.validation import field_problem
+from sim_scheduler import InvariantViolation, SeededScheduler  # noqa: F401  (tests import it here)
 
 REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
             FetchSnapshotRequest)
@@ -24,10 +24,6 @@ REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRe
 SIM_CONFIG = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=300, election_backoff_max_ms=150,
                         request_timeout_ms=150, retry_backoff_ms=10, fetch_max_wait_ms=100,
                         fetch_max_entries=8, snapshot_chunk_bytes=4, snapshot_interval_entries=12)
-
-
-class InvariantViolation(AssertionError):
-    pass
 
 
 @dataclass
@@ -67,18 +63,16 @@ class Node:
     open_fetches: dict = field(default_factory=dict)
 
 
-class Simulation:
+class Simulation(SeededScheduler):
+    max_events_per_instant = 2000
+
     def __init__(self, seed: int, voters: int = 3, observers: int = 1,
                  config: RaftConfig = SIM_CONFIG, drop: float = 0.0, duplicate: float = 0.0,
                  max_delay_ms: int = 8, flush_delay_ms: int = 3,
                  record_messages: bool = False, timed_out: float = 0.0,
                  refuse_dead: bool = False) -> None:
-        self.seed = seed
-        self.rng = random.Random(seed)
+        super().__init__(seed)
         self.config = config
-        self.now = 0
-        self._queue: list = []
-        self._seq = 0
         self.drop, self.duplicate, self.max_delay_ms = drop, duplicate, max_delay_ms
         self.flush_delay_ms = flush_delay_ms
         # Share of requests answered REQUEST_TIMED_OUT unread, as a driver with a stalled loop does.
@@ -97,39 +91,9 @@ class Simulation:
         self.committed: list[tuple[int, bytes, bool]] = []
         self.digests: list[int] = [0]
         self.leaders: dict[int, int] = {}
-        self.events = 0
-        self._events_now = 0
         self.proposals = 0
         for node in self.nodes.values():
             self._start(node)
-
-    # -- scheduler ---------------------------------------------------------------------------------
-    def at(self, time_ms: int, fn, *args) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (time_ms, self._seq, fn, args))
-
-    def run_until(self, predicate, max_ms: int) -> bool:
-        deadline = self.now + max_ms
-        while not predicate():
-            if not self._queue or self._queue[0][0] > deadline:
-                self.now = max(self.now, deadline)
-                return predicate()
-            self._step()
-        return True
-
-    def run_for(self, ms: int) -> None:
-        self.run_until(lambda: False, ms)
-
-    def _step(self) -> None:
-        time_ms, _, fn, args = heapq.heappop(self._queue)
-        if time_ms > self.now:
-            self.now, self._events_now = time_ms, 0
-        self._events_now += 1
-        if self._events_now > 2000:
-            self.fail("livelock: 2000 events without the clock moving (a deadline in the past?)")
-        fn(*args)
-        self.events += 1
-        self.check_invariants()
 
     # -- nodes ------------------------------------------------------------------------------------
     def _start(self, node: Node) -> None:
@@ -300,10 +264,6 @@ class Simulation:
                 and self.committed[position.offset][0] == position.epoch)
 
     # -- invariants -------------------------------------------------------------------------------
-    def fail(self, what: str) -> None:
-        raise InvariantViolation(f"seed {self.seed} at {self.now} ms after {self.events} events: "
-                                 f"{what}")
-
     def check_invariants(self) -> None:
         for node in self.nodes.values():
             stored = node.store.read()
