@@ -21,7 +21,7 @@ import sys
 _CHILD = r'''
 import json, sys, tempfile, time, tracemalloc, pathlib
 import trio
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from broker.replication.replica_manager import ReplicaManager
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2 as pb

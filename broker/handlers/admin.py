@@ -11,7 +11,8 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from broker.controller import request_checks, wire as controller_wire
+from broker.controller import request_checks
+from broker.edge import controller_wire
 from broker.edge.controller_channel import NotController
 from broker.controller.authorize import Screened, screen
 from broker.edge.controller_channel import ControllerChannel

@@ -11,7 +11,7 @@ import trio
 from broker.replication.replica_manager import FetchResult, ReplicaManager
 from broker.security.node_trust import refuse_unless_node
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
-from broker.server import request_checks as checks
+from broker.handlers import request_checks as checks
 from broker.edge.request_limits import Refused
 from clients.errors import ErrorCode
 from clients.grpc_server import ANONYMOUS, RequestContext

@@ -11,7 +11,7 @@ from broker.group import messages as m
 from broker.group import request_checks as checks
 from broker.group.coordinator_registry import GroupCoordinators
 from broker.group.driver import CoordinatorDriver
-from broker.group.wire import message
+from broker.group.hints import message
 from broker.handlers import group_messages as g
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer

@@ -9,7 +9,7 @@ from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.handlers.transaction import TransactionHandler
 from broker.edge.request_limits import INT16_MAX, MAX_NAME_LENGTH, Refused, check_length, \
     check_range
-from broker.transaction.wire import message as txn_message
+from broker.transaction.hints import message as txn_message
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import ANONYMOUS, RequestContext
 from kraft.security.acl import Operation as Op, ResourceType as R

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from broker.replication.replica_manager import READ_UNCOMMITTED, ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
-from broker.server import request_checks as checks
+from broker.handlers import request_checks as checks
 from broker.edge.request_limits import Refused
 from clients.grpc_server import ANONYMOUS, RequestContext
 from kraft.security.acl import Operation as Op, ResourceType as R

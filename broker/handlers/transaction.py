@@ -14,7 +14,7 @@ from broker.transaction import messages as m
 from broker.transaction import request_checks as checks
 from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.driver import TransactionDriver
-from broker.transaction.wire import message
+from broker.transaction.hints import message
 from clients.errors import ErrorCode
 from clients.grpc_server import ANONYMOUS, RequestContext
 from clients.types import TopicPartition

@@ -13,19 +13,19 @@ from typing import Callable
 
 import trio
 
-from broker.controller import servicer as controller_servicer
+from broker.services import controller_servicer
 from broker.controller.active import ActiveController
 from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
-from broker.server.servicer import BrokerServicer, wall_clock_ms
-from broker.server.txn_markers import TxnMarkerWriter
+from broker.services.broker_servicer import BrokerServicer, wall_clock_ms
+from broker.handlers.write_txn_markers import TxnMarkerWriter
 from broker.server.config import ServerConfig, ServerConfigError
 from broker.server.heap import (pin_mmap_threshold, release_free_heap_periodically,
                                 share_one_arena)
 from broker.coordinator.placement import partition_for
 from broker.edge.controller_channel import ControllerChannel
 from broker.group.coordinator_registry import GroupCoordinators
-from broker.group.servicer import GroupServicer
+from broker.services.group_servicer import GroupServicer
 from broker.idempotence.producer_ids import ProducerIdBlocks
 from broker.metadata.describe_quorum import BrokerDescribeQuorum
 from broker.metadata.quorum import MetadataQuorum, QuorumConfig
@@ -39,7 +39,7 @@ from broker.server.listeners import listener_server, node_channel_opener, serve_
 from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.markers import BrokerChannels
 from broker.transaction.verification import TxnVerifier
-from broker.transaction.servicer import TransactionServicer
+from broker.services.transaction_servicer import TransactionServicer
 from clients.wire import broker_pb2, controller_pb2, group_pb2, quorum_pb2, transaction_pb2
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.controller.servicer import ControllerServicer
+from broker.services.controller_servicer import ControllerServicer
 from clients.errors import ErrorCode as E
 from clients.wire import controller_pb2 as pb
 

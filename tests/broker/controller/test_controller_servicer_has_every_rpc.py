@@ -2,7 +2,7 @@
 service must be there, as an async method of the same name."""
 import inspect
 
-from broker.controller.servicer import ControllerServicer
+from broker.services.controller_servicer import ControllerServicer
 from clients.wire import controller_pb2
 
 

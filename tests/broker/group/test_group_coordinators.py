@@ -12,7 +12,7 @@ import trio.testing
 from broker.group.coordinator_registry import GroupCoordinators
 from broker.group.messages import GroupConfig
 from broker.group.records import OFFSETS_TOPIC
-from broker.group.servicer import GroupServicer
+from broker.services.group_servicer import GroupServicer
 from broker.replication.replica_manager import ReplicaManager
 from clients.errors import ErrorCode as E
 from clients.wire import group_pb2 as pb
@@ -180,7 +180,7 @@ async def test_a_broker_that_leads_no_offsets_partition_answers_not_coordinator(
 async def test_a_commit_wakes_the_followers_parked_fetch_at_once(tmp_path, autojump_clock):
     """An acks=all commit waits for the followers: their long-polling fetch must take the new
     record now, not when its max wait ends (that cost every commit and rebalance 500 ms)."""
-    from broker.server.servicer import BrokerServicer
+    from broker.services.broker_servicer import BrokerServicer
     from clients.wire import broker_pb2
     broker = Broker(tmp_path, replicas=(1, 2))
     brokers = BrokerServicer(broker.replicas, metadata=None, channel=None, 

@@ -19,8 +19,9 @@ from kraft.log.log_manager import LogManager
 from kraft.metadata import records as r
 from kraft.metadata.delta import replay_all
 from kraft.metadata.image import EMPTY_IMAGE, PartitionRegistration
+from kraft.metadata.acl_records import acl_to_record
 from kraft.security.acl import (AclBinding, Operation as O, PatternType as P, Permission,
-                                ResourceType as R, acl_to_record)
+                                ResourceType as R)
 from kraft.security.authorizer import AuthorizerConfig
 
 ALICE = RequestContext("User:alice", "10.0.0.1", listener="KAFKA")

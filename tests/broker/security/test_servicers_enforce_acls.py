@@ -4,12 +4,12 @@ id she may Write, Metadata lists each only their own topics, anonymous
 callers cannot delete topics or groups, and node-to-node calls need ClusterAction."""
 import pytest
 
-from broker.controller import servicer as controller_servicer
+from broker.services import controller_servicer
 from broker.group import messages as m_group
-from broker.group.servicer import GroupServicer
+from broker.services.group_servicer import GroupServicer
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import RequestAuthorizer
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from clients.errors import ErrorCode as E
 from clients.grpc_server import RequestContext, serving_as
 from clients.record.codec import encode_batch

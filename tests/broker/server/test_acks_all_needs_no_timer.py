@@ -6,7 +6,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2 as pb

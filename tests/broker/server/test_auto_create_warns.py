@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from types import SimpleNamespace
 
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from clients.errors import ErrorCode
 from clients.wire import broker_pb2 as pb
 from kraft.controller.messages import CreateTopicResult, CreateTopicsResponse

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from broker.replication.replica_manager import ReplicaManager
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from clients.errors import ErrorCode as E
 from clients.wire import broker_pb2 as pb
 from kraft.log.log_config import LogConfig

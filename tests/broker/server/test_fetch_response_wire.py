@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.server.fetch_response import serialize_fetch_response, varint
-from broker.server.servicer import BrokerServicer
+from broker.services.fetch_response import serialize_fetch_response, varint
+from broker.services.broker_servicer import BrokerServicer
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from clients.record.codec import encode_batch
 from clients.errors import ErrorCode

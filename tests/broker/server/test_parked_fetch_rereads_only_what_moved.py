@@ -7,7 +7,7 @@ import trio
 import trio.testing
 
 from broker.replication.replica_manager import ReplicaManager
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2 as pb
 from kraft.log.log_config import LogConfig

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import trio
 
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from clients.errors import ErrorCode
 from clients.record.codec import encode_batch

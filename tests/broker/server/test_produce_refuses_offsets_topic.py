@@ -1,6 +1,6 @@
 """Only group coordinators write `__consumer_offsets`: a producer's batch there is refused whole,
 since every future coordinator would replay its bytes as group state."""
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from broker.group.records import OFFSETS_TOPIC
 from broker.replication.replica_manager import ReplicaManager
 from clients.errors import ErrorCode

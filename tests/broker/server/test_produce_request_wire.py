@@ -5,7 +5,7 @@ tests/clients/wire/test_raw_readers_read_as_protobuf.py)."""
 from __future__ import annotations
 
 from broker.handlers.produce import ProduceRequest
-from broker.server.produce_request import ProduceRequestError, from_message, parse_produce_request
+from broker.services.produce_request import ProduceRequestError, from_message, parse_produce_request
 from clients.wire import broker_pb2 as pb
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from clients.errors import ErrorCode
 from clients.wire import broker_pb2 as pb
 

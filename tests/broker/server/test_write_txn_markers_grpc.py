@@ -12,8 +12,8 @@ import trio
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
 from broker.security.listener import authenticator, server_credentials
 from broker.security.request_authorizer import RequestAuthorizer
-from broker.server.servicer import BrokerServicer
-from broker.server.txn_markers import TxnMarkerWriter
+from broker.services.broker_servicer import BrokerServicer
+from broker.handlers.write_txn_markers import TxnMarkerWriter
 from clients import bridge
 from clients.errors import ErrorCode
 from clients.grpc_server import TrioGrpcServer

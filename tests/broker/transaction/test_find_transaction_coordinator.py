@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker.group.servicer import GroupServicer
+from broker.services.group_servicer import GroupServicer
 from broker.replication.replica_manager import ReplicaManager
 from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.messages import TransactionConfig

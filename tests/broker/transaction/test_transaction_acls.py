@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from broker.transaction.servicer import TransactionServicer
+from broker.services.transaction_servicer import TransactionServicer
 from clients.errors import ErrorCode as E
 from clients.wire import transaction_pb2 as pb
 from kraft.security.acl import Operation as Op, ResourceType as R

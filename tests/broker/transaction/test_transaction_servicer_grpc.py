@@ -12,11 +12,11 @@ import pytest
 import trio
 
 from broker.replication.replica_manager import ReplicaManager
-from broker.server.servicer import BrokerServicer
+from broker.services.broker_servicer import BrokerServicer
 from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.messages import TransactionConfig
 from broker.transaction.records import TRANSACTION_STATE_TOPIC, transaction_partition_for
-from broker.transaction.servicer import TransactionServicer
+from broker.services.transaction_servicer import TransactionServicer
 from clients.bridge import call, open_channel
 from clients.errors import ErrorCode as E
 from clients.grpc_server import TrioGrpcServer

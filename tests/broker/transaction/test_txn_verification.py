@@ -5,7 +5,7 @@ its answer, so a batch cannot open a transaction its coordinator has just ended.
 from __future__ import annotations
 
 from broker.idempotence.producer_state import ProducerStateManager
-from broker.server.produce_request import PartitionData, TopicData
+from broker.services.produce_request import PartitionData, TopicData
 from broker.transaction.verification import (Opening, TxnVerifier, opening, refusal, unchanged,
                                               verify_openings)
 from clients.errors import ErrorCode as E, KraftError

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from broker.replication.fetch_response_wire import read_fetch_response
-from broker.server.produce_request import ProduceData, parse_produce_request
+from broker.services.produce_request import ProduceData, parse_produce_request
 from clients.wire import broker_pb2 as pb
 from clients.wire.raw_fields import WireFormatError
 

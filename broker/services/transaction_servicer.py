@@ -1,4 +1,4 @@
-"""The Transaction gRPC service: protobuf in and out at this edge (broker/transaction/wire.py),
+"""The Transaction gRPC service: protobuf in and out at this edge (broker/services/transaction_wire.py),
 translated to and from the wire-neutral transaction handler (broker/handlers/transaction.py),
 which decides: ACLs, request checks, and the coordinator core of the id's `__transaction_state`
 partition (NOT_COORDINATOR when it is not this broker's)."""
@@ -9,7 +9,7 @@ from typing import Callable
 from broker.handlers import transaction as t
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.transaction.coordinator_registry import TransactionCoordinators
-from broker.transaction.wire import add_partitions_request, end_txn_request, txn_topics
+from broker.services.transaction_wire import add_partitions_request, end_txn_request, txn_topics
 from clients.grpc_server import request_context
 from clients.wire import transaction_pb2 as pb
 

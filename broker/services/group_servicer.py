@@ -1,11 +1,11 @@
-"""The Group gRPC service: protobuf in and out at this edge (broker/group/wire.py), translated to
+"""The Group gRPC service: protobuf in and out at this edge (broker/services/group_wire.py), translated to
 and from the wire-neutral group handler (broker/handlers/group.py), which decides: ACLs, request
 checks, the coordinator core of the group's `__consumer_offsets` partition (NOT_COORDINATOR when
 it is not this broker's), and how long a request is parked."""
 from __future__ import annotations
 
 from broker.group.coordinator_registry import GroupCoordinators
-from broker.group.wire import (commit_request, commit_response, described_group, fetch_request,
+from broker.services.group_wire import (commit_request, commit_response, described_group, fetch_request,
                                fetch_response, heartbeat_request, heartbeat_response,
                                join_request, join_response, leave_request, leave_response,
                                sync_request, sync_response, txn_commit_request)

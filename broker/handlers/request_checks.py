@@ -7,7 +7,6 @@ from __future__ import annotations
 from broker.edge.request_limits import (INT16_MAX, INT32_MAX, Refused,
                                           check_not_negative, check_range)
 from clients.errors import ErrorCode
-from clients.wire import broker_pb2 as pb
 
 E = ErrorCode
 
@@ -35,7 +34,7 @@ def Fetch(req) -> None:
                         hint="-1 when none")
 
 
-def WriteTxnMarkers(req: pb.WriteTxnMarkersRequest) -> None:
+def WriteTxnMarkers(req) -> None:
     for m in req.markers:
         where = f"marker of producer {m.producer_id}"
         check_range(f"{where}: producer_id", m.producer_id, 0, (1 << 63) - 1,
@@ -45,19 +44,6 @@ def WriteTxnMarkers(req: pb.WriteTxnMarkersRequest) -> None:
                     hint="the producer's current epoch")
         check_range(f"{where}: coordinator_epoch", m.coordinator_epoch, 0, INT32_MAX,
                     hint="the transaction coordinator's epoch")
-
-
-def refuse_write_txn_markers(request: pb.WriteTxnMarkersRequest,
-                             refused: Refused) -> pb.WriteTxnMarkersResponse:
-    """The refusal for every partition named: the response has no request-wide error."""
-    response = pb.WriteTxnMarkersResponse()
-    for m in request.markers:
-        answers = response.markers.add(producer_id=m.producer_id).partitions
-        for tp in m.topics:
-            for partition in tp.partitions:
-                answers.add(topic=tp.topic, partition=partition, error_code=refused.code,
-                            error_message=refused.message)
-    return response
 
 
 def ListOffsets(req) -> None:

@@ -3,24 +3,9 @@ carries: the Transaction service's edge."""
 from __future__ import annotations
 
 from broker.transaction import messages as m
-from clients.errors import ErrorCode, error_name
+from broker.transaction.hints import message
 from clients.types import TopicPartition
 from clients.wire import transaction_pb2 as pb
-
-E = ErrorCode
-
-_HINTS = {
-    E.NOT_COORDINATOR: "this broker does not coordinate the transactional id (any more); find "
-                       "its coordinator again (FindCoordinator key_type 1)",
-    E.COORDINATOR_NOT_AVAILABLE: "the transaction coordinator is not available yet; retry",
-    E.COORDINATOR_LOAD_IN_PROGRESS: "the coordinator is still loading its transactions; retry",
-}
-
-
-def message(code: int, detail: str = "") -> str:
-    if not code:
-        return ""
-    return "; ".join(part for part in (detail, _HINTS.get(code, "")) if part) or error_name(code)
 
 
 def partitions_of(topics) -> frozenset[TopicPartition]:

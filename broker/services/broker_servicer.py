@@ -15,12 +15,12 @@ from broker.replication.describe_partitions import describe_partitions
 from broker.idempotence.producer_ids import ProducerIdBlocks
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
-from broker.server import request_checks as checks
-from broker.server.fetch_response import serialize_fetch_response
-from broker.server.produce_request import from_message, parse_produce_request
-from broker.edge.request_limits import checked
-from broker.server.txn_markers import TxnMarkerWriter
-from broker.transaction.servicer import TransactionServicer
+from broker.handlers import request_checks as checks
+from broker.services.fetch_response import serialize_fetch_response
+from broker.services.produce_request import from_message, parse_produce_request
+from broker.edge.request_limits import Refused, checked
+from broker.handlers.write_txn_markers import TxnMarkerWriter
+from broker.services.transaction_servicer import TransactionServicer
 from broker.transaction.verification import TxnVerifier
 from clients.errors import ErrorCode
 from clients.grpc_server import parses_request, request_context
@@ -30,6 +30,19 @@ from kraft.security.acl import Operation as Op, ResourceType as R
 
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
+
+
+def refuse_write_txn_markers(request: pb.WriteTxnMarkersRequest,
+                             refused: Refused) -> pb.WriteTxnMarkersResponse:
+    """The refusal for every partition named: the response has no request-wide error."""
+    response = pb.WriteTxnMarkersResponse()
+    for m in request.markers:
+        answers = response.markers.add(producer_id=m.producer_id).partitions
+        for tp in m.topics:
+            for partition in tp.partitions:
+                answers.add(topic=tp.topic, partition=partition, error_code=refused.code,
+                            error_message=refused.message)
+    return response
 
 
 @dataclass(frozen=True)
@@ -146,7 +159,7 @@ class BrokerServicer:
             producer_id=answer.producer_id, producer_epoch=answer.producer_epoch)
 
     # -- WriteTxnMarkers (from a transaction coordinator) ----------------------------------------
-    @checked(checks.WriteTxnMarkers, checks.refuse_write_txn_markers)
+    @checked(checks.WriteTxnMarkers, refuse_write_txn_markers)
     async def WriteTxnMarkers(self, request: pb.WriteTxnMarkersRequest
                               ) -> pb.WriteTxnMarkersResponse:
         if self.txn_markers is not None:
