@@ -1,6 +1,7 @@
 """The clock nemesis moves a faked process's wall clock and only that: a child python started
 with the node's prefix prints time.time() and time.monotonic(); a bump moves the first by the
-offset and leaves the second alone, a strobe flips it, the reset brings it back."""
+offset and leaves the second alone, a strobe flips it, the reset brings it back; its sleeps and
+polls take the time they should (libfaketime's did not)."""
 from __future__ import annotations
 
 import random
@@ -14,6 +15,9 @@ from chaos.nemeses.clock import ClockFault, ClockFaults, available, draw
 
 CHILD = ("import sys, time\nfor line in sys.stdin:\n"
          "    print(time.time() - float(line), time.monotonic(), flush=True)\n")
+TIMING = ("import select, time\nep = select.epoll()\nt = time.monotonic()\n"
+          "for _ in range(100):\n    time.sleep(0.001)\n    ep.poll(0.001)\n"
+          "print(time.monotonic() - t)\n")
 
 
 @pytest.fixture
@@ -70,3 +74,12 @@ def test_drawn_faults_are_seconds_to_minutes_either_way():
     assert any(f.offset_s < 0 for f in drawn) and any(f.offset_s > 0 for f in drawn)
     assert all(1 <= abs(f.offset_s) <= 300 for f in drawn)
     assert all(0.01 <= f.period_s <= 0.5 for f in drawn if f.kind == "strobe")
+
+
+def test_sleeps_and_polls_are_left_alone(faked):
+    clocks, skew = faked
+    clocks.start(1, ClockFault("bump", 120.0))
+    done = subprocess.run(clocks.prefix(1) + [sys.executable, "-c", TIMING], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert 0.19 < float(done.stdout) < 1.5        # 100 x (1 ms sleep + 1 ms poll)
