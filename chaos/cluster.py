@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Callable
 
 import trio
 
@@ -173,6 +174,9 @@ class LocalCluster(NodeSet):
         self.procs: dict[int, subprocess.Popen] = {}
         self.log_offsets: dict[int, int] = {}
         self.paused: set[int] = set()
+        # Hook for the nemeses (chaos/nemeses/): words put before the node's python, inside its
+        # namespace; they must exec, so the pid stays the node's (e.g. libfaketime's `env`).
+        self.command_prefix: Callable[[int], list[str]] = lambda node_id: []
 
     def format(self, cluster_id: str) -> None:
         for n in self.nodes.values():
@@ -197,7 +201,8 @@ class LocalCluster(NodeSet):
             log.flush()
             self.log_offsets[node_id] = log.tell()
             self.procs[node_id] = subprocess.Popen(
-                ["ip", "netns", "exec", netns.ns_name(node_id), self.python, "-m", "entry.main",
+                ["ip", "netns", "exec", netns.ns_name(node_id), *self.command_prefix(node_id),
+                 self.python, "-m", "entry.main",
                  "node", "--config", str(n.config_path)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
                 cwd=ROOT, start_new_session=True)   # Ctrl-C on the runner must not hit nodes
