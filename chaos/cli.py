@@ -119,6 +119,7 @@ def _run(args) -> int:
     finally:
         if owned:
             spark.stop()
+    result.notices += fault_notices(faults, result.stats.get("torn_replicas", ()))
     inputs = {"data": args.data, "history": args.history, "txn_history": args.txn_history,
               "faults": args.faults,
               "master": args.master}
@@ -129,3 +130,17 @@ def _run(args) -> int:
         print(summary_text(result))
         print(f"  reports: {json_path}, {html_path}")
     return 0 if result.ok else 1
+
+
+def fault_notices(faults, torn_replicas) -> list[str]:
+    """What the run's faults may cost (chaos.audit.fault_costs), and a torn tail no fault that
+    crashes a node or fills its disk explains."""
+    from chaos.audit.fault_costs import crashed_replicas, notices
+
+    lines = notices(faults)
+    unexplained = sorted(set(torn_replicas) - crashed_replicas(faults))
+    if faults and unexplained:
+        lines.append(f"replicas {unexplained} have a torn tail though no kill, corrupt or "
+                     f"disk-full fault hit them: look for a SIGKILL at the end of the run "
+                     f"(nemesis.log) or a crash in their node.log")
+    return lines
