@@ -10,11 +10,10 @@ import random
 from typing import Sequence
 
 from chaos import netns
-from chaos.nemesis import Fault
 from chaos.nemeses import clock, corrupt, disk, net
+from chaos.nemesis import Fault
 from chaos.node_logs import ROOT
 
-NEEDS_SETUP = ("net", "clock", "disk-full", "corrupt")
 # The compose cluster (chaos/docker_cluster.py) runs only these: the others need the node's
 # command line (faketime), its data dir on a mount of ours, or its files while it is stopped.
 DOCKER_NEMESES = ("kill", "pause", "partition")

@@ -81,7 +81,7 @@ class Queue:
         self.sock.send(_message(NFQNL_MSG_CONFIG, self.number, attrs, self.seq,
                                 NLM_F_REQUEST | NLM_F_ACK))
         reply = self.sock.recv(65536)
-        length, kind = struct.unpack_from("=IH", reply)
+        _, kind = struct.unpack_from("=IH", reply)
         if kind == NLMSG_ERROR and struct.unpack_from("=i", reply, 16)[0] != 0:
             code = -struct.unpack_from("=i", reply, 16)[0]
             raise OSError(code, f"NFQUEUE {self.number} config refused: {os.strerror(code)}")

@@ -77,7 +77,7 @@ def test_drawn_faults_are_seconds_to_minutes_either_way():
 
 
 def test_sleeps_and_polls_are_left_alone(faked):
-    clocks, skew = faked
+    clocks, _ = faked
     clocks.start(1, ClockFault("bump", 120.0))
     done = subprocess.run(clocks.prefix(1) + [sys.executable, "-c", TIMING], capture_output=True,
                           text=True, timeout=60)

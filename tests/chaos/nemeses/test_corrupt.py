@@ -49,7 +49,7 @@ def recovered(data_dir, recovery_point: int) -> dict[int, bytes]:
 @pytest.mark.parametrize("seed", range(24))
 def test_recovery_cuts_the_damage_and_keeps_what_came_before(tmp_path, seed):
     point = 30
-    end, originals = written_log(tmp_path, point)
+    _, originals = written_log(tmp_path, point)
     damage = damage_node(tmp_path, random.Random(seed))
     assert damage is not None
     if not damage.kind.startswith("index"):
@@ -65,7 +65,7 @@ def test_recovery_cuts_the_damage_and_keeps_what_came_before(tmp_path, seed):
 
 
 def test_every_kind_is_drawn_and_only_past_the_recovery_point(tmp_path):
-    end, _ = written_log(tmp_path, 45)
+    written_log(tmp_path, 45)
     drawn = [choose(tmp_path, random.Random(s)) for s in range(200)]
     assert {d.kind for d in drawn} == set(KINDS)
     assert all(d.recovery_point == 45 for d in drawn)
@@ -73,5 +73,5 @@ def test_every_kind_is_drawn_and_only_past_the_recovery_point(tmp_path):
 
 
 def test_a_fully_flushed_log_offers_nothing_to_damage(tmp_path):
-    end, _ = written_log(tmp_path, 10**6)
+    written_log(tmp_path, 10**6)
     assert choose(tmp_path, random.Random(0)) is None

@@ -27,17 +27,16 @@ def disks(tmp_path):
 
 
 def test_the_disk_fills_and_empties(disks):
-    faults, data, log = disks
+    faults, data, _ = disks
     (data / "meta.properties").write_text("node.id=1\n")
     assert leftover_mounts([data.parent]) == [data]
     assert 7 << 20 < free_bytes(data) <= 8 << 20
     assert faults.fill(1) > 7 << 20
     assert free_bytes(data) == 0
-    with pytest.raises(OSError) as caught:
-        with open(data / "00000000000000000000.log", "wb") as f:
-            f.write(b"x" * 65536)
-            f.flush()
-            os.fsync(f.fileno())
+    with pytest.raises(OSError) as caught, open(data / "00000000000000000000.log", "wb") as f:
+        f.write(b"x" * 65536)
+        f.flush()
+        os.fsync(f.fileno())
     assert caught.value.errno == errno.ENOSPC
     assert faults.empty(1) is False           # the node logged no failed dir
     assert free_bytes(data) > 7 << 20
@@ -53,7 +52,7 @@ def test_a_log_dir_failure_while_full_asks_for_a_restart(disks):
 
 
 def test_unmount_copies_the_files_back(disks, tmp_path):
-    faults, data, log = disks
+    faults, data, _ = disks
     (data / "chaos-0").mkdir()
     (data / "chaos-0" / "00000000000000000000.log").write_bytes(b"batch")
     faults.fill(1)

@@ -42,7 +42,7 @@ def probe(ns: str, address: str, count: int = 10) -> tuple[float, int]:
 
 @pytest.fixture
 def echo(ns_pair):
-    a, addr_a, b, addr_b = ns_pair
+    _, _, b, _ = ns_pair
     server = subprocess.Popen(["ip", "netns", "exec", b, sys.executable, "-c", ECHO],
                               stdout=subprocess.PIPE, text=True)
     assert server.stdout.readline().strip() == "up"
@@ -59,7 +59,7 @@ def faults(ns_pair) -> NetFaults:
 
 
 def test_delay_slows_round_trips_and_the_heal_restores_them(echo):
-    a, addr_a, b, addr_b = echo
+    a, _, b, addr_b = echo
     net = faults(echo)
     before, got = probe(a, addr_b)
     assert got == 10 and before < 20
@@ -77,7 +77,7 @@ def test_delay_slows_round_trips_and_the_heal_restores_them(echo):
 
 
 def test_full_loss_drops_every_reply_and_duplication_doubles_them(echo):
-    a, addr_a, b, addr_b = echo
+    a, _, _, addr_b = echo
     net = faults(echo)
     try:
         net.start(2, Behaviour(loss=1.0), seed=1)
@@ -90,7 +90,7 @@ def test_full_loss_drops_every_reply_and_duplication_doubles_them(echo):
 
 
 def test_reordered_packets_overtake_delayed_ones(echo):
-    a, addr_a, b, addr_b = echo
+    a, _, _, addr_b = echo
     net = faults(echo)
     try:
         net.start(2, Behaviour(delay_ms=300, reorder=0.5), seed=3)
