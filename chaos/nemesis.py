@@ -76,7 +76,7 @@ def plan(seed: int, duration_s: float, interval_s: float,
     periods, faults, t = [], [], 0.0
     while t < duration_s:
         end = min(duration_s, t + rng.uniform(*PERIOD_INTERVALS) * interval_s)
-        calm = rng.random() < (0.25 if not periods else
+        calm = rng.random() < (0.25 if not periods else          # the first: a quarter
                                0.0 if not periods[-1].enabled else FAULT_FREE_AFTER_FAULTY)
         enabled = () if calm else tuple(rng.sample(chosen, rng.randint(1, len(chosen))))
         begun = t
@@ -93,9 +93,10 @@ def plan(seed: int, duration_s: float, interval_s: float,
 
 
 def _pick(rng: random.Random, nemesis: str, start: float, end: float) -> Fault:
-    if nemesis == "corrupt":       # partition logs live on brokers; one at a time, so a
-        role = rng.choice(("broker", "leader"))    # majority of each ISR keeps every write
-        return Fault(nemesis, "", role, "one", start, end)
+    if nemesis == "corrupt":
+        # Partition logs live on brokers; one broker at a time, so the rest of each ISR still
+        # holds every acknowledged write the damaged replica must refetch.
+        return Fault(nemesis, "", rng.choice(("broker", "leader")), "one", start, end)
     if nemesis == "clock":
         return Fault(nemesis, rng.choice(("bump", "strobe")), rng.choice(ROLES),
                      _count(rng), start, end)
