@@ -54,15 +54,26 @@ def base_nemesis(name: str) -> str:
     raise ValueError(f"fault {name!r} names no nemesis the audit knows ({', '.join(COSTS)})")
 
 
+def _known(name: str) -> str | None:
+    try:
+        return base_nemesis(name)
+    except ValueError:
+        return None
+
+
 def notices(windows: Iterable[FaultWindow]) -> list[str]:
-    """One line per nemesis the run had: how often, what it may cost, what it never may."""
+    """One line per nemesis the run had: how often, what it may cost, what it never may. A fault
+    name the audit does not know (another tool's faults.jsonl) gets a line saying so."""
     seen: dict[str, list[FaultWindow]] = {}
     for w in windows:
-        seen.setdefault(base_nemesis(w.nemesis), []).append(w)
+        seen.setdefault(_known(w.nemesis) or w.nemesis, []).append(w)
     return [f"{name} x{len(ws)}: may cost {COSTS[name].may}; never {COSTS[name].never}"
-            for name, ws in seen.items()]
+            if name in COSTS else f"{name} x{len(ws)}: a fault this audit knows nothing of; "
+            f"every check still held it to the same rules" for name, ws in seen.items()]
 
 
 def crashed_replicas(windows: Iterable[FaultWindow]) -> set[int]:
-    """Nodes a fault that can tear a write hit: a torn tail there is that fault's doing."""
-    return {t for w in windows if COSTS[base_nemesis(w.nemesis)].crashes for t in w.targets}
+    """Nodes a fault that can tear a write hit: a torn tail there is that fault's doing. An
+    unknown fault is taken to be one (a notice must not accuse on a guess)."""
+    return {t for w in windows
+            if (_known(w.nemesis) is None or COSTS[_known(w.nemesis)].crashes) for t in w.targets}

@@ -34,3 +34,10 @@ def test_notices_and_torn_tails():
     (odd,) = [line for line in fault_notices(faults, [4, 6]) if "torn tail" in line]
     assert "[4]" in odd
     assert fault_notices([], [3]) == []
+
+
+def test_an_unknown_fault_is_named_not_fatal():
+    faults = [FaultWindow("power", (4,), 1, 2)]
+    (line,) = notices(faults)
+    assert line.startswith("power x1") and "knows nothing" in line
+    assert crashed_replicas(faults) == {4}
