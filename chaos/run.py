@@ -21,7 +21,7 @@ import uuid
 from chaos import docker_cluster, netns
 from chaos.cluster import ClusterError, LocalCluster, NodeSet, plan
 from chaos.history import JsonLinesWriter, read_history
-from chaos.nemeses.injectors import DOCKER_NEMESES, Extras
+from chaos.nemeses.injectors import DOCKER_NEMESES, Extras, NemesisSetupError
 from chaos.nemesis import DEFAULT_NEMESES, NEMESES, ClusterView, Executor
 from chaos.nemesis import plan as nemesis_plan
 from chaos.secure import SecureFiles, SecureSetupError
@@ -363,9 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed is None:
         args.seed = random.randrange(2**31)
     if args.docker and set(args.nemesis) - set(DOCKER_NEMESES):
-        print(f"chaos: --docker runs only the nemeses {', '.join(DOCKER_NEMESES)}; "
-              f"{', '.join(n for n in args.nemesis if n not in DOCKER_NEMESES)} need the netns "
-              "cluster (leave out --docker)", file=sys.stderr)
+        print(f"chaos: --docker runs only the nemeses {', '.join(DOCKER_NEMESES)}; only the "
+              f"netns cluster runs {', '.join(n for n in args.nemesis if n not in DOCKER_NEMESES)}"
+              " (leave out --docker)", file=sys.stderr)
         return 2
     if args.docker and args.secure:
         print("chaos: --secure runs the netns cluster; leave out --docker (the secure compose "
@@ -387,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise RunError(f"another chaos run holds {lock_path}; wait for it to finish") from None
             run = Run(args, out)
             summary = run.execute()
-    except (RunError, ClusterError, SecureSetupError, netns.NetnsError,
+    except (RunError, ClusterError, SecureSetupError, netns.NetnsError, NemesisSetupError,
             subprocess.TimeoutExpired) as exc:
         print(f"chaos: {exc}", file=sys.stderr)
         return 2

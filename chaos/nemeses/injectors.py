@@ -14,6 +14,8 @@ from chaos.nemeses import clock, corrupt, disk, net
 from chaos.nemesis import Fault
 from chaos.node_logs import ROOT
 
+# What a nemesis raises when it cannot set up or undo its fault: the run ends with exit 2.
+NemesisSetupError = (net.NetFaultError, clock.ClockError, disk.DiskError)
 # The compose cluster (chaos/docker_cluster.py) runs only these: the others need the node's
 # command line (faketime), its data dir on a mount of ours, or its files while it is stopped.
 DOCKER_NEMESES = ("kill", "pause", "partition")
