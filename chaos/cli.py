@@ -119,7 +119,8 @@ def _run(args) -> int:
     finally:
         if owned:
             spark.stop()
-    result.notices += fault_notices(faults, result.stats.get("torn_replicas", ()))
+    result.fault_costs = fault_costs(faults)
+    result.notices += torn_tail_notices(faults, result.stats.get("torn_replicas", ()))
     inputs = {"data": args.data, "history": args.history, "txn_history": args.txn_history,
               "faults": args.faults,
               "master": args.master}
@@ -132,15 +133,20 @@ def _run(args) -> int:
     return 0 if result.ok else 1
 
 
-def fault_notices(faults, torn_replicas) -> list[str]:
-    """What the run's faults may cost (chaos.audit.fault_costs), and a torn tail no fault that
-    crashes a node or fills its disk explains."""
-    from chaos.audit.fault_costs import crashed_replicas, notices
+def fault_costs(faults) -> list[str]:
+    """What the run's faults may cost (chaos.audit.fault_costs), a line per nemesis."""
+    from chaos.audit.fault_costs import notices
 
-    lines = notices(faults)
+    return notices(faults)
+
+
+def torn_tail_notices(faults, torn_replicas) -> list[str]:
+    """A torn tail that no fault which crashes a node or fills its disk explains."""
+    from chaos.audit.fault_costs import crashed_replicas
+
     unexplained = sorted(set(torn_replicas) - crashed_replicas(faults))
-    if faults and unexplained:
-        lines.append(f"replicas {unexplained} have a torn tail though no kill, corrupt or "
-                     f"disk-full fault hit them: look for a SIGKILL at the end of the run "
-                     f"(nemesis.log) or a crash in their node.log")
-    return lines
+    if not faults or not unexplained:
+        return []
+    return [f"replicas {unexplained} have a torn tail though no kill, corrupt or disk-full fault "
+            f"hit them: look for a SIGKILL at the end of the run (nemesis.log) or a crash in "
+            f"their node.log"]

@@ -47,7 +47,7 @@ def test_net_clock_disk_full_and_corrupt_pass_the_audit(permitted, tmp_path):
     assert "cut the file at" in log or "flipped a byte at" in log      # damage was really done
     assert "filled" in log
     report = json.loads((out / "report.json").read_text())
-    assert any(n.startswith("corrupt x") for n in report["notices"])
+    assert any(n.startswith("corrupt x") for n in report["fault_costs"])
 
     assert netns.namespaces() == []
     assert leftover_mounts([out]) == []
