@@ -122,6 +122,8 @@ def _run(args) -> int:
     finally:
         if owned:
             spark.stop()
+    result.fault_costs = fault_costs(faults)
+    result.notices += torn_tail_notices(faults, result.stats.get("torn_replicas", ()))
     inputs = {"data": args.data, "history": args.history, "txn_history": args.txn_history,
               "faults": args.faults,
               "master": args.master}
@@ -132,3 +134,22 @@ def _run(args) -> int:
         print(summary_text(result))
         print(f"  reports: {json_path}, {html_path}")
     return 0 if result.ok else 1
+
+
+def fault_costs(faults) -> list[str]:
+    """What the run's faults may cost (chaos.audit.fault_costs), a line per nemesis."""
+    from chaos.audit.fault_costs import notices
+
+    return notices(faults)
+
+
+def torn_tail_notices(faults, torn_replicas) -> list[str]:
+    """A torn tail that no fault which crashes a node or fills its disk explains."""
+    from chaos.audit.fault_costs import crashed_replicas
+
+    unexplained = sorted(set(torn_replicas) - crashed_replicas(faults))
+    if not faults or not unexplained:
+        return []
+    return [f"replicas {unexplained} have a torn tail though no kill, corrupt or disk-full fault "
+            f"hit them: look for a SIGKILL at the end of the run (nemesis.log) or a crash in "
+            f"their node.log"]

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Callable
 
 import trio
 
@@ -159,6 +160,9 @@ class LocalCluster(NodeSet):
         self.procs: dict[int, subprocess.Popen] = {}
         self.log_offsets: dict[int, int] = {}
         self.paused: set[int] = set()
+        # Hook for the nemeses (chaos/nemeses/): words put before the node's python, inside its
+        # namespace; they must exec, so the pid stays the node's (e.g. libfaketime's `env`).
+        self.command_prefix: Callable[[int], list[str]] = lambda node_id: []
 
     def format(self, cluster_id: str) -> None:
         for n in self.nodes.values():
@@ -172,7 +176,8 @@ class LocalCluster(NodeSet):
     def start(self, node_id: int, why: str = "start") -> int:
         n = self.nodes[node_id]
         self.procs[node_id], self.log_offsets[node_id] = launcher.launch(
-            n.config_path, n.log_path, python=self.python, prefix=("ip", "netns", "exec", netns.ns_name(node_id)),
+            n.config_path, n.log_path, python=self.python, prefix=("ip", "netns", "exec", netns.ns_name(node_id),
+                    *self.command_prefix(node_id)),
             banner=f"=== chaos: {why} node {node_id} at {time.strftime('%H:%M:%S')} ===",
             cwd=ROOT, new_session=True)   # Ctrl-C on the runner must not hit nodes
         self.paused.discard(node_id)

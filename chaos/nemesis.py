@@ -9,11 +9,19 @@ from typing import Callable, Protocol, Sequence
 
 from chaos.history import FaultWindow
 
-# One fault at a time, Jepsen's default: a gap, a fault window, a gap, ... Every window ends by the
-# end of the faulty phase (`duration_s`), so the run's heal and quiet period are always fault-free.
+# One fault at a time: a gap, a fault window, a gap, ... Every window ends by the end of the
+# faulty phase (`duration_s`), so the run's heal and quiet period are always fault-free. The time
+# is cut into stable periods, as Jepsen's combined nemesis packages do: each period enables a
+# random subset of the chosen nemeses and about a quarter enable none, so a run has calm stretches
+# and stretches where one kind of fault repeats, not an even mix throughout.
 # Dynamic roles (the active controller, a partition's leader) are resolved when the fault starts,
 # from a ClusterView the executor reads then; the schedule itself never depends on the cluster.
-NEMESES = ("kill", "pause", "partition")
+NEMESES = ("kill", "pause", "partition", "net", "clock", "disk-full", "corrupt")
+DEFAULT_NEMESES = ("kill", "pause", "partition")
+PERIOD_INTERVALS = (3.0, 6.0)        # a period lasts this many mean intervals
+# No two fault-free periods in a row (a short run always sees faults): after a faulty period
+# the next is calm with probability 1/3, so a quarter of all periods are calm in the long run.
+FAULT_FREE_AFTER_FAULTY = 1 / 3
 ROLES = ("any", "controller", "active-controller", "broker", "leader")
 SINGLE_ROLES = ("active-controller", "leader")       # one node by nature
 COUNTS = ("one", "minority", "majority", "all")
@@ -23,8 +31,8 @@ PARTITIONS = ("isolate", "halves", "ring", "brokers-controllers", "active-contro
 
 @dataclasses.dataclass(frozen=True)
 class Fault:
-    nemesis: str         # kill | pause | partition
-    kind: str            # partition: one of PARTITIONS; kill / pause: ""
+    nemesis: str         # one of NEMESES
+    kind: str            # partition: one of PARTITIONS; clock: bump | strobe; else ""
     role: str            # whose nodes: one of ROLES ("any" for partitions that cut by shape)
     count: str           # one of COUNTS
     start_s: float       # from the start of the workload
@@ -41,26 +49,57 @@ class Fault:
         return f"{self.name} ({aim}) {self.start_s:.1f}s-{self.end_s:.1f}s"
 
 
+@dataclasses.dataclass(frozen=True)
+class Period:
+    start_s: float
+    end_s: float
+    enabled: tuple[str, ...]     # () for a fault-free period
+
+
 def schedule(seed: int, duration_s: float, interval_s: float,
              nemeses: Sequence[str] = NEMESES) -> list[Fault]:
     """The same seed, duration, interval and nemeses always give the same faults."""
+    return plan(seed, duration_s, interval_s, nemeses)[1]
+
+
+def plan(seed: int, duration_s: float, interval_s: float,
+         nemeses: Sequence[str] = NEMESES) -> tuple[list[Period], list[Fault]]:
+    """The periods and the faults. A fault starts inside a period that enables its nemesis (it
+    may run past the period's end); the next fault starts after it ended."""
     unknown = [n for n in nemeses if n not in NEMESES]
     if unknown or not nemeses:
         raise ValueError(f"nemesis {', '.join(unknown) or '(none)'}: choose from {', '.join(NEMESES)}")
     if interval_s <= 0:
         raise ValueError("the interval must be positive")
     rng = random.Random(seed)
-    faults, t = [], 0.0
-    while True:
-        start = t + rng.uniform(0.5, 1.0) * interval_s
-        end = min(start + rng.uniform(0.5, 1.5) * interval_s, duration_s)
-        if end - start < min(1.0, interval_s / 2):
-            return faults
-        faults.append(_pick(rng, rng.choice(list(nemeses)), round(start, 3), round(end, 3)))
-        t = end
+    chosen = list(dict.fromkeys(nemeses))
+    periods, faults, t = [], [], 0.0
+    while t < duration_s:
+        end = min(duration_s, t + rng.uniform(*PERIOD_INTERVALS) * interval_s)
+        calm = rng.random() < (0.25 if not periods else          # the first: a quarter
+                               0.0 if not periods[-1].enabled else FAULT_FREE_AFTER_FAULTY)
+        enabled = () if calm else tuple(rng.sample(chosen, rng.randint(1, len(chosen))))
+        begun = t
+        while enabled:
+            start = t + rng.uniform(0.5, 1.0) * interval_s
+            stop = min(start + rng.uniform(0.5, 1.5) * interval_s, duration_s)
+            if start >= end or stop - start < min(1.0, interval_s / 2):
+                break
+            faults.append(_pick(rng, rng.choice(enabled), round(start, 3), round(stop, 3)))
+            t = stop
+        t = max(t, end)         # a fault that outlasts its period stretches it
+        periods.append(Period(round(begun, 3), round(t, 3), enabled))
+    return periods, faults
 
 
 def _pick(rng: random.Random, nemesis: str, start: float, end: float) -> Fault:
+    if nemesis == "corrupt":
+        # Partition logs live on brokers; one broker at a time, so the rest of each ISR still
+        # holds every acknowledged write the damaged replica must refetch.
+        return Fault(nemesis, "", rng.choice(("broker", "leader")), "one", start, end)
+    if nemesis == "clock":
+        return Fault(nemesis, rng.choice(("bump", "strobe")), rng.choice(ROLES),
+                     _count(rng), start, end)
     if nemesis == "partition":
         kind = rng.choice(PARTITIONS)
         if kind == "isolate":
@@ -172,15 +211,26 @@ class Network(Protocol):
     def heal(self) -> None: ...
 
 
+class Injector(Protocol):
+    """One nemesis beyond kill, pause and partition (chaos/nemeses/): `begin` does the fault to
+    the nodes hit and says what it did, for the log; `end` undoes it."""
+
+    def begin(self, fault: Fault, hit: list[int], rng: random.Random) -> str: ...
+    def end(self, fault: Fault, hit: list[int]) -> None: ...
+
+
 class Executor:
-    """Runs a schedule against a cluster and a network; writes a FaultWindow per fault when it
-    ends (`end` is when the heal finished) and a line per action to `log`."""
+    """Runs a schedule against a cluster, a network and the `injectors` of the other nemeses;
+    writes a FaultWindow per fault when it ends (`end` is when the heal finished) and a line per
+    action to `log`."""
 
     def __init__(self, cluster: Cluster, network: Network, view: Callable[[], ClusterView],
                  clock_ns: Callable[[], int], write: Callable[[FaultWindow], None],
-                 log: Callable[[str], None], seed: int) -> None:
+                 log: Callable[[str], None], seed: int,
+                 injectors: dict[str, Injector] | None = None) -> None:
         self.cluster, self.network, self.view = cluster, network, view
         self.clock_ns, self.write, self.log, self.seed = clock_ns, write, log, seed
+        self.injectors = dict(injectors or {})
         self.windows: list[FaultWindow] = []
         self._open: tuple[Fault, list[int], int] | None = None
 
@@ -207,12 +257,18 @@ class Executor:
             start = self.clock_ns()
             self.network.apply(cut)
             detail = "; ".join(f"{n} drops {sorted(p)}" for n, p in sorted(cut.items()))
-        else:
+        elif fault.nemesis in ("kill", "pause"):
             hit = targets(fault, view, rng)
             start = self.clock_ns()
             for node_id in hit:
                 (self.cluster.kill if fault.nemesis == "kill" else self.cluster.pause)(node_id)
             detail = f"nodes {hit}"
+        elif fault.nemesis in self.injectors:
+            hit = targets(fault, view, rng)
+            start = self.clock_ns()
+            detail = f"nodes {hit}: " + self.injectors[fault.nemesis].begin(fault, hit, rng)
+        else:
+            raise ValueError(f"nemesis {fault.nemesis!r} has no injector in this run")
         self._open = (fault, hit, start)
         self.log(f"{start / 1e9:7.2f}s start {fault.name} ({fault.role}, {fault.count}): {detail}"
                  f" [active controller {view.active_controller}, leaders {view.leaders}]")
@@ -224,11 +280,14 @@ class Executor:
         self._open = None
         if fault.nemesis == "partition":
             self.network.heal()
-        for node_id in hit if fault.nemesis != "partition" else ():
-            if fault.nemesis == "kill":
-                self.cluster.start(node_id, "restart after kill -9 of")
-            else:
-                self.cluster.resume(node_id)
+        elif fault.nemesis in ("kill", "pause"):
+            for node_id in hit:
+                if fault.nemesis == "kill":
+                    self.cluster.start(node_id, "restart after kill -9 of")
+                else:
+                    self.cluster.resume(node_id)
+        else:
+            self.injectors[fault.nemesis].end(fault, hit)
         window = FaultWindow(fault.name, tuple(hit), start, self.clock_ns())
         self.windows.append(window)
         self.write(window)

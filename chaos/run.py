@@ -21,7 +21,9 @@ import uuid
 from chaos import docker_cluster, netns
 from chaos.cluster import ClusterError, LocalCluster, NodeSet, plan
 from chaos.history import JsonLinesWriter, read_history
-from chaos.nemesis import NEMESES, ClusterView, Executor, schedule
+from chaos.nemeses.injectors import DOCKER_NEMESES, Extras, NemesisSetupError
+from chaos.nemesis import DEFAULT_NEMESES, NEMESES, ClusterView, Executor
+from chaos.nemesis import plan as nemesis_plan
 from chaos.secure import SecureFiles, SecureSetupError
 from chaos.txn_workload import IN_TOPIC, OUT_TOPIC, TxnRecorder, TxnWorkload, drain_transactional
 from chaos.workload import DRAIN_PROCESS, Recorder, Workload, drain
@@ -30,6 +32,8 @@ TOPIC = "chaos"
 LOCK_PATH = "/run/kraft-chaos.lock"     # one run per machine: the namespaces' names are fixed
 EXAMPLES = """examples:
   chaos/run.sh --duration 60s --nemesis kill,pause,partition --seed 7 --out /tmp/chaos-7
+  chaos/run.sh --duration 2m --nemesis all              # every fault, docs/chaos.md says what
+  chaos/run.sh --duration 60s --nemesis net,clock,disk-full,corrupt
   chaos/run.sh --duration 5m --interval 10s --nemesis partition --rate 200
   chaos/run.sh --docker --duration 60s --out /tmp/chaos-docker     # after docker/build-images.sh
   chaos/run.sh --secure --duration 60s --out /tmp/chaos-secure     # TLS, mTLS, SCRAM, ACLs on
@@ -61,11 +65,13 @@ def duration(text: str) -> float:
 
 
 def nemesis_list(text: str) -> list[str]:
+    """A comma-separated mix of NEMESES; `all` stands for every one."""
     names = [n.strip() for n in text.split(",") if n.strip()]
+    names = list(dict.fromkeys(m for n in names for m in (NEMESES if n == "all" else (n,))))
     bad = [n for n in names if n not in NEMESES]
     if bad or not names:
         raise argparse.ArgumentTypeError(f"unknown nemesis {', '.join(bad) or '(none)'}; "
-                                         f"choose from {', '.join(NEMESES)}")
+                                         f"choose from {', '.join(NEMESES)} or all")
     return names
 
 
@@ -75,8 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                                             "workload while a nemesis injects faults, then audit it.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--duration", type=duration, default=60.0, help="the faulty phase (default 60s)")
-    p.add_argument("--nemesis", type=nemesis_list, default=list(NEMESES),
-                   help=f"comma-separated faults to draw from (default {','.join(NEMESES)})")
+    p.add_argument("--nemesis", type=nemesis_list, default=list(DEFAULT_NEMESES),
+                   help=f"comma-separated faults to draw from: {', '.join(NEMESES)}, or all "
+                        f"(default {','.join(DEFAULT_NEMESES)}; --docker runs only "
+                        f"{', '.join(DOCKER_NEMESES)})")
     p.add_argument("--interval", type=duration, default=5.0,
                    help="mean gap between faults and mean fault length (default 5s)")
     p.add_argument("--seed", type=int, help="schedule and workload seed (default: random, printed)")
@@ -121,6 +129,7 @@ class Run:
         self.nodes_dir = out / "nodes"
         self._log = open(out / "nemesis.log", "a", encoding="utf-8")
         self.t0 = time.monotonic_ns()
+        self.extras: Extras | None = None     # the nemeses beyond kill, pause and partition
 
     def log(self, line: str) -> None:
         print(f"chaos: {line}", file=sys.stderr, flush=True)
@@ -139,14 +148,19 @@ class Run:
 
     def execute(self) -> dict:
         a = self.args
-        faults = schedule(a.seed, a.duration, a.interval, a.nemesis)
+        periods, faults = nemesis_plan(a.seed, a.duration, a.interval, a.nemesis)
         self.log(f"seed {a.seed}: {len(faults)} faults planned over {a.duration:g}s")
+        for period in periods:
+            self.log(f"  period {period.start_s:.1f}s-{period.end_s:.1f}s: "
+                     f"{', '.join(period.enabled) or 'no faults'}")
         for f in faults:
             self.log(f"  plan {f.describe()}")
         cluster, network = self._cluster()
         try:
             for line in network.setup() or []:
                 self.log(f"removed {line}")
+            if self.extras:
+                self.extras.setup()
             if a.docker:
                 self.log(f"docker: compose project {cluster.project}, image {cluster.image}, nodes "
                          f"at {cluster.subnet}.1<id> (settings in {cluster.override_path.name})")
@@ -170,8 +184,12 @@ class Run:
                 for line in cluster.stop_all():
                     self.log(line)
             finally:
-                for line in network.teardown() or []:
-                    self.log(f"removed {line}")
+                try:
+                    for line in self.extras.teardown() if self.extras else []:
+                        self.log(f"removed {line}")
+                finally:
+                    for line in network.teardown() or []:
+                        self.log(f"removed {line}")
 
     def _cluster(self):
         if self.args.docker:
@@ -182,6 +200,12 @@ class Run:
         secure = (SecureFiles.create(self.out / "secure", {n.id: n.host for n in nodes})
                   if self.args.secure else None)
         cluster = LocalCluster(nodes, secure=secure)
+        if set(self.args.nemesis) - set(DOCKER_NEMESES):
+            self.extras = Extras(self.out, cluster, self.args.nemesis)
+            problem = self.extras.problem()
+            if problem:
+                raise RunError(f"--nemesis {','.join(self.args.nemesis)}: {problem}")
+            cluster.command_prefix = self.extras.prefix
         return cluster, netns.Network(cluster.nodes)
 
     def _workload_phase(self, cluster, network, faults) -> dict:
@@ -197,7 +221,8 @@ class Run:
                         group_members=a.group_members, seed=a.seed,
                         security=cluster.client_security, batch_size=a.batch_size)
         executor = Executor(cluster, network, lambda: self.view(cluster), self.clock_ns,
-                            fault_log.write, self.log, a.seed)
+                            fault_log.write, self.log, a.seed,
+                            self.extras.injectors if self.extras else None)
         txn_history = JsonLinesWriter(self.out / "txn_history.jsonl") if a.transactional else None
         txn_work = (TxnWorkload(TxnRecorder(txn_history, self.clock_ns), cluster.bootstrap,
                                 a.partitions, stop, processors=a.transactional, seed=a.seed,
@@ -214,6 +239,9 @@ class Run:
             executor.end()       # a fault still open (Ctrl-C mid-window) is healed and logged
             heal_ns = self.clock_ns()
             network.heal()
+            for i in self.extras.heal_all() if self.extras else []:
+                cluster.kill(i)           # its log dir went offline on a full disk
+                self.log(f"heal: node {i} took its log dir offline; restarting it")
             for i in cluster.nodes:
                 if not cluster.alive(i):
                     cluster.start(i, "restart at heal of")
@@ -334,6 +362,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.seed is None:
         args.seed = random.randrange(2**31)
+    if args.docker and set(args.nemesis) - set(DOCKER_NEMESES):
+        print(f"chaos: --docker runs only the nemeses {', '.join(DOCKER_NEMESES)}; only the "
+              f"netns cluster runs {', '.join(n for n in args.nemesis if n not in DOCKER_NEMESES)}"
+              " (leave out --docker)", file=sys.stderr)
+        return 2
     if args.docker and args.secure:
         print("chaos: --secure runs the netns cluster; leave out --docker (the secure compose "
               "cluster is docker-compose.secure.yml)", file=sys.stderr)
@@ -354,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise RunError(f"another chaos run holds {lock_path}; wait for it to finish") from None
             run = Run(args, out)
             summary = run.execute()
-    except (RunError, ClusterError, SecureSetupError, netns.NetnsError,
+    except (RunError, ClusterError, SecureSetupError, netns.NetnsError, NemesisSetupError,
             subprocess.TimeoutExpired) as exc:
         print(f"chaos: {exc}", file=sys.stderr)
         return 2

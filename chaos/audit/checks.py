@@ -83,6 +83,8 @@ class AuditResult:
     totals: dict[str, int] = field(default_factory=dict)     # check -> violations found
     checks_run: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    # per nemesis the run had: what it may cost and what it never may (chaos.audit.fault_costs)
+    fault_costs: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     # (rate, latency, span_s, t0) of the history's ok operations, for report.html's charts
     timeline: tuple | None = None

@@ -211,6 +211,7 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     result.stats.update(batches=totals["batches"], records=totals["records"] or 0,
                         segment_bytes=cluster.total_bytes, scan_seconds=round(scan, 2),
                         mb_per_s=round(cluster.total_bytes / 2**20 / scan, 1) if scan else None)
+    result.stats["torn_replicas"] = sorted({row["replica"] for row in totals["torn"]})
     for row in totals["torn"]:
         result.notices.append(f"replica {row['replica']} {row['topic']}-{row['partition']}: torn "
                               f"tail in segment {row['segment']} ({row['problem']}); the log "

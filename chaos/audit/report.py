@@ -20,6 +20,7 @@ def report_json(result: AuditResult, inputs: dict) -> dict:
                           "meaning": CHECKS[name]} for name in CHECKS},
         "violations": [v.to_json() for v in result.violations],
         "notices": result.notices,
+        "fault_costs": result.fault_costs,
         "stats": result.stats,
     }
 
@@ -41,6 +42,7 @@ def summary_text(result: AuditResult) -> str:
         if total > SUMMARY_LISTED:
             lines.append(f"          ... and {total - SUMMARY_LISTED} more (see report.json)")
     lines += [f"  note: {n}" for n in result.notices]
+    lines += [f"  fault: {n}" for n in result.fault_costs]
     s = result.stats
     figures = [f"{s['segment_bytes'] / 2**20:.1f} MB of segments ({s.get('batches', 0)} batches, "
                f"{s.get('records', 0)} records) scanned in {s['scan_seconds']} s"
