@@ -104,8 +104,10 @@ class TrioGrpcServer:
 
     def __init__(self, address: str, *, grace_s: float = 0.5, listener_name: str = "",
                  credentials: grpc.ServerCredentials | None = None,
-                 authenticate: Authenticator | None = None) -> None:
+                 authenticate: Authenticator | None = None,
+                 interceptors: tuple[grpc.aio.ServerInterceptor, ...] = ()) -> None:
         self.address = address
+        self.interceptors = interceptors     # e.g. the node's request metrics
         self.listener_name = listener_name
         self.credentials = credentials       # None: plaintext
         self.authenticate = authenticate     # None: everyone is ANONYMOUS
@@ -269,7 +271,8 @@ class TrioGrpcServer:
 
     async def _run_aio(self, report, started: trio.Event) -> None:
         # grpcio turns SO_REUSEPORT on by default: a second node would share the port silently.
-        server = grpc.aio.server(options=[*CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(options=[*CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)],
+                                 interceptors=self.interceptors or None)
         for name, handlers in self._services:
             server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
         try:

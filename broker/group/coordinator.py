@@ -412,6 +412,11 @@ class GroupCoordinator(Rebalance):
                    for tp, error in (p.answers or {}).items() if error == E.NONE}
         return frozenset(writing | self.pending_txn_offsets.partitions_of(group_id))
 
+    @property
+    def num_groups(self) -> int:
+        """Groups this coordinator holds (Kafka's GroupMetadataManager NumGroups)."""
+        return len(self._groups)
+
     def list_groups(self, states: tuple[str, ...] | None = None) -> ListGroupsResponse:
         return views.list_groups(self._groups.values(), states, self._unavailable())
 

@@ -55,6 +55,14 @@ class Purgatory:
         coordinators follow the leadership of `__consumer_offsets` this way)."""
         self._watchers.setdefault(topic, []).append(callback)
 
+    def parked(self) -> tuple[int, int]:
+        """(requests waiting on a high watermark, ISR or leadership move: acks=all produces and
+        consumers' fetches; followers' fetches waiting on the log end), each counted once
+        however many partitions it waits on: Kafka's PurgatorySize."""
+        waiters = set().union(*self._waiters.values()) if self._waiters else set()
+        log_end = sum(1 for w in waiters if w.log_end)
+        return len(waiters) - log_end, log_end
+
     def waiting(self, topic: str, partition: int) -> int:
         return len(self._waiters.get((topic, partition), ()))
 

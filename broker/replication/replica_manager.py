@@ -12,12 +12,13 @@ from typing import Callable
 import trio
 
 from broker.idempotence import producer_state_file
+from broker.metrics.topic_stats import TopicStats
 from broker.replication.partition import Partition
 from broker.replication.producer_states import HostedProducerStates
 from broker.replication.purgatory import Purgatory
 from broker.idempotence.producer_state import (ProducerStateManager, check_request, record_request,
                                    request_headers)
-from broker.replication.messages import Effect, FetchAnswer, FollowerFetch, ProposeIsr
+from broker.replication.messages import Effect, FetchAnswer, FollowerFetch, IsrChanged, ProposeIsr
 from clients.errors import ErrorCode, KraftError
 from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import iter_batches
@@ -105,6 +106,7 @@ class ReplicaManager:
         # Requests parked on a partition: woken when its log end, high watermark, ISR or
         # leadership moves.
         self.purgatory = purgatory if purgatory is not None else Purgatory()
+        self.topic_stats = TopicStats()      # read by the metrics endpoint, if there is one
         log_manager.on_offline = self.handle_logs_offline
         log_manager.first_unstable_offset = self.first_unstable_offset
 
@@ -143,6 +145,7 @@ class ReplicaManager:
 
     def remove_partition(self, topic: str, partition: int) -> None:
         self._producer_states.forget((topic, partition))
+        self.topic_stats.forget(topic, partition)
         self._proposals.pop((topic, partition), None)
         if self._partitions.pop((topic, partition), None) is not None:
             self.log_manager.delete_log(topic, partition)
@@ -177,6 +180,10 @@ class ReplicaManager:
     def _absorb(self, hosted: Partition, effects: tuple[Effect, ...]) -> None:
         if not effects:
             return
+        for effect in effects:
+            if isinstance(effect, IsrChanged):
+                self.topic_stats.isr_changed(hosted.topic, hosted.partition, hosted.leader_epoch,
+                                             effect.isr, hosted.is_leader)
         proposals, wake, truncated = hosted.absorb(effects)
         for proposal in proposals:
             self._proposals[(hosted.topic, hosted.partition)] = (hosted, proposal)
@@ -228,6 +235,7 @@ class ReplicaManager:
             if result.error != ErrorCode.NONE:
                 return ProduceResult(result.error, result.message)
             self._record_producers(hosted, headers, result.first_offset)
+            self.topic_stats.appended(topic, len(records), result.last_offset - result.first_offset + 1)
             self._absorb(hosted, result.effects)
             # The log end moved: followers' parked fetches take the new batches now (the rest
             # were woken by _absorb if the high watermark moved too, as with no followers).
@@ -316,6 +324,7 @@ class ReplicaManager:
                                        min_one_batch=min_one_batch)
                 if isolation_level == READ_COMMITTED and data.size:
                     aborted = tuple(log_.collect_aborted_txns(fetch_offset, limit))
+                self.topic_stats.read(topic, data.size)
                 data = data if unread else data.read()
             return FetchResult(high_watermark=hw, log_start_offset=log_.log_start_offset,
                                records=data, last_stable_offset=lso, aborted_transactions=aborted)
@@ -375,6 +384,7 @@ class ReplicaManager:
                                diverging_epoch=tuple(decision.diverging_epoch))
         try:
             data = log_.read_slice(decision.read_from, max_bytes, min_one_batch=min_one_batch)
+            self.topic_stats.read(topic, data.size, follower=True)
             data = data if unread else data.read()
             lso = self.last_stable_offset(topic, partition)
         except (OSError, SegmentCorrupt) as exc:
@@ -483,6 +493,9 @@ class ReplicaManager:
         if hosted is None:
             raise _unknown(topic, partition)
         return self._producer_states.of((topic, partition), hosted.log)
+
+    def producer_state_managers(self) -> list[ProducerStateManager]:
+        return self._producer_states.loaded()
 
     def _preload_producer_state(self, topic: str, partition: int) -> None:
         try:

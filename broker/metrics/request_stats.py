@@ -1,0 +1,53 @@
+"""Requests per API, listener and error code, and their latency: Kafka's RequestMetrics
+(RequestsPerSec, ErrorsPerSec, TotalTimeMs). Every listener reports through `observe_request`,
+the gRPC listeners from one server interceptor (interceptor.py)."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from clients.errors import error_name
+from kraft.latency_histogram import LatencyHistogram
+
+
+class RequestStats:
+    """Plain dicts, not prometheus_client's locked children: a request costs a few dict updates
+    on the thread that answers it. Each listener is observed from one thread (the gRPC listeners
+    from grpcio's asyncio thread), so no key has two writers; the scrape thread copies."""
+
+    def __init__(self) -> None:
+        self.requests: dict[tuple[str, str], int] = {}            # (api, listener)
+        self.errors: dict[tuple[str, str, str], int] = {}         # (api, listener, error name)
+        self.total_time: dict[tuple[str, str], LatencyHistogram] = {}
+
+    def observe_request(self, api: str, listener: str, error_code: int | str | Mapping,
+                        seconds: float) -> None:
+        """One request of `api` (Kafka's API name: "Produce", "Fetch", ...) answered on
+        `listener` after `seconds`. `error_code`: the response's code (an int, or a name such as
+        "CANCELLED" for an answer that carried none), or {code: how many} for a response with
+        a code per partition, which Kafka's ErrorsPerSec counts one by one."""
+        key = (api, listener)
+        self.requests[key] = self.requests.get(key, 0) + 1
+        histogram = self.total_time.get(key)
+        if histogram is None:
+            histogram = self.total_time[key] = LatencyHistogram()
+        histogram.observe(seconds)
+        errors = self.errors
+        if isinstance(error_code, Mapping):
+            for code, n in error_code.items():
+                name = (api, listener, _name(code))
+                errors[name] = errors.get(name, 0) + n
+        else:
+            name = (api, listener, _name(error_code))
+            errors[name] = errors.get(name, 0) + 1
+
+
+_NAMES: dict[int, str] = {}
+
+
+def _name(code: int | str) -> str:
+    if isinstance(code, str):
+        return code
+    name = _NAMES.get(code)
+    if name is None:
+        name = _NAMES[code] = error_name(code)
+    return name
