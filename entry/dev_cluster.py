@@ -110,6 +110,7 @@ def plan_cluster(data_dir: pathlib.Path | str, controllers: int, brokers: int, h
         raise DevClusterError(f"ports {_span(used)} are not all between 1 and 65535; "
                               f"pick lower --port / --controller-port")
     data = pathlib.Path(data_dir)
+    metrics_ports = [p for p in free_ports(host, 2 * len(used)) if p not in used][:len(used)]
     voters = ",".join(f"{i}@{host}:{p}" for i, p in enumerate(controller_ports, 1))
     plans = []
     for node_id, node_port in enumerate(used, 1):
@@ -118,7 +119,8 @@ def plan_cluster(data_dir: pathlib.Path | str, controllers: int, brokers: int, h
         props = {"node.id": str(node_id), "process.roles": role,
                  "listeners": f"{listener}://{host}:{node_port}",
                  "controller.listener.names": "CONTROLLER", "controller.quorum.voters": voters,
-                 "log.dirs": str(log_dir), **DEV_DEFAULTS, **overrides}
+                 "log.dirs": str(log_dir), **DEV_DEFAULTS,
+                 "metrics.listener": f"http://{host}:{metrics_ports[node_id - 1]}", **overrides}
         plans.append(NodePlan(node_id, (role,), f"{host}:{node_port}", log_dir, props))
     return plans
 
@@ -136,7 +138,8 @@ def properties_text(plan: NodePlan) -> str:
 
 def node_entry(plan: NodePlan, pid: int | None) -> dict:
     return {"id": plan.id, "roles": list(plan.roles), "address": plan.address, "pid": pid,
-            "data_dir": str(plan.data_dir), "config": str(plan.config_path), "log": str(plan.log_path)}
+            "data_dir": str(plan.data_dir), "config": str(plan.config_path), "log": str(plan.log_path),
+            "metrics_address": plan.properties.get("metrics.listener", "").partition("://")[2] or None}
 
 
 def write_cluster_json(data: pathlib.Path, doc: dict) -> None:
