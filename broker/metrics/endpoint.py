@@ -14,6 +14,7 @@ import time
 
 import trio
 from prometheus_client import CollectorRegistry, ProcessCollector
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from broker.metrics.collectors import RequestCollector
@@ -29,9 +30,10 @@ class NodeMetrics:
     """What a node counts (`requests`, which every listener reports to) and the registry its
     collectors join as the node's parts start."""
 
-    def __init__(self) -> None:
+    def __init__(self, node_id: int, roles: tuple[str, ...]) -> None:
         self.registry = CollectorRegistry()
         self.requests = RequestStats()
+        self.registry.register(_NodeInfo(node_id, roles))
         self.registry.register(RequestCollector(self.requests))
         # RSS, open file descriptors, CPU seconds: the process's, from /proc.
         ProcessCollector(registry=self.registry)
@@ -84,6 +86,19 @@ class NodeMetrics:
                     await _send(stream, 404, b"text/plain", b"the metrics are at /metrics\n")
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass      # the scraper went away
+
+
+class _NodeInfo:
+    """Kafka's app-info MBean: which node answers (kraft top names rows by it)."""
+
+    def __init__(self, node_id: int, roles: tuple[str, ...]) -> None:
+        self.labels = [str(node_id), ",".join(roles)]
+
+    def collect(self):
+        info = GaugeMetricFamily("kafka_server_app_info", "1; the labels say which node this is",
+                                 labels=["node_id", "roles"])
+        info.add_metric(self.labels, 1)
+        return [info]
 
 
 _REASONS = {200: b"OK", 404: b"Not Found", 405: b"Method Not Allowed"}

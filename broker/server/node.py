@@ -210,7 +210,8 @@ class Node:
         lifetime_ms = config.security.session_lifetime_ms if config.security else 900_000
         self.sessions = SessionTable(lifetime_ms)     # SCRAM sessions of every SASL listener
         # Prometheus text on metrics.listener; None: nothing is collected or served.
-        self.metrics = NodeMetrics() if config.metrics_listener is not None else None
+        self.metrics = (NodeMetrics(config.node_id, tuple(config.process_roles))
+                        if config.metrics_listener is not None else None)
         self.listener_ports: dict[str, int] = {}      # listener name -> bound port (connections)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:

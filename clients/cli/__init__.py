@@ -47,11 +47,11 @@ def version_line() -> str:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds topic (create|list|describe|alter|delete), produce, consume, group
     (list|describe|reset-offsets|delete), bench (produce|consume), quorum describe, cluster info,
-    acl (add|remove|list), user (add|delete|list), transactions (list|describe|abort) and
-    doctor; every leaf parser gets
+    acl (add|remove|list), user (add|delete|list), transactions (list|describe|abort), doctor
+    and top; every leaf parser gets
     set_defaults(func=f) with f(args) -> exit code."""
-    from clients.cli import (acl, bench, cluster, consume, doctor, group, produce, quorum, topic,
-                             transactions, user)
+    from clients.cli import (acl, bench, cluster, consume, doctor, group, produce, quorum, top,
+                             topic, transactions, user)
     topic.register(subparsers, add_common_options)
     produce.register(subparsers, add_common_options)
     consume.register(subparsers, add_common_options)
@@ -63,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     user.register(subparsers, add_common_options)
     transactions.register(subparsers, add_common_options)
     doctor.register(subparsers, add_common_options)
+    top.register(subparsers, add_common_options)
 
 
 class Terminated(KeyboardInterrupt):
