@@ -32,7 +32,7 @@ class RequestStats:
             histogram = self.total_time[key] = LatencyHistogram()
         histogram.observe(seconds)
         errors = self.errors
-        if isinstance(error_code, Mapping):
+        if type(error_code) is dict or isinstance(error_code, Mapping):   # dict: no ABC check
             for code, n in error_code.items():
                 name = (api, listener, _name(code))
                 errors[name] = errors.get(name, 0) + n
