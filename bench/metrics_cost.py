@@ -61,6 +61,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--records", type=int, default=300_000)
     ap.add_argument("--scrapes", type=int, default=50)
+    ap.add_argument("--scrape-only", action="store_true", help="skip the produce pairs")
     ap.add_argument("--partitions", type=int, default=100,
                     help="partitions of an extra topic created before the scrapes are timed")
     args = ap.parse_args()
@@ -69,7 +70,7 @@ def main() -> None:
         off = start(pathlib.Path(tmp, "off"), False)
         rows = {"on": [], "off": []}
         try:
-            for i in range(args.pairs):
+            for i in range(0 if args.scrape_only else args.pairs):
                 order = [("on", on), ("off", off)] if i % 2 == 0 else [("off", off), ("on", on)]
                 for side, (proc, address, _) in order:
                     before = cpu_s(proc.pid)
@@ -79,27 +80,35 @@ def main() -> None:
                     rows[side].append((r["records_per_sec"], used / args.records * 1e6))
                     print(f"pair {i + 1} {side:3}: {r['records_per_sec']:>9,.0f} rec/s, "
                           f"node {used / args.records * 1e6:.2f} µs CPU/record", flush=True)
-            for side in ("on", "off"):
+            for side in ("on", "off") if rows["on"] else ():
                 rates, cpus = zip(*rows[side])
                 print(f"{side:3}: mean {statistics.mean(rates):,.0f} rec/s, "
                       f"{statistics.mean(cpus):.2f} µs CPU/record")
-            rate = statistics.mean(r for r, _ in rows["on"]) / statistics.mean(r for r, _ in rows["off"])
-            cpu = statistics.mean(c for _, c in rows["on"]) / statistics.mean(c for _, c in rows["off"])
-            pair_rates = [a[0] / b[0] for a, b in zip(rows["on"], rows["off"])]
-            print(f"on/off: records/s {rate:.3f}x (pairs {', '.join(f'{x:.2f}' for x in pair_rates)}); "
-                  f"node CPU per record {cpu:.3f}x")
+            if rows["on"]:
+                rate = (statistics.mean(r for r, _ in rows["on"])
+                        / statistics.mean(r for r, _ in rows["off"]))
+                cpu = (statistics.mean(c for _, c in rows["on"])
+                       / statistics.mean(c for _, c in rows["off"]))
+                pairs = ", ".join(f"{a[0] / b[0]:.2f}" for a, b in zip(rows["on"], rows["off"]))
+                print(f"on/off: records/s {rate:.3f}x (pairs {pairs}); "
+                      f"node CPU per record {cpu:.3f}x")
             proc, address, scrape = on
             kraft("topic", "create", "many", "--partitions", str(args.partitions),
                   "--bootstrap-server", address)
             time.sleep(1)
             size = len(urllib.request.urlopen(f"http://{scrape}/metrics").read())
+            # The node's own idle work (heartbeats, Raft, timers) over as long, taken off.
+            before, idle_start = cpu_s(proc.pid), time.perf_counter()
+            time.sleep(5)
+            idle_rate = (cpu_s(proc.pid) - before) / (time.perf_counter() - idle_start)
             before, wall = cpu_s(proc.pid), time.perf_counter()
             for _ in range(args.scrapes):
                 urllib.request.urlopen(f"http://{scrape}/metrics").read()
-            wall = (time.perf_counter() - wall) / args.scrapes
-            used = (cpu_s(proc.pid) - before) / args.scrapes
+            wall = time.perf_counter() - wall
+            used = (cpu_s(proc.pid) - before - idle_rate * wall) / args.scrapes
             print(f"one scrape ({args.partitions + args.pairs + 1} partitions, {size:,} bytes): "
-                  f"{wall * 1000:.1f} ms wall, {used * 1000:.1f} ms node CPU")
+                  f"{wall / args.scrapes * 1000:.1f} ms wall, {used * 1000:.1f} ms node CPU "
+                  f"(idle node: {idle_rate * 100:.0f}% of a core taken off)")
         finally:
             for proc, _, _ in (on, off):
                 proc.terminate()

@@ -3,8 +3,10 @@ the replicas this broker hosts, its traffic counters, its seat on the metadata q
 metadata image, its group coordinators, its listeners' connections (docs/metrics.md)."""
 from __future__ import annotations
 
-import pathlib
-from typing import Callable, Iterable, Mapping
+import os
+import socket
+import stat
+from typing import Callable, Mapping
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
@@ -203,26 +205,46 @@ class GroupCollector:
                        sum(d.core.num_groups for d in self.groups.drivers()))]
 
 
-def established_by_port(tcp_tables: Iterable[pathlib.Path] = (
-        pathlib.Path("/proc/net/tcp"), pathlib.Path("/proc/net/tcp6"))) -> dict[int, int]:
-    """Established TCP connections per local port, from Linux's /proc tables ({} elsewhere)."""
+def established_by_port(fd_dir: str = "/proc/self/fd") -> dict[int, int]:
+    """This process's connected TCP sockets per local port ({} where there is no /proc);
+    `fd_dir` lists this process's file descriptors.
+
+    Why not /proc/net/tcp: the kernel walks its whole connection hash table to write it, 50 ms
+    per read on a large machine, on the node's loop; asking each of our own sockets (a dup,
+    getsockname, getpeername) costs microseconds each, and sees only this node's."""
     out: dict[int, int] = {}
-    for table in tcp_tables:
+    try:
+        names = os.listdir(fd_dir)
+    except OSError:
+        return out
+    for name in names:
         try:
-            lines = table.read_text().splitlines()[1:]
+            fd = int(name)
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):   # a node holds many segment files
+                continue
+            copy = os.dup(fd)            # closing our copy leaves grpcio's socket alone
+        except (OSError, ValueError):
+            continue                     # closed meanwhile
+        try:
+            sock = socket.socket(fileno=copy)
         except OSError:
+            os.close(copy)
             continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 3 and fields[3] == "01":          # TCP_ESTABLISHED
-                port = int(fields[1].rpartition(":")[2], 16)
+        try:
+            if sock.type == socket.SOCK_STREAM and sock.family in (socket.AF_INET, socket.AF_INET6):
+                sock.getpeername()       # a listening socket has no peer: OSError
+                port = sock.getsockname()[1]
                 out[port] = out.get(port, 0) + 1
+        except OSError:
+            pass
+        finally:
+            sock.close()
     return out
 
 
 class ConnectionCollector:
     """Kafka's socket-server-metrics connection-count per listener: the connections to each
-    listener's port (grpcio does not say how many it holds; the kernel does)."""
+    listener's port (grpcio does not say how many it holds; its sockets do)."""
 
     def __init__(self, listener_ports: Mapping[str, int],
                  count: Callable[[], dict[int, int]] = established_by_port) -> None:

@@ -3,6 +3,7 @@ changes, traffic and purgatory; a quorum seat; a controller's image; groups; con
 from __future__ import annotations
 
 import functools
+import socket
 from types import SimpleNamespace
 
 import trio
@@ -176,19 +177,22 @@ def test_groups_are_summed_over_the_coordinators():
                "kafka_coordinator_group_groupmetadatamanager_numgroups") == 5
 
 
-def test_connections_are_counted_per_listener_from_the_tcp_table(tmp_path):
-    table = tmp_path / "tcp"
-    table.write_text(
-        "  sl  local_address rem_address   st tx_queue rx_queue\n"
-        "   0: 0100007F:2384 00000000:0000 0A 00000000:00000000\n"          # listening on 9092
-        "   1: 0100007F:2384 0100007F:D431 01 00000000:00000000\n"          # established
-        "   2: 0100007F:2384 0100007F:D432 01 00000000:00000000\n"
-        "   3: 0100007F:23E8 0100007F:D433 01 00000000:00000000\n"          # 9192
-        "   4: 0100007F:D431 0100007F:2384 01 00000000:00000000\n")         # the client's end
-    counts = established_by_port([table, tmp_path / "missing"])
-    assert counts[9092] == 2 and counts[9192] == 1
-    s = scrape(ConnectionCollector({"PLAINTEXT": 9092, "CONTROLLER": 9192, "SSL": 9093},
-                                   lambda: counts))
-    by_listener = {labels["listener"]: v
-                   for labels, v in s["kafka_server_socketservermetrics_connection_count"]}
-    assert by_listener == {"PLAINTEXT": 2, "CONTROLLER": 1, "SSL": 0}
+def test_connections_are_counted_per_listener_from_this_process_sockets():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        accepted = [server.accept()[0] for _ in range(2)]      # the third still queued
+        try:
+            counts = established_by_port()
+            assert counts.get(port) == 2        # the listener itself has no peer: not counted
+            assert all(counts.get(c.getsockname()[1]) == 1 for c in clients)
+            s = scrape(ConnectionCollector({"PLAINTEXT": port, "SSL": 1}))
+            by_listener = {labels["listener"]: v
+                           for labels, v in s["kafka_server_socketservermetrics_connection_count"]}
+            assert by_listener == {"PLAINTEXT": 2, "SSL": 0}
+        finally:
+            for c in clients + accepted:
+                c.close()
+    assert established_by_port("/nonexistent") == {}
