@@ -50,7 +50,7 @@ def start(data: pathlib.Path, metrics: bool) -> tuple[subprocess.Popen, str, str
 
 def kraft(*args: str) -> dict:
     done = subprocess.run([sys.executable, "-m", "entry.main", *args, "--format", "json"],
-                          cwd=HERE, env=ENV, capture_output=True, text=True, timeout=600)
+                          cwd=HERE, env=ENV, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     return json.loads(done.stdout)

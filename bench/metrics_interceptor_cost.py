@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import time
-
 import statistics
 import threading
+import time
 
 import grpc
 import trio

@@ -8,7 +8,11 @@ import socket
 import stat
 from typing import Callable, Mapping
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
 
 from broker.metrics.request_stats import RequestStats
 from kraft.latency_histogram import LatencyHistogram
@@ -84,8 +88,9 @@ class ReplicaCollector:
                 ("bytesin", "Bytes appended as leader (BytesInPerSec)", stats.bytes_in),
                 ("messagesin", "Records appended as leader (MessagesInPerSec)", stats.messages_in),
                 ("bytesout", "Bytes read by consumers' fetches (BytesOutPerSec)", stats.bytes_out),
-                ("replicationbytesout", "Bytes read by followers' fetches "
-                 "(ReplicationBytesOutPerSec)", stats.replication_bytes_out)):
+                ("replicationbytesout",
+                 "Bytes read by followers' fetches (ReplicationBytesOutPerSec)",
+                 stats.replication_bytes_out)):
             family = CounterMetricFamily(f"kafka_server_brokertopicmetrics_{name}", doc,
                                          labels=["topic"])
             for topic, n in sorted(counts.items()):

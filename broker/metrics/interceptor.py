@@ -11,8 +11,14 @@ from google.protobuf import message_factory
 
 from broker.metrics.request_stats import RequestStats
 from clients.errors import ErrorCode
-from clients.wire import (broker_pb2, controller_pb2, group_pb2, quorum_pb2, security_pb2,
-                          transaction_pb2)
+from clients.wire import (
+    broker_pb2,
+    controller_pb2,
+    group_pb2,
+    quorum_pb2,
+    security_pb2,
+    transaction_pb2,
+)
 
 _WIRE = (broker_pb2, controller_pb2, group_pb2, quorum_pb2, security_pb2, transaction_pb2)
 _INT_TYPES = frozenset((1, 3, 4, 5, 6, 7, 13, 15, 16, 17, 18))   # FieldDescriptor int types
@@ -56,21 +62,10 @@ def counter_for(plan: Plan) -> Callable:
 
 
 def _compile(plan: Plan) -> Callable:
-    steps = []
-    for name, nested, repeated in plan:
-        if nested is None:
-            def step(message, out, name=name):
-                code = getattr(message, name)
-                out[code] = out.get(code, 0) + 1
-        elif repeated:
-            def step(message, out, name=name, inner=_compile(nested)):
-                for item in getattr(message, name):
-                    inner(item, out)
-        else:
-            def step(message, out, name=name, inner=_compile(nested)):
-                if message.HasField(name):
-                    inner(getattr(message, name), out)
-        steps.append(step)
+    steps = [_code_step(name) if nested is None
+             else _repeated_step(name, _compile(nested)) if repeated
+             else _optional_step(name, _compile(nested))
+             for name, nested, repeated in plan]
     if len(steps) == 1:
         return steps[0]
 
@@ -78,6 +73,27 @@ def _compile(plan: Plan) -> Callable:
         for step in steps:
             step(message, out)
     return all_steps
+
+
+def _code_step(name: str) -> Callable:
+    def step(message, out):
+        code = getattr(message, name)
+        out[code] = out.get(code, 0) + 1
+    return step
+
+
+def _repeated_step(name: str, inner: Callable) -> Callable:
+    def step(message, out):
+        for item in getattr(message, name):
+            inner(item, out)
+    return step
+
+
+def _optional_step(name: str, inner: Callable) -> Callable:
+    def step(message, out):
+        if message.HasField(name):
+            inner(getattr(message, name), out)
+    return step
 
 
 def _responses() -> dict[str, tuple[Any, Plan]]:

@@ -8,9 +8,9 @@ import sys
 import time
 from typing import Any, Callable
 
+from clients import metrics_view as mv
 from clients.cli.common import CliError
 from clients.cli.output import format_table, print_json
-from clients import metrics_view as mv
 
 _clock = time.monotonic       # swapped in tests
 _sleep = time.sleep

@@ -9,14 +9,14 @@ import re
 import time
 
 import pytest
+from processes import free_port
+from test_replication_failover import FAST, partition_state
+from waiting import eventually
 
 from clients.admin import Admin, NewTopic
 from clients.consumer import Consumer
 from clients.metrics_view import one, scrape, total
 from clients.producer import Producer
-from processes import free_port
-from test_replication_failover import FAST, partition_state
-from waiting import eventually
 
 pytestmark = pytest.mark.e2e
 

@@ -8,11 +8,16 @@ from types import SimpleNamespace
 
 import trio
 import trio.testing
-
 from prometheus_client import CollectorRegistry, generate_latest
 
-from broker.metrics.collectors import (ConnectionCollector, ControllerCollector, GroupCollector,
-                                       QuorumCollector, ReplicaCollector, established_by_port)
+from broker.metrics.collectors import (
+    ConnectionCollector,
+    ControllerCollector,
+    GroupCollector,
+    QuorumCollector,
+    ReplicaCollector,
+    established_by_port,
+)
 from broker.replication.replica_manager import ReplicaManager
 from clients.metrics_view import one, parse, total
 from clients.quorum_info import QuorumInfo, ReplicaInfo
@@ -20,7 +25,12 @@ from clients.record.codec import encode_batch
 from kraft.latency_histogram import LatencyHistogram
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
-from kraft.metadata.image import BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage
+from kraft.metadata.image import (
+    BrokerRegistration,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+)
 
 MIN_ISR_3 = LogConfig(min_insync_replicas=3)
 

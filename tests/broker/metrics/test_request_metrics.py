@@ -7,8 +7,12 @@ import asyncio
 import grpc
 import pytest
 
-from broker.metrics.interceptor import (RequestMetricsInterceptor, aborted_error, error_counts,
-                                        error_plan)
+from broker.metrics.interceptor import (
+    RequestMetricsInterceptor,
+    aborted_error,
+    error_counts,
+    error_plan,
+)
 from broker.metrics.request_stats import RequestStats
 from clients.errors import ErrorCode as E
 from clients.wire import broker_pb2 as bpb
