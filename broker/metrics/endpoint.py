@@ -81,7 +81,16 @@ class NodeMetrics:
                 if method != b"GET":
                     await _send(stream, 405, b"text/plain", b"only GET\n")
                 elif path in (b"/metrics", b"/"):
-                    await _send(stream, 200, CONTENT_TYPE_LATEST.encode(), self.render())
+                    try:
+                        body = self.render()
+                    except Exception as exc:     # noqa: BLE001 - a collector's bug must not stop the node
+                        log.error("metrics: a scrape failed; answered 500",
+                                  exc_info=(type(exc), exc, exc.__traceback__))
+                        await _send(stream, 500, b"text/plain",
+                                    f"the scrape failed ({type(exc).__name__}: {exc}); "
+                                    "the node logged the details\n".encode())
+                    else:
+                        await _send(stream, 200, CONTENT_TYPE_LATEST.encode(), body)
                 else:
                     await _send(stream, 404, b"text/plain", b"the metrics are at /metrics\n")
             except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -101,7 +110,8 @@ class _NodeInfo:
         return [info]
 
 
-_REASONS = {200: b"OK", 404: b"Not Found", 405: b"Method Not Allowed"}
+_REASONS = {200: b"OK", 404: b"Not Found", 405: b"Method Not Allowed",
+            500: b"Internal Server Error"}
 
 
 async def _send(stream: trio.SocketStream, status: int, content_type: bytes, body: bytes) -> None:

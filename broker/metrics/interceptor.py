@@ -158,12 +158,15 @@ class RequestMetricsInterceptor(grpc.aio.ServerInterceptor):
                 observe(api, listener, aborted_error(context), clock() - start)
                 raise
             elapsed = clock() - start      # the answer's own time, not our look at it
-            if not plan:
-                codes: Any = 0
-            elif isinstance(response, bytes):      # the servers answer serialized messages
-                codes = error_counts(response_class.FromString(response), plan)
-            else:
-                codes = error_counts(response, plan)
+            try:
+                if not plan:
+                    codes: Any = 0
+                elif isinstance(response, bytes):      # the servers answer serialized messages
+                    codes = error_counts(response_class.FromString(response), plan)
+                else:
+                    codes = error_counts(response, plan)
+            except Exception:     # noqa: BLE001 - counting must never fail the answer
+                codes = "UNREADABLE_ANSWER"
             observe(api, listener, codes, elapsed)
             return response
 

@@ -42,6 +42,23 @@ async def test_get_metrics_answers_this_nodes_registry_only():
         nursery.cancel_scope.cancel()
 
 
+class Broken:
+    def collect(self):
+        raise RuntimeError("a collector's bug")
+
+
+async def test_a_failing_collector_answers_500_and_the_endpoint_stays_up(caplog):
+    metrics = NodeMetrics(1, ("broker",))
+    metrics.add(Broken())
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(metrics.serve, "127.0.0.1", 0)
+        for _ in range(2):
+            head, body = await http(port, b"GET /metrics HTTP/1.1\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 500") and b"a collector's bug" in body
+        nursery.cancel_scope.cancel()
+    assert "a scrape failed" in caplog.text
+
+
 async def test_a_port_in_use_names_the_key():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
