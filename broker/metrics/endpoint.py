@@ -40,9 +40,13 @@ class NodeMetrics:
         self.scrapes = 0
         self.last_scrape_s = 0.0
 
-    def observe_request(self, api: str, listener: str, error_code, seconds: float) -> None:
-        """For a listener that is not gRPC (RequestStats.observe_request says the arguments)."""
-        self.requests.observe_request(api, listener, error_code, seconds)
+    def observe_request(self, api: str, listener: str, error_code, seconds: float, *,
+                        queue_s: float | None = None, remote_s: float | None = None) -> None:
+        """For a listener that is not gRPC (RequestStats.observe_request says the arguments).
+        Such a listener can have the purgatory measure remote time too: clients.request_times
+        (measure_request in the request's trio task)."""
+        self.requests.observe_request(api, listener, error_code, seconds, queue_s=queue_s,
+                                      remote_s=remote_s)
 
     def add(self, collector) -> None:
         self.registry.register(collector)

@@ -11,6 +11,7 @@ from google.protobuf import message_factory
 
 from broker.metrics.request_stats import RequestStats
 from clients.errors import ErrorCode
+from clients.request_times import RequestTimes, measure_request, stop_measuring
 from clients.wire import (
     broker_pb2,
     controller_pb2,
@@ -151,12 +152,17 @@ class RequestMetricsInterceptor(grpc.aio.ServerInterceptor):
                                               self.listener, self.clock)
 
         async def timed(request, context):
+            times = RequestTimes()         # the server takes it to the request's trio task
+            token = measure_request(times)
             start = clock()
             try:
                 response = await behavior(request, context)
             except BaseException:
-                observe(api, listener, aborted_error(context), clock() - start)
+                observe(api, listener, aborted_error(context), clock() - start,
+                        queue_s=times.queue_s, remote_s=times.remote_s)
                 raise
+            finally:
+                stop_measuring(token)
             elapsed = clock() - start      # the answer's own time, not our look at it
             try:
                 if not plan:
@@ -167,7 +173,7 @@ class RequestMetricsInterceptor(grpc.aio.ServerInterceptor):
                     codes = error_counts(response, plan)
             except Exception:     # noqa: BLE001 - counting must never fail the answer
                 codes = "UNREADABLE_ANSWER"
-            observe(api, listener, codes, elapsed)
+            observe(api, listener, codes, elapsed, queue_s=times.queue_s, remote_s=times.remote_s)
             return response
 
         return grpc.unary_unary_rpc_method_handler(

@@ -15,6 +15,8 @@ from typing import Callable, Iterable
 
 import trio
 
+from clients.request_times import request_times
+
 TopicPartition = tuple[str, int]
 
 
@@ -79,10 +81,15 @@ class Purgatory:
         keys = list(dict.fromkeys(partitions))
         for key in keys:
             self._waiters.setdefault(key, set()).add(waiter)
+        times = request_times()       # the request's remote time, when metrics measure it
+        if times is not None:
+            times.park()
         try:
             with trio.move_on_at(deadline):
                 await waiter.event.wait()
         finally:
+            if times is not None:
+                times.unpark()
             for key in keys:
                 waiters = self._waiters.get(key)
                 if waiters is not None:

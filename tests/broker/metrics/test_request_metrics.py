@@ -14,7 +14,9 @@ from broker.metrics.interceptor import (
     error_plan,
 )
 from broker.metrics.request_stats import RequestStats
+from clients import request_times as request_times_module
 from clients.errors import ErrorCode as E
+from clients.request_times import RequestTimes
 from clients.wire import broker_pb2 as bpb
 from kraft.latency_histogram import LatencyHistogram
 
@@ -119,3 +121,26 @@ def test_an_aborted_call_counts_the_kafka_error_its_details_name():
 ])
 def test_aborted_error_names(code, details, expected):
     assert aborted_error(FakeContext(code, details)) == expected
+
+
+def test_remote_time_is_the_time_any_wait_was_parked(monkeypatch):
+    now = iter([1.0, 1.5, 3.0, 4.0, 4.5])
+    monkeypatch.setattr(request_times_module.time, "perf_counter", lambda: next(now))
+    times = RequestTimes()
+    times.park()        # 1.0
+    times.park()        # side by side: no new start
+    times.unpark()
+    times.unpark()      # 1.5: 0.5 parked
+    times.park()        # 3.0
+    times.unpark()      # 4.0: 1.0 more
+    assert times.remote_s == pytest.approx(1.5)
+
+
+def test_observe_request_splits_queue_remote_and_local():
+    stats = RequestStats()
+    stats.observe_request("Produce", "PLAINTEXT", 0, 0.5, queue_s=0.1, remote_s=0.3)
+    stats.observe_request("Metadata", "PLAINTEXT", 0, 0.5)          # not measured: total only
+    key = ("Produce", "PLAINTEXT")
+    assert [h[key].snapshot()[1] for h in (stats.queue_time, stats.remote_time,
+                                           stats.local_time)] == pytest.approx([0.1, 0.3, 0.1])
+    assert ("Metadata", "PLAINTEXT") not in stats.queue_time
