@@ -54,12 +54,15 @@ class RequestCollector:
             _histogram(total, [api, listener], histogram)
         parts = []
         for name, doc, histograms in (
-                ("requestqueuetime", "Waiting for the node's loop to take the request up "
-                 "(RequestQueueTimeMs)", self.stats.queue_time),
+                ("requestqueuetime",
+                 "Waiting for the node's loop to take the request up (RequestQueueTimeMs)",
+                 self.stats.queue_time),
                 ("localtime", "Handled, neither queued nor parked (LocalTimeMs)",
                  self.stats.local_time),
-                ("remotetime", "Parked until a partition moved: acks=all waiting for the ISR, "
-                 "a fetch for data (RemoteTimeMs)", self.stats.remote_time)):
+                ("remotetime",
+                 ("Parked until a partition moved: acks=all waiting for the ISR, a fetch for "
+                  "data (RemoteTimeMs)"),
+                 self.stats.remote_time)):
             family = HistogramMetricFamily(f"kafka_network_requestmetrics_{name}_seconds", doc,
                                            labels=["request", "listener"])
             for (api, listener), histogram in sorted(dict(histograms).items()):
