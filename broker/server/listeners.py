@@ -58,9 +58,11 @@ def broker_listener_names(config: ServerConfig) -> list[str]:
 
 async def serve_broker_listeners(nursery: trio.Nursery, config: ServerConfig,
                                  services: Sequence[Service], sessions: SessionTable,
-                                 credentials: Lookup, metrics=None) -> list[tuple[str, str, int]]:
+                                 credentials: Lookup, metrics=None,
+                                 bound_ports: dict[str, int] | None = None) -> list[tuple[str, str, int]]:
     """Start a server on every broker listener; [(name, advertised host, port)], the first
-    listener first (a port of 0 is the one picked)."""
+    listener first (a port of 0 is the one picked). `bound_ports` gets each listener's own port
+    (where its connections arrive, whatever it advertises)."""
     endpoints = []
     for name in broker_listener_names(config):
         host, port = config.listeners[name]
@@ -74,6 +76,8 @@ async def serve_broker_listeners(nursery: trio.Nursery, config: ServerConfig,
                                              failed_delay_ms=security.failed_auth_delay_ms),
                                 security_pb2, "Sasl")
         port = await nursery.start(server.serve)
+        if bound_ports is not None:
+            bound_ports[name] = port
         advertised = security.advertised.get(name) if security is not None else None
         endpoints.append((name, *(advertised if advertised and advertised[1] else (host, port))))
     return endpoints

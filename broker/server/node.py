@@ -372,8 +372,7 @@ class Node:
                 endpoints = await serve_broker_listeners(
                     nursery, config, services, self.sessions,
                     lambda user, mechanism: metadata.image.scram_credential(user, mechanism),
-                    metrics=self.metrics)
-                self.listener_ports.update((name, p) for name, _, p in endpoints)
+                    metrics=self.metrics, bound_ports=self.listener_ports)
                 _, host, port = endpoints[0]
                 lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
                                             channel, metadata, epoch,
