@@ -10,6 +10,7 @@ import grpc
 from google.protobuf import message_factory
 
 from broker.metrics.request_stats import RequestStats
+from broker.metrics.wire_codes import wire_error_counts, wire_plan
 from clients.errors import ErrorCode
 from clients.request_times import RequestTimes, measure_request, stop_measuring
 from clients.wire import (
@@ -97,19 +98,26 @@ def _optional_step(name: str, inner: Callable) -> Callable:
     return step
 
 
-def _responses() -> dict[str, tuple[Any, Plan]]:
-    """gRPC method path ("/kraft.broker.v1.Broker/Produce") -> (response class, its plan)."""
+# Above this size an answer's codes are read off its bytes (wire_codes.py) instead of parsing it:
+# parsing is faster for small answers (3 µs against 5 for a 16 KB Fetch answer here), but copies
+# a large one whole (57 µs against 5 for 1 MB).
+SCAN_ABOVE_BYTES = 32768
+
+
+def _responses() -> dict[str, tuple[Any, Plan, dict]]:
+    """gRPC method path ("/kraft.broker.v1.Broker/Produce") -> (response class, its plan, its
+    plan by field number)."""
     out = {}
     for module in _WIRE:
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:
                 out[f"/{service.full_name}/{method.name}"] = (
                     message_factory.GetMessageClass(method.output_type),
-                    error_plan(method.output_type))
+                    error_plan(method.output_type), wire_plan(method.output_type))
     return out
 
 
-_RESPONSES: dict[str, tuple[Any, Plan]] | None = None
+_RESPONSES: dict[str, tuple[Any, Plan, dict]] | None = None
 
 
 def aborted_error(context) -> str:
@@ -147,7 +155,7 @@ class RequestMetricsInterceptor(grpc.aio.ServerInterceptor):
 
     def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         api = method.rpartition("/")[2]
-        response_class, plan = _RESPONSES.get(method, (None, ()))
+        response_class, plan, by_number = _RESPONSES.get(method, (None, (), {}))
         behavior, observe, listener, clock = (handler.unary_unary, self.stats.observe_request,
                                               self.listener, self.clock)
 
@@ -168,7 +176,9 @@ class RequestMetricsInterceptor(grpc.aio.ServerInterceptor):
                 if not plan:
                     codes: Any = 0
                 elif isinstance(response, bytes):      # the servers answer serialized messages
-                    codes = error_counts(response_class.FromString(response), plan)
+                    codes = (wire_error_counts(response, by_number)
+                             if len(response) > SCAN_ABOVE_BYTES
+                             else error_counts(response_class.FromString(response), plan))
                 else:
                     codes = error_counts(response, plan)
             except Exception:     # noqa: BLE001 - counting must never fail the answer

@@ -7,8 +7,10 @@ import grpc
 import pytest
 import trio
 
-from broker.metrics.interceptor import RequestMetricsInterceptor
+from broker.metrics import interceptor
+from broker.metrics.interceptor import SCAN_ABOVE_BYTES, RequestMetricsInterceptor
 from broker.metrics.request_stats import RequestStats
+from broker.metrics.wire_codes import wire_error_counts
 from broker.replication.purgatory import Purgatory
 from clients.bridge import CHANNEL_OPTIONS
 from clients.errors import ErrorCode as E
@@ -72,3 +74,27 @@ async def test_answers_failures_and_bad_requests_are_counted_at_the_interceptor(
     assert 0.19 < remote < 0.3 and remote <= total    # once, not 0.4
     assert queue + remote + local == pytest.approx(total)
     assert stats.remote_time[("Metadata", "SSL")].snapshot()[1] < 0.05
+
+
+async def test_a_large_answer_is_read_off_its_bytes(monkeypatch):
+    scanned = []
+
+    def spy(data, plan):
+        scanned.append(len(data))
+        return wire_error_counts(data, plan)
+    monkeypatch.setattr(interceptor, "wire_error_counts", spy)
+    big = pb.FetchResponse(error_code=E.UNKNOWN_SERVER_ERROR).SerializeToString() + \
+        pb.FetchResponse(error_message="x" * (SCAN_ABOVE_BYTES + 1)).SerializeToString()
+
+    async def fetch(request):
+        return big
+
+    stats = RequestStats()
+    server = TrioGrpcServer("127.0.0.1:0", interceptors=(RequestMetricsInterceptor(stats, "P"),))
+    server.add_servicer(None, pb, "Broker", {"Fetch": fetch}, only=("Fetch",))
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(server.serve)
+        assert await trio.to_thread.run_sync(call, port, "Fetch", b"") == grpc.StatusCode.OK
+        nursery.cancel_scope.cancel()
+    assert stats.errors == {("Fetch", "P", "UNKNOWN_SERVER_ERROR"): 1}
+    assert scanned == [len(big)]
