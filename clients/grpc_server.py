@@ -16,6 +16,7 @@ import dataclasses
 import logging
 import os
 import threading
+import time
 from typing import Any, Awaitable, Callable
 
 import grpc
@@ -24,6 +25,7 @@ from google.protobuf import message_factory
 
 from clients.bridge import CHANNEL_OPTIONS
 from clients.rate_limited_log import RateLimitedLog
+from clients.request_times import measure_request, request_times
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +106,10 @@ class TrioGrpcServer:
 
     def __init__(self, address: str, *, grace_s: float = 0.5, listener_name: str = "",
                  credentials: grpc.ServerCredentials | None = None,
-                 authenticate: Authenticator | None = None) -> None:
+                 authenticate: Authenticator | None = None,
+                 interceptors: tuple[grpc.aio.ServerInterceptor, ...] = ()) -> None:
         self.address = address
+        self.interceptors = interceptors     # e.g. the node's request metrics
         self.listener_name = listener_name
         self.credentials = credentials       # None: plaintext
         self.authenticate = authenticate     # None: everyone is ANONYMOUS
@@ -173,7 +177,7 @@ class TrioGrpcServer:
                 self.refusals.warning(f"{name} {exc.error_name}", "%s from %s refused: %s", name,
                                       context.peer(), exc)
                 await context.abort(exc.status, str(exc))
-        call = _TrioCall(handler, request, answer, loop, who)
+        call = _TrioCall(handler, request, answer, loop, who, request_times())
         try:
             self._token.run_sync_soon(self._start, call)
         except trio.RunFinishedError:
@@ -269,7 +273,8 @@ class TrioGrpcServer:
 
     async def _run_aio(self, report, started: trio.Event) -> None:
         # grpcio turns SO_REUSEPORT on by default: a second node would share the port silently.
-        server = grpc.aio.server(options=[*CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(options=[*CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)],
+                                 interceptors=self.interceptors or None)
         for name, handlers in self._services:
             server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
         try:
@@ -324,16 +329,21 @@ class _TrioCall:
     """One request's trio side: runs the handler, hands its answer to the asyncio future."""
 
     def __init__(self, handler: Handler, request: Any, answer: asyncio.Future,
-                 loop: asyncio.AbstractEventLoop, who: RequestContext) -> None:
+                 loop: asyncio.AbstractEventLoop, who: RequestContext, times=None) -> None:
         self.handler, self.request, self.answer, self.loop = handler, request, answer, loop
         self.who = who
         self.scope = trio.CancelScope()
+        self.times = times        # a RequestTimes when the request is measured (metrics on)
+        self.queued = time.perf_counter() if times is not None else 0.0
 
     def cancel(self) -> None:     # on the trio thread
         self.scope.cancel()
 
     async def run(self) -> None:
         _REQUEST.set(self.who)     # this task's own context: no other request sees it
+        if self.times is not None:
+            self.times.queue_s = time.perf_counter() - self.queued
+            measure_request(self.times)      # for the purgatory: its parked time
         with self.scope:
             try:
                 response = await self.handler(self.request)

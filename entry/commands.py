@@ -14,7 +14,8 @@ TREE = (
     ("run a cluster", ("entry.node_commands",)),
     ("topics and records", ("clients.cli.topic", "clients.cli.produce", "clients.cli.consume")),
     ("consumer groups and transactions", ("clients.cli.group", "clients.cli.transactions")),
-    ("the cluster", ("clients.cli.cluster", "clients.cli.quorum", "clients.cli.doctor")),
+    ("the cluster", ("clients.cli.cluster", "clients.cli.quorum", "clients.cli.doctor",
+                     "clients.cli.top")),
     ("security", ("clients.cli.acl", "clients.cli.user", "entry.secure_files")),
     ("measure and check", ("clients.cli.bench", "chaos.cli")),
 )

@@ -83,13 +83,17 @@ def plan_cluster(data_dir: pathlib.Path | str, controllers: int, brokers: int, h
         raise DevClusterError(f"ports {_span(used)} are not all between 1 and 65535; "
                               f"pick lower --port / --controller-port")
     data = pathlib.Path(data_dir)
+    # Each node's metrics endpoint (metrics.listener): free ports apart from the nodes' own.
+    metrics_ports = [p for p in free_ports(host, 2 * len(used)) if p not in used][:len(used)]
     voters = launcher.quorum_voters((i, f"{host}:{p}") for i, p in enumerate(controller_ports, 1))
     plans = []
     for node_id, node_port in enumerate(used, 1):
         role = "controller" if node_id <= controllers else "broker"
         log_dir = data / f"node-{node_id}" / "data"
-        props = launcher.node_properties(node_id, role, f"{host}:{node_port}", voters, log_dir,
-                                         {**DEV_DEFAULTS, **overrides})
+        props = launcher.node_properties(
+            node_id, role, f"{host}:{node_port}", voters, log_dir,
+            {**DEV_DEFAULTS, "metrics.listener": f"http://{host}:{metrics_ports[node_id - 1]}",
+             **overrides})
         plans.append(NodePlan(node_id, (role,), f"{host}:{node_port}", log_dir, props))
     return plans
 
@@ -112,7 +116,9 @@ def write_properties(plan: NodePlan) -> None:
 
 def node_entry(plan: NodePlan, pid: int | None) -> dict:
     return launcher.node_entry(plan.id, plan.roles, plan.address, pid, plan.data_dir,
-                               plan.config_path, plan.log_path)
+                               plan.config_path, plan.log_path,
+                               metrics_address=plan.properties.get("metrics.listener", "")
+                               .partition("://")[2] or None)
 
 
 def read_cluster_json(data: pathlib.Path) -> dict | None:

@@ -56,7 +56,7 @@ def run_foreground(args, format_node: Callable) -> int:
     broker_port, controller_port = node_ports(data, args.host, args.port)
     overrides = ["node.id=1", "process.roles=broker,controller",
                  f"listeners=PLAINTEXT://{args.host}:{broker_port},CONTROLLER://{args.host}:{controller_port}",
-                 f"log.dirs={data}", *args.override]
+                 f"log.dirs={data}", f"metrics.listener=http://{args.host}:0", *args.override]
     config = load_config(None, overrides)
     format_node(config, uuid.uuid4().hex)
     def record(ready: NodeReady) -> None:
@@ -65,6 +65,7 @@ def run_foreground(args, format_node: Callable) -> int:
                 "pid": os.getpid(), "data_dir": str(data.resolve())}
         if len(ready.addresses) > 1:
             node["controller_address"] = ready.addresses[1]
+        node["metrics_address"] = ready.metrics_address
         write_cluster_json(data, {"cluster_id": ready.cluster_id, "nodes": [node]})
 
     trio.run(run_until_signalled, config, announcer(args.log_format), record)

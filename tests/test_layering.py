@@ -23,12 +23,14 @@ FORBIDDEN = {
 # metadata seat that places them; the controller seat; the coordinator runtime, then the
 # transaction and group coordinators on it (group/ answers FindCoordinator for both); the
 # wire-neutral handlers of every request over them, the gRPC services that translate protobuf
-# to those handlers; and the node that wires them all. kraft/: files, the log, Raft on it; ACL bindings, then the metadata
+# to those handlers; the metrics endpoint (it reads the rooms duck-typed, importing none); and
+# the node that wires them all. kraft/: files, the log, Raft on it; ACL bindings, then the metadata
 # records and image that hold them; the controller's state machine over that image; and
 # spark.py, the public face's name for the Spark source (it imports only clients).
 ROOMS = {
     "broker": ("edge", "security", "idempotence", "replication", "metadata", "controller",
-               "coordinator", "transaction", "group", "handlers", "services", "server"),
+               "coordinator", "transaction", "group", "handlers", "services", "metrics",
+               "server"),
     "kraft": ("fs", "log", "raft", "security", "metadata", "controller", "spark"),
 }
 

@@ -315,6 +315,11 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             group.state = EMPTY      # as it was: an Empty group's members are none to restore
         out.append(Respond(pending.handle, store_error(error, offsets=False)))
 
+    @property
+    def num_groups(self) -> int:
+        """Groups this coordinator holds (Kafka's GroupMetadataManager NumGroups)."""
+        return len(self._groups)
+
     def list_groups(self, states: tuple[str, ...] | None = None) -> ListGroupsResponse:
         return views.list_groups(self._groups.values(), states, self._unavailable())
 

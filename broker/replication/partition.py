@@ -12,6 +12,7 @@ from broker.idempotence import producer_state_file
 from broker.idempotence.producer_state import (ProducerStateManager, check_request,
                                                record_request, request_headers)
 from broker.replication.disk_log import DiskReplicaLog
+from broker.replication.topic_stats import TopicStats
 from broker.replication.messages import (Effect, FetchAnswer, FollowerFetch,
                                          HighWatermarkAdvanced, IsrChanged, ProposeIsr, Truncated)
 from broker.replication.partition_state import PartitionState, ReplicationConfig
@@ -35,7 +36,7 @@ class Partition:
     def __init__(self, topic: str, partition: int, topic_id: str, log: Log, node_id: int,
                  replica_lag_time_max_ms: int, broker_epoch: int, *,
                  producer_states: HostedProducerStates, purgatory: Purgatory,
-                 propose_isr: ProposeIsrTo) -> None:
+                 propose_isr: ProposeIsrTo, stats: TopicStats | None = None) -> None:
         """`purgatory`: told of each move (log end, high watermark, ISR, leadership, a
         truncation), so the requests the replica manager parked on this partition look again."""
         self.topic, self.partition, self.topic_id = topic, partition, topic_id
@@ -50,6 +51,7 @@ class Partition:
         self._producer_states = producer_states
         self._purgatory = purgatory
         self._propose_isr = propose_isr
+        self._stats = stats if stats is not None else TopicStats()   # what the metrics read
 
     # -- views
     @property
@@ -157,6 +159,7 @@ class Partition:
         # The state was current just before this append (_check_producers caught it up).
         record_request(self._producer_states.current((self.topic, self.partition)), headers,
                        result.first_offset, self.log.log_end_offset)
+        self._stats.appended(self.topic, len(records), result.last_offset - result.first_offset + 1)
         self._absorb(result.effects)
         # The log end moved: followers' parked fetches take the new batches now (the rest were
         # woken by _absorb if the high watermark moved too, as with no followers).
@@ -214,6 +217,7 @@ class Partition:
                                    min_one_batch=min_one_batch)
             if isolation_level == READ_COMMITTED and data.size:
                 aborted = tuple(log_.collect_aborted_txns(fetch_offset, limit))
+            self._stats.read(self.topic, data.size)
             data = data if unread else data.read()
         return FetchResult(high_watermark=hw, log_start_offset=log_.log_start_offset,
                            records=data, last_stable_offset=lso, aborted_transactions=aborted)
@@ -235,6 +239,7 @@ class Partition:
                                log_start_offset=log_.log_start_offset,
                                diverging_epoch=tuple(decision.diverging_epoch))
         data = log_.read_slice(decision.read_from, max_bytes, min_one_batch=min_one_batch)
+        self._stats.read(self.topic, data.size, follower=True)
         data = data if unread else data.read()
         return FetchResult(high_watermark=log_.high_watermark,
                            log_start_offset=log_.log_start_offset, records=data,
@@ -285,7 +290,11 @@ class Partition:
         high watermark itself the core keeps in the log."""
         wake, truncated = False, False
         for effect in effects:
-            if isinstance(effect, (HighWatermarkAdvanced, IsrChanged)):
+            if isinstance(effect, IsrChanged):
+                self._stats.isr_changed(self.topic, self.partition, self.leader_epoch,
+                                        effect.isr, self.is_leader)
+                wake = True
+            elif isinstance(effect, HighWatermarkAdvanced):
                 wake = True
             elif isinstance(effect, Truncated):
                 truncated = wake = True

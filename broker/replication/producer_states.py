@@ -43,6 +43,10 @@ class HostedProducerStates:
         """The state as it stands (an append just checked against it caught it up)."""
         return self._states[tp][1]
 
+    def loaded(self) -> list[ProducerStateManager]:
+        """The states loaded so far (a partition not yet produced to or read may have none)."""
+        return [state for _, state in self._states.values()]
+
     def forget(self, tp: tuple[str, int]) -> None:
         self._states.pop(tp, None)
 

@@ -15,6 +15,8 @@ from typing import Callable, Iterable
 
 import trio
 
+from clients.request_times import request_times
+
 TopicPartition = tuple[str, int]
 
 
@@ -55,6 +57,14 @@ class Purgatory:
         coordinators follow the leadership of `__consumer_offsets` this way)."""
         self._watchers.setdefault(topic, []).append(callback)
 
+    def parked(self) -> tuple[int, int]:
+        """(requests waiting on a high watermark, ISR or leadership move: acks=all produces and
+        consumers' fetches; followers' fetches waiting on the log end), each counted once
+        however many partitions it waits on: Kafka's PurgatorySize."""
+        waiters = set().union(*self._waiters.values()) if self._waiters else set()
+        log_end = sum(1 for w in waiters if w.log_end)
+        return len(waiters) - log_end, log_end
+
     def waiting(self, topic: str, partition: int) -> int:
         return len(self._waiters.get((topic, partition), ()))
 
@@ -71,10 +81,15 @@ class Purgatory:
         keys = list(dict.fromkeys(partitions))
         for key in keys:
             self._waiters.setdefault(key, set()).add(waiter)
+        times = request_times()       # the request's remote time, when metrics measure it
+        if times is not None:
+            times.park()
         try:
             with trio.move_on_at(deadline):
                 await waiter.event.wait()
         finally:
+            if times is not None:
+                times.unpark()
             for key in keys:
                 waiters = self._waiters.get(key)
                 if waiters is not None:

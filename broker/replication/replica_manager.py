@@ -13,6 +13,7 @@ import trio
 
 from broker.idempotence.producer_state import ProducerStateManager
 from broker.replication.messages import FetchAnswer, FollowerFetch, ProposeIsr
+from broker.replication.topic_stats import TopicStats
 from broker.replication.partition import Partition
 from broker.replication.producer_states import HostedProducerStates
 from broker.replication.purgatory import Purgatory
@@ -68,6 +69,7 @@ class ReplicaManager:
         # Requests parked on a partition: woken when its log end, high watermark, ISR or
         # leadership moves (each Partition reports its own moves). Its waits are this class's.
         self.purgatory = purgatory if purgatory is not None else Purgatory()
+        self.topic_stats = TopicStats()      # read by the metrics endpoint, if there is one
         log_manager.on_offline = self.handle_logs_offline
         log_manager.first_unstable_offset = self.first_unstable_offset
 
@@ -87,7 +89,7 @@ class ReplicaManager:
             hosted = Partition(topic, partition, topic_id, log_, self.node_id,
                                self.replica_lag_time_max_ms, self.broker_epoch(),
                                producer_states=self._producer_states, purgatory=self.purgatory,
-                               propose_isr=self._propose_isr)
+                               propose_isr=self._propose_isr, stats=self.topic_stats)
             self._partitions[(topic, partition)] = hosted
             self._preload_producer_state(hosted)
         elif config_changed:
@@ -102,6 +104,7 @@ class ReplicaManager:
 
     def remove_partition(self, topic: str, partition: int) -> None:
         self._producer_states.forget((topic, partition))
+        self.topic_stats.forget(topic, partition)
         self._proposals.pop((topic, partition), None)
         if self._partitions.pop((topic, partition), None) is not None:
             self.log_manager.delete_log(topic, partition)
@@ -335,6 +338,9 @@ class ReplicaManager:
         if hosted is None:
             raise _unknown(topic, partition)
         return hosted.producer_state()
+
+    def producer_state_managers(self) -> list[ProducerStateManager]:
+        return self._producer_states.loaded()
 
     def _preload_producer_state(self, hosted: Partition) -> None:
         try:

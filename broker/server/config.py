@@ -114,6 +114,22 @@ def _super_users(key: str, text: str) -> frozenset[str]:
         raise ServerConfigError(str(exc)) from None
 
 
+def parse_metrics_listener(key: str, text: str) -> tuple[str, int] | None:
+    """`http://host:port` -> (host, port); empty -> None (no metrics endpoint)."""
+    text = text.strip()
+    if not text:
+        return None
+    example = "e.g. http://127.0.0.1:9404, or port 0 for a free one"
+    scheme, sep, address = text.partition("://")
+    if not sep or scheme.lower() != "http":
+        raise ServerConfigError(f"{key}: {text!r} is not http://host:port ({example}); the "
+                                "endpoint speaks plain HTTP only")
+    host, colon, port = address.rpartition(":")
+    if not colon or not host or "/" in address:
+        raise ServerConfigError(f"{key}: {text!r} is not http://host:port ({example})")
+    return host.strip("[]"), _int_in(0, 65535)(key, port)
+
+
 # server.properties key -> (attribute, parser, default text). Kafka's defaults unless noted.
 _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "node.id": ("node_id", _int_in(0, INT_MAX), "1"),
@@ -178,6 +194,10 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "producer.id.expiration.ms": ("producer_id_expiration_ms", _int_in(1), "86400000"),
     "producer.id.expiration.check.interval.ms": ("producer_id_expiration_check_interval_ms",
                                                  _int_in(1), "600000"),
+    # Not a Kafka key (Kafka's metrics go to JMX and metric.reporters): where this node serves
+    # Prometheus text. Named as Kafka names its metrics settings (metrics.num.samples,
+    # metrics.recording.level), its value written as a `listeners` entry. Empty: off.
+    "metrics.listener": ("metrics_listener", parse_metrics_listener, ""),
 }
 
 # Broker-wide defaults for topic configs: server key -> topic key (Kafka's naming).
@@ -258,6 +278,7 @@ class ServerConfig:
     topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
     security: SecurityConfig | None = None     # listener protocols, TLS files, SASL
+    metrics_listener: tuple[str, int] | None = None    # (host, port) of the metrics endpoint
 
     @property
     def authorizer_config(self) -> AuthorizerConfig | None:

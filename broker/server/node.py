@@ -15,6 +15,9 @@ import trio
 
 from broker.services import controller_servicer
 from broker.controller.active import ActiveController
+from broker.metrics.collectors import (ConnectionCollector, ControllerCollector, GroupCollector,
+                                       QuorumCollector, ReplicaCollector)
+from broker.metrics.endpoint import NodeMetrics
 from broker.server.lifecycle import BrokerEpoch, BrokerLifecycle
 from broker.metadata.publisher import BrokerMetadata
 from broker.services.broker_servicer import BrokerServicer, wall_clock_ms
@@ -210,11 +213,14 @@ class NodeReady:
     addresses: tuple[str, ...]       # the client-facing listener first, then the controller's
     cluster_id: str
     log_dirs: tuple[str, ...]
+    metrics_address: str | None = None    # host:port of GET /metrics, if metrics.listener is set
 
     def describe(self) -> str:
         what = f"listening on {self.addresses[0]}" if self.addresses else "running (no listener)"
         if len(self.addresses) > 1:
             what += f", controller on {self.addresses[1]}"
+        if self.metrics_address:
+            what += f", metrics on http://{self.metrics_address}/metrics"
         return (f"kraft node {self.node_id} ({','.join(self.roles)}) {what}, cluster "
                 f"{self.cluster_id}, data in {', '.join(self.log_dirs)}")
 
@@ -231,6 +237,10 @@ class Node:
         self.lifecycle: BrokerLifecycle | None = None
         lifetime_ms = config.security.session_lifetime_ms if config.security else 900_000
         self.sessions = SessionTable(lifetime_ms)     # SCRAM sessions of every SASL listener
+        # Prometheus text on metrics.listener; None: nothing is collected or served.
+        self.metrics = (NodeMetrics(config.node_id, tuple(config.process_roles))
+                        if config.metrics_listener is not None else None)
+        self.listener_ports: dict[str, int] = {}      # listener name -> bound port (connections)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled. `task_status.started(port)` once the node serves: a broker once the
@@ -264,6 +274,7 @@ class Node:
             async with trio.open_nursery() as nursery:
                 listening = []
                 port = None
+                metrics_address = await self._start_metrics(nursery, quorum, storage)
                 if config.runs_quorum and config.controller_listener is not None:
                     port = await nursery.start(self._serve_controller, quorum, active)
                     listening.append(f"{config.controller_listener[0]}:{port}")
@@ -286,7 +297,7 @@ class Node:
                     port = broker_port
                     listening.insert(0, f"{config.host}:{broker_port}")
                 ready = NodeReady(config.node_id, tuple(config.process_roles), tuple(listening),
-                                  cluster_id, tuple(config.log_dirs))
+                                  cluster_id, tuple(config.log_dirs), metrics_address)
                 self.announce(ready.describe())
                 self.on_ready(ready)
                 task_status.started(port)
@@ -299,6 +310,27 @@ class Node:
             release_all(locks)
             log.info("node %d stopped cleanly", config.node_id)
 
+    async def _start_metrics(self, nursery, quorum: MetadataQuorum,
+                             storage: BrokerStorage | None) -> str | None:
+        """Serve the metrics endpoint (before the broker waits to be unfenced: a node stuck
+        there is one to look at) with the collectors of what exists already; host:port."""
+        if self.metrics is None:
+            return None
+        metrics, config = self.metrics, self.config
+        active = quorum.controller
+        if active is not None:
+            metrics.add(ControllerCollector(active, active.is_active))
+            applied = lambda: active.last_offset      # noqa: E731
+        else:
+            applied = lambda: storage.metadata.image.offset      # noqa: E731
+        metrics.add(QuorumCollector(quorum, config.node_id, applied, active is not None))
+        if storage is not None:
+            metrics.add(ReplicaCollector(storage.replicas))
+        metrics.add(ConnectionCollector(self.listener_ports))
+        host, port = config.metrics_listener
+        port = await nursery.start(metrics.serve, host, port)
+        return f"{host}:{port}"
+
     async def controlled_shutdown(self) -> None:
         if self.lifecycle is not None:
             await self.lifecycle.controlled_shutdown()
@@ -309,13 +341,15 @@ class Node:
         host, port = self.config.controller_listener
         server = listener_server(self.config, f"{host}:{port}",
                                  self.config.controller_listener_name, self.sessions,
-                                 controller=True)
+                                 controller=True, metrics=self.metrics)
         server.add_servicer(QuorumServicer(quorum.driver, quorum.cluster_id), quorum_pb2, "Quorum")
         authorizer = RequestAuthorizer(active.image, self.config.authorizer_config)
         server.add_servicer(controller_servicer.on_controller(active, authorizer), controller_pb2,
                             "Controller")
         async with trio.open_nursery() as nursery:
-            task_status.started(await nursery.start(server.serve))
+            bound = await nursery.start(server.serve)
+            self.listener_ports[self.config.controller_listener_name] = bound
+            task_status.started(bound)
 
     async def _run_broker(self, cluster_id: str, quorum: MetadataQuorum, channel: ControllerChannel,
                           storage: BrokerStorage, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -328,6 +362,8 @@ class Node:
                                    clock_ms=clock_ms,
                                    segment_bytes=config.offsets_topic_segment_bytes,
                                    commit_timeout_ms=config.offsets_commit_timeout_ms)
+        if self.metrics is not None:
+            self.metrics.add(GroupCollector(groups))
         broker_channels = BrokerChannels(self._broker_address(metadata),
                                          node_channel_opener(config, self._inter_broker_listener()))
         transactions = TransactionCoordinators(replicas, metadata, channel,
@@ -363,7 +399,8 @@ class Node:
             async with trio.open_nursery() as nursery:
                 endpoints = await serve_broker_listeners(
                     nursery, config, services, self.sessions,
-                    lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
+                    lambda user, mechanism: metadata.image.scram_credential(user, mechanism),
+                    metrics=self.metrics, bound_ports=self.listener_ports)
                 _, host, port = endpoints[0]
                 lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
                                             channel, metadata, epoch,

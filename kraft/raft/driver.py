@@ -19,6 +19,7 @@ from clients import bridge
 from clients.errors import ErrorCode, KraftError
 from clients.quorum_info import QuorumInfo, ReplicaInfo
 from clients.wire import quorum_pb2_grpc
+from kraft.latency_histogram import LatencyHistogram
 from kraft.raft import codec
 from kraft.raft.core import RaftCore
 from kraft.raft.log import ElectionStore, Entry, OffsetAndEpoch, RaftLog
@@ -78,6 +79,10 @@ class RaftDriver:
         self._stubs: dict[int, quorum_pb2_grpc.QuorumStub] = {}
         self._refusals: dict[int, str] = {}     # peer -> the last refusal it explained
         self._proposed_epochs: dict[int, int] = {}
+        # When each of this node's proposals was made: its commit latency (Kafka's raft-metrics
+        # commit-latency), read by the metrics endpoint.
+        self._proposed_ms: dict[int, int] = {}
+        self.commit_latency = LatencyHistogram()
         # Offsets of this node's proposals that committed with another leader's entry.
         self._lost_proposals: set[int] = set()
         self._commit_changed = trio.Event()
@@ -165,15 +170,20 @@ class RaftDriver:
             # Proposals the snapshot covers cannot be checked entry by entry: count them done.
             for offset in [o for o in self._proposed_epochs if o < loaded.offset]:
                 del self._proposed_epochs[offset]
+                self._proposed_ms.pop(offset, None)
         if ready.committed:
             if self._on_commit is not None:
                 self._on_commit(ready.committed)
             self.committed_end = ready.committed[-1].offset + 1
             if self._proposed_epochs:
+                now = self._clock()
                 for e in ready.committed:
                     epoch = self._proposed_epochs.pop(e.offset, None)
                     if epoch is not None and epoch != e.epoch:
                         self._lost_proposals.add(e.offset)
+                    proposed = self._proposed_ms.pop(e.offset, None)
+                    if proposed is not None and epoch == e.epoch:
+                        self.commit_latency.observe((now - proposed) / 1000)
         if ready.snapshot_to_take is not None and self._take_snapshot is not None:
             data = self._take_snapshot()  # in the loop: the state machine belongs to it
             await trio.to_thread.run_sync(self._log.create_snapshot, ready.snapshot_to_take, data)
@@ -330,6 +340,7 @@ class RaftDriver:
             result = self.core.propose(list(payloads), self._clock())
             if not isinstance(result, ErrorCode):
                 self._proposed_epochs[result.offset] = result.epoch
+                self._proposed_ms[result.offset] = self._clock()
         if isinstance(result, ErrorCode):
             raise KraftError(result, f"node {self.core.node_id} is not the leader "
                                      f"(leader: {self.core.leader_id})")
