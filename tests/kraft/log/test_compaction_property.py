@@ -4,6 +4,7 @@ same key -> value map as one reading the original, and every kept record is at i
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from compaction_helpers import (
@@ -16,6 +17,7 @@ ops = st.lists(st.tuples(st.integers(0, 7),                       # key
                min_size=1, max_size=80)
 
 
+@pytest.mark.slow          # 60 examples, each cleaning a log on disk
 @settings(max_examples=60, deadline=None)
 @given(rounds=st.lists(ops, min_size=1, max_size=3),
        per_batch=st.integers(1, 5),

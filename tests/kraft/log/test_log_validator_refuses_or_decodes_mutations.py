@@ -3,6 +3,7 @@ either refused by the leader's validator or decodes to exactly recordsCount reco
 0..n-1 whose largest timestamp is maxTimestamp: nothing a consumer cannot read gets appended."""
 import struct
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -46,6 +47,7 @@ def mutate(data: bytes, edits) -> bytes:
     return bytes(out)
 
 
+@pytest.mark.slow          # 400 examples
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records=st.lists(record, min_size=1, max_size=6), codec=st.sampled_from([0, 1, 3, 4]),
        edits=st.lists(edit, min_size=1, max_size=3),
