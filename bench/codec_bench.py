@@ -11,7 +11,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from clients.record.codec import decode_records, encode_batch  # noqa: E402
-from clients.record.compression import GZIP, LZ4, NONE, ZSTD, NAMES  # noqa: E402
+from clients.record.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD, NAMES  # noqa: E402
 
 
 FETCH_BYTES = 1 << 20
@@ -48,7 +48,7 @@ def main() -> None:
     records = make_records(args.records, random.Random(42))
     chunks = [records[i:i + args.batch] for i in range(0, len(records), args.batch)]
     print(f"{args.records} records of 100 B values, batches of {args.batch}, best of {args.repeat}")
-    for codec in (NONE, GZIP, LZ4, ZSTD):
+    for codec in (NONE, GZIP, SNAPPY, LZ4, ZSTD):
         def encode():
             return [encode_batch(chunk, compression=codec) for chunk in chunks]
         batches = encode()
@@ -69,7 +69,7 @@ def main() -> None:
         dec = best_rate(decode, len(records), args.repeat)
         dec_nocrc = best_rate(lambda: decode(False), len(records), args.repeat)
         assert len(decode_records(buf)) == len(records)
-        print(f"{NAMES[codec]:>5}: encode {enc / 1e6:5.2f} M rec/s   decode+crc {dec / 1e6:5.2f} M rec/s"
+        print(f"{NAMES[codec]:>6}: encode {enc / 1e6:5.2f} M rec/s   decode+crc {dec / 1e6:5.2f} M rec/s"
               f"   decode {dec_nocrc / 1e6:5.2f} M rec/s   {len(buf) / len(records):6.1f} B/rec")
 
 

@@ -365,7 +365,7 @@ class Log(LogRetention, LogFlush):
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         return self.leader_epoch_cache.end_offset_for(epoch, self.log_end_offset)
 
-
+    # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
         self.segments_generation += 1
         self._segments[-1].seal()

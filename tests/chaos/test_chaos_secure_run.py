@@ -25,6 +25,7 @@ def _props(text: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
 
 
+@pytest.mark.slow          # real node processes
 def test_secure_nodes_listen_with_tls_and_their_own_certificate(tmp_path):
     nodes = plan(tmp_path / "nodes")
     secure = SecureFiles.create(tmp_path / "secure", {n.id: n.host for n in nodes})

@@ -26,7 +26,7 @@ def consume_all(address: str, tps: list[TopicPartition], expected: int, timeout_
     return got
 
 
-@pytest.mark.parametrize("compression", ["none", "gzip", "lz4", "zstd"])
+@pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])
 def test_every_acknowledged_record_is_read_back_at_its_offset(node, compression):
     with Admin(node.address) as admin:
         admin.create_topics([NewTopic("orders", num_partitions=3)])

@@ -11,6 +11,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow          # a real kraft process per case
 @pytest.mark.parametrize("override, expected", [
     ("log.retention.ms=-5", "log.retention.ms: '-5' is not valid (a long in ms, -1 for unlimited)"),
     ("log.segment.bytes=10", "log.segment.bytes: '10' is not valid (an int in bytes, at least 14)"),

@@ -68,22 +68,25 @@ def test_violations_exit_1_and_are_named(spark, tmp_path, capsys):
     assert not report["checks"]["batch-integrity"]["ran"]      # no --data: segment checks skipped
 
 
+SPARK = [requires_tool("java"), pytest.mark.slow]
+
+
 @pytest.mark.parametrize("setup, expected", [
     (lambda d: ["--data", str(d / "nowhere")], "no such directory"),
     (lambda d: ["--data", str(d)], "no node data dir"),
     (lambda d: ["--history", str(d / "missing.jsonl")], "no such file"),
-    # Spark's executors read a history's lines: these need its JVM.
+    # Spark's executors read a history's lines: these start a SparkSession (a JVM).
     pytest.param(lambda d: ["--history", _write(d / "h.jsonl", '{"process": 0}\n{}\n')],
-                 "line 1: missing type, f, time", marks=requires_tool("java")),
+                 "line 1: missing type, f, time", marks=SPARK),
     pytest.param(lambda d: ["--history", _write(d / "h.jsonl", 'nope\n{"a": 1}\n')],
-                 "line 1: not JSON", marks=requires_tool("java")),
+                 "line 1: not JSON", marks=SPARK),
     pytest.param(lambda d: ["--history", _write(d / "h.jsonl",
                                                 '{"process":0,"type":"ok","f":"fly","time":1}\n')],
-                 "f 'fly' is not one of", marks=requires_tool("java")),
+                 "f 'fly' is not one of", marks=SPARK),
     pytest.param(lambda d: ["--history", _write(d / "h.jsonl",
                                                 '{"process":0,"type":"ok","f":"commit","time":1,'
                                                 '"value":{},"group":7}\n')],
-                 "line 1: group 7 is not a string", marks=requires_tool("java")),
+                 "line 1: group 7 is not a string", marks=SPARK),
     (lambda d: [], "nothing to audit"),
 ])
 def test_unreadable_input_exits_2_with_one_line(tmp_path, capsys, setup, expected):

@@ -49,6 +49,7 @@ def check_balanced(subscriptions, result):
 
 
 @pytest.mark.parametrize("name", sorted(ASSIGNORS))
+@pytest.mark.slow          # 100 examples
 @settings(max_examples=100, deadline=None)
 @given(group=groups())
 def test_every_partition_exactly_once_to_a_subscriber(name, group):
@@ -57,6 +58,7 @@ def test_every_partition_exactly_once_to_a_subscriber(name, group):
 
 
 @pytest.mark.parametrize("name", ["roundrobin", "sticky"])
+@pytest.mark.slow          # 100 examples
 @settings(max_examples=100, deadline=None)
 @given(group=groups(equal=True))
 def test_equal_subscriptions_are_balanced_within_one(name, group):
@@ -65,6 +67,7 @@ def test_equal_subscriptions_are_balanced_within_one(name, group):
     assert max(counts) - min(counts) <= 1
 
 
+@pytest.mark.slow          # 100 examples
 @settings(max_examples=100, deadline=None)
 @given(group=groups(equal=True))
 def test_range_is_balanced_within_one_per_topic(group):
@@ -75,6 +78,7 @@ def test_range_is_balanced_within_one_per_topic(group):
         assert max(counts) - min(counts) <= 1
 
 
+@pytest.mark.slow          # 100 examples
 @settings(max_examples=100, deadline=None)
 @given(group=groups())
 def test_sticky_is_balanced_with_any_subscriptions(group):
@@ -83,6 +87,7 @@ def test_sticky_is_balanced_with_any_subscriptions(group):
 
 
 @pytest.mark.parametrize("name", sorted(ASSIGNORS))
+@pytest.mark.slow          # 100 examples
 @settings(max_examples=100, deadline=None)
 @given(group=groups(), seed=st.integers(0, 2**32))
 def test_result_does_not_depend_on_input_order(name, group, seed):
@@ -96,6 +101,7 @@ def test_result_does_not_depend_on_input_order(name, group, seed):
         name, topics, subscriptions)
 
 
+@pytest.mark.slow          # 100 examples
 @settings(max_examples=100, deadline=None)
 @given(group=groups())
 def test_sticky_run_again_on_its_own_result_changes_nothing(group):
@@ -105,6 +111,7 @@ def test_sticky_run_again_on_its_own_result_changes_nothing(group):
     assert sticky_assign(topics, again) == first
 
 
+@pytest.mark.slow          # 100 examples
 @settings(max_examples=100, deadline=None)
 @given(group=groups(equal=True), leaving=st.data())
 def test_sticky_member_leaving_moves_only_its_partitions(group, leaving):
@@ -120,6 +127,7 @@ def test_sticky_member_leaving_moves_only_its_partitions(group, leaving):
         assert set(before[m]) <= set(after[m])      # the others keep everything they had
 
 
+@pytest.mark.slow          # 100 examples
 @settings(max_examples=100, deadline=None)
 @given(group=groups(equal=True))
 def test_sticky_member_joining_takes_no_more_than_balance_needs(group):

@@ -24,7 +24,9 @@ def _seed_ranges(config) -> list[range]:
 def pytest_generate_tests(metafunc):
     if "seeds" in metafunc.fixturenames:
         ranges = _seed_ranges(metafunc.config)
-        metafunc.parametrize("seeds", ranges, ids=[f"seeds_{r.start}-{r.stop - 1}" for r in ranges])
+        # The first chunk runs in the inner loop (-m "not slow"), every chunk in the full suite.
+        params = [pytest.param(r, marks=[pytest.mark.slow] if i else []) for i, r in enumerate(ranges)]
+        metafunc.parametrize("seeds", params, ids=[f"seeds_{r.start}-{r.stop - 1}" for r in ranges])
 
 
 def test_invariants_hold_under_faults_for_every_seed(seeds):
