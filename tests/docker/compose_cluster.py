@@ -12,7 +12,8 @@ import uuid
 
 import pytest
 
-from chaos.docker_cluster import compose_command, engine_problem, free_ports
+from chaos.docker_cluster import compose_command, engine_problem
+from chaos.launcher import free_ports
 from system_tools import require_docker_image_tools
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

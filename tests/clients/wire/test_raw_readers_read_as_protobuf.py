@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from broker.replication.fetch_response_wire import read_fetch_response
-from broker.services.produce_request import ProduceData, parse_produce_request
+from broker.handlers.produce import ProduceRequest
+from broker.services.produce_request import from_message, parse_produce_request
 from clients.wire import broker_pb2 as pb
 from clients.wire.raw_fields import WireFormatError
 
@@ -41,7 +42,7 @@ fetch_responses = st.builds(
                   partitions=st.lists(fetch_partitions(), max_size=3)), max_size=3))
 
 
-def _produce_plain(data: ProduceData) -> tuple:
+def _produce_plain(data: ProduceRequest) -> tuple:
     return (data.acks, data.timeout_ms, [(t.name, [(p.partition, bytes(p.records))
                                                    for p in t.partitions]) for t in data.topics],
             data.transactional_id)
@@ -63,7 +64,7 @@ READERS = {
     "produce request": (
         produce_requests,
         lambda data: _produce_plain(parse_produce_request(data)),
-        lambda data: _produce_plain(ProduceData.from_message(pb.ProduceRequest.FromString(data)))),
+        lambda data: _produce_plain(from_message(pb.ProduceRequest.FromString(data)))),
     "fetch response": (
         fetch_responses,
         lambda data: (lambda v: (v.error_code, v.error_message, [
