@@ -173,7 +173,15 @@ class BrokerServicer:
         view of the request (produce_request.py), not as protobuf's two copies."""
         return (await self._produce(request)).SerializeToString()
 
-    async def _produce(self, request: ProduceData) -> pb.ProduceResponse:
+    async def produce(self, request: ProduceData, *,
+                      appended: Callable[[], None] = lambda: None) -> pb.ProduceResponse:
+        """For another wire (the Kafka listener): `appended()` is called once every partition's
+        append is done, before any acks=all wait, so a connection may read its next request
+        knowing this one's records are in the log in the order sent."""
+        return await self._produce(request, appended)
+
+    async def _produce(self, request: ProduceData,
+                       appended: Callable[[], None] = lambda: None) -> pb.ProduceResponse:
         acks = request.acks
         txn_id = request.transactional_id
         txn_denial = self._transactional_denial(request)
@@ -223,6 +231,7 @@ class BrokerServicer:
                     log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset)
                 if result.error_code == 0 and acks == ACKS_ALL and result.last_offset >= 0:
                     waiting.append((topic.name, result, answer))
+        appended()
         if waiting:
             timeout_ms = request.timeout_ms if request.timeout_ms > 0 else DEFAULT_PRODUCE_TIMEOUT_MS
             async with trio.open_nursery() as nursery:
@@ -287,6 +296,13 @@ class BrokerServicer:
     async def fetch_serialized(self, request: pb.FetchRequest) -> bytes:
         """The serialized FetchResponse, its records read from the segment files straight into
         it (fetch_response.py): a fetched byte is copied once in user space, not four times."""
+        return await self.fetch_with(request, serialize_fetch_response)
+
+    async def fetch_with(self, request: pb.FetchRequest, serialize: Callable[[list], object]):
+        """The Fetch, its answer made by `serialize(topics)` (topics as serialize_fetch_response
+        takes them), called with no await since the read, so its FileSlices are still valid;
+        another wire (the Kafka listener) makes its own answer there. Unchecked: callers run
+        request_checks.Fetch first. An OSError from `serialize` takes the logs read offline."""
         if request.replica_id >= 0:
             problem = refuse_unless_node(request.replica_id, "fetch as a follower")
             if problem is not None:
@@ -317,7 +333,7 @@ class BrokerServicer:
                 # No await between the read and here: no task can truncate or delete a segment
                 # before its FileSlices are read.
                 try:
-                    return serialize_fetch_response(topics)
+                    return serialize(topics)
                 except OSError as exc:
                     if read_failed:
                         raise

@@ -22,6 +22,7 @@ class NodeProcess:
         self.preexec_fn = preexec_fn       # run in the child before exec (e.g. lower a limit)
         self.port = 0
         self.controller_address = ""      # a combined node's controller listener, once started
+        self.kafka_address = ""           # its Kafka wire listener, once started
         self.proc: subprocess.Popen | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}.log"
 
@@ -46,6 +47,9 @@ class NodeProcess:
                 line = self.proc.stdout.readline()
                 if b"listening on" in line:
                     self.port = int(line.split(b"listening on ", 1)[1].split(b",", 1)[0].rsplit(b":", 1)[1])
+                    if b"Kafka clients on " in line:
+                        self.kafka_address = line.split(b"Kafka clients on ", 1)[1].split(
+                            b",", 1)[0].decode()
                     if b"controller on " in line:
                         self.controller_address = line.split(b"controller on ", 1)[1].split(
                             b",", 1)[0].decode()
