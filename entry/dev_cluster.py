@@ -19,8 +19,8 @@ from chaos.node_logs import ROOT
 from kraft.fs import atomic_write
 from kraft.log.log_manager import read_meta_properties
 
-DEFAULT_BROKER_PORT = 9092
-DEFAULT_CONTROLLER_PORT = 9192   # not Kafka's 9093: brokers take 9092, 9093, ... here
+DEFAULT_BROKER_PORT = 9095      # kraft's gRPC; Kafka's clients get 9092 (entry/dev_single.py)
+DEFAULT_CONTROLLER_PORT = 9192   # brokers take 9095, 9096, ... here
 MAX_CONTROLLERS = 9
 STOP_GRACE_S = 10.0
 # kraft dev wires these per node; overriding one for every node would break the wiring.
@@ -44,6 +44,7 @@ class NodePlan:
     address: str                  # a broker's broker listener, a controller's controller listener
     data_dir: pathlib.Path        # its log.dirs
     properties: dict[str, str]    # its server.properties, in file order
+    kafka_address: str | None = None   # a broker's Kafka wire listener (Kafka's own clients)
 
     @property
     def node_dir(self) -> pathlib.Path:
@@ -120,7 +121,25 @@ def plan_cluster(data_dir: pathlib.Path | str, controllers: int, brokers: int, h
                  "controller.listener.names": "CONTROLLER", "controller.quorum.voters": voters,
                  "log.dirs": str(log_dir), **DEV_DEFAULTS, **overrides}
         plans.append(NodePlan(node_id, (role,), f"{host}:{node_port}", log_dir, props))
-    return plans
+    return _with_kafka_listeners(plans, host, port, pick_ports)
+
+
+# Kafka's clients expect brokers from 9092: with the default ports the brokers' Kafka wire
+# listeners take 9092, 9093, ... (below kraft's own 9095, ...), else free ports.
+DEFAULT_KAFKA_PORT = 9092
+
+
+def _with_kafka_listeners(plans: list[NodePlan], host: str, port: int,
+                          pick_ports: Callable[[str, int], list[int]]) -> list[NodePlan]:
+    brokers = [p for p in plans if "broker" in p.roles]
+    ports = (list(range(DEFAULT_KAFKA_PORT, DEFAULT_KAFKA_PORT + len(brokers)))
+             if port == DEFAULT_BROKER_PORT and len(brokers) <= 3 else free_ports(host, len(brokers)))
+    kafka = dict(zip((p.id for p in brokers), ports))
+    return [p if p.id not in kafka else dataclasses.replace(
+        p, kafka_address=f"{host}:{kafka[p.id]}",
+        properties={**p.properties,
+                    "listeners": f"{p.properties['listeners']},KAFKA://{host}:{kafka[p.id]}"})
+        for p in plans]
 
 
 def _span(ports: list[int]) -> str:
@@ -135,8 +154,11 @@ def properties_text(plan: NodePlan) -> str:
 # --- cluster.json: what runs where; chaos tooling reads id, roles, address, pid and data_dir ---
 
 def node_entry(plan: NodePlan, pid: int | None) -> dict:
-    return {"id": plan.id, "roles": list(plan.roles), "address": plan.address, "pid": pid,
-            "data_dir": str(plan.data_dir), "config": str(plan.config_path), "log": str(plan.log_path)}
+    entry = {"id": plan.id, "roles": list(plan.roles), "address": plan.address, "pid": pid,
+             "data_dir": str(plan.data_dir), "config": str(plan.config_path), "log": str(plan.log_path)}
+    if plan.kafka_address:
+        entry["kafka_address"] = plan.kafka_address
+    return entry
 
 
 def write_cluster_json(data: pathlib.Path, doc: dict) -> None:

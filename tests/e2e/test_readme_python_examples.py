@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 COMPILE_ONLY = "<!-- readme-test: compile only"
 # Blocks another test runs in the setting they need (the Spark pipeline: its own topics).
 RUN_ELSEWHERE = ("<!-- pipeline-example -->",)
-README_ADDRESS = "127.0.0.1:9092"
+README_ADDRESS = "127.0.0.1:9095"
 
 
 def python_blocks(text: str) -> list[tuple[int, str, bool]]:
