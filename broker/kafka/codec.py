@@ -49,6 +49,8 @@ def warm_up(keys_versions) -> None:
 def decode_request(api_key: int, version: int, body):
     """The request body (bytes or a read-only view) as kio's dataclass. Bytes after the
     message are ignored, as Kafka does (librdkafka 2.16's Metadata v12 sends 3 of them)."""
+    from broker.kafka.guard import check_entity
+    check_entity(_entity(api_key, version, "request"), body, 0, len(body))
     try:
         message, _size = _reader(api_key, version)(body, 0)
     except FrameError:

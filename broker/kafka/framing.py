@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from broker.kafka.apis import header_versions
+from broker.kafka.apis import API_VERSIONS, APIS, header_versions
 
 _SIZE = struct.Struct(">i")
 _HEAD = struct.Struct(">hhi")      # api_key, api_version, correlation_id
@@ -94,7 +94,14 @@ def parse_request_header(frame) -> RequestHeader:
         at += length
     request_version, _ = header_versions(api_key, api_version)
     if request_version >= 2:
-        at = skip_tagged_fields(frame, at, end)
+        try:
+            at = skip_tagged_fields(frame, at, end)
+        except FrameError:
+            # An ApiVersions newer than any served is answered from its correlation id alone
+            # (KIP-511), however its header ends: its body is never read.
+            if api_key != API_VERSIONS or api_version <= APIS[API_VERSIONS].max_version:
+                raise
+            at = end
     return RequestHeader(api_key, api_version, correlation_id, client_id, at,
                          request_version >= 2)
 

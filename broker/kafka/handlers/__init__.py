@@ -15,6 +15,7 @@ from broker.kafka.handlers import api_versions, fetch, list_offsets, metadata, p
 from clients.grpc_server import RequestContext, serving_as
 
 MODULES = (api_versions, metadata, produce, fetch, list_offsets)
+THREAD_DECODE_BYTES = 64 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +63,11 @@ class Dispatcher:
             raise CloseConnection(f"Produce v{version} (message format v0/v1) is not served; "
                                   f"v{apis.MIN_PRODUCE_SERVED}+ is")
         module = self.handlers[key]
-        request = codec.decode_request(key, version, body)
+        if len(body) > THREAD_DECODE_BYTES:
+            # A large request's check and decode would hold the node's loop for milliseconds.
+            request = await trio.to_thread.run_sync(codec.decode_request, key, version, body)
+        else:
+            request = codec.decode_request(key, version, body)
         if not module.ORDERED:
             started()
         ctx = Context(self.backend, header, connection.listener, connection.peer,

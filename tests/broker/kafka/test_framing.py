@@ -69,3 +69,11 @@ def test_uvarint():
 def test_response_headers():
     assert response_header(5, 0) == b"\x00\x00\x00\x05"
     assert response_header(5, 1) == b"\x00\x00\x00\x05\x00"
+
+
+def test_a_too_new_api_versions_header_is_read_whatever_follows_its_client_id():
+    # Only its correlation id matters: the answer is v0's UNSUPPORTED_VERSION (KIP-511).
+    h = parse_request_header(header(18, 77, tags=b""))
+    assert (h.api_key, h.api_version, h.correlation_id) == (18, 77, 7)
+    with pytest.raises(FrameError):
+        parse_request_header(header(18, 3, tags=b""))     # a served one must be well formed
