@@ -55,7 +55,7 @@ def decode_request(api_key: int, version: int, body):
         message, _size = _reader(api_key, version)(body, 0)
     except FrameError:
         raise
-    except Exception as exc:      # kio raises its own errors, IndexError, ValueError...
+    except Exception as exc:  # noqa: BLE001 (kio raises its own errors, IndexError, ValueError)
         raise FrameError(f"{APIS[api_key].name} v{version}: {type(exc).__name__}: {exc}") from None
     return message
 

@@ -97,7 +97,7 @@ class Connection:
         except OSError as exc:
             _bad_frames.warning("socket", "Kafka listener %s: connection from %s failed: %s",
                                 self.listener, self.peer, exc)
-        except Exception:
+        except Exception:  # noqa: BLE001
             _bad_frames.exception("crash", "Kafka listener %s: closed the connection from %s "
                                   "after an unexpected error", self.listener, self.peer)
         cancel_scope.cancel()
@@ -134,7 +134,7 @@ class Connection:
             slot.answer = await self.dispatch(slot.header, body, self, mark_started)
         except (FrameError, CloseConnection) as exc:
             slot.failed = exc
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             _bad_frames.exception("handler", "Kafka listener %s: %s v%d from %s failed",
                                   self.listener, slot.header.api_key, slot.header.api_version,
                                   self.peer)

@@ -145,3 +145,24 @@ def test_records_read_over_both_wires_are_byte_identical(node):
     assert part.error_code == 0 and part.high_watermark == over_grpc.high_watermark == 200
     assert answer.session_id == 0
     assert len(over_grpc.records) > 0 and part.records == over_grpc.records
+
+
+def test_a_large_produce_is_decoded_off_the_loop_and_reads_back(node):
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    topic = topic_name("big")
+    values = [bytes([i]) * 300_000 for i in range(4)]     # requests well over 64 KiB
+    producer = Producer({"bootstrap.servers": node.kafka_address, "linger.ms": 50,
+                         "message.max.bytes": 2_000_000})
+    for v in values:
+        producer.produce(topic, value=v)
+    assert producer.flush(30) == 0
+    consumer = Consumer({"bootstrap.servers": node.kafka_address, "group.id": "unused",
+                         "fetch.max.bytes": 2_000_000})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got = []
+    while len(got) < len(values):
+        m = consumer.poll(10)
+        assert m is not None and m.error() is None, m and m.error()
+        got.append(m.value())
+    consumer.close()
+    assert got == values

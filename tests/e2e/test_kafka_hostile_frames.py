@@ -8,8 +8,8 @@ import socket
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kafka_wire import KafkaWire
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+import trio
+
 from broker.kafka import apis, codec
 from broker.kafka.answer import Answer
 from broker.kafka.backend import Backend

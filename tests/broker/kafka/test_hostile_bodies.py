@@ -8,7 +8,8 @@ import struct
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from broker.kafka.apis import APIS, MIN_PRODUCE_SERVED, PRODUCE
 from broker.kafka.codec import decode_request
