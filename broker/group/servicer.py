@@ -105,11 +105,15 @@ class GroupServicer:
                                 timeout_s)
 
     @checked(checks.JoinGroup, pb.JoinGroupResponse)
-    async def JoinGroup(self, request: pb.JoinGroupRequest) -> pb.JoinGroupResponse:
+    async def JoinGroup(self, request: pb.JoinGroupRequest, *,
+                        require_known_member_id: bool = True) -> pb.JoinGroupResponse:
+        """`require_known_member_id`: the MEMBER_ID_REQUIRED round first (KIP-394); Kafka's
+        JoinGroup v0-3 clients know no such round (the Kafka listener turns it off for them)."""
         refused = self._refused(pb.JoinGroupResponse, request.group_id)
         if refused is not None:
             return refused
-        req = join_request(request)
+        req = dataclasses.replace(join_request(request),
+                                  require_known_member_id=require_known_member_id)
         return join_response(await self._parked(
             req.group_id, lambda core, handle, now: core.handle_join_group(handle, req, now),
             m.JoinGroupResponse(E.NOT_COORDINATOR, req.member_id),

@@ -42,3 +42,31 @@ class Backend:
             return None
         topic = self.broker.metadata.image.topic_by_id(topic_id.hex)
         return None if topic is None else topic.name
+
+    def endpoint(self, broker_id: int, listener: str) -> tuple[str, int] | None:
+        """A broker's (host, port) on `listener`, Kafka's rule for every address it hands out:
+        on the listener the request came in on."""
+        broker = self.broker.metadata.image.broker(broker_id)
+        return None if broker is None else broker.endpoint(listener)
+
+    async def find_coordinator(self, request):
+        return await self.groups.FindCoordinator(request)
+
+    async def join_group(self, request, require_known_member_id: bool):
+        return await self.groups.JoinGroup(request,
+                                           require_known_member_id=require_known_member_id)
+
+    async def sync_group(self, request):
+        return await self.groups.SyncGroup(request)
+
+    async def heartbeat(self, request):
+        return await self.groups.Heartbeat(request)
+
+    async def leave_group(self, request):
+        return await self.groups.LeaveGroup(request)
+
+    async def offset_commit(self, request):
+        return await self.groups.OffsetCommit(request)
+
+    async def offset_fetch(self, request):
+        return await self.groups.OffsetFetch(request)

@@ -8,6 +8,8 @@ import datetime
 import enum
 import importlib
 import io
+import logging
+import threading
 import types
 import typing
 from functools import cache
@@ -15,10 +17,18 @@ from functools import cache
 from broker.kafka.apis import APIS
 from broker.kafka.framing import FrameError
 
+log = logging.getLogger(__name__)
+
+
+# One import of kio's modules at a time: the warm-up thread and the loop importing the same
+# modules at once deadlocked in importlib (and the loop waits at most one module for it).
+_IMPORTS = threading.RLock()
+
 
 @cache
 def _entity(api_key: int, version: int, kind: str) -> type:
-    module = importlib.import_module(f"kio.schema.{APIS[api_key].name}.v{version}.{kind}")
+    with _IMPORTS:
+        module = importlib.import_module(f"kio.schema.{APIS[api_key].name}.v{version}.{kind}")
     wanted = "request" if kind == "request" else "response"
     for value in vars(module).values():
         if isinstance(value, type) and getattr(value, "__type__", None) is not None \
@@ -29,21 +39,27 @@ def _entity(api_key: int, version: int, kind: str) -> type:
 
 @cache
 def _reader(api_key: int, version: int):
-    from kio.serial import entity_reader
-    return entity_reader(_entity(api_key, version, "request"))
+    with _IMPORTS:
+        from kio.serial import entity_reader
+        return entity_reader(_entity(api_key, version, "request"))
 
 
 @cache
 def _writer(api_key: int, version: int):
-    from kio.serial import entity_writer
-    return entity_writer(_entity(api_key, version, "response"))
+    with _IMPORTS:
+        from kio.serial import entity_writer
+        return entity_writer(_entity(api_key, version, "response"))
 
 
 def warm_up(keys_versions) -> None:
-    """Load the schema modules of these (api key, version)s: blocking, for a thread."""
+    """Load the schema modules of these (api key, version)s: blocking, for a thread. A module
+    that fails to load is left to the request that needs it (and fails only that one)."""
     for key, version in keys_versions:
-        _reader(key, version)
-        _writer(key, version)
+        try:
+            _reader(key, version)
+            _writer(key, version)
+        except Exception:
+            log.exception("kio: cannot load the schemas of API %d v%d", key, version)
 
 
 def decode_request(api_key: int, version: int, body):
@@ -74,7 +90,11 @@ def make(cls: type, values: dict):
     kwargs = {}
     hints = _hints(cls)
     for f in dataclasses.fields(cls):
-        if f.name in values:
+        if f.name in values and values[f.name] is None and not _nullable(hints[f.name]):
+            # Null where this version has no null (protocol_name before JoinGroup v7): Kafka's
+            # zero value for the type instead.
+            kwargs[f.name] = _zero(hints[f.name], f.metadata.get("kafka_type", ""))
+        elif f.name in values:
             kwargs[f.name] = _convert(hints[f.name], values[f.name],
                                       f.metadata.get("kafka_type", ""))
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
@@ -85,6 +105,11 @@ def make(cls: type, values: dict):
 @cache
 def _hints(cls: type) -> dict:
     return typing.get_type_hints(cls)
+
+
+def _nullable(tp) -> bool:
+    return (typing.get_origin(tp) in (typing.Union, types.UnionType)
+            and type(None) in typing.get_args(tp))
 
 
 def _strip_optional(tp):

@@ -13,10 +13,25 @@ from broker.kafka.answer import Answer
 from broker.kafka.backend import Backend
 from broker.kafka.connection import CloseConnection
 from broker.kafka.framing import RequestHeader
-from broker.kafka.handlers import api_versions, fetch, list_offsets, metadata, produce
+from broker.kafka.handlers import (
+    api_versions,
+    fetch,
+    find_coordinator,
+    heartbeat,
+    init_producer_id,
+    join_group,
+    leave_group,
+    list_offsets,
+    metadata,
+    offset_commit,
+    offset_fetch,
+    produce,
+    sync_group,
+)
 from clients.grpc_server import RequestContext, serving_as
 
-MODULES = (api_versions, metadata, produce, fetch, list_offsets)
+MODULES = (api_versions, metadata, produce, fetch, list_offsets, find_coordinator, join_group,
+           sync_group, heartbeat, leave_group, offset_commit, offset_fetch, init_producer_id)
 THREAD_DECODE_BYTES = 64 * 1024
 
 

@@ -30,3 +30,11 @@ def test_api_versions_answers_with_header_v0_even_when_flexible():
     assert header_versions(18, 3) == (2, 0)
     assert header_versions(3, 12) == (2, 1)
     assert header_versions(3, 8) == (1, 0)
+
+
+def test_a_null_where_a_version_has_none_is_the_types_zero():
+    from broker.kafka.codec import encode_response
+    v5 = encode_response(11, 5, {"protocol_name": None, "protocol_type": None, "leader": "l"})
+    v7 = encode_response(11, 7, {"protocol_name": None, "protocol_type": None, "leader": "l"})
+    assert b"\x00\x00\x00\x01l" in v5          # an empty protocol name, then the leader "l"
+    assert v7.endswith(b"\x00\x00\x02l\x01\x01\x00")      # v7: compact nulls
