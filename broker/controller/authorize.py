@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from broker.security.request_authorizer import RequestAuthorizer
+from clients.grpc_server import RequestContext
 from kraft.controller import messages as m
 from kraft.metadata.image import TOPIC_RESOURCE
 from kraft.security.acl import CLUSTER_NAME, Operation as Op, ResourceType as R
@@ -78,23 +79,25 @@ class Screened:
         return dataclasses.replace(response, **{self._spec.results: results})
 
 
-def screen(authz: RequestAuthorizer, request, response_cls: type) -> Screened:
-    """Raises KraftError (CLUSTER_AUTHORIZATION_FAILED) for a refused cluster call."""
+def screen(authz: RequestAuthorizer, request, response_cls: type,
+           who: RequestContext | None = None) -> Screened:
+    """Raises KraftError (CLUSTER_AUTHORIZATION_FAILED) for a refused cluster call. `who`: the
+    sender (none: the request this task serves)."""
     operation = _CLUSTER_OPERATION.get(type(request))
     if operation == Op.CLUSTER_ACTION:
-        authz.require_cluster_action()
+        authz.require_cluster_action(who)
         return Screened(request)
     if operation is not None:
-        authz.require(operation, R.CLUSTER)
+        authz.require(operation, R.CLUSTER, who=who)
         return Screened(request)
     spec = _PER_ITEM.get(type(request))
     if spec is None or not authz.enabled:
         return Screened(request)
-    create_any = spec.operation == Op.CREATE and authz.allowed(Op.CREATE, R.CLUSTER)
+    create_any = spec.operation == Op.CREATE and authz.allowed(Op.CREATE, R.CLUSTER, who=who)
     items = getattr(request, spec.items)
     refused, kept = {}, []
     for i, item in enumerate(items):
-        denial = None if create_any else authz.denial(spec.operation, *spec.resource(item))
+        denial = None if create_any else authz.denial(spec.operation, *spec.resource(item), who)
         if denial is None:
             kept.append(item)
         else:

@@ -1,36 +1,24 @@
 """The Controller gRPC service, in its two places: on a controller's listener it runs the command
 on this node's active controller (NOT_CONTROLLER, naming the active one, when this node is not
 it); on a broker's listener it forwards to the active controller and answers once this broker's
-own metadata image has caught up with what the command wrote (read-your-writes per broker)."""
+own metadata image has caught up with what the command wrote (read-your-writes per broker).
+Protobuf in and out here; the decisions are the wire-neutral admin handler's
+(broker/handlers/admin.py)."""
 from __future__ import annotations
 
-from typing import Awaitable, Callable
-
-from broker.controller import request_checks, wire as controller_wire
-from broker.controller.active import ActiveController, NotController
-from broker.controller.authorize import Screened, screen
-from broker.metadata.publisher import BrokerMetadata
+from broker.controller import wire as controller_wire
+from broker.controller.active import ActiveController
 from broker.controller.channel import ControllerChannel
+from broker.handlers.admin import AdminHandler, Answer, forward_to_controller
+from broker.metadata.publisher import BrokerMetadata
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
-from broker.security.node_trust import refuse_unless_node
-from broker.server.request_limits import Refused
-from clients.errors import ErrorCode, KraftError
-from kraft.controller.messages import CreateTopicsRequest
-
-# Requests a broker sends for itself: only that broker's principal may send them.
-NODE_METHODS = frozenset({"RegisterBroker", "BrokerHeartbeat", "AlterPartition",
-                          "AllocateProducerIds"})
+from clients.errors import ErrorCode
+from clients.grpc_server import request_context
 
 METHODS = ["CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs",
            "RegisterBroker", "BrokerHeartbeat", "AlterPartition", "ElectLeaders",
            "AllocateProducerIds", "CreateAcls", "DeleteAcls", "DescribeAcls",
            "AlterUserScramCredentials", "DescribeUserScramCredentials"]
-
-# How long a forwarded admin call may take in all (Kafka's default.api.timeout.ms is 60 s;
-# admin clients here wait 30 s).
-FORWARD_TIMEOUT_S = 30.0
-
-Answer = Callable[[object], Awaitable[tuple[object, int]]]
 
 
 class ControllerServicer:
@@ -39,42 +27,17 @@ class ControllerServicer:
 
     def __init__(self, answer: Answer, authorizer: RequestAuthorizer = OPEN,
                  trust_nodes: bool = False) -> None:
-        self._answer = answer
-        self._authz = authorizer
-        self._trust_nodes = trust_nodes
+        self.handler = AdminHandler(answer, authorizer=authorizer, trust_nodes=trust_nodes)
 
     async def _serve(self, method: str, request_pb):
         try:
             request = controller_wire.from_proto(request_pb)
         except ValueError as exc:
             return controller_wire.request_error(method, ErrorCode.INVALID_REQUEST, str(exc))
-        if method in NODE_METHODS:
-            problem = refuse_unless_node(request.broker_id, f"send {method}")
-            if problem is not None:
-                return controller_wire.request_error(
-                    method, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, problem)
-        try:
-            if self._trust_nodes and self._authz.is_node():
-                screened = Screened(request)
-            else:
-                screened = screen(self._authz, request, controller_wire.RESPONSE_OF[type(request)])
-            if screened.request is None:        # every item refused: nothing to send
-                response, offset = screened.merge(None), -1
-            else:
-                # Checked once authorized: a caller with no right to it learns nothing more.
-                request_checks.check(screened.request)
-                response, offset = await self._answer(screened.request)
-                response = screened.merge(response)
-        except Refused as refused:
-            return controller_wire.request_error(method, refused.code, refused.message)
-        except NotController as exc:
-            return controller_wire.not_controller(
-                method, -1 if exc.leader_id is None else exc.leader_id, str(exc))
-        except KraftError as exc:
-            return controller_wire.request_error(method, exc.code, exc.message)
-        answer = controller_wire.to_proto(response)
-        answer.metadata_offset = offset
-        return answer
+        answer = await self.handler.handle(request, request_context())
+        out = controller_wire.to_proto(answer.response)
+        out.metadata_offset = answer.metadata_offset
+        return out
 
 
 def _rpc(method: str):
@@ -95,17 +58,4 @@ def on_controller(active: ActiveController,
 
 def on_broker(channel: ControllerChannel, metadata: BrokerMetadata,
               authorizer: RequestAuthorizer = OPEN) -> ControllerServicer:
-    async def forward(request) -> tuple[object, int]:
-        if isinstance(request, CreateTopicsRequest) and request.internal:
-            # Only a broker's own creation path (which reaches the controller directly) may
-            # create internal topics; a client's CreateTopics is a client's, whatever it says.
-            raise KraftError(ErrorCode.INVALID_REQUEST,
-                             "CreateTopics: `internal` is set only by brokers creating their own "
-                             "internal topics; leave it unset")
-        response, offset = await channel.send_with_offset(request, FORWARD_TIMEOUT_S)
-        if offset >= 0 and not await metadata.wait_for_offset(offset, FORWARD_TIMEOUT_S):
-            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                             f"the change committed at metadata offset {offset}, but this broker "
-                             f"has not replayed it yet; it will shortly")
-        return response, offset
-    return ControllerServicer(forward, authorizer)
+    return ControllerServicer(forward_to_controller(channel, metadata), authorizer)

@@ -1,27 +1,25 @@
-"""The Group service's requests checked before they reach a coordinator (limits and their
-reasons in broker/server/request_limits.py): a function per RPC that raises Refused."""
+"""The Group requests checked before they reach a coordinator (limits and their reasons in
+broker/server/request_limits.py): a function per request that raises Refused. They read the
+wire-neutral requests (broker/group/messages.py, broker/handlers/group_messages.py), so the
+group handler runs them for every wire."""
 from __future__ import annotations
 
 from broker.server.request_limits import (INT32_MAX, MAX_GROUP_RECORD_BYTES, MAX_NAME_LENGTH,
                                           MAX_PROTOCOLS, Refused, check_group_id,
                                           check_instance_id, check_length, check_member_id,
                                           check_not_negative, check_range, check_total_bytes)
+from broker.group import messages as m
 from clients.errors import ErrorCode
 from clients.topics import topic_name_problem
-from clients.wire import group_pb2 as pb
 
 E = ErrorCode
 _RECORD_HINT = "the group's record in __consumer_offsets must fit the topic's max.message.bytes"
 
 
-def _instance(req) -> str | None:
-    return req.group_instance_id if req.HasField("group_instance_id") else None
-
-
 def _member(req) -> None:
     check_group_id(req.group_id)
     check_member_id(req.member_id)
-    check_instance_id(_instance(req))
+    check_instance_id(req.group_instance_id)
 
 
 def _partition(where: str, topic: str, partition: int) -> None:
@@ -32,7 +30,7 @@ def _partition(where: str, topic: str, partition: int) -> None:
                        "partitions are numbered from 0")
 
 
-def FindCoordinator(req: pb.FindCoordinatorRequest) -> None:
+def FindCoordinator(req) -> None:
     if req.key_type == 1:
         check_length("key (the transactional id)", req.key, MAX_NAME_LENGTH, required=True)
     elif req.key_type == 0:
@@ -42,7 +40,7 @@ def FindCoordinator(req: pb.FindCoordinatorRequest) -> None:
                                          "or 1 (transaction)")
 
 
-def JoinGroup(req: pb.JoinGroupRequest) -> None:
+def JoinGroup(req: m.JoinGroupRequest) -> None:
     _member(req)
     check_length("client_id", req.client_id, MAX_NAME_LENGTH)
     check_length("protocol_type", req.protocol_type, MAX_NAME_LENGTH)
@@ -54,46 +52,47 @@ def JoinGroup(req: pb.JoinGroupRequest) -> None:
     if len(req.protocols) > MAX_PROTOCOLS:
         raise Refused(E.INVALID_REQUEST, f"protocols lists {len(req.protocols)} assignors; the "
                                          f"limit is {MAX_PROTOCOLS}")
-    for p in req.protocols:
-        check_length("protocols.name", p.name, MAX_NAME_LENGTH)
-    check_total_bytes("protocols.metadata", (len(p.name) + len(p.metadata) for p in req.protocols),
+    for name, _ in req.protocols:
+        check_length("protocols.name", name, MAX_NAME_LENGTH)
+    check_total_bytes("protocols.metadata", (len(name) + len(metadata)
+                                             for name, metadata in req.protocols),
                       MAX_GROUP_RECORD_BYTES, hint=_RECORD_HINT)
 
 
-def SyncGroup(req: pb.SyncGroupRequest) -> None:
+def SyncGroup(req: m.SyncGroupRequest) -> None:
     _member(req)
-    check_length("protocol_type", req.protocol_type, MAX_NAME_LENGTH)
-    check_length("protocol_name", req.protocol_name, MAX_NAME_LENGTH)
-    for a in req.assignments:
-        check_member_id(a.member_id, "assignments.member_id")
-    check_total_bytes("assignments", (len(a.member_id) + len(a.assignment)
-                                      for a in req.assignments),
+    check_length("protocol_type", req.protocol_type or "", MAX_NAME_LENGTH)
+    check_length("protocol_name", req.protocol_name or "", MAX_NAME_LENGTH)
+    for member_id in req.assignments:
+        check_member_id(member_id, "assignments.member_id")
+    check_total_bytes("assignments", (len(member_id) + len(assignment)
+                                      for member_id, assignment in req.assignments.items()),
                       MAX_GROUP_RECORD_BYTES, hint=_RECORD_HINT + "; assign fewer partitions")
 
 
-def Heartbeat(req: pb.HeartbeatRequest) -> None:
+def Heartbeat(req: m.HeartbeatRequest) -> None:
     _member(req)
 
 
-def LeaveGroup(req: pb.LeaveGroupRequest) -> None:
+def LeaveGroup(req: m.LeaveGroupRequest) -> None:
     check_group_id(req.group_id)
     for member in req.members:
         check_member_id(member.member_id, "members.member_id")
-        check_instance_id(_instance(member), "members.group_instance_id")
+        check_instance_id(member.group_instance_id, "members.group_instance_id")
 
 
-def OffsetCommit(req: pb.OffsetCommitRequest) -> None:
+def OffsetCommit(req: m.OffsetCommitRequest | m.TxnOffsetCommitRequest) -> None:
     _member(req)
-    for p in req.partitions:
-        where = f"partitions[{p.topic[:60]!r}, {p.partition}]"
-        _partition(where, p.topic, p.partition)
-        check_not_negative(f"{where}: offset", p.offset,
+    for (topic, partition), o in req.offsets.items():
+        where = f"partitions[{topic[:60]!r}, {partition}]"
+        _partition(where, topic, partition)
+        check_not_negative(f"{where}: offset", o.offset,
                            hint="commit the next offset to consume, 0 or more")
-        check_range(f"{where}: leader_epoch", p.leader_epoch, -1, INT32_MAX,
+        check_range(f"{where}: leader_epoch", o.leader_epoch, -1, INT32_MAX,
                     hint="-1 when unknown")
 
 
-def TxnOffsetCommit(req: pb.TxnOffsetCommitRequest) -> None:
+def TxnOffsetCommit(req: m.TxnOffsetCommitRequest) -> None:
     check_length("transactional_id", req.transactional_id, MAX_NAME_LENGTH)
     check_not_negative("producer_id", req.producer_id, E.INVALID_PRODUCER_ID_MAPPING,
                        "the producer id InitProducerId gave the transactional producer")
@@ -102,19 +101,19 @@ def TxnOffsetCommit(req: pb.TxnOffsetCommitRequest) -> None:
     OffsetCommit(req)
 
 
-def OffsetFetch(req: pb.OffsetFetchRequest) -> None:
+def OffsetFetch(req: m.OffsetFetchRequest) -> None:
     check_group_id(req.group_id)
-    for p in req.partitions:
-        _partition(f"partitions[{p.topic[:60]!r}, {p.partition}]", p.topic, p.partition)
+    for topic, partition in req.partitions or ():
+        _partition(f"partitions[{topic[:60]!r}, {partition}]", topic, partition)
 
 
-def ListGroups(req: pb.ListGroupsRequest) -> None:
+def ListGroups(req) -> None:
     for state in req.states:
         check_length("states", state, MAX_NAME_LENGTH)
 
 
 def group_id_problem(group_id: str) -> Refused | None:
-    """For the RPCs answering per group (DescribeGroups, DeleteGroups)."""
+    """For the requests answering per group (DescribeGroups, DeleteGroups)."""
     try:
         check_group_id(group_id)
     except Refused as refused:

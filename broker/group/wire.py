@@ -1,9 +1,10 @@
 """The Group service's wire edge: each protobuf request of clients/wire/group_pb2 to the
-dataclass the GroupCoordinator takes (broker/group/messages.py), and each answer back, with a
-message a person can act on beside every error code."""
+dataclass the group handler takes (broker/group/messages.py, broker/handlers/group_messages.py),
+and each answer back; and `message`, the hint a person can act on beside every error code."""
 from __future__ import annotations
 
 from broker.group import messages as m
+from broker.handlers import group_messages as g
 from clients.errors import ErrorCode, error_name
 from clients.types import TopicPartition
 from clients.wire import group_pb2 as pb
@@ -88,10 +89,10 @@ def fetch_request(req: pb.OffsetFetchRequest) -> m.OffsetFetchRequest:
         TopicPartition(p.topic, p.partition) for p in req.partitions), req.require_stable)
 
 
-# -- responses ------------------------------------------------------------------------------------
+# -- responses (the group handler's, broker/handlers/group.py: messages already final) ----------
 def join_response(r: m.JoinGroupResponse) -> pb.JoinGroupResponse:
     return pb.JoinGroupResponse(
-        error_code=r.error, error_message=message(r.error, r.message), member_id=r.member_id,
+        error_code=r.error, error_message=r.message, member_id=r.member_id,
         generation_id=r.generation_id, protocol_type=r.protocol_type or "",
         protocol_name=r.protocol_name or "", leader=r.leader, skip_assignment=r.skip_assignment,
         members=[pb.JoinedMember(member_id=x.member_id, group_instance_id=x.group_instance_id,
@@ -99,55 +100,51 @@ def join_response(r: m.JoinGroupResponse) -> pb.JoinGroupResponse:
 
 
 def sync_response(r: m.SyncGroupResponse) -> pb.SyncGroupResponse:
-    return pb.SyncGroupResponse(error_code=r.error, error_message=message(r.error, r.message),
+    return pb.SyncGroupResponse(error_code=r.error, error_message=r.message,
                                 protocol_type=r.protocol_type or "",
                                 protocol_name=r.protocol_name or "", assignment=r.assignment)
 
 
 def heartbeat_response(r: m.HeartbeatResponse) -> pb.HeartbeatResponse:
-    return pb.HeartbeatResponse(error_code=r.error, error_message=message(r.error, r.message))
+    return pb.HeartbeatResponse(error_code=r.error, error_message=r.message)
 
 
 def leave_response(r: m.LeaveGroupResponse) -> pb.LeaveGroupResponse:
     return pb.LeaveGroupResponse(
-        error_code=r.error, error_message=message(r.error, r.message),
+        error_code=r.error, error_message=r.message,
         members=[pb.LeftMember(member_id=ident.member_id,
                                group_instance_id=ident.group_instance_id, error_code=code)
                  for ident, code in r.members])
 
 
-# A whole-request error, when every partition carries it: the client looks the coordinator up.
-_WHOLE = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE,
-                    E.COORDINATOR_LOAD_IN_PROGRESS})
-
-
-def commit_response(r: m.OffsetCommitResponse) -> pb.OffsetCommitResponse:
-    codes = set(r.partitions.values())
-    whole = codes.pop() if len(codes) == 1 and next(iter(codes)) in _WHOLE else 0
+def commit_response(r: g.OffsetCommitResponse) -> pb.OffsetCommitResponse:
     return pb.OffsetCommitResponse(
-        error_code=whole, error_message=message(whole),
-        partitions=[pb.PartitionError(topic=tp[0], partition=tp[1], error_code=code,
-                                      error_message=message(code))
-                    for tp, code in sorted(r.partitions.items())])
+        error_code=r.error_code, error_message=r.error_message,
+        partitions=[pb.PartitionError(topic=p.topic, partition=p.partition,
+                                      error_code=p.error_code, error_message=p.error_message)
+                    for p in r.partitions])
 
 
-def fetch_response(r: m.OffsetFetchResponse) -> pb.OffsetFetchResponse:
+def fetch_response(r: g.OffsetFetchResponse) -> pb.OffsetFetchResponse:
     return pb.OffsetFetchResponse(
-        error_code=r.error, error_message=message(r.error),
-        partitions=[pb.FetchedPartition(topic=tp[0], partition=tp[1], offset=f.offset,
-                                        leader_epoch=f.leader_epoch, metadata=f.metadata,
-                                        error_code=f.error)
-                    for tp, f in sorted(r.partitions.items())])
+        error_code=r.error_code, error_message=r.error_message,
+        partitions=[pb.FetchedPartition(topic=p.topic, partition=p.partition, offset=p.offset,
+                                        leader_epoch=p.leader_epoch, metadata=p.metadata,
+                                        error_code=p.error_code)
+                    for p in r.partitions])
 
 
-def described_group(d: m.DescribedGroup, coordinator: int,
-                    end_offsets: dict[TopicPartition, int]) -> pb.DescribedGroup:
-    """`end_offsets`: log end offsets this broker knows (the partitions it leads); the client
+def described_group(r: g.DescribedGroup) -> pb.DescribedGroup:
+    """`r.end_offsets`: log end offsets this broker knows (the partitions it leads); the client
     asks the other partitions' leaders itself."""
+    d = r.group
+    if d is None:
+        return pb.DescribedGroup(group_id=r.group_id, error_code=r.error_code,
+                                 error_message=r.error_message, state=r.state)
     out = pb.DescribedGroup(
-        error_code=d.error, error_message=message(d.error), group_id=d.group_id, state=d.state,
-        protocol_type=d.protocol_type, protocol=d.protocol, generation_id=d.generation_id,
-        leader=d.leader, coordinator=coordinator)
+        error_code=r.error_code, error_message=r.error_message, group_id=d.group_id,
+        state=d.state, protocol_type=d.protocol_type, protocol=d.protocol,
+        generation_id=d.generation_id, leader=d.leader, coordinator=r.coordinator)
     for x in d.members:
         out.members.add(member_id=x.member_id, group_instance_id=x.group_instance_id,
                         client_id=x.client_id, client_host=x.client_host, metadata=x.metadata,
@@ -155,7 +152,7 @@ def described_group(d: m.DescribedGroup, coordinator: int,
                             pb.TopicPartitionRef(topic=tp[0], partition=tp[1])
                             for tp in x.assigned_partitions or ()])
     for o in d.offsets:
-        end = end_offsets.get(o.partition, -1)
+        end = r.end_offsets.get(o.partition, -1)
         out.offsets.add(topic=o.partition[0], partition=o.partition[1], offset=o.offset,
                         leader_epoch=o.leader_epoch, metadata=o.metadata, log_end_offset=end,
                         lag=-1 if o.lag is None else o.lag)

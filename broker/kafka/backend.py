@@ -1,72 +1,79 @@
-"""The Kafka listener's one way into the broker: each Kafka request becomes the call the gRPC
-servicer makes for the same request, so both wires share one behaviour (authorization, acks,
-the internal-topic rule, auto-creation). Nothing here decides; it only translates names."""
+"""The Kafka listener's one way into the broker: the wire-neutral handlers (broker/handlers/)
+that the gRPC servicers call too, so both wires share one behaviour (authorization, acks, the
+internal-topic rule, auto-creation, the group coordinator). Nothing here decides."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Callable
 
-from broker.server.produce_request import ProduceData
-from clients.wire import broker_pb2 as pb
+from broker.handlers import fetch as f
+from broker.handlers import group_messages as g
+from broker.handlers import list_offsets as lo
+from broker.handlers import metadata as md
+from broker.handlers import produce as pr
+from broker.handlers.init_producer_id import InitProducerIdRequest
+from broker.group import messages as m
+from clients.grpc_server import RequestContext
+from kraft.metadata.image import MetadataImage
 
 
-@dataclass
+@dataclass(frozen=True)
 class Backend:
-    broker: object                       # broker.server.servicer.BrokerServicer
-    groups: object = None                # broker.group.servicer.GroupServicer
-    node_id: int = -1
+    broker: object                          # broker.server.servicer.BrokerHandlers
+    groups: object                          # broker.handlers.group.GroupHandler
+    image: Callable[[], MetadataImage]      # this broker's metadata image, now
 
-    async def metadata(self, request: pb.MetadataRequest) -> pb.MetadataResponse:
-        return await self.broker.Metadata(request)
+    async def metadata(self, request: md.MetadataRequest, who: RequestContext
+                       ) -> md.MetadataResponse:
+        return await self.broker.metadata.handle(request, who)
 
-    async def produce(self, request: ProduceData, appended: Callable[[], None]
-                      ) -> pb.ProduceResponse:
+    async def produce(self, request: pr.ProduceRequest, who: RequestContext,
+                      appended: Callable[[], None]) -> pr.ProduceResponse:
         """`appended()` is called once every partition's append is done, before any wait."""
-        return await self.broker.produce(request, appended=appended)
+        return await self.broker.produce.handle(request, who, appended=appended)
 
-    async def fetch(self, request: pb.FetchRequest, serialize):
-        """The gRPC Fetch's long poll and reads, its answer made by `serialize(topics)` (see
-        BrokerServicer.fetch_with)."""
-        return await self.broker.fetch_with(request, serialize)
+    async def fetch(self, request: f.FetchRequest, render, who: RequestContext):
+        """The long poll and reads; `render(response)` makes the answer, synchronously, while
+        its FileSlices are valid."""
+        return await self.broker.fetch.handle(request, render, who)
 
-    async def list_offsets(self, request: pb.ListOffsetsRequest) -> pb.ListOffsetsResponse:
-        return await self.broker.ListOffsets(request)
+    def list_offsets(self, request: lo.ListOffsetsRequest, who: RequestContext
+                     ) -> lo.ListOffsetsResponse:
+        return self.broker.list_offsets.handle(request, who)
 
-    async def init_producer_id(self, request: pb.InitProducerIdRequest
-                               ) -> pb.InitProducerIdResponse:
-        return await self.broker.InitProducerId(request)
+    async def init_producer_id(self, request: InitProducerIdRequest, who: RequestContext):
+        return await self.broker.init_producer_id.handle(request, who)
 
     def topic_name(self, topic_id) -> str | None:
         """The name of the topic with this id (a uuid.UUID), if this broker's image has it."""
         if topic_id is None:
             return None
-        topic = self.broker.metadata.image.topic_by_id(topic_id.hex)
+        topic = self.image().topic_by_id(topic_id.hex)
         return None if topic is None else topic.name
 
     def endpoint(self, broker_id: int, listener: str) -> tuple[str, int] | None:
         """A broker's (host, port) on `listener`, Kafka's rule for every address it hands out:
         on the listener the request came in on."""
-        broker = self.broker.metadata.image.broker(broker_id)
+        broker = self.image().broker(broker_id)
         return None if broker is None else broker.endpoint(listener)
 
-    async def find_coordinator(self, request):
-        return await self.groups.FindCoordinator(request)
+    async def find_coordinator(self, request: g.FindCoordinatorRequest, who: RequestContext):
+        return await self.groups.find_coordinator(request, who)
 
-    async def join_group(self, request, require_known_member_id: bool):
-        return await self.groups.JoinGroup(request,
-                                           require_known_member_id=require_known_member_id)
+    async def join_group(self, request: m.JoinGroupRequest, who: RequestContext):
+        return await self.groups.join_group(request, who)
 
-    async def sync_group(self, request):
-        return await self.groups.SyncGroup(request)
+    async def sync_group(self, request: m.SyncGroupRequest, who: RequestContext):
+        return await self.groups.sync_group(request, who)
 
-    async def heartbeat(self, request):
-        return await self.groups.Heartbeat(request)
+    def heartbeat(self, request: m.HeartbeatRequest, who: RequestContext):
+        return self.groups.heartbeat(request, who)
 
-    async def leave_group(self, request):
-        return await self.groups.LeaveGroup(request)
+    async def leave_group(self, request: m.LeaveGroupRequest, who: RequestContext):
+        return await self.groups.leave_group(request, who)
 
-    async def offset_commit(self, request):
-        return await self.groups.OffsetCommit(request)
+    async def offset_commit(self, request: m.OffsetCommitRequest, who: RequestContext):
+        return await self.groups.offset_commit(request, who)
 
-    async def offset_fetch(self, request):
-        return await self.groups.OffsetFetch(request)
+    def offset_fetch(self, request: m.OffsetFetchRequest, who: RequestContext):
+        return self.groups.offset_fetch(request, who)

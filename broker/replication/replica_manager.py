@@ -1,80 +1,43 @@
-"""The partitions this node hosts and the data path through them: append (produce), read (consumer
-and follower fetches), list offsets, and the replication state each partition's core keeps.
-Synchronous; the servicer adds the waiting. Log errors become Kafka error codes here, so a
-client's bytes can never take the broker down."""
+"""The partitions this node hosts, as Kafka's ReplicaManager: hosting them as the metadata image
+says, the data path through them (append, read, list offsets: each Partition does the work, asked
+here) and the two waits on them, acks=all (`wait_committed`) and a parked fetch
+(`wait_readable`), over one purgatory. Log errors become Kafka error codes here, so a client's
+bytes can never take the broker down."""
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from typing import Callable
 
 import trio
 
-from broker.idempotence import producer_state_file
+from broker.idempotence.producer_state import ProducerStateManager
+from broker.replication.messages import FetchAnswer, FollowerFetch, ProposeIsr
 from broker.replication.partition import Partition
 from broker.replication.producer_states import HostedProducerStates
 from broker.replication.purgatory import Purgatory
-from broker.idempotence.producer_state import (ProducerStateManager, check_request, record_request,
-                                   request_headers)
-from broker.replication.messages import Effect, FetchAnswer, FollowerFetch, ProposeIsr
+from broker.replication.results import (ACKS_ALL, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
+                                        READ_COMMITTED, READ_UNCOMMITTED, FetchResult,
+                                        OffsetResult, ProduceResult)
 from clients.errors import ErrorCode, KraftError
 from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import iter_batches
-from clients.record.control import encode_marker_batch
-from kraft.log.file_slice import FileSlice
 from kraft.log.log_config import LogConfig
 from kraft.log.log_dir_failure import StorageError
 from kraft.log.log_manager import LogManager
 from kraft.log.log_validator import CorruptRecords
 from kraft.log.segment import SegmentCorrupt
-from kraft.log.transaction_index import AbortedTxn
 from kraft.metadata.image import PartitionRegistration
 
 log = logging.getLogger(__name__)
 
-EARLIEST_TIMESTAMP = -2
-LATEST_TIMESTAMP = -1
-ACKS_ALL = -1
-READ_UNCOMMITTED = 0
-READ_COMMITTED = 1
+# Imported from here by the rest of the broker (results.py is where they live).
+__all__ = ["ACKS_ALL", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "READ_COMMITTED",
+           "READ_UNCOMMITTED", "FetchResult", "OffsetResult", "ProduceResult", "ReplicaManager"]
 
 
 def monotonic_ms() -> int:
     return int(time.monotonic() * 1000)
-
-
-@dataclasses.dataclass(frozen=True)
-class ProduceResult:
-    error_code: int = 0
-    error_message: str = ""
-    base_offset: int = -1
-    log_append_time: int = -1
-    log_start_offset: int = -1
-    # Where the append ended and in which leader epoch: what acks=all waits for (-1: nothing new).
-    last_offset: int = -1
-    leader_epoch: int = -1
-
-
-@dataclasses.dataclass(frozen=True)
-class FetchResult:
-    error_code: int = 0
-    error_message: str = ""
-    high_watermark: int = -1
-    log_start_offset: int = -1
-    records: bytes | FileSlice = b""     # a FileSlice (not read yet) when asked with unread=True
-    diverging_epoch: tuple[int, int] | None = None    # follower fetches only (KIP-101)
-    last_stable_offset: int = -1
-    aborted_transactions: tuple[AbortedTxn, ...] = ()  # read_committed only
-
-
-@dataclasses.dataclass(frozen=True)
-class OffsetResult:
-    error_code: int = 0
-    error_message: str = ""
-    timestamp: int = -1
-    offset: int = -1
-    leader_epoch: int = -1
 
 
 def _has_transactional(records) -> bool:
@@ -103,7 +66,7 @@ class ReplicaManager:
         self._proposals: dict[tuple[str, int], tuple[Partition, ProposeIsr]] = {}
         self._proposals_ready = trio.Event()
         # Requests parked on a partition: woken when its log end, high watermark, ISR or
-        # leadership moves.
+        # leadership moves (each Partition reports its own moves). Its waits are this class's.
         self.purgatory = purgatory if purgatory is not None else Purgatory()
         log_manager.on_offline = self.handle_logs_offline
         log_manager.first_unstable_offset = self.first_unstable_offset
@@ -122,23 +85,19 @@ class ReplicaManager:
                 return None     # offline here (logged once); the heartbeat reports it
             log_.update_config(config)
             hosted = Partition(topic, partition, topic_id, log_, self.node_id,
-                               self.replica_lag_time_max_ms, self.broker_epoch())
+                               self.replica_lag_time_max_ms, self.broker_epoch(),
+                               producer_states=self._producer_states, purgatory=self.purgatory,
+                               propose_isr=self._propose_isr)
             self._partitions[(topic, partition)] = hosted
-            self._preload_producer_state(topic, partition)
+            self._preload_producer_state(hosted)
         elif config_changed:
             hosted.update_config(config)
         hosted.set_broker_epoch(self.broker_epoch())
-        now = self.clock_ms() if now_ms is None else now_ms
-        was = (hosted.is_leader, hosted.leader_epoch)
         try:
-            self._absorb(hosted, hosted.apply_registration(reg, self.node_id, now))
+            hosted.apply_registration(reg, self.clock_ms() if now_ms is None else now_ms)
         except (OSError, SegmentCorrupt) as exc:
             self.log_manager.log_failed(topic, partition, exc, "applying the registration of")
             return None
-        if (hosted.is_leader, hosted.leader_epoch) != was:
-            # acks=all waiters of a deposed leader answer NOT_LEADER_OR_FOLLOWER now, so their
-            # producers retry on the new leader instead of waiting out request.timeout.ms.
-            self.purgatory.moved(topic, partition)
         return hosted
 
     def remove_partition(self, topic: str, partition: int) -> None:
@@ -174,68 +133,30 @@ class ReplicaManager:
     def partitions(self) -> list[Partition]:
         return list(self._partitions.values())
 
-    def _absorb(self, hosted: Partition, effects: tuple[Effect, ...]) -> None:
-        if not effects:
-            return
-        proposals, wake, truncated = hosted.absorb(effects)
-        for proposal in proposals:
-            self._proposals[(hosted.topic, hosted.partition)] = (hosted, proposal)
-            self._proposals_ready.set()
-        if truncated is not None:
-            self.on_log_truncated(hosted.topic, hosted.partition)
-        if wake:
-            self.purgatory.moved(hosted.topic, hosted.partition)
-
-    def _checked(self, topic: str, partition: int, current_leader_epoch: int) -> Partition:
+    def _hosted(self, topic: str, partition: int) -> Partition:
+        """The hosted replica; KAFKA_STORAGE_ERROR if its log is offline here, else
+        UNKNOWN_TOPIC_OR_PARTITION if it is not hosted."""
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
             offline = self.log_manager.offline_reason(topic, partition)
             if offline is not None:
                 raise KraftError(ErrorCode.KAFKA_STORAGE_ERROR, offline)
             raise _unknown(topic, partition)
-        if not hosted.is_leader:
-            leader = f"broker {hosted.leader_id}" if hosted.leader_id >= 0 else "no broker (yet)"
-            raise KraftError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                             f"this broker does not lead {topic}-{partition}; {leader} does")
-        if current_leader_epoch >= 0 and current_leader_epoch != hosted.leader_epoch:
-            code = (ErrorCode.FENCED_LEADER_EPOCH if current_leader_epoch < hosted.leader_epoch
-                    else ErrorCode.UNKNOWN_LEADER_EPOCH)
-            raise KraftError(code, f"{topic}-{partition} is at leader epoch {hosted.leader_epoch}, "
-                                   f"the request says {current_leader_epoch}")
+        return hosted
+
+    def _leader(self, topic: str, partition: int, current_leader_epoch: int) -> Partition:
+        hosted = self._hosted(topic, partition)
+        hosted.check_leader(current_leader_epoch)
         return hosted
 
     # -- produce -----------------------------------------------------------------------------
     def append(self, topic: str, partition: int, records: bytes, acks: int, now_ms: int, *,
                coordinator: bool = False) -> ProduceResult:
-        """`coordinator`: a group coordinator's own append (Kafka's AppendOrigin.COORDINATOR),
-        whose transactional batches carry no producer sequence to check, only the epoch."""
+        """Partition.append_records_to_leader, its errors answered. `coordinator`: a group
+        coordinator's own append (Kafka's AppendOrigin.COORDINATOR)."""
         try:
-            hosted = self._checked(topic, partition, -1)
-            if not records:
-                raise KraftError(ErrorCode.CORRUPT_MESSAGE, "the request carries no record batch")
-            refused = hosted.state.check_min_isr(acks)
-            if refused != ErrorCode.NONE:
-                # Before the duplicate check: a retry must not be told "done" while the ISR is short.
-                raise KraftError(refused, f"{topic}-{partition}: in-sync replicas "
-                                          f"{list(hosted.state.isr)} are fewer than min.insync.replicas="
-                                          f"{hosted.state.config.min_insync_replicas}; retry once "
-                                          "followers catch up, or use acks=1")
-            headers, verdict = (self._check_coordinator_producers(hosted, records) if coordinator
-                                else self._check_producers(hosted, records))  # idempotence
-            if verdict is not None:
-                return verdict
-            result = hosted.state.append_as_leader(records, acks, now_ms)
-            if result.error != ErrorCode.NONE:
-                return ProduceResult(result.error, result.message)
-            self._record_producers(hosted, headers, result.first_offset)
-            self._absorb(hosted, result.effects)
-            # The log end moved: followers' parked fetches take the new batches now (the rest
-            # were woken by _absorb if the high watermark moved too, as with no followers).
-            self.purgatory.end_moved(topic, partition)
-            return ProduceResult(base_offset=result.first_offset,
-                                 log_append_time=hosted.last_append_time,
-                                 log_start_offset=hosted.log.log_start_offset,
-                                 last_offset=result.last_offset, leader_epoch=result.leader_epoch)
+            return self._hosted(topic, partition).append_records_to_leader(
+                records, acks, now_ms, coordinator=coordinator)
         except KraftError as exc:
             return ProduceResult(exc.code, exc.message)
         except CorruptBatchError as exc:
@@ -247,30 +168,10 @@ class ReplicaManager:
     def append_txn_marker(self, topic: str, partition: int, producer_id: int, producer_epoch: int,
                           committed: bool, coordinator_epoch: int, now_ms: int) -> ProduceResult:
         """Write a transaction's COMMIT or ABORT marker as this partition's leader (Kafka's
-        WriteTxnMarkers; the caller waits for acks=all). Refused, nothing written, for a fenced
-        producer epoch or coordinator epoch (producer_state.py)."""
+        WriteTxnMarkers; the caller waits for acks=all)."""
         try:
-            hosted = self._checked(topic, partition, -1)
-            state = self.producer_state(topic, partition)
-            verdict = state.check_marker(producer_id, producer_epoch, coordinator_epoch)
-            if not verdict.is_append:
-                return ProduceResult(verdict.error_code, verdict.message)
-            refused = hosted.state.check_min_isr(ACKS_ALL)
-            if refused != ErrorCode.NONE:
-                raise KraftError(refused, f"{topic}-{partition}: in-sync replicas "
-                                          f"{list(hosted.state.isr)} are fewer than "
-                                          f"min.insync.replicas; the marker waits for them")
-            batch = encode_marker_batch(producer_id, producer_epoch, committed, coordinator_epoch,
-                                        now_ms)
-            result = hosted.state.append_as_leader(batch, ACKS_ALL, now_ms, from_coordinator=True)
-            if result.error != ErrorCode.NONE:
-                return ProduceResult(result.error, result.message)
-            producer_state_file.catch_up(state, hosted.log)    # closes it, writes .txnindex
-            self._absorb(hosted, result.effects)
-            self.purgatory.moved(topic, partition)
-            return ProduceResult(base_offset=result.first_offset,
-                                 log_start_offset=hosted.log.log_start_offset,
-                                 last_offset=result.last_offset, leader_epoch=result.leader_epoch)
+            return self._hosted(topic, partition).append_txn_marker(
+                producer_id, producer_epoch, committed, coordinator_epoch, now_ms)
         except KraftError as exc:
             return ProduceResult(exc.code, exc.message)
         except (OSError, SegmentCorrupt) as exc:
@@ -283,8 +184,9 @@ class ReplicaManager:
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
-        return hosted.state.acks_satisfied(offset, leader_epoch)
+        return hosted.acks_satisfied(offset, leader_epoch)
 
+    # -- the waits (Kafka's DelayedProduce and DelayedFetch) ---------------------------------
     async def wait_committed(self, topic: str, partition: int, offset: int, leader_epoch: int,
                              deadline: float) -> ErrorCode | None:
         """The one acks=all rule: wait until `offset` (appended at `leader_epoch`) is committed
@@ -294,31 +196,23 @@ class ReplicaManager:
             [(topic, partition)],
             lambda: self.acks_satisfied(topic, partition, offset, leader_epoch), deadline)
 
-    # -- fetch: consumers --------------------------------------------------------------------
+    async def wait_readable(self, partitions: list[tuple[str, int]], deadline: float, *,
+                            follower: bool = False) -> set[tuple[str, int]]:
+        """A parked fetch's wait: until one of `partitions` moves (its high watermark,
+        leadership, ISR; for a `follower`, its log end too) or trio's clock passes `deadline`.
+        The partitions that moved (empty at the deadline): read those again."""
+        return await self.purgatory.wait_which_moved(partitions, deadline, log_end=follower)
+
+    # -- fetch -------------------------------------------------------------------------------
     def read(self, topic: str, partition: int, fetch_offset: int, max_bytes: int, *,
              current_leader_epoch: int = -1, min_one_batch: bool = True,
              unread: bool = False, isolation_level: int = READ_UNCOMMITTED) -> FetchResult:
-        """`unread`: the records come as a FileSlice to read before anything else runs.
-        read_committed: only up to the last stable offset, with the aborted transactions whose
-        data the answer may hold (Kafka's Fetch with isolation level 1)."""
+        """A consumer's read (Partition.read_records). `unread`: the records come as a FileSlice
+        to read before anything else runs."""
         try:
-            hosted = self._checked(topic, partition, current_leader_epoch)
-            log_ = hosted.log
-            hw = log_.high_watermark
-            lso = self.last_stable_offset(topic, partition)
-            # Consumers see only committed records: up to the high watermark, or the LSO.
-            limit = lso if isolation_level == READ_COMMITTED else hw
-            aborted: tuple[AbortedTxn, ...] = ()
-            if limit < fetch_offset <= log_.log_end_offset:
-                data = b""
-            else:
-                data = log_.read_slice(fetch_offset, max_bytes, max_offset=limit,
-                                       min_one_batch=min_one_batch)
-                if isolation_level == READ_COMMITTED and data.size:
-                    aborted = tuple(log_.collect_aborted_txns(fetch_offset, limit))
-                data = data if unread else data.read()
-            return FetchResult(high_watermark=hw, log_start_offset=log_.log_start_offset,
-                               records=data, last_stable_offset=lso, aborted_transactions=aborted)
+            return self._leader(topic, partition, current_leader_epoch).read_records(
+                fetch_offset, max_bytes, min_one_batch=min_one_batch, unread=unread,
+                isolation_level=isolation_level)
         except KraftError as exc:
             hosted = self._partitions.get((topic, partition))
             return FetchResult(exc.code, exc.message,
@@ -328,73 +222,58 @@ class ReplicaManager:
             failed = self._storage_error(topic, partition, exc, "reading")
             return FetchResult(failed.code, failed.message)
 
-    def last_stable_offset(self, topic: str, partition: int) -> int:
-        """Kafka's LSO: the high watermark, or below it the first offset of a transaction not
-        yet decided (or whose marker is not yet committed)."""
-        hosted = self._partitions.get((topic, partition))
-        if hosted is None:
-            raise _unknown(topic, partition)
-        return self.producer_state(topic, partition).last_stable_offset(hosted.log.high_watermark)
-
-    def first_unstable_offset(self, topic: str, partition: int) -> int | None:
-        """The cleaner's bound (any replica's): where the earliest undecided transaction
-        starts, None if there is none (or the partition is not hosted here)."""
-        hosted = self._partitions.get((topic, partition))
-        if hosted is None:
-            return None
-        try:
-            state = self.producer_state(topic, partition)
-        except (OSError, SegmentCorrupt, ValueError):
-            return hosted.log.log_start_offset     # unknown: clean nothing rather than too much
-        return state.first_unstable_offset(hosted.log.high_watermark)
-
-    # -- fetch: followers (leader side) ------------------------------------------------------
     def read_for_follower(self, topic: str, partition: int, replica_id: int, fetch_offset: int,
                           last_fetched_epoch: int, current_leader_epoch: int, max_bytes: int,
                           now_ms: int, *, broker_epoch: int = -1,
                           min_one_batch: bool = True, unread: bool = False) -> FetchResult:
-        """A follower's fetch: its position acknowledges what it holds (the HW may move); the
-        answer is records up to the log end, or the epoch where its log diverged."""
-        hosted = self._partitions.get((topic, partition))
-        if hosted is None:
-            offline = self.log_manager.offline_reason(topic, partition)
-            if offline is not None:
-                return FetchResult(ErrorCode.KAFKA_STORAGE_ERROR, offline)
-            return FetchResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                               f"this node hosts no partition {topic}-{partition}")
-        decision = hosted.state.handle_follower_fetch(replica_id, fetch_offset, last_fetched_epoch,
-                                                      current_leader_epoch, now_ms, broker_epoch)
-        self._absorb(hosted, decision.effects)
-        log_ = hosted.log
-        if decision.error != ErrorCode.NONE:
-            return FetchResult(decision.error, decision.message, log_.high_watermark,
-                               log_.log_start_offset)
-        if decision.diverging_epoch is not None:
-            return FetchResult(high_watermark=log_.high_watermark,
-                               log_start_offset=log_.log_start_offset,
-                               diverging_epoch=tuple(decision.diverging_epoch))
+        """A follower's fetch on the leader (Partition.read_for_follower)."""
         try:
-            data = log_.read_slice(decision.read_from, max_bytes, min_one_batch=min_one_batch)
-            data = data if unread else data.read()
-            lso = self.last_stable_offset(topic, partition)
+            hosted = self._hosted(topic, partition)
+        except KraftError as exc:
+            return FetchResult(exc.code, exc.message)
+        try:
+            return hosted.read_for_follower(
+                replica_id, fetch_offset, last_fetched_epoch, current_leader_epoch, max_bytes,
+                now_ms, broker_epoch=broker_epoch, min_one_batch=min_one_batch, unread=unread)
         except (OSError, SegmentCorrupt) as exc:
             failed = self._storage_error(topic, partition, exc, "reading")
             return FetchResult(failed.code, failed.message)
-        return FetchResult(high_watermark=log_.high_watermark,
-                           log_start_offset=log_.log_start_offset, records=data,
-                           last_stable_offset=lso)
 
-    # -- fetch: followers (follower side) ----------------------------------------------------
+    def last_stable_offset(self, topic: str, partition: int) -> int:
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            raise _unknown(topic, partition)
+        return hosted.last_stable_offset()
+
+    def first_unstable_offset(self, topic: str, partition: int) -> int | None:
+        """The cleaner's bound (any replica's); None if not hosted here."""
+        hosted = self._partitions.get((topic, partition))
+        return None if hosted is None else hosted.first_unstable_offset()
+
+    # -- list offsets ------------------------------------------------------------------------
+    def list_offset(self, topic: str, partition: int, timestamp: int,
+                    current_leader_epoch: int = -1,
+                    isolation_level: int = READ_UNCOMMITTED) -> OffsetResult:
+        try:
+            return self._leader(topic, partition, current_leader_epoch).list_offset(
+                timestamp, isolation_level)
+        except KraftError as exc:
+            return OffsetResult(exc.code, exc.message)
+        except (OSError, SegmentCorrupt) as exc:
+            failed = self._storage_error(topic, partition, exc, "listing offsets of")
+            return OffsetResult(failed.code, failed.message)
+
+    # -- follower side -----------------------------------------------------------------------
     def leaders_followed(self) -> set[int]:
-        return {p.state.leader_id for p in self._partitions.values()
-                if not p.is_leader and p.state.leader_id is not None}
+        return {p.leader_id for p in self._partitions.values()
+                if not p.is_leader and p.leader_id >= 0}
 
     def followed_from(self, leader_id: int) -> list[tuple[Partition, FollowerFetch]]:
         out = []
         epoch = self.broker_epoch()
         for p in self._partitions.values():
             p.set_broker_epoch(epoch)
-            fetch = p.state.fetch_request()
+            fetch = p.follower_fetch()
             if fetch is not None and fetch.leader_id == leader_id:
                 out.append((p, fetch))
         return out
@@ -404,7 +283,7 @@ class ReplicaManager:
         if self._partitions.get((hosted.topic, hosted.partition)) is not hosted:
             return   # dropped or replaced while the fetch was out
         try:
-            effects = hosted.state.handle_fetch_response(fetch, answer, now_ms)
+            hosted.append_records_as_follower(fetch, answer, now_ms)
         except (CorruptRecords, CorruptBatchError) as exc:
             log.error("%s-%d: the leader sent batches this replica cannot append (%s); "
                       "fetching again", hosted.topic, hosted.partition, exc)
@@ -412,18 +291,14 @@ class ReplicaManager:
         except (OSError, SegmentCorrupt) as exc:
             self.log_manager.log_failed(hosted.topic, hosted.partition, exc, "appending to")
             return
-        self._absorb(hosted, effects)
         if answer.records and _has_transactional(answer.records):
             # The follower's .txnindex and producer state follow its log now, not at its next
             # checkpoint: it may lead (and serve read_committed fetches) any moment.
-            self._catch_up_producers(hosted)
-
-    def _catch_up_producers(self, hosted: Partition) -> None:
-        try:
-            self.producer_state(hosted.topic, hosted.partition)
-        except (OSError, SegmentCorrupt) as exc:
-            self.log_manager.log_failed(hosted.topic, hosted.partition, exc,
-                                        "indexing the transactions of")
+            try:
+                hosted.producer_state()
+            except (OSError, SegmentCorrupt) as exc:
+                self.log_manager.log_failed(hosted.topic, hosted.partition, exc,
+                                            "indexing the transactions of")
 
     # -- ISR (leader side) -------------------------------------------------------------------
     def tick(self, now_ms: int | None = None) -> None:
@@ -431,7 +306,11 @@ class ReplicaManager:
         now = self.clock_ms() if now_ms is None else now_ms
         for hosted in list(self._partitions.values()):
             if hosted.is_leader:
-                self._absorb(hosted, hosted.state.tick(now))
+                hosted.tick(now)
+
+    def _propose_isr(self, hosted: Partition, proposal: ProposeIsr) -> None:
+        self._proposals[(hosted.topic, hosted.partition)] = (hosted, proposal)
+        self._proposals_ready.set()
 
     async def wait_isr_proposals(self) -> None:
         await self._proposals_ready.wait()
@@ -446,35 +325,8 @@ class ReplicaManager:
                                   leader_epoch: int, partition_epoch: int, isr: tuple[int, ...],
                                   now_ms: int) -> None:
         if self._partitions.get((hosted.topic, hosted.partition)) is hosted:
-            self._absorb(hosted, hosted.state.on_alter_partition_result(
-                proposal, error, leader_epoch, partition_epoch, isr, now_ms))
-
-    # -- list offsets ------------------------------------------------------------------------
-    def list_offset(self, topic: str, partition: int, timestamp: int,
-                    current_leader_epoch: int = -1,
-                    isolation_level: int = READ_UNCOMMITTED) -> OffsetResult:
-        """read_committed: "latest" is the last stable offset, and no offset past it is found."""
-        try:
-            hosted = self._checked(topic, partition, current_leader_epoch)
-            log_ = hosted.log
-            visible = self.last_stable_offset(topic, partition) \
-                if isolation_level == READ_COMMITTED else log_.high_watermark
-            if timestamp == EARLIEST_TIMESTAMP:
-                return OffsetResult(offset=log_.log_start_offset, leader_epoch=hosted.leader_epoch)
-            if timestamp == LATEST_TIMESTAMP:
-                return OffsetResult(offset=visible, leader_epoch=hosted.leader_epoch)
-            if timestamp < 0:
-                raise KraftError(ErrorCode.INVALID_REQUEST,
-                                 f"timestamp {timestamp}: use -1 (latest), -2 (earliest) or a time in ms")
-            found = log_.offset_for_timestamp(timestamp)
-            if found is None or found[0] >= visible:
-                return OffsetResult(leader_epoch=hosted.leader_epoch)
-            return OffsetResult(offset=found[0], timestamp=found[1], leader_epoch=hosted.leader_epoch)
-        except KraftError as exc:
-            return OffsetResult(exc.code, exc.message)
-        except (OSError, SegmentCorrupt) as exc:
-            failed = self._storage_error(topic, partition, exc, "listing offsets of")
-            return OffsetResult(failed.code, failed.message)
+            hosted.on_alter_partition_result(proposal, error, leader_epoch, partition_epoch, isr,
+                                             now_ms)
 
     # -- idempotent producers -----------------------------------------------------------------
     def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
@@ -482,14 +334,15 @@ class ReplicaManager:
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
             raise _unknown(topic, partition)
-        return self._producer_states.of((topic, partition), hosted.log)
+        return hosted.producer_state()
 
-    def _preload_producer_state(self, topic: str, partition: int) -> None:
+    def _preload_producer_state(self, hosted: Partition) -> None:
         try:
-            self.producer_state(topic, partition)
+            hosted.producer_state()
         except (OSError, ValueError):
             # Hosting must not fail on it: the first produce tries again and answers the error.
-            log.exception("loading the producer state of %s-%d failed", topic, partition)
+            log.exception("loading the producer state of %s-%d failed", hosted.topic,
+                          hosted.partition)
 
     def on_log_truncated(self, topic: str, partition: int) -> None:
         self._producer_states.on_log_truncated((topic, partition))
@@ -512,41 +365,3 @@ class ReplicaManager:
         """Forget producers idle for `expiration_ms` on every hosted partition (Kafka's
         producer.id.expiration.ms; the node calls it every ...check.interval.ms)."""
         return self._producer_states.remove_expired(now_ms, expiration_ms)
-
-    def _check_producers(self, hosted: Partition, records: bytes):
-        """(headers, None) to append, or (None, the ProduceResult) for a duplicate (the original
-        offset, nothing appended) or a sequence / epoch error (nothing appended)."""
-        state = self.producer_state(hosted.topic, hosted.partition)
-        headers = request_headers(records)
-        if headers is None:
-            return None, None
-        verdict = check_request(state, headers, hosted.log.log_end_offset)
-        if verdict is None:
-            return headers, None
-        if verdict.is_duplicate:
-            # last_offset: acks=all answers a duplicate once the original is committed, as Kafka.
-            return None, ProduceResult(base_offset=verdict.first_offset,
-                                       log_start_offset=hosted.log.log_start_offset,
-                                       last_offset=verdict.last_offset,
-                                       leader_epoch=hosted.leader_epoch)
-        return None, ProduceResult(verdict.error_code, verdict.message,
-                                   log_start_offset=hosted.log.log_start_offset)
-
-    def _check_coordinator_producers(self, hosted: Partition, records: bytes):
-        """As _check_producers for a coordinator's batches: only a fenced epoch is refused."""
-        state = self.producer_state(hosted.topic, hosted.partition)
-        headers = request_headers(records)
-        for h in headers or ():
-            entry = state.entry(h.producer_id)
-            if entry is not None and h.producer_epoch < entry.epoch:
-                return None, ProduceResult(
-                    ErrorCode.INVALID_PRODUCER_EPOCH,
-                    f"producer {h.producer_id} epoch {h.producer_epoch} is fenced on "
-                    f"{hosted.topic}-{hosted.partition}: epoch {entry.epoch} is newer",
-                    log_start_offset=hosted.log.log_start_offset)
-        return headers, None
-
-    def _record_producers(self, hosted: Partition, headers, first_offset: int) -> None:
-        # The state was current just before this append (_check_producers caught it up).
-        state = self._producer_states.current((hosted.topic, hosted.partition))
-        record_request(state, headers, first_offset, hosted.log.log_end_offset)

@@ -6,17 +6,19 @@ import logging
 from typing import Collection
 
 from broker.security.principals import node_id_of, node_principal
-from clients.grpc_server import request_context
+from clients.grpc_server import RequestContext, request_context
 from clients.rate_limited_log import RateLimitedLog
 
 log = logging.getLogger(__name__)
 _refusals = RateLimitedLog(logger=log)
 
 
-def refuse_unless_node(node_id: int, what: str) -> str | None:
+def refuse_unless_node(node_id: int, what: str,
+                       who: RequestContext | None = None) -> str | None:
     """None when the request's principal speaks for `node_id`, else why not (for the answer's
-    CLUSTER_AUTHORIZATION_FAILED message, also logged at most every 10 s per kind)."""
-    who = request_context()
+    CLUSTER_AUTHORIZATION_FAILED message, also logged at most every 10 s per kind). `who`: the
+    sender a wire-neutral handler names; none, the request this task serves."""
+    who = who or request_context()
     if who.security_protocol == "PLAINTEXT" or node_id_of(who.principal) == node_id:
         return None
     return _refused(what, f"{who.principal} (from {who.host or 'unknown host'}) may not {what} "

@@ -65,43 +65,45 @@ class RequestAuthorizer:
         who = who or request_context()
         return self._current().authorize(who.principal, who.host, operation, rtype, name)
 
-    def allowed_any(self, operation: Operation, rtype: ResourceType) -> bool:
+    def allowed_any(self, operation: Operation, rtype: ResourceType,
+                    who: RequestContext | None = None) -> bool:
         """Allowed on some resource of the type (Kafka: Write on any topic lets a producer be
         idempotent)."""
         if not self.enabled:
             return True
-        who = request_context()
+        who = who or request_context()
         return self._current().authorize_any(who.principal, who.host, operation, rtype)
 
-    def denial(self, operation: Operation, rtype: ResourceType,
-               name: str = CLUSTER_NAME) -> tuple[int, str] | None:
-        """(error code, message) when the request may not do it, else None."""
-        if self.allowed(operation, rtype, name):
+    def denial(self, operation: Operation, rtype: ResourceType, name: str = CLUSTER_NAME,
+               who: RequestContext | None = None) -> tuple[int, str] | None:
+        """(error code, message) when the request may not do it, else None. `who`: the sender
+        a wire-neutral handler names (broker/handlers/); none, the request this task serves."""
+        if self.allowed(operation, rtype, name, who):
             return None
-        return ERROR_OF[rtype], denied_message(request_context(), operation, rtype, name)
+        return ERROR_OF[rtype], denied_message(who or request_context(), operation, rtype, name)
 
     def require(self, operation: Operation, rtype: ResourceType,
-                name: str = CLUSTER_NAME) -> None:
-        refused = self.denial(operation, rtype, name)
+                name: str = CLUSTER_NAME, who: RequestContext | None = None) -> None:
+        refused = self.denial(operation, rtype, name, who)
         if refused is not None:
             raise KraftError(*refused)
 
-    def node_call_denial(self) -> tuple[int, str] | None:
+    def node_call_denial(self, who: RequestContext | None = None) -> tuple[int, str] | None:
         """For node-to-node calls (registration, heartbeats, ISR changes, follower fetches):
         only a principal with ClusterAction on the cluster, i.e. a node, may make them. The one
         place that decides what a node is (ClusterAction; super users included)."""
-        return self.denial(Operation.CLUSTER_ACTION, ResourceType.CLUSTER)
+        return self.denial(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, who=who)
 
-    def require_cluster_action(self) -> None:
+    def require_cluster_action(self, who: RequestContext | None = None) -> None:
         """node_call_denial() as a KraftError (CLUSTER_AUTHORIZATION_FAILED)."""
-        refused = self.node_call_denial()
+        refused = self.node_call_denial(who)
         if refused is not None:
             raise KraftError(*refused)
 
-    def is_node(self) -> bool:
+    def is_node(self, who: RequestContext | None = None) -> bool:
         """Whether the request comes from a node (ClusterAction): a controller trusts a broker
         that forwards a client's call to have authorized that client already."""
-        return self.node_call_denial() is None
+        return self.node_call_denial(who) is None
 
 
 OPEN = RequestAuthorizer()

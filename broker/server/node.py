@@ -318,7 +318,7 @@ class Node:
         transaction_servicer = TransactionServicer(
             transactions, lambda group_id: partition_for(group_id, groups.num_partitions()),
             authorizer)
-        verifier = TxnVerifier(transaction_servicer.verify_locally, transactions.coordinator_id,
+        verifier = TxnVerifier(transaction_servicer.handler.verify_locally, transactions.coordinator_id,
                                broker_channels)
         broker = BrokerServicer(replicas, metadata, channel, cluster_id=cluster_id,
                                 producer_ids=ProducerIdBlocks(channel, config.node_id, epoch),
@@ -345,7 +345,8 @@ class Node:
                     nursery, config, services, self.sessions,
                     lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
                 _, host, port = endpoints[0]
-                endpoints += await self._serve_kafka_listeners(nursery, broker, groups_servicer)
+                endpoints += await self._serve_kafka_listeners(nursery, broker, groups_servicer,
+                                                               metadata)
                 lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
                                             channel, metadata, epoch,
                                             config.broker_heartbeat_interval_ms,
@@ -373,15 +374,17 @@ class Node:
             replicas.checkpoint_producer_states()   # no more appends: a restart loads this
 
     async def _serve_kafka_listeners(self, nursery, broker: BrokerServicer,
-                                     groups: GroupServicer) -> list[tuple[str, str, int]]:
-        """Kafka wire listeners (kafka.listener.names) over the same servicers as the gRPC
-        ones; [(name, advertised host, port)] for the broker's registration."""
+                                     groups: GroupServicer, metadata: BrokerMetadata
+                                     ) -> list[tuple[str, str, int]]:
+        """Kafka wire listeners (kafka.listener.names) over the same handlers as the gRPC
+        servicers; [(name, advertised host, port)] for the broker's registration."""
         config = self.config
         endpoints = []
         for name, (host, port) in config.kafka_listeners.items():
             check_protocol(name, config.security.protocol(name) if config.security else
                            "PLAINTEXT")
-            dispatcher = Dispatcher(Backend(broker, groups, config.node_id))
+            dispatcher = Dispatcher(Backend(broker.handlers, groups.handler,
+                                            lambda: metadata.image))
             port = await nursery.start(functools.partial(
                 serve_kafka_listener, name, host, port, dispatcher,
                 max_request_bytes=config.socket_request_max_bytes))

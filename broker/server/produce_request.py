@@ -1,46 +1,28 @@
-"""A ProduceRequest read straight from its wire bytes, so that each partition's records are a
-memoryview of the request instead of two copies (protobuf copies a bytes field into its arena
+"""A ProduceRequest read straight from its wire bytes into the Produce handler's dataclasses, so
+that each partition's records are a memoryview of the request instead of two copies (protobuf copies a bytes field into its arena
 when it parses and again into a new `bytes` when it is read). The other fields come out as
 protobuf would give them: unknown fields and fields of an unexpected wire type are skipped, the
 last of a repeated scalar wins, an int32 keeps its low 32 bits, a name must be UTF-8."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from broker.handlers.produce import PartitionData, ProduceRequest, TopicData
 from clients.wire import broker_pb2 as pb
 from clients.wire.raw_fields import LEN as _LEN, VARINT as _VARINT, WireFormatError
 from clients.wire.raw_fields import read_fields as _fields
 
 
-class PartitionData(NamedTuple):
-    partition: int
-    records: memoryview | bytes
-
-
-class TopicData(NamedTuple):
-    name: str
-    partitions: list[PartitionData]
-
-
-class ProduceData(NamedTuple):
-    acks: int
-    timeout_ms: int
-    topics: list[TopicData]
-    transactional_id: str = ""
-
-    @classmethod
-    def from_message(cls, request: pb.ProduceRequest) -> "ProduceData":
-        """For in-process callers holding the message (its records are copies already)."""
-        return cls(request.acks, request.timeout_ms, [
-            TopicData(t.name, [PartitionData(p.partition, p.records) for p in t.partitions])
-            for t in request.topics], request.transactional_id)
+def from_message(request: pb.ProduceRequest) -> ProduceRequest:
+    """For in-process callers holding the message (its records are copies already)."""
+    return ProduceRequest(request.acks, request.timeout_ms, [
+        TopicData(t.name, [PartitionData(p.partition, p.records) for p in t.partitions])
+        for t in request.topics], request.transactional_id)
 
 
 # The bytes are not a ProduceRequest message.
 ProduceRequestError = WireFormatError
 
 
-def parse_produce_request(data: bytes) -> ProduceData:
+def parse_produce_request(data: bytes) -> ProduceRequest:
     """The request with each partition's records a view of `data`, whatever its size: a small
     request would parse faster by protobuf (clients/wire/raw_fields.py: RAW_FROM_BYTES), but
     with two copies of each record byte on the leader's append path instead of none."""
@@ -57,7 +39,7 @@ def parse_produce_request(data: bytes) -> ProduceData:
             topics.append(_topic(view, *value))
         elif field == 4 and kind == _LEN:
             transactional_id = _text(view, *value, "the transactional id")
-    return ProduceData(acks, timeout_ms, topics, transactional_id)
+    return ProduceRequest(acks, timeout_ms, topics, transactional_id)
 
 
 def _topic(view: memoryview, start: int, end: int) -> TopicData:

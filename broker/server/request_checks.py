@@ -1,10 +1,11 @@
 """The Broker service's requests checked before they reach the replica manager (limits and
-their reasons in request_limits.py): a function per RPC that raises Refused."""
+their reasons in request_limits.py): a function per RPC that raises Refused. Fetch and
+ListOffsets read only field names the handlers' dataclasses share with protobuf: the handlers
+run them, for every wire."""
 from __future__ import annotations
 
-from broker.server.request_limits import (INT16_MAX, INT32_MAX, MAX_NAME_LENGTH, Refused,
-                                          check_length, check_not_negative,
-                                          check_range)
+from broker.server.request_limits import (INT16_MAX, INT32_MAX, Refused,
+                                          check_not_negative, check_range)
 from clients.errors import ErrorCode
 from clients.wire import broker_pb2 as pb
 
@@ -32,21 +33,6 @@ def Fetch(req: pb.FetchRequest) -> None:
                         hint="-1 when not checked")
             check_range(f"{where}: last_fetched_epoch", p.last_fetched_epoch, -1, INT32_MAX,
                         hint="-1 when none")
-
-
-def InitProducerId(req: pb.InitProducerIdRequest) -> None:
-    check_length("transactional_id", req.transactional_id, MAX_NAME_LENGTH)
-    if req.HasField("producer_id"):
-        check_range("producer_id", req.producer_id, -1, (1 << 63) - 1, hint="-1 for a new id")
-    if req.HasField("producer_epoch"):
-        # Kafka's producer epoch is an int16.
-        check_range("producer_epoch", req.producer_epoch, -1, INT16_MAX,
-                    hint="the epoch the broker handed out")
-
-
-def refuse_init_producer_id(_request, refused: Refused) -> pb.InitProducerIdResponse:
-    return pb.InitProducerIdResponse(error_code=refused.code, error_message=refused.message,
-                                     producer_id=-1, producer_epoch=-1)
 
 
 def WriteTxnMarkers(req: pb.WriteTxnMarkersRequest) -> None:
@@ -77,11 +63,3 @@ def refuse_write_txn_markers(request: pb.WriteTxnMarkersRequest,
 def ListOffsets(req: pb.ListOffsetsRequest) -> None:
     check_range("isolation_level", req.isolation_level, 0, 1,
                 hint="0 read_uncommitted, 1 read_committed")
-
-
-def refuse_list_offsets(request: pb.ListOffsetsRequest,
-                        refused: Refused) -> pb.ListOffsetsResponse:
-    return pb.ListOffsetsResponse(topics=[pb.ListOffsetsTopicResponse(name=t.name, partitions=[
-        pb.ListOffsetsPartitionResponse(partition=p.partition, error_code=refused.code,
-                                        error_message=refused.message, offset=-1)
-        for p in t.partitions]) for t in request.topics])

@@ -93,13 +93,13 @@ def checked(check: Callable[[Any], None], refuse: Any):
 
     def wrap(method):
         @functools.wraps(method)
-        async def run(self, request, **options):
+        async def run(self, request):
             try:
                 check(request)
             except Refused as refused:
                 if is_class:
                     return refuse(error_code=refused.code, error_message=refused.message)
                 return refuse(request, refused)
-            return await method(self, request, **options)
+            return await method(self, request)
         return run
     return wrap

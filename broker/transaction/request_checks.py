@@ -1,13 +1,14 @@
 """The Transaction service's requests checked before they reach a coordinator (limits and their
-reasons in broker/server/request_limits.py): a function per RPC that raises Refused. A
+reasons in broker/server/request_limits.py): a function per RPC that raises Refused, reading
+the wire-neutral requests the transaction handler takes (broker/handlers/transaction.py). A
 transactional id is a name a client picks, keyed in every `__transaction_state` record."""
 from __future__ import annotations
 
+from broker.transaction import messages as m
 from broker.server.request_limits import (INT16_MAX, MAX_NAME_LENGTH, Refused, check_group_id,
                                           check_length, check_not_negative, check_range)
 from clients.errors import ErrorCode
 from clients.topics import topic_name_problem
-from clients.wire import transaction_pb2 as pb
 
 E = ErrorCode
 MAX_PARTITIONS = 100_000        # partitions named in one AddPartitionsToTxn
@@ -25,32 +26,31 @@ def _producer(req) -> None:
                 hint="the epoch InitProducerId handed out")
 
 
-def AddPartitionsToTxn(req: pb.AddPartitionsToTxnRequest) -> None:
+def AddPartitionsToTxn(req: m.AddPartitionsRequest) -> None:
     _producer(req)
-    if sum(len(t.partitions) for t in req.topics) > MAX_PARTITIONS:
+    if len(req.partitions) > MAX_PARTITIONS:
         raise Refused(E.INVALID_REQUEST, f"more than {MAX_PARTITIONS} partitions in one request")
-    for t in req.topics:
-        problem = topic_name_problem(t.topic)
+    for topic, partition in sorted(req.partitions):
+        problem = topic_name_problem(topic)
         if problem:
             raise Refused(E.INVALID_TOPIC_EXCEPTION, f"topics: {problem}")
-        for p in t.partitions:
-            check_not_negative(f"topic {t.topic!r}: partition", p, E.UNKNOWN_TOPIC_OR_PARTITION,
-                               "partitions are numbered from 0")
+        check_not_negative(f"topic {topic!r}: partition", partition,
+                           E.UNKNOWN_TOPIC_OR_PARTITION, "partitions are numbered from 0")
 
 
-def AddOffsetsToTxn(req: pb.AddOffsetsToTxnRequest) -> None:
+def AddOffsetsToTxn(req) -> None:
     _producer(req)
     check_group_id(req.group_id)
 
 
-def EndTxn(req: pb.EndTxnRequest) -> None:
+def EndTxn(req) -> None:
     _producer(req)
 
 
-def DescribeTransactions(req: pb.DescribeTransactionsRequest) -> None:
+def DescribeTransactions(req) -> None:
     for txn_id in req.transactional_ids:
         check_transactional_id(txn_id, "transactional_ids")
 
 
-def ListTransactions(req: pb.ListTransactionsRequest) -> None:
+def ListTransactions(req) -> None:
     check_length("state_filters", ",".join(req.state_filters), 1_000)

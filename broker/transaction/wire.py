@@ -39,24 +39,6 @@ def add_partitions_request(req: pb.AddPartitionsToTxnRequest) -> m.AddPartitions
                                   partitions_of(req.topics), req.verify_only)
 
 
-def add_partitions_response(answer: m.AddPartitionsResponse) -> pb.AddPartitionsToTxnResponse:
-    return pb.AddPartitionsToTxnResponse(
-        error_code=answer.error, error_message=message(answer.error, answer.message),
-        partitions=[pb.TxnPartitionResult(topic=tp.topic, partition=tp.partition, error_code=e,
-                                          error_message=message(e))
-                    for tp, e in answer.partitions])
-
-
 def end_txn_request(req: pb.EndTxnRequest) -> m.EndTxnRequest:
     return m.EndTxnRequest(req.transactional_id, req.producer_id, req.producer_epoch,
                            req.committed)
-
-
-def described(d: m.DescribedTransaction) -> pb.DescribedTransaction:
-    return pb.DescribedTransaction(
-        transactional_id=d.transactional_id, error_code=d.error,
-        error_message=message(d.error, f"transactional id '{d.transactional_id}'"
-                              if d.error else ""),
-        state=d.state, producer_id=d.producer_id, producer_epoch=d.producer_epoch,
-        transaction_timeout_ms=d.timeout_ms, transaction_start_time_ms=d.txn_start_ms,
-        topics=txn_topics(d.partitions))

@@ -28,7 +28,7 @@ from broker.kafka.handlers import (
     produce,
     sync_group,
 )
-from clients.grpc_server import RequestContext, serving_as
+from clients.grpc_server import RequestContext
 
 MODULES = (api_versions, metadata, produce, fetch, list_offsets, find_coordinator, join_group,
            sync_group, heartbeat, leave_group, offset_commit, offset_fetch, init_producer_id)
@@ -43,6 +43,7 @@ class Context:
     listener: str
     peer: str
     served: tuple = ()     # (api key, min, max) of every API served
+    who: RequestContext = RequestContext()     # the sender, for authorization
 
 
     @property
@@ -87,8 +88,9 @@ class Dispatcher:
             request = codec.decode_request(key, version, body)
         if not module.ORDERED:
             started()
-        ctx = Context(self.backend, header, connection.listener, connection.peer,
-                      self.ranges)
-        # Authorization and the Metadata answer's endpoints read who asks, on which listener.
-        with serving_as(RequestContext(host=connection.peer, listener=connection.listener)):
-            return await module.handle(ctx, request, started)
+        # Authorization and every address handed out depend on who asks, on which listener.
+        who = RequestContext(host=connection.peer, listener=connection.listener,
+                             security_protocol="PLAINTEXT")
+        ctx = Context(self.backend, header, connection.listener, connection.peer, self.ranges,
+                      who)
+        return await module.handle(ctx, request, started)

@@ -1,21 +1,21 @@
-"""FindCoordinator 0-3: the gRPC call (group or transaction coordinator), the coordinator's
-address given on the listener the request came in on."""
+"""FindCoordinator 0-3: the group handler's (group or transaction coordinator), the
+coordinator's address given on the listener the request came in on."""
 from __future__ import annotations
 
+from broker.handlers.group_messages import FindCoordinatorRequest
 from broker.kafka import codec
 from broker.kafka.answer import Answer
 from clients.errors import ErrorCode
-from clients.wire import group_pb2 as gpb
 
 API_KEY = 10
 ORDERED = False
 
 
 async def handle(ctx, request, started):
-    response = await ctx.backend.find_coordinator(gpb.FindCoordinatorRequest(
-        key=request.key, key_type=getattr(request, "key_type", 0)))
-    code, message, node_id, host, port = (response.error_code, response.error_message,
-                                          response.node_id, response.host, response.port)
+    r = await ctx.backend.find_coordinator(
+        FindCoordinatorRequest(request.key, getattr(request, "key_type", 0)), ctx.who)
+    code, message, node_id, host, port = (r.error_code, r.error_message, r.node_id, r.host,
+                                          r.port)
     if code == 0:
         endpoint = ctx.backend.endpoint(node_id, ctx.listener)
         if endpoint is None:

@@ -1,21 +1,17 @@
-"""Heartbeat 0-4: the gRPC call."""
+"""Heartbeat 0-4: the group handler's."""
 from __future__ import annotations
 
+from broker.group import messages as m
 from broker.kafka import codec
 from broker.kafka.answer import Answer
-from clients.wire import group_pb2 as gpb
 
 API_KEY = 12
 ORDERED = False
 
 
 async def handle(ctx, request, started):
-    grpc_request = gpb.HeartbeatRequest(group_id=request.group_id,
-                                        generation_id=request.generation_id,
-                                        member_id=request.member_id)
-    instance = getattr(request, "group_instance_id", None)
-    if instance is not None:
-        grpc_request.group_instance_id = instance
-    r = await ctx.backend.heartbeat(grpc_request)
+    r = ctx.backend.heartbeat(m.HeartbeatRequest(
+        request.group_id, request.generation_id, request.member_id,
+        getattr(request, "group_instance_id", None)), ctx.who)
     return Answer.of(codec.encode_response(API_KEY, ctx.version,
-                                           {"throttle_time": 0, "error_code": r.error_code}))
+                                           {"throttle_time": 0, "error_code": r.error}))

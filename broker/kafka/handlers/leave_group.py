@@ -1,9 +1,9 @@
-"""LeaveGroup 0-4: the gRPC call; v0-2 name one member, v3+ a batch (KIP-345)."""
+"""LeaveGroup 0-4: the group handler's; v0-2 name one member, v3+ a batch (KIP-345)."""
 from __future__ import annotations
 
+from broker.group import messages as m
 from broker.kafka import codec
 from broker.kafka.answer import Answer
-from clients.wire import group_pb2 as gpb
 
 API_KEY = 13
 ORDERED = False
@@ -11,21 +11,16 @@ ORDERED = False
 
 async def handle(ctx, request, started):
     if ctx.version < 3:
-        members = [gpb.MemberIdentity(member_id=request.member_id)]
+        members = (m.MemberIdentity(request.member_id),)
     else:
-        members = []
-        for m in request.members:
-            identity = gpb.MemberIdentity(member_id=m.member_id)
-            if m.group_instance_id is not None:
-                identity.group_instance_id = m.group_instance_id
-            members.append(identity)
-    r = await ctx.backend.leave_group(gpb.LeaveGroupRequest(group_id=request.group_id,
-                                                            members=members))
-    code = r.error_code
+        members = tuple(m.MemberIdentity(i.member_id, i.group_instance_id)
+                        for i in request.members)
+    r = await ctx.backend.leave_group(m.LeaveGroupRequest(request.group_id, members), ctx.who)
+    code = r.error
     if ctx.version < 3 and code == 0 and r.members:
-        code = r.members[0].error_code       # one member: its error is the answer's
+        code = r.members[0][1]       # one member: its error is the answer's
     return Answer.of(codec.encode_response(API_KEY, ctx.version, {
         "throttle_time": 0, "error_code": code,
-        "members": [{"member_id": m.member_id,
-                     "group_instance_id": m.group_instance_id if m.HasField("group_instance_id")
-                     else None, "error_code": m.error_code} for m in r.members]}))
+        "members": [{"member_id": identity.member_id,
+                     "group_instance_id": identity.group_instance_id, "error_code": c}
+                    for identity, c in r.members]}))

@@ -1,4 +1,4 @@
-"""Metadata 0-12: the gRPC Metadata call (auto-creation, Describe authorization, each broker's
+"""Metadata 0-12: the Metadata handler (auto-creation, Describe authorization, each broker's
 endpoint on the listener the request came in on) in Kafka's answer of the asked version."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import uuid
 from broker.kafka import codec
 from broker.kafka.answer import Answer
 from clients.errors import ErrorCode
-from clients.wire import broker_pb2 as pb
+from broker.handlers.metadata import MetadataRequest
 
 API_KEY = 3
 ORDERED = False
@@ -36,8 +36,11 @@ async def handle(ctx, request, started):
                 name = ctx.backend.topic_name(getattr(t, "topic_id", None))
                 (names.append(name) if name is not None else by_id.append(t.topic_id))
     auto_create = request.allow_auto_topic_creation if version >= 4 else True
-    response = await ctx.backend.metadata(pb.MetadataRequest(
-        topics=names, all_topics=all_topics, allow_auto_topic_creation=auto_create))
+    response = await ctx.backend.metadata(MetadataRequest(
+        topics=tuple(names), all_topics=all_topics, allow_auto_topic_creation=auto_create),
+        ctx.who)
+    # v1+: an empty list asks for no topic (the handler takes it as every topic).
+    answered = response.topics if all_topics else [t for t in response.topics if t.name in names]
     topics = [{
         "error_code": t.error_code, "name": t.name, "topic_id": topic_uuid(t.topic_id),
         "is_internal": t.is_internal, "topic_authorized_operations": NO_OPERATIONS,
@@ -45,7 +48,7 @@ async def handle(ctx, request, started):
             "error_code": p.error_code, "partition_index": p.partition, "leader_id": p.leader,
             "leader_epoch": p.leader_epoch, "replica_nodes": list(p.replicas),
             "isr_nodes": list(p.isr), "offline_replicas": list(p.offline_replicas)}
-            for p in t.partitions]} for t in response.topics]
+            for p in t.partitions]} for t in answered]
     topics += [{"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": tid,
                 "partitions": [], "topic_authorized_operations": NO_OPERATIONS}
                for tid in by_id]

@@ -1,10 +1,11 @@
-"""OffsetCommit 2-8: the gRPC call; run whole before the next request is read, so a
+"""OffsetCommit 2-8: the group handler's; run whole before the next request is read, so a
 connection's commits are stored in the order sent."""
 from __future__ import annotations
 
+from broker.group import messages as m
 from broker.kafka import codec
 from broker.kafka.answer import Answer
-from clients.wire import group_pb2 as gpb
+from clients.types import TopicPartition
 
 API_KEY = 8
 ORDERED = True
@@ -13,16 +14,12 @@ ORDERED = True
 async def handle(ctx, request, started):
     generation = getattr(request, "generation_id_or_member_epoch",
                          getattr(request, "generation_id", -1))
-    grpc_request = gpb.OffsetCommitRequest(
-        group_id=request.group_id, generation_id=generation, member_id=request.member_id,
-        partitions=[gpb.CommitPartition(
-            topic=t.name, partition=p.partition_index, offset=p.committed_offset,
-            leader_epoch=getattr(p, "committed_leader_epoch", -1),
-            metadata=p.committed_metadata or "") for t in request.topics for p in t.partitions])
-    instance = getattr(request, "group_instance_id", None)
-    if instance is not None:
-        grpc_request.group_instance_id = instance
-    r = await ctx.backend.offset_commit(grpc_request)
+    r = await ctx.backend.offset_commit(m.OffsetCommitRequest(
+        request.group_id,
+        {TopicPartition(t.name, p.partition_index): m.OffsetAndMetadata(
+            p.committed_offset, getattr(p, "committed_leader_epoch", -1),
+            p.committed_metadata or "") for t in request.topics for p in t.partitions},
+        generation, request.member_id, getattr(request, "group_instance_id", None)), ctx.who)
     errors = {(p.topic, p.partition): p.error_code for p in r.partitions}
     return Answer.of(codec.encode_response(API_KEY, ctx.version, {
         "throttle_time": 0,

@@ -1,10 +1,10 @@
-"""Produce 3-9 (0-2 are advertised and refused, handlers/__init__.py): the gRPC Produce call,
+"""Produce 3-9 (0-2 are advertised and refused, handlers/__init__.py): the Produce handler,
 its appends run before the connection reads on; the answer is written by hand."""
 from __future__ import annotations
 
 from broker.kafka.answer import Answer
 from broker.kafka.wire import I16, I32, I64, NO_TAGS, array_length, string
-from broker.server.produce_request import PartitionData, ProduceData, TopicData
+from broker.handlers.produce import PartitionData, ProduceRequest, TopicData
 
 API_KEY = 0
 ORDERED = True      # the appends: pipelined produces reach the log in the order sent
@@ -17,11 +17,11 @@ def _ms(value) -> int:
 async def handle(ctx, request, started):
     version = ctx.version
     acks = request.acks
-    data = ProduceData(acks, _ms(request.timeout), [
+    data = ProduceRequest(acks, _ms(request.timeout), [
         TopicData(t.name, [PartitionData(p.index, p.records if p.records is not None else b"")
                            for p in t.partition_data])
         for t in request.topic_data], getattr(request, "transactional_id", None) or "")
-    response = await ctx.backend.produce(data, started)
+    response = await ctx.backend.produce(data, ctx.who, started)
     if acks == 0:
         return None          # Kafka sends no answer to acks=0
     return Answer.of(encode(version, [

@@ -164,7 +164,8 @@ async def test_controller_calls_are_screened_item_by_item(authz):
 
 
 async def test_without_an_authorizer_everything_but_internal_topics_is_allowed(broker):
-    broker.authz = RequestAuthorizer()
+    broker = BrokerServicer(broker.replicas, metadata=None, channel=None, cluster_id="c",
+                            clock_ms=lambda: 0, authorizer=RequestAuthorizer())
     with serving_as(ANONYMOUS):
         response = await broker.Produce(produce("bob-orders"))
         internal = await broker.Produce(produce("__transaction_state"))

@@ -49,7 +49,7 @@ async def test_one_warning_per_auto_created_topic_naming_topic_and_setting(caplo
     with caplog.at_level(logging.WARNING):
         for _ in range(3):   # the producer asks again and again; the topic is new only once
             await servicer.Metadata(request)
-        await servicer._auto_create(["ordres"])   # a racing request finds it already there
+        await servicer.handlers.metadata.auto_create_topics(["ordres"])   # a racing request finds it already there
     [warning] = auto_create_warnings(caplog)
     assert "'ordres'" in warning and "auto.create.topics.enable=false" in warning
 

@@ -4,11 +4,12 @@ protobuf refuses them (the differential tests against protobuf are in
 tests/clients/wire/test_raw_readers_read_as_protobuf.py)."""
 from __future__ import annotations
 
-from broker.server.produce_request import ProduceData, ProduceRequestError, parse_produce_request
+from broker.handlers.produce import ProduceRequest
+from broker.server.produce_request import ProduceRequestError, from_message, parse_produce_request
 from clients.wire import broker_pb2 as pb
 
 
-def as_plain(data: ProduceData) -> tuple:
+def as_plain(data: ProduceRequest) -> tuple:
     return (data.acks, data.timeout_ms,
             [(t.name, [(p.partition, bytes(p.records)) for p in t.partitions])
              for t in data.topics], data.transactional_id)
@@ -16,7 +17,7 @@ def as_plain(data: ProduceData) -> tuple:
 
 def protobuf_reading(data: bytes):
     try:
-        return as_plain(ProduceData.from_message(pb.ProduceRequest.FromString(data)))
+        return as_plain(from_message(pb.ProduceRequest.FromString(data)))
     except Exception:   # noqa: BLE001 - protobuf's DecodeError, whatever its class
         return None
 

@@ -79,7 +79,7 @@ class Acls:
     def __init__(self, *allowed):
         self.granted = set(allowed)
 
-    def denial(self, op, rtype, name):
+    def denial(self, op, rtype, name, who=None):
         return None if (op, rtype, name) in self.granted else (
             E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if rtype == R.TRANSACTIONAL_ID
             else E.GROUP_AUTHORIZATION_FAILED, "refused")

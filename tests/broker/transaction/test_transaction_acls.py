@@ -22,13 +22,13 @@ class Acls:
     def __init__(self, *allowed) -> None:
         self.granted = set(allowed)
 
-    def allowed(self, op, rtype, name="kafka-cluster"):
+    def allowed(self, op, rtype, name="kafka-cluster", who=None):
         return (op, rtype, name) in self.granted
 
-    def denial(self, op, rtype, name="kafka-cluster"):
+    def denial(self, op, rtype, name="kafka-cluster", who=None):
         return None if self.allowed(op, rtype, name) else (DENIAL[rtype], f"no {op.name} {name}")
 
-    def node_call_denial(self):
+    def node_call_denial(self, who=None):
         return self.denial(Op.CLUSTER_ACTION, R.CLUSTER)
 
 
