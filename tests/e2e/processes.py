@@ -95,8 +95,13 @@ class ClusterNode:
         self.data_dir = root / f"node-{node_id}"
         self.config = root / f"node-{node_id}.properties"
         listener = "CONTROLLER" if roles == "controller" else "PLAINTEXT"
+        listeners = f"{listener}://{address}"
+        # A broker's Kafka wire listener, for Kafka's own clients.
+        self.kafka_address = "" if roles == "controller" else f"127.0.0.1:{free_port()}"
+        if self.kafka_address:
+            listeners += f",KAFKA://{self.kafka_address}"
         props = {"process.roles": roles, "node.id": str(node_id),
-                 "listeners": f"{listener}://{address}", "controller.listener.names": "CONTROLLER",
+                 "listeners": listeners, "controller.listener.names": "CONTROLLER",
                  "controller.quorum.voters": voters, "log.dirs": str(self.data_dir), **overrides}
         self.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         self.log_path = root / f"node-{node_id}.log"
