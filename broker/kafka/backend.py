@@ -22,6 +22,7 @@ class Backend:
     broker: object                          # broker.server.servicer.BrokerHandlers
     groups: object                          # broker.handlers.group.GroupHandler
     image: Callable[[], MetadataImage]      # this broker's metadata image, now
+    admin_handler: object = None            # broker.handlers.admin.AdminHandler
 
     async def metadata(self, request: md.MetadataRequest, who: RequestContext
                        ) -> md.MetadataResponse:
@@ -77,3 +78,8 @@ class Backend:
 
     def offset_fetch(self, request: m.OffsetFetchRequest, who: RequestContext):
         return self.groups.offset_fetch(request, who)
+
+    async def admin(self, request, who: RequestContext):
+        """A controller request (kraft/controller/messages.py), forwarded to the active
+        controller; its response once this broker's image has the change."""
+        return (await self.admin_handler.handle(request, who)).response

@@ -330,13 +330,13 @@ class Node:
                                                             clock_ms=clock_ms),
                                 verifier=verifier)
         groups_servicer = GroupServicer(groups, replicas, config.node_id, authorizer, transactions)
+        controller_on_broker = controller_servicer.on_broker(channel, metadata, authorizer)
         services = [
             (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized,
                                              "Produce": broker.produce_serialized}),
             (groups_servicer, group_pb2, "Group"),
             (transaction_servicer, transaction_pb2, "Transaction"),
-            (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
-             "Controller"),
+            (controller_on_broker, controller_pb2, "Controller"),
             (BrokerDescribeQuorum(quorum, authorizer, channel.open_channel), quorum_pb2,
              "Quorum", (), ("DescribeQuorum",))]
         try:
@@ -345,8 +345,8 @@ class Node:
                     nursery, config, services, self.sessions,
                     lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
                 _, host, port = endpoints[0]
-                endpoints += await self._serve_kafka_listeners(nursery, broker, groups_servicer,
-                                                               metadata)
+                endpoints += await self._serve_kafka_listeners(
+                    nursery, broker, groups_servicer, metadata, controller_on_broker.handler)
                 lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
                                             channel, metadata, epoch,
                                             config.broker_heartbeat_interval_ms,
@@ -374,8 +374,8 @@ class Node:
             replicas.checkpoint_producer_states()   # no more appends: a restart loads this
 
     async def _serve_kafka_listeners(self, nursery, broker: BrokerServicer,
-                                     groups: GroupServicer, metadata: BrokerMetadata
-                                     ) -> list[tuple[str, str, int]]:
+                                     groups: GroupServicer, metadata: BrokerMetadata,
+                                     admin) -> list[tuple[str, str, int]]:
         """Kafka wire listeners (kafka.listener.names) over the same handlers as the gRPC
         servicers; [(name, advertised host, port)] for the broker's registration."""
         config = self.config
@@ -384,7 +384,7 @@ class Node:
             check_protocol(name, config.security.protocol(name) if config.security else
                            "PLAINTEXT")
             dispatcher = Dispatcher(Backend(broker.handlers, groups.handler,
-                                            lambda: metadata.image))
+                                            lambda: metadata.image, admin))
             port = await nursery.start(functools.partial(
                 serve_kafka_listener, name, host, port, dispatcher,
                 max_request_bytes=config.socket_request_max_bytes))

@@ -15,6 +15,8 @@ from broker.kafka.connection import CloseConnection
 from broker.kafka.framing import RequestHeader
 from broker.kafka.handlers import (
     api_versions,
+    create_topics,
+    delete_topics,
     fetch,
     find_coordinator,
     heartbeat,
@@ -31,7 +33,8 @@ from broker.kafka.handlers import (
 from clients.grpc_server import RequestContext
 
 MODULES = (api_versions, metadata, produce, fetch, list_offsets, find_coordinator, join_group,
-           sync_group, heartbeat, leave_group, offset_commit, offset_fetch, init_producer_id)
+           sync_group, heartbeat, leave_group, offset_commit, offset_fetch, init_producer_id,
+           create_topics, delete_topics)
 THREAD_DECODE_BYTES = 64 * 1024
 
 
