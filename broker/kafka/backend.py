@@ -3,16 +3,16 @@ that the gRPC servicers call too, so both wires share one behaviour (authorizati
 internal-topic rule, auto-creation, the group coordinator). Nothing here decides."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
+from broker.group import messages as m
 from broker.handlers import fetch as f
 from broker.handlers import group_messages as g
 from broker.handlers import list_offsets as lo
 from broker.handlers import metadata as md
 from broker.handlers import produce as pr
 from broker.handlers.init_producer_id import InitProducerIdRequest
-from broker.group import messages as m
 from clients.grpc_server import RequestContext
 from kraft.metadata.image import MetadataImage
 

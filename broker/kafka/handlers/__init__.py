@@ -30,7 +30,7 @@ from broker.kafka.handlers import (
     produce,
     sync_group,
 )
-from clients.grpc_server import RequestContext
+from clients.grpc_server import ANONYMOUS, RequestContext
 
 MODULES = (api_versions, metadata, produce, fetch, list_offsets, find_coordinator, join_group,
            sync_group, heartbeat, leave_group, offset_commit, offset_fetch, init_producer_id,
@@ -46,7 +46,7 @@ class Context:
     listener: str
     peer: str
     served: tuple = ()     # (api key, min, max) of every API served
-    who: RequestContext = RequestContext()     # the sender, for authorization
+    who: RequestContext = ANONYMOUS     # the sender, for authorization
 
 
     @property

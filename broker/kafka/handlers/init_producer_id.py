@@ -2,9 +2,9 @@
 goes to its coordinator)."""
 from __future__ import annotations
 
+from broker.handlers.init_producer_id import InitProducerIdRequest
 from broker.kafka import codec
 from broker.kafka.answer import Answer
-from broker.handlers.init_producer_id import InitProducerIdRequest
 
 API_KEY = 22
 ORDERED = False

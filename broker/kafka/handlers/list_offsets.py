@@ -1,9 +1,9 @@
 """ListOffsets 1-7: the ListOffsets handler (earliest -2, latest -1, by timestamp)."""
 from __future__ import annotations
 
+from broker.handlers import list_offsets as lo
 from broker.kafka import codec
 from broker.kafka.answer import Answer
-from broker.handlers import list_offsets as lo
 
 API_KEY = 2
 ORDERED = False

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 
+from broker.handlers.metadata import MetadataRequest
 from broker.kafka import codec
 from broker.kafka.answer import Answer
 from clients.errors import ErrorCode
-from broker.handlers.metadata import MetadataRequest
 
 API_KEY = 3
 ORDERED = False

@@ -2,9 +2,9 @@
 its appends run before the connection reads on; the answer is written by hand."""
 from __future__ import annotations
 
+from broker.handlers.produce import PartitionData, ProduceRequest, TopicData
 from broker.kafka.answer import Answer
 from broker.kafka.wire import I16, I32, I64, NO_TAGS, array_length, string
-from broker.handlers.produce import PartitionData, ProduceRequest, TopicData
 
 API_KEY = 0
 ORDERED = True      # the appends: pipelined produces reach the log in the order sent

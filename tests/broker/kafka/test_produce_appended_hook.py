@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import trio
 
-from broker.handlers.produce import PartitionData, ProduceHandler, ProduceRequest, TopicData
+from broker.handlers.produce import (
+    PartitionData,
+    ProduceHandler,
+    ProduceRequest,
+    TopicData,
+)
 from broker.replication.replica_manager import ReplicaManager
 from clients.record.codec import encode_batch
 from kraft.log.log_config import LogConfig
