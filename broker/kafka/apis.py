@@ -36,6 +36,10 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(19, "create_topics", 5, 2, 7),
     Api(20, "delete_topics", 4, 1, 6),
     Api(22, "init_producer_id", 2, 0, 4),
+    Api(24, "add_partitions_to_txn", 3, 0, 3),
+    Api(25, "add_offsets_to_txn", 3, 0, 3),
+    Api(26, "end_txn", 3, 0, 3),
+    Api(28, "txn_offset_commit", 3, 0, 3),
 )}
 
 API_VERSIONS = 18

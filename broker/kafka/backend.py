@@ -23,6 +23,7 @@ class Backend:
     groups: object                          # broker.handlers.group.GroupHandler
     image: Callable[[], MetadataImage]      # this broker's metadata image, now
     admin_handler: object = None            # broker.handlers.admin.AdminHandler
+    transactions: object = None             # broker.handlers.transaction.TransactionHandler
 
     async def metadata(self, request: md.MetadataRequest, who: RequestContext
                        ) -> md.MetadataResponse:
@@ -83,3 +84,15 @@ class Backend:
         """A controller request (kraft/controller/messages.py), forwarded to the active
         controller; its response once this broker's image has the change."""
         return (await self.admin_handler.handle(request, who)).response
+
+    async def add_partitions_to_txn(self, request, who: RequestContext):
+        return await self.transactions.add_partitions_to_txn(request, who)
+
+    async def add_offsets_to_txn(self, request, who: RequestContext):
+        return await self.transactions.add_offsets_to_txn(request, who)
+
+    async def end_txn(self, request, who: RequestContext):
+        return await self.transactions.end_txn(request, who)
+
+    async def txn_offset_commit(self, request, who: RequestContext):
+        return await self.groups.txn_offset_commit(request, who)

@@ -346,7 +346,8 @@ class Node:
                     lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
                 _, host, port = endpoints[0]
                 endpoints += await self._serve_kafka_listeners(
-                    nursery, broker, groups_servicer, metadata, controller_on_broker.handler)
+                    nursery, broker, groups_servicer, metadata, controller_on_broker.handler,
+                    transaction_servicer.handler)
                 lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
                                             channel, metadata, epoch,
                                             config.broker_heartbeat_interval_ms,
@@ -375,7 +376,7 @@ class Node:
 
     async def _serve_kafka_listeners(self, nursery, broker: BrokerServicer,
                                      groups: GroupServicer, metadata: BrokerMetadata,
-                                     admin) -> list[tuple[str, str, int]]:
+                                     admin, transactions) -> list[tuple[str, str, int]]:
         """Kafka wire listeners (kafka.listener.names) over the same handlers as the gRPC
         servicers; [(name, advertised host, port)] for the broker's registration."""
         config = self.config
@@ -384,7 +385,7 @@ class Node:
             check_protocol(name, config.security.protocol(name) if config.security else
                            "PLAINTEXT")
             dispatcher = Dispatcher(Backend(broker.handlers, groups.handler,
-                                            lambda: metadata.image, admin))
+                                            lambda: metadata.image, admin, transactions))
             port = await nursery.start(functools.partial(
                 serve_kafka_listener, name, host, port, dispatcher,
                 max_request_bytes=config.socket_request_max_bytes))

@@ -14,9 +14,12 @@ from broker.kafka.backend import Backend
 from broker.kafka.connection import CloseConnection
 from broker.kafka.framing import RequestHeader
 from broker.kafka.handlers import (
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     api_versions,
     create_topics,
     delete_topics,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -29,12 +32,14 @@ from broker.kafka.handlers import (
     offset_fetch,
     produce,
     sync_group,
+    txn_offset_commit,
 )
 from clients.grpc_server import ANONYMOUS, RequestContext
 
 MODULES = (api_versions, metadata, produce, fetch, list_offsets, find_coordinator, join_group,
            sync_group, heartbeat, leave_group, offset_commit, offset_fetch, init_producer_id,
-           create_topics, delete_topics)
+           create_topics, delete_topics, add_partitions_to_txn, add_offsets_to_txn, end_txn,
+           txn_offset_commit)
 THREAD_DECODE_BYTES = 64 * 1024
 
 
