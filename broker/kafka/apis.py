@@ -32,6 +32,8 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(12, "heartbeat", 4, 0, 4),
     Api(13, "leave_group", 4, 0, 4),
     Api(14, "sync_group", 4, 0, 5),
+    Api(15, "describe_groups", 5, 0, 5),
+    Api(16, "list_groups", 3, 0, 4),
     Api(18, "api_versions", 3, 0, 3),
     Api(19, "create_topics", 5, 2, 7),
     Api(20, "delete_topics", 4, 1, 6),

@@ -96,3 +96,9 @@ class Backend:
 
     async def txn_offset_commit(self, request, who: RequestContext):
         return await self.groups.txn_offset_commit(request, who)
+
+    def list_groups(self, request, who: RequestContext):
+        return self.groups.list_groups(request, who)
+
+    def describe_groups(self, request, who: RequestContext):
+        return self.groups.describe_groups(request, who)
