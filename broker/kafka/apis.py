@@ -42,6 +42,7 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(25, "add_offsets_to_txn", 3, 0, 3),
     Api(26, "end_txn", 3, 0, 3),
     Api(28, "txn_offset_commit", 3, 0, 3),
+    Api(32, "describe_configs", 4, 1, 4),
 )}
 
 API_VERSIONS = 18

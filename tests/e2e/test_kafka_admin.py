@@ -80,3 +80,15 @@ def test_admin_clients_list_and_describe_a_live_group(node):
         kp.close()
     finally:
         member.close()
+
+
+def test_describe_configs_of_a_topic(node):
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+    admin = AdminClient({"bootstrap.servers": node.kafka_address})
+    name = f"cfg-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(name, 1, 1, config={"retention.ms": "3600000"})])[name].result(30)
+    resource = ConfigResource("topic", name)
+    configs = admin.describe_configs([resource])[resource].result(30)
+    assert configs["retention.ms"].value == "3600000"
+    assert not configs["retention.ms"].is_default
+    assert "cleanup.policy" in configs

@@ -19,6 +19,7 @@ from broker.kafka.handlers import (
     api_versions,
     create_topics,
     delete_topics,
+    describe_configs,
     describe_groups,
     end_txn,
     fetch,
@@ -41,7 +42,7 @@ from clients.grpc_server import ANONYMOUS, RequestContext
 MODULES = (api_versions, metadata, produce, fetch, list_offsets, find_coordinator, join_group,
            sync_group, heartbeat, leave_group, offset_commit, offset_fetch, init_producer_id,
            create_topics, delete_topics, add_partitions_to_txn, add_offsets_to_txn, end_txn,
-           txn_offset_commit, list_groups, describe_groups)
+           txn_offset_commit, list_groups, describe_groups, describe_configs)
 THREAD_DECODE_BYTES = 64 * 1024
 
 
