@@ -200,7 +200,9 @@ class Connection:
         """n bytes, or None at a clean end of stream before any of them."""
         buffer = self._buffer
         while len(buffer) < n:
-            chunk = await self.stream.receive_some(max(READ_CHUNK, n - len(buffer)))
+            # At most a MiB per read: recv allocates the whole size asked for each time.
+            chunk = await self.stream.receive_some(min(max(READ_CHUNK, n - len(buffer)),
+                                                       1 << 20))
             if not chunk:
                 if buffer:
                     raise FrameError("the connection ended inside a frame")

@@ -4,14 +4,22 @@ frame and header grammar. Each closes (at most) its own connection; the node goe
 every other client, and says so in one rate-limited line, not one per frame."""
 from __future__ import annotations
 
+import datetime
 import socket
 import struct
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka_wire import KafkaWire
+from kafka_wire import KafkaWire, encode_request
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
+from kio.schema.produce.v7.request import (
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
+
+from clients.record.codec import encode_batch
 
 pytestmark = pytest.mark.e2e
 
@@ -111,4 +119,24 @@ def test_fuzzed_frames_never_take_the_node_down(kafka_node, api_key, version, cl
     payload = header(api_key, version, client_id=client_id, tags=tags) + body
     data = struct.pack(">i", max(len(payload) + size_delta, -1)) + payload
     send_and_wait_close(kafka_node.kafka_address, data)
+    still_serves(kafka_node.kafka_address)
+
+
+def test_a_failed_acks_0_produce_closes_the_connection(kafka_node):
+    """Kafka's signal to a producer that gets no answers: the internal topic refuses the
+    append, so the connection closes; the same request with acks=1 gets its error instead."""
+    def request(acks):
+        return ProduceRequest(transactional_id=None, acks=acks,
+                              timeout=datetime.timedelta(seconds=5), topic_data=(
+                                  TopicProduceData(name="__consumer_offsets", partition_data=(
+                                      PartitionProduceData(index=0, records=encode_batch(
+                                          [(b"k", b"v", (), 1000)])),)),))
+    wire = KafkaWire(kafka_node.kafka_address)
+    try:
+        answer = wire.call(0, 7, request(1))
+        assert answer.responses[0].partition_responses[0].error_code == 17   # INVALID_TOPIC
+        wire.send_raw(encode_request(0, 7, request(0), 2))      # the same connection
+        assert wire.read_frame() is None          # closed, no answer
+    finally:
+        wire.close()
     still_serves(kafka_node.kafka_address)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from broker.handlers.produce import PartitionData, ProduceRequest, TopicData
 from broker.kafka.answer import Answer
+from broker.kafka.connection import CloseConnection
 from broker.kafka.wire import I16, I32, I64, NO_TAGS, array_length, string
 
 API_KEY = 0
@@ -23,7 +24,13 @@ async def handle(ctx, request, started):
         for t in request.topic_data], getattr(request, "transactional_id", None) or "")
     response = await ctx.backend.produce(data, ctx.who, started)
     if acks == 0:
-        return None          # Kafka sends no answer to acks=0
+        # Kafka sends no answer to acks=0; a failed append closes the connection instead,
+        # the only way such a producer learns to refresh its metadata.
+        failed = [f"{t.name}-{p.partition}: {p.error_code}" for t in response.topics
+                  for p in t.partitions if p.error_code]
+        if failed:
+            raise CloseConnection(f"acks=0 Produce failed ({', '.join(failed[:3])})")
+        return None
     return Answer.of(encode(version, [
         (t.name, [(p.partition, p.error_code, p.base_offset, p.log_append_time_ms,
                    p.log_start_offset, p.error_message) for p in t.partitions])
