@@ -1,7 +1,7 @@
 """Kafka's API keys kraft knows: each one's schema name (kio's module name) and its first
 flexible version (compact types, tagged fields, header v2), from Kafka's message JSON files,
-and the versions kraft serves: the maxima of one real release (Kafka 3.1, save ApiVersions at
-3.0's), since kafka-python guesses the broker's release from them."""
+and the versions kraft serves: a real release's maxima (Kafka 3.0's; Metadata 3.1's v12), since
+kafka-python guesses the broker's release from them (it takes this one for 3.0)."""
 from __future__ import annotations
 
 from typing import NamedTuple
