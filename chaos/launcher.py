@@ -218,12 +218,16 @@ class ClusterFileError(ValueError):
 
 def node_entry(node_id: int, roles: Iterable[str], address: str, pid: int | None,
                data_dir: pathlib.Path, config: pathlib.Path, log: pathlib.Path, *,
-               metrics_address: str | None = None) -> dict:
+               metrics_address: str | None = None, kafka_address: str | None = None) -> dict:
     """One node's line of cluster.json; `metrics_address`: host:port of its metrics endpoint
-    (metrics.listener), None when it serves none."""
-    return {"id": node_id, "roles": list(roles), "address": address, "pid": pid,
-            "data_dir": str(data_dir), "config": str(config), "log": str(log),
-            "metrics_address": metrics_address}
+    (metrics.listener), None when it serves none; `kafka_address`: a broker's Kafka wire
+    listener, for Kafka's own clients (absent when it has none)."""
+    entry = {"id": node_id, "roles": list(roles), "address": address, "pid": pid,
+             "data_dir": str(data_dir), "config": str(config), "log": str(log),
+             "metrics_address": metrics_address}
+    if kafka_address:
+        entry["kafka_address"] = kafka_address
+    return entry
 
 
 def write_cluster_json(data: pathlib.Path, doc: dict) -> None:

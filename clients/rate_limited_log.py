@@ -27,7 +27,12 @@ class RateLimitedLog:
     def info(self, kind: str, message: str, *args: Any) -> bool:
         return self._report(logging.INFO, kind, message, args)
 
-    def _report(self, level: int, kind: str, message: str, args: tuple) -> bool:
+    def exception(self, kind: str, message: str, *args: Any) -> bool:
+        """An ERROR line with the exception being handled and its traceback."""
+        return self._report(logging.ERROR, kind, message, args, exc_info=True)
+
+    def _report(self, level: int, kind: str, message: str, args: tuple,
+                exc_info: bool = False) -> bool:
         """True if the line was logged, False if it was held back (and counted)."""
         now = self.clock()
         last = self._last.get(kind)
@@ -37,5 +42,5 @@ class RateLimitedLog:
         held = self._held.pop(kind, 0)
         self._last[kind] = now
         suffix = f" ({held} more like it since the last report)" if held else ""
-        self.logger.log(level, message + suffix, *args)
+        self.logger.log(level, message + suffix, *args, exc_info=exc_info)
         return True

@@ -21,7 +21,7 @@ TREE = (
 )
 
 EXAMPLES = """examples:
-  kraft dev                                  # a local broker on 127.0.0.1:9092, data in ./kraft-data
+  kraft dev                                  # a local broker: Kafka clients on 127.0.0.1:9092, kraft's on 9095
   kraft topic create orders -p 3
   printf 'k1:hello\\nk2:world\\n' | kraft produce orders --key-separator :
   kraft consume orders --from-beginning --max-messages 2

@@ -199,6 +199,9 @@ def _print_ready(data: pathlib.Path, launched: list[_Launched], detach: bool, ou
     bootstrap = ",".join(n.plan.address for n in launched if "broker" in n.plan.roles)
     print(f"\nbrokers: {bootstrap} (export KRAFT_BOOTSTRAP={bootstrap}); node logs: "
           f"{data}/node-<id>/node.log", file=out)
+    kafka = ",".join(n.plan.kafka_address for n in launched if n.plan.kafka_address)
+    if kafka:     # the brokers' Kafka wire listeners, for Kafka's own clients
+        print(f"Kafka clients: {kafka} (e.g. kcat -b {kafka} -L)", file=out)
     if secure is not None:
         print(f"secure: clients use SASL_SSL (SCRAM-SHA-256) and nodes mTLS, CA {secure.truststore}; "
               f"user admin, password in {secure.client_properties}; e.g.\n"

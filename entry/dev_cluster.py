@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import re
 import socket
 import subprocess
 import uuid
@@ -16,8 +17,8 @@ from chaos.launcher import (STOP_GRACE_S, NodeFiles, Target, free_ports, is_kraf
                             write_cluster_json)
 from kraft.log.log_manager import read_meta_properties
 
-DEFAULT_BROKER_PORT = 9092
-DEFAULT_CONTROLLER_PORT = 9192   # not Kafka's 9093: brokers take 9092, 9093, ... here
+DEFAULT_BROKER_PORT = 9095      # kraft's gRPC; Kafka's clients get 9092 (entry/dev_single.py)
+DEFAULT_CONTROLLER_PORT = 9192   # brokers take 9095, 9096, ... here
 MAX_CONTROLLERS = 9
 # kraft dev wires these per node; overriding one for every node would break the wiring.
 MANAGED_KEYS = ("node.id", "process.roles", "listeners", "controller.listener.names",
@@ -40,6 +41,7 @@ class NodePlan(NodeFiles):
     address: str                  # a broker's broker listener, a controller's controller listener
     data_dir: pathlib.Path        # its log.dirs
     properties: dict[str, str]    # its server.properties, in file order
+    kafka_address: str | None = None   # a broker's Kafka wire listener (Kafka's own clients)
 
     @property
     def node_dir(self) -> pathlib.Path:
@@ -95,7 +97,28 @@ def plan_cluster(data_dir: pathlib.Path | str, controllers: int, brokers: int, h
             {**DEV_DEFAULTS, "metrics.listener": f"http://{host}:{metrics_ports[node_id - 1]}",
              **overrides})
         plans.append(NodePlan(node_id, (role,), f"{host}:{node_port}", log_dir, props))
-    return plans
+    return _with_kafka_listeners(plans, host, port, pick_ports)
+
+
+# Kafka's clients expect brokers from 9092: with the default ports the brokers' Kafka wire
+# listeners take 9092, 9093, ... (below kraft's own 9095, ...), else free ports.
+DEFAULT_KAFKA_PORT = 9092
+
+
+def _with_kafka_listeners(plans: list[NodePlan], host: str, port: int,
+                          pick_ports: Callable[[str, int], list[int]]) -> list[NodePlan]:
+    brokers = [p for p in plans if "broker" in p.roles]
+    # Free ports apart from every port the plans already name (their listeners, metrics).
+    taken = {int(m) for p in plans for v in p.properties.values() for m in re.findall(r":(\d+)\b", v)}
+    ports = (list(range(DEFAULT_KAFKA_PORT, DEFAULT_KAFKA_PORT + len(brokers)))
+             if port == DEFAULT_BROKER_PORT and len(brokers) <= 3 else
+             [f for f in free_ports(host, 2 * len(brokers) + len(taken)) if f not in taken][:len(brokers)])
+    kafka = dict(zip((p.id for p in brokers), ports))
+    return [p if p.id not in kafka else dataclasses.replace(
+        p, kafka_address=f"{host}:{kafka[p.id]}",
+        properties={**p.properties,
+                    "listeners": f"{p.properties['listeners']},KAFKA://{host}:{kafka[p.id]}"})
+        for p in plans]
 
 
 def _span(ports: list[int]) -> str:
@@ -118,7 +141,8 @@ def node_entry(plan: NodePlan, pid: int | None) -> dict:
     return launcher.node_entry(plan.id, plan.roles, plan.address, pid, plan.data_dir,
                                plan.config_path, plan.log_path,
                                metrics_address=plan.properties.get("metrics.listener", "")
-                               .partition("://")[2] or None)
+                               .partition("://")[2] or None,
+                               kafka_address=plan.kafka_address)
 
 
 def read_cluster_json(data: pathlib.Path) -> dict | None:

@@ -104,7 +104,8 @@ def secure_plans(data: pathlib.Path, plans: list[NodePlan], host: str, *,
         if p.id in internal:
             props["listeners"] = f"SASL_SSL://{p.address},INTERNAL://{internal[p.id]}"
             props["inter.broker.listener.name"] = "INTERNAL"
-        out.append(dataclasses.replace(p, properties=props))
+        # No Kafka wire listener here: it serves PLAINTEXT only so far.
+        out.append(dataclasses.replace(p, properties=props, kafka_address=None))
     admin = issue(ca, pki, ADMIN)
     password = _old_password(data / "client.properties") or secrets.token_urlsafe(18)
     return out, SecureSetup(data, ca.truststore, admin, password, internal)

@@ -36,26 +36,40 @@ def check_not_running(data: pathlib.Path) -> None:
                               f"{node.get('address')}); stop it with: kraft dev --stop --data {data}")
 
 
-def node_ports(data: pathlib.Path, host: str, port: int) -> tuple[int, int]:
-    """(broker port, controller port). Kafka's habit: the controller next to the broker
-    (9092 -> 9093). Port 0 reuses the ports this data dir's node had, when both are free, so
-    addresses saved from the last run still work; otherwise 0 (the OS picks)."""
+# Kafka's clients expect a broker on 9092 (`kcat -b 127.0.0.1:9092 -L`): the Kafka wire
+# listener takes it, kraft's own gRPC listener the next free pair after Kafka's 9093-9094.
+DEFAULT_KAFKA_PORT = 9092
+DEFAULT_PORT = 9095
+
+
+def node_ports(data: pathlib.Path, host: str, port: int,
+               kafka_port: int | None = None) -> tuple[int, int, int]:
+    """(broker port, controller port, Kafka port). The controller next to the broker (9095 ->
+    9096); the Kafka listener on 9092 when the broker port is the default one, else where
+    --kafka-port says or on a free port. Port 0 reuses the ports this data dir's node had,
+    when all are free, so addresses saved from the last run still work; otherwise 0 (the OS
+    picks)."""
+    if kafka_port is None:
+        kafka_port = DEFAULT_KAFKA_PORT if port == DEFAULT_PORT else 0
     if port:
-        return port, port + 1
+        return port, port + 1, kafka_port
     node = _previous_node(data) or {}
     try:
-        recorded = [int(str(node[k]).rpartition(":")[2]) for k in ("address", "controller_address")]
+        recorded = [int(str(node[k]).rpartition(":")[2])
+                    for k in ("address", "controller_address", "kafka_address")]
     except (KeyError, ValueError):
-        return 0, 0
-    return (recorded[0], recorded[1]) if ports_free(host, recorded) else (0, 0)
+        return 0, 0, kafka_port
+    return tuple(recorded) if ports_free(host, recorded) else (0, 0, kafka_port)
 
 
 def run_foreground(args, format_node: Callable) -> int:
     data = pathlib.Path(args.data)
     check_not_running(data)
-    broker_port, controller_port = node_ports(data, args.host, args.port)
+    broker_port, controller_port, kafka_port = node_ports(data, args.host, args.port,
+                                                          getattr(args, "kafka_port", None))
     overrides = ["node.id=1", "process.roles=broker,controller",
-                 f"listeners=PLAINTEXT://{args.host}:{broker_port},CONTROLLER://{args.host}:{controller_port}",
+                 (f"listeners=PLAINTEXT://{args.host}:{broker_port},"
+                  f"CONTROLLER://{args.host}:{controller_port},KAFKA://{args.host}:{kafka_port}"),
                  f"log.dirs={data}", f"metrics.listener=http://{args.host}:0", *args.override]
     config = load_config(None, overrides)
     format_node(config, uuid.uuid4().hex)
@@ -66,6 +80,8 @@ def run_foreground(args, format_node: Callable) -> int:
         if len(ready.addresses) > 1:
             node["controller_address"] = ready.addresses[1]
         node["metrics_address"] = ready.metrics_address
+        if ready.kafka_address:
+            node["kafka_address"] = ready.kafka_address
         write_cluster_json(data, {"cluster_id": ready.cluster_id, "nodes": [node]})
 
     trio.run(run_until_signalled, config, announcer(args.log_format), record)
@@ -81,6 +97,8 @@ def run_detached(args, out: TextIO | None = None) -> int:
     data.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "entry.main", "dev", "--data", str(data), "--host", args.host,
                "--port", str(args.port), "--log-format", args.log_format]
+    if getattr(args, "kafka_port", None) is not None:
+        command += ["--kafka-port", str(args.kafka_port)]
     for o in args.override:
         command += ["--override", o]
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
@@ -105,7 +123,8 @@ def run_detached(args, out: TextIO | None = None) -> int:
                                   f"log: {log_path}{log_tail(log_path, offset)}")
         time.sleep(0.1)
     node = recorded()
-    print(f"kraft dev: node 1 (broker,controller) on {node.get('address')}, pid {proc.pid}; log: "
+    kafka = f", Kafka clients on {node['kafka_address']}" if node.get("kafka_address") else ""
+    print(f"kraft dev: node 1 (broker,controller) on {node.get('address')}{kafka}, pid {proc.pid}; log: "
           f"{log_path}\nexport KRAFT_BOOTSTRAP={node.get('address')}\n"
           f"kraft dev: running; stop with: kraft dev --stop --data {data}", file=out, flush=True)
     return 0

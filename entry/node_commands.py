@@ -16,9 +16,9 @@ from broker.server.node import NodeStartError, run_until_signalled
 from entry import log_format
 
 DEV_EXAMPLES = """examples:
-  kraft dev --data ./kraft-data --port 9092           # one combined node, in the foreground
+  kraft dev --data ./kraft-data --port 9095           # one combined node, Kafka clients on 9092
   kraft dev --port 0 --detach --data /tmp/k1          # the same in the background, on free ports
-  kraft dev --controllers 3 --brokers 3               # brokers on 9092-9094, controllers on 9192-9194
+  kraft dev --controllers 3 --brokers 3               # brokers on 9095-9097, controllers on 9192-9194
   kraft dev --controllers 3 --brokers 3 --port 0 --detach --data /tmp/c1
   kraft dev --restart 5 --data /tmp/c1                # start node 5 again, e.g. after a kill -9
   kraft dev --secure --controllers 3 --brokers 3      # TLS + SCRAM; see DATA/client.properties
@@ -108,8 +108,12 @@ def register(sub: argparse._SubParsersAction,
                          epilog=DEV_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     dev.add_argument("--data", default="./kraft-data", help="data directory (default ./kraft-data)")
     dev.add_argument("--host", default="127.0.0.1")
-    dev.add_argument("--port", type=int, default=9092,
-                     help="broker port; a cluster's brokers take PORT, PORT+1, ... (0 picks free ports for all)")
+    dev.add_argument("--port", type=int, default=9095,
+                     help="broker port of kraft's own (gRPC) clients, default 9095; a cluster's brokers "
+                          "take PORT, PORT+1, ... (0 picks free ports for all)")
+    dev.add_argument("--kafka-port", type=int, default=None, metavar="PORT",
+                     help="port of the Kafka wire listener, for Kafka's own clients (kcat, "
+                          "confluent-kafka, ...): default 9092 with the default --port, else free")
     dev.add_argument("--controllers", type=int, metavar="N",
                      help="controller-only nodes, ids 1..N (1-9; odd: 3 survive one failure)")
     dev.add_argument("--brokers", type=int, metavar="M", help="broker-only nodes, ids N+1..N+M")

@@ -23,15 +23,15 @@ FORBIDDEN = {
 # metadata seat that places them; the controller seat; the coordinator runtime, then the
 # transaction and group coordinators on it (group/ answers FindCoordinator for both); the
 # wire-neutral handlers of every request over them, the gRPC services that translate protobuf
-# to those handlers; the metrics endpoint (it reads the rooms duck-typed, importing none); and
+# to those handlers and the Kafka wire listener that translates Kafka's protocol to them; the metrics endpoint (it reads the rooms duck-typed, importing none); and
 # the node that wires them all. kraft/: files, the log, Raft on it; ACL bindings, then the metadata
 # records and image that hold them (latency_histogram.py, a plain counter the Raft driver keeps,
 # stands on the ground with fs.py); the controller's state machine over that image; and
 # spark.py, the public face's name for the Spark source (it imports only clients).
 ROOMS = {
     "broker": ("edge", "security", "idempotence", "replication", "metadata", "controller",
-               "coordinator", "transaction", "group", "handlers", "services", "metrics",
-               "server"),
+               "coordinator", "transaction", "group", "handlers", "services", "kafka",
+               "metrics", "server"),
     "kraft": ("fs", "latency_histogram", "log", "raft", "security", "metadata", "controller",
               "spark"),
 }

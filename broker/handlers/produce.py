@@ -76,8 +76,11 @@ class ProduceHandler:
         self.verifier = verifier
         self.clock_ms = clock_ms
 
-    async def handle(self, request: ProduceRequest,
-                     who: RequestContext = ANONYMOUS) -> ProduceResponse:
+    async def handle(self, request: ProduceRequest, who: RequestContext = ANONYMOUS, *,
+                     appended: Callable[[], None] = lambda: None) -> ProduceResponse:
+        """`appended()` is called once every partition's append is done, before any acks=all
+        wait: the Kafka listener reads a connection's next request only then, so pipelined
+        produces reach the log in the order sent."""
         acks = request.acks
         txn_id = request.transactional_id
         txn_denial = self._transactional_denial(request, who)
@@ -106,6 +109,7 @@ class ProduceHandler:
                     result.log_append_time, result.log_start_offset))
                 if result.error_code == 0 and acks == ACKS_ALL and result.last_offset >= 0:
                     waiting.append((topic.name, result, answers, len(answers) - 1))
+        appended()
         if waiting:
             timeout_ms = request.timeout_ms if request.timeout_ms > 0 else DEFAULT_PRODUCE_TIMEOUT_MS
             async with trio.open_nursery() as nursery:

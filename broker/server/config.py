@@ -107,6 +107,14 @@ def _names(key: str, text: str) -> tuple[str, ...]:
     return names
 
 
+def _names_or_none(key: str, text: str) -> tuple[str, ...]:
+    return tuple(n.strip().upper() for n in text.split(",") if n.strip())
+
+
+# The smallest socket.request.max.bytes that still lets a client say hello (ApiVersions).
+MIN_REQUEST_BYTES = 1024
+
+
 def _super_users(key: str, text: str) -> frozenset[str]:
     try:
         return parse_super_users(text)
@@ -136,6 +144,9 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "process.roles": ("process_roles", _roles, "broker,controller"),
     "listeners": ("listeners", parse_listeners, "PLAINTEXT://127.0.0.1:9092"),
     "controller.listener.names": ("controller_listener_names", _names, "CONTROLLER"),
+    # kraft's own key: the listeners that speak Kafka's wire protocol instead of gRPC.
+    "kafka.listener.names": ("kafka_listener_names", _names_or_none, "KAFKA"),
+    "socket.request.max.bytes": ("socket_request_max_bytes", _int_in(MIN_REQUEST_BYTES), "104857600"),
     "log.dirs": ("log_dirs", lambda k, v: tuple(p.strip() for p in v.split(",") if p.strip()), "./kraft-data"),
     "num.partitions": ("num_partitions", _int_in(1, INT_MAX), "1"),
     "default.replication.factor": ("default_replication_factor", _int_in(1, MAX_SHORT), "1"),
@@ -232,6 +243,8 @@ class ServerConfig:
     process_roles: tuple[str, ...]
     listeners: Mapping[str, tuple[str, int]]      # listener name -> (host, port), in order
     controller_listener_names: tuple[str, ...]
+    kafka_listener_names: tuple[str, ...]        # listeners speaking Kafka's wire protocol
+    socket_request_max_bytes: int                # the largest Kafka request frame taken
     log_dirs: tuple[str, ...]
     num_partitions: int
     default_replication_factor: int
@@ -292,7 +305,8 @@ class ServerConfig:
     def listener(self) -> tuple[str, int]:
         """The broker listener: the first one not named in controller.listener.names (a node
         without one, i.e. a controller-only node, gets its first listener)."""
-        brokers = [a for n, a in self.listeners.items() if n not in self.controller_listener_names]
+        brokers = [a for n, a in self.listeners.items() if n not in self.controller_listener_names
+                   and n not in self.kafka_listener_names]
         return brokers[0] if brokers else next(iter(self.listeners.values()))
 
     @property
@@ -340,8 +354,14 @@ class ServerConfig:
     @property
     def broker_listener_name(self) -> str:
         """The name of `listener` (see there)."""
-        names = [n for n in self.listeners if n not in self.controller_listener_names]
+        names = [n for n in self.listeners if n not in self.controller_listener_names
+                 and n not in self.kafka_listener_names]
         return names[0] if names else next(iter(self.listeners))
+
+    @property
+    def kafka_listeners(self) -> dict[str, tuple[str, int]]:
+        """The listeners speaking Kafka's wire protocol (kafka.listener.names), in order."""
+        return {n: a for n, a in self.listeners.items() if n in self.kafka_listener_names}
 
     @property
     def controller_listener_name(self) -> str | None:
@@ -413,6 +433,7 @@ def build_config(props: Mapping[str, str]) -> ServerConfig:
     config = ServerConfig(**values, topic_defaults=topic_defaults, unknown_keys=unknown,
                           security=security)
     _check_quorum(config)
+    _check_kafka_listeners(config)
     if config.group_min_session_timeout_ms > config.group_max_session_timeout_ms:
         raise ServerConfigError(
             f"group.min.session.timeout.ms: {config.group_min_session_timeout_ms} is above "
@@ -461,6 +482,25 @@ def _check_quorum(config: ServerConfig) -> None:
     if "broker" in config.process_roles and len(config.listeners) < 2:
         raise ServerConfigError("listeners: a broker,controller node needs a broker listener too, "
                                 "e.g. PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093")
+
+
+def _check_kafka_listeners(config: ServerConfig) -> None:
+    both = set(config.kafka_listener_names) & set(config.controller_listener_names)
+    if both:
+        raise ServerConfigError(f"kafka.listener.names: {', '.join(sorted(both))} is also a "
+                                "controller listener; the controllers speak gRPC only")
+    for name in config.kafka_listeners:
+        protocol = config.security.protocol(name) if config.security else "PLAINTEXT"
+        if protocol != "PLAINTEXT":
+            raise ServerConfigError(
+                f"listener.security.protocol.map: the Kafka wire listener {name} serves "
+                f"PLAINTEXT only so far, not {protocol}; map it {name}:PLAINTEXT (the gRPC "
+                "listeners serve SSL and SASL)")
+    if config.kafka_listeners and config.broker_listener_name in config.kafka_listener_names:
+        raise ServerConfigError(
+            "listeners: a broker with a Kafka listener needs a gRPC one too (the other nodes and "
+            "kraft's own clients use it), e.g. listeners=PLAINTEXT://127.0.0.1:9095,"
+            "KAFKA://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093")
 
 
 def load_config(path: str | None, overrides: list[str]) -> ServerConfig:

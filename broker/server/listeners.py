@@ -52,8 +52,8 @@ def node_channel_opener(config: ServerConfig, listener: str | None):
 
 
 def broker_listener_names(config: ServerConfig) -> list[str]:
-    return [n for n in config.listeners if n not in config.controller_listener_names] \
-        or [config.broker_listener_name]
+    return [n for n in config.listeners if n not in config.controller_listener_names
+            and n not in config.kafka_listener_names] or [config.broker_listener_name]
 
 
 async def serve_broker_listeners(nursery: trio.Nursery, config: ServerConfig,

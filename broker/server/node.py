@@ -5,6 +5,7 @@ be fenced so leadership moves away, then checkpoints and leaves the clean-shutdo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import pathlib
 import random
@@ -38,6 +39,9 @@ from broker.replication.fetcher import ReplicaFetchers
 from broker.replication.replica_manager import ReplicaManager, monotonic_ms
 from broker.security.request_authorizer import RequestAuthorizer
 from broker.security.sessions import SessionTable
+from broker.kafka.backend import Backend
+from broker.kafka.handlers import Dispatcher
+from broker.kafka.listener import check_protocol, serve_kafka_listener
 from broker.server.listeners import listener_server, node_channel_opener, serve_broker_listeners
 from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.markers import BrokerChannels
@@ -214,11 +218,14 @@ class NodeReady:
     cluster_id: str
     log_dirs: tuple[str, ...]
     metrics_address: str | None = None    # host:port of GET /metrics, if metrics.listener is set
+    kafka_address: str | None = None     # where Kafka's own clients connect, if anywhere
 
     def describe(self) -> str:
         what = f"listening on {self.addresses[0]}" if self.addresses else "running (no listener)"
         if len(self.addresses) > 1:
             what += f", controller on {self.addresses[1]}"
+        if self.kafka_address:
+            what += f", Kafka clients on {self.kafka_address}"
         if self.metrics_address:
             what += f", metrics on http://{self.metrics_address}/metrics"
         return (f"kraft node {self.node_id} ({','.join(self.roles)}) {what}, cluster "
@@ -235,6 +242,7 @@ class Node:
         self.clock_ms = clock_ms
         self.is_broker = "broker" in config.process_roles
         self.lifecycle: BrokerLifecycle | None = None
+        self.kafka_address: str | None = None     # the first Kafka wire listener's, once up
         lifetime_ms = config.security.session_lifetime_ms if config.security else 900_000
         self.sessions = SessionTable(lifetime_ms)     # SCRAM sessions of every SASL listener
         # Prometheus text on metrics.listener; None: nothing is collected or served.
@@ -297,7 +305,8 @@ class Node:
                     port = broker_port
                     listening.insert(0, f"{config.host}:{broker_port}")
                 ready = NodeReady(config.node_id, tuple(config.process_roles), tuple(listening),
-                                  cluster_id, tuple(config.log_dirs), metrics_address)
+                                  cluster_id, tuple(config.log_dirs), metrics_address,
+                                  self.kafka_address)
                 self.announce(ready.describe())
                 self.on_ready(ready)
                 task_status.started(port)
@@ -385,14 +394,14 @@ class Node:
                                                             groups.on_txn_marker,
                                                             clock_ms=clock_ms),
                                 verifier=verifier)
+        groups_servicer = GroupServicer(groups, replicas, config.node_id, authorizer, transactions)
+        controller_on_broker = controller_servicer.on_broker(channel, metadata, authorizer)
         services = [
             (broker, broker_pb2, "Broker", {"Fetch": broker.fetch_serialized,
                                              "Produce": broker.produce_serialized}),
-            (GroupServicer(groups, replicas, config.node_id, authorizer, transactions),
-             group_pb2, "Group"),
+            (groups_servicer, group_pb2, "Group"),
             (transaction_servicer, transaction_pb2, "Transaction"),
-            (controller_servicer.on_broker(channel, metadata, authorizer), controller_pb2,
-             "Controller"),
+            (controller_on_broker, controller_pb2, "Controller"),
             (BrokerDescribeQuorum(quorum, authorizer, channel.open_channel), quorum_pb2,
              "Quorum", (), ("DescribeQuorum",))]
         try:
@@ -402,6 +411,9 @@ class Node:
                     lambda user, mechanism: metadata.image.scram_credential(user, mechanism),
                     metrics=self.metrics, bound_ports=self.listener_ports)
                 _, host, port = endpoints[0]
+                endpoints += await self._serve_kafka_listeners(
+                    nursery, broker, groups_servicer, metadata, controller_on_broker.handler,
+                    transaction_servicer.handler)
                 lifecycle = BrokerLifecycle(config.node_id, host, port, config.rack,
                                             channel, metadata, epoch,
                                             config.broker_heartbeat_interval_ms,
@@ -427,6 +439,27 @@ class Node:
         finally:
             broker_channels.close()
             replicas.checkpoint_producer_states()   # no more appends: a restart loads this
+
+    async def _serve_kafka_listeners(self, nursery, broker: BrokerServicer,
+                                     groups: GroupServicer, metadata: BrokerMetadata,
+                                     admin, transactions) -> list[tuple[str, str, int]]:
+        """Kafka wire listeners (kafka.listener.names) over the same handlers as the gRPC
+        servicers; [(name, advertised host, port)] for the broker's registration."""
+        config = self.config
+        endpoints = []
+        for name, (host, port) in config.kafka_listeners.items():
+            check_protocol(name, config.security.protocol(name) if config.security else
+                           "PLAINTEXT")
+            dispatcher = Dispatcher(Backend(broker.handlers, groups.handler,
+                                            lambda: metadata.image, admin, transactions))
+            port = await nursery.start(functools.partial(
+                serve_kafka_listener, name, host, port, dispatcher,
+                max_request_bytes=config.socket_request_max_bytes))
+            advertised = config.security.advertised.get(name) if config.security else None
+            endpoints.append((name, *(advertised if advertised and advertised[1]
+                                      else (host, port))))
+            self.kafka_address = f"{endpoints[-1][1]}:{endpoints[-1][2]}"
+        return endpoints
 
     def _inter_broker_listener(self) -> str:
         security = self.config.security

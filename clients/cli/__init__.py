@@ -15,7 +15,7 @@ from clients.errors import ErrorCode, KraftError
 from clients.cli import common
 from clients.cli.common import CliError
 
-DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+DEFAULT_BOOTSTRAP = "127.0.0.1:9095"   # kraft dev's gRPC listener (Kafka clients: 9092)
 
 # Codes meaning "could not talk to the cluster"; the hint says how to get one.
 _UNREACHABLE = {ErrorCode.NETWORK_EXCEPTION, ErrorCode.BROKER_NOT_AVAILABLE}

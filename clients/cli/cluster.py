@@ -15,13 +15,13 @@ def register(subparsers: argparse._SubParsersAction,
     cluster = subparsers.add_parser(
         "cluster", help="show the cluster: its id, active controller and brokers",
         description="Show the cluster: its id, active controller and brokers.",
-        epilog="example:\n  kraft cluster info --bootstrap-server 127.0.0.1:9092",
+        epilog="example:\n  kraft cluster info --bootstrap-server 127.0.0.1:9095",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = cluster.add_subparsers(dest="cluster_command", metavar="COMMAND", required=True)
     add_leaf(sub, "info", help="show the cluster id, the active controller and the brokers",
              func=info, add_common=add_common,
              examples="kraft cluster info\n"
-                      "kraft cluster info --bootstrap-server 127.0.0.1:9092 --format json")
+                      "kraft cluster info --bootstrap-server 127.0.0.1:9095 --format json")
 
 
 def cluster_json(described: dict[str, Any]) -> dict[str, Any]:

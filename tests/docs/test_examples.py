@@ -5,8 +5,9 @@ Each fenced block names its language (python, sh, properties or text). The pytho
 of a page run in the page's order against a fresh `kraft dev` node started on free ports in a
 temp dir; a block right after `<!-- not run: REASON -->` is skipped (python ones are still
 compiled): it starts a long-running server, needs Docker or root, or another test runs it.
-The examples say `127.0.0.1:9092` (a `kraft dev` node's broker) and `127.0.0.1:9093` (its
-controller): this test rewrites both to the node it started, and sets KRAFT_BOOTSTRAP to it.
+The examples say `127.0.0.1:9095` (a `kraft dev` node's broker, for kraft's own clients),
+`127.0.0.1:9096` (its controller) and `127.0.0.1:9092` (its Kafka listener, for Kafka's clients):
+this test rewrites each to the node it started, and sets KRAFT_BOOTSTRAP to its broker.
 A page in docs/ starts where the README's walk-through leaves off: the README's first runnable sh
 block (it creates the topic `orders` and writes two records) runs before the page's own."""
 from __future__ import annotations
@@ -32,7 +33,7 @@ CHECKED = [*PAGES, ROOT / "ARCHITECTURE.md", ROOT / "BENCHMARKS.md",
            *sorted((ROOT / "bench" / "results").glob("*.md"))]
 LANGUAGES = {"python", "sh", "properties", "text"}
 NOT_RUN = re.compile(r"^<!-- not run: (?P<reason>.+\S) -->$")
-BROKER, CONTROLLER = "127.0.0.1:9092", "127.0.0.1:9093"
+BROKER, CONTROLLER, KAFKA = "127.0.0.1:9095", "127.0.0.1:9096", "127.0.0.1:9092"
 FENCE = re.compile(r"^```(?P<lang>[^\n`]*)\n(?P<code>.*?)^```$", flags=re.DOTALL | re.MULTILINE)
 
 
@@ -110,7 +111,8 @@ def test_the_examples_use_the_address_the_test_rewrites():
     for page in PAGES:
         for b in runnable(page):
             if b.lang == "python":
-                assert BROKER in b.code, f"{b.where} does not use {BROKER}"
+                assert BROKER in b.code or KAFKA in b.code, \
+                    f"{b.where} uses neither {BROKER} nor {KAFKA}"
 
 
 def public_face_missing() -> bool:
@@ -134,9 +136,10 @@ def shell_env(tmp_path):
 
 
 def run_block(b: Block, node: NodeProcess, env: dict, cwd: pathlib.Path) -> str:
-    code = b.code.replace(BROKER, node.address)
-    if node.controller_address:
-        code = code.replace(CONTROLLER, node.controller_address)
+    # At once, so that no address written in is rewritten again.
+    ours = {BROKER: node.address, CONTROLLER: node.controller_address or CONTROLLER,
+            KAFKA: node.kafka_address or KAFKA}
+    code = re.sub("|".join(map(re.escape, ours)), lambda m: ours[m[0]], b.code)
     if b.lang == "python":
         if "from kraft import" in code and public_face_missing():
             pytest.skip(f"{b.where} and the rest of its page need `from kraft import Producer`, "

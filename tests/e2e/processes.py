@@ -25,6 +25,7 @@ class NodeProcess:
         self.preexec_fn = preexec_fn       # run in the child before exec (e.g. lower a limit)
         self.port = 0
         self.controller_address = ""      # a combined node's controller listener, once started
+        self.kafka_address = ""           # its Kafka wire listener, once started
         self.proc: subprocess.Popen | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}.log"
 
@@ -49,6 +50,9 @@ class NodeProcess:
                 line = self.proc.stdout.readline()
                 if b"listening on" in line:
                     self.port = int(line.split(b"listening on ", 1)[1].split(b",", 1)[0].rsplit(b":", 1)[1])
+                    if b"Kafka clients on " in line:
+                        self.kafka_address = line.split(b"Kafka clients on ", 1)[1].split(
+                            b",", 1)[0].decode()
                     if b"controller on " in line:
                         self.controller_address = line.split(b"controller on ", 1)[1].split(
                             b",", 1)[0].decode()
@@ -90,6 +94,10 @@ class ClusterNode:
         self.data_dir = root / f"node-{node_id}"
         self.config = root / f"node-{node_id}.properties"
         props = launcher.node_properties(node_id, roles, address, voters, self.data_dir, overrides)
+        # A broker's Kafka wire listener, for Kafka's own clients.
+        self.kafka_address = "" if roles == "controller" else f"127.0.0.1:{free_port()}"
+        if self.kafka_address:
+            props["listeners"] += f",KAFKA://{self.kafka_address}"
         launcher.write_properties(self.config, f"node {node_id} ({roles}) of an end-to-end test "
                                                f"cluster", props)
         self.log_path = root / f"node-{node_id}.log"

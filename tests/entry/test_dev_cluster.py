@@ -27,7 +27,7 @@ def test_controllers_take_the_first_ids_and_brokers_the_next(tmp_path):
     assert [(p.id, p.roles) for p in plans] == [(1, ("controller",)), (2, ("controller",)), (3, ("controller",)),
                                                 (4, ("broker",)), (5, ("broker",))]
     assert [p.address for p in plans] == ["127.0.0.1:9192", "127.0.0.1:9193", "127.0.0.1:9194",
-                                          "127.0.0.1:9092", "127.0.0.1:9093"]
+                                          "127.0.0.1:9095", "127.0.0.1:9096"]
     assert [p.data_dir for p in plans] == [tmp_path / f"node-{i}" / "data" for i in range(1, 6)]
     assert plans[3].config_path == tmp_path / "node-4" / "server.properties"
     assert plans[3].log_path == tmp_path / "node-4" / "node.log"
@@ -37,9 +37,14 @@ def test_every_node_names_the_same_voters_and_its_own_listener(tmp_path):
     plans = plan_cluster(tmp_path, 3, 3, port=19092, controller_port=19192)
     voters = {p.properties["controller.quorum.voters"] for p in plans}
     assert voters == {"1@127.0.0.1:19192,2@127.0.0.1:19193,3@127.0.0.1:19194"}
-    assert [p.properties["listeners"] for p in plans] == [
+    assert [p.properties["listeners"].split(",")[0] for p in plans] == [
         "CONTROLLER://127.0.0.1:19192", "CONTROLLER://127.0.0.1:19193", "CONTROLLER://127.0.0.1:19194",
         "PLAINTEXT://127.0.0.1:19092", "PLAINTEXT://127.0.0.1:19093", "PLAINTEXT://127.0.0.1:19094"]
+    # Each broker's Kafka wire listener too, on a port of its own (free ones off the defaults).
+    kafka = [p.properties["listeners"].split(",")[1] for p in plans[3:]]
+    assert [k.rpartition(":")[0] for k in kafka] == ["KAFKA://127.0.0.1"] * 3
+    assert [p.kafka_address for p in plans[3:]] == [k.split("//")[1] for k in kafka]
+    assert len(set(kafka)) == 3
 
 
 def test_port_zero_picks_distinct_ports_for_every_node(tmp_path):

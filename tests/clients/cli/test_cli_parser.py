@@ -136,4 +136,4 @@ def test_bootstrap_default_comes_from_the_environment(monkeypatch):
     monkeypatch.delenv("KRAFT_BOOTSTRAP")
     own = argparse.ArgumentParser()
     add_common_options(own)
-    assert own.parse_args([]).bootstrap_server == "127.0.0.1:9092"
+    assert own.parse_args([]).bootstrap_server == "127.0.0.1:9095"
