@@ -1,5 +1,6 @@
 """CI's check that the tests it must run did run: each test id given (path::name) passed in the
 junit XML report, neither skipped nor missing. Exits 1 saying which did not, and why."""
+
 from __future__ import annotations
 
 import sys

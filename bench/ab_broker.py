@@ -11,6 +11,7 @@ command module differently (broker.cli before the rooms); it is found by file. R
 records/s (the same as of MiB/s: both runs send the same records). --own-client runs each
 tree's own `kraft bench`, so client changes count too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,14 @@ def command_module(tree: pathlib.Path) -> str:
 
 def kraft(tree: pathlib.Path, *args: str, **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONUNBUFFERED": "1"}
-    return subprocess.run([sys.executable, "-m", command_module(tree), *args], cwd=tree, env=env,
-                          capture_output=True, text=True, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", command_module(tree), *args],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        **kw,
+    )
 
 
 def client(*args: str, tree: pathlib.Path = HERE) -> dict:
@@ -47,9 +54,13 @@ def client(*args: str, tree: pathlib.Path = HERE) -> dict:
 
 def start_single(tree: pathlib.Path, data: pathlib.Path) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", command_module(tree), "dev", "--data", str(data),
-                             "--port", "0"], cwd=tree, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", command_module(tree), "dev", "--data", str(data), "--port", "0"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if select.select([proc.stdout], [], [], 0.5)[0]:
@@ -60,8 +71,15 @@ def start_single(tree: pathlib.Path, data: pathlib.Path) -> tuple[subprocess.Pop
     raise RuntimeError(f"the node from {tree} did not start")
 
 
-def one_run(tree: pathlib.Path, shape: str, records: int, size: int = 100, partitions: int = 3,
-            controllers: int = 3, own_client: bool = False) -> dict:
+def one_run(
+    tree: pathlib.Path,
+    shape: str,
+    records: int,
+    size: int = 100,
+    partitions: int = 3,
+    controllers: int = 3,
+    own_client: bool = False,
+) -> dict:
     client_tree = tree if own_client else HERE
     data = pathlib.Path(tempfile.mkdtemp(prefix="ab-"))
     try:
@@ -69,35 +87,72 @@ def one_run(tree: pathlib.Path, shape: str, records: int, size: int = 100, parti
             proc, address = start_single(tree, data / "d")
             acks, rf = "1", "1"
         else:
-            done = kraft(tree, "dev", "--controllers", str(controllers), "--brokers", "3",
-                         "--port", "0", "--controller-port", "0",
-                         "--detach", "--data", str(data / "d"), timeout=180)
+            done = kraft(
+                tree,
+                "dev",
+                "--controllers",
+                str(controllers),
+                "--brokers",
+                "3",
+                "--port",
+                "0",
+                "--controller-port",
+                "0",
+                "--detach",
+                "--data",
+                str(data / "d"),
+                timeout=180,
+            )
             if done.returncode != 0:
                 raise RuntimeError(done.stderr[-2000:])
             nodes = json.loads((data / "d" / "cluster.json").read_text())["nodes"]
             address = ",".join(n["address"] for n in nodes if "broker" in n["roles"])
             proc, acks, rf = None, "all", "3"
         try:
-            produced = client("bench", "produce", "--bootstrap-server", address, "--acks", acks,
-                              "--num-records", str(records), "--replication-factor", rf,
-                              "--partitions", str(partitions), "--record-size", str(size),
-                              tree=client_tree)
-            consumed = client("bench", "consume", "--bootstrap-server", address,
-                              "--num-records", str(records), tree=client_tree)
+            produced = client(
+                "bench",
+                "produce",
+                "--bootstrap-server",
+                address,
+                "--acks",
+                acks,
+                "--num-records",
+                str(records),
+                "--replication-factor",
+                rf,
+                "--partitions",
+                str(partitions),
+                "--record-size",
+                str(size),
+                tree=client_tree,
+            )
+            consumed = client(
+                "bench",
+                "consume",
+                "--bootstrap-server",
+                address,
+                "--num-records",
+                str(records),
+                tree=client_tree,
+            )
         finally:
             if proc is not None:
                 proc.terminate()
                 proc.wait(30)
             else:
                 kraft(tree, "dev", "--stop", "--data", str(data / "d"), timeout=120)
-        return {"produce": _rate(produced), "consume": _rate(consumed),
-                "produce_mib_s": produced["mb_per_sec"], "consume_mib_s": consumed["mb_per_sec"]}
+        return {
+            "produce": _rate(produced),
+            "consume": _rate(consumed),
+            "produce_mib_s": produced["mb_per_sec"],
+            "consume_mib_s": consumed["mb_per_sec"],
+        }
     finally:
         shutil.rmtree(data, ignore_errors=True)
 
 
 def _rate(doc: dict) -> float:
-    return float(doc["records_per_sec"])      # kraft bench produce|consume --format json
+    return float(doc["records_per_sec"])  # kraft bench produce|consume --format json
 
 
 def main(argv=None) -> int:
@@ -109,23 +164,43 @@ def main(argv=None) -> int:
     parser.add_argument("--record-size", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--controllers", type=int, default=3, help="cluster shape only")
-    parser.add_argument("--own-client", action="store_true",
-                        help="each run's `kraft bench` from its own tree (client changes count too)")
+    parser.add_argument(
+        "--own-client",
+        action="store_true",
+        help="each run's `kraft bench` from its own tree (client changes count too)",
+    )
     args = parser.parse_args(argv)
     ratios = {"produce": [], "consume": []}
     for pair in range(args.pairs):
         order = [("base", args.base), ("head", HERE)]
         if pair % 2:
             order.reverse()
-        runs = {name: one_run(tree, args.shape, args.records, args.record_size, args.partitions,
-                              args.controllers, args.own_client) for name, tree in order}
+        runs = {
+            name: one_run(
+                tree,
+                args.shape,
+                args.records,
+                args.record_size,
+                args.partitions,
+                args.controllers,
+                args.own_client,
+            )
+            for name, tree in order
+        }
         for what in ratios:
             ratios[what].append(runs["head"][what] / runs["base"][what])
         print(json.dumps({"pair": pair, **runs}), flush=True)
-    print(json.dumps({"shape": args.shape, "records": args.records, "record_size": args.record_size,
-                      **{f"{k}_ratio_median": round(statistics.median(v), 3)
-                         for k, v in ratios.items()},
-                      **{f"{k}_ratios": [round(r, 3) for r in v] for k, v in ratios.items()}}))
+    print(
+        json.dumps(
+            {
+                "shape": args.shape,
+                "records": args.records,
+                "record_size": args.record_size,
+                **{f"{k}_ratio_median": round(statistics.median(v), 3) for k, v in ratios.items()},
+                **{f"{k}_ratios": [round(r, 3) for r in v] for k, v in ratios.items()},
+            }
+        )
+    )
     return 0
 
 

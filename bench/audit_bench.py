@@ -3,6 +3,7 @@ values) and a matching history, then times `kraft audit`'s job on local[2] and p
 
     python bench/audit_bench.py --mb 64 --partitions 6 --record-size 100
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,11 @@ def build(root: Path, mb: float, partitions: int, record_size: int):
         while log.size_in_bytes() < per_partition:
             values = range(offset, offset + BATCH_RECORDS)
             records = [(None, str(v).zfill(record_size).encode(), (), 1_000) for v in values]
-            log.append_as_leader(encode_batch(records, producer_id=7, producer_epoch=0,
-                                              base_sequence=offset), 0, now_ms=0)
+            log.append_as_leader(
+                encode_batch(records, producer_id=7, producer_epoch=0, base_sequence=offset),
+                0,
+                now_ms=0,
+            )
             ops += [Op(f"w{p}", "ok", "send", t, v, name, v) for v in values]
             ops.append(Op(f"r{p}", "ok", "poll", t + 1, {name: [[v, v] for v in values]}))
             offset, t = offset + BATCH_RECORDS, t + 2
@@ -60,7 +64,9 @@ def build(root: Path, mb: float, partitions: int, record_size: int):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--mb", type=float, default=64, help="segment MB in all, over 3 replicas")
     ap.add_argument("--partitions", type=int, default=6)
     ap.add_argument("--record-size", type=int, default=100)
@@ -72,20 +78,33 @@ def main() -> int:
         started = time.monotonic()
         history = build(Path(tmp), args.mb, args.partitions, args.record_size)
         size = sum(f.stat().st_size for f in Path(tmp).rglob("*.log"))
-        print(f"built {size / 2**20:.1f} MB of segments, {len(history)} history ops in "
-              f"{time.monotonic() - started:.1f} s")
+        print(
+            f"built {size / 2**20:.1f} MB of segments, {len(history)} history ops in "
+            f"{time.monotonic() - started:.1f} s"
+        )
         started = time.monotonic()
         spark = create_session(args.master)
         print(f"Spark session: {time.monotonic() - started:.1f} s")
         for run in range(1, args.runs + 1):
             for label, hist in (("segments only", None), ("segments + history", history)):
                 started = time.monotonic()
-                result = run_audit(spark, [tmp], hist, progress=lambda line: print(f"  [{time.monotonic() - started:5.1f}s] {line}", flush=True) if args.verbose else None)
+                result = run_audit(
+                    spark,
+                    [tmp],
+                    hist,
+                    progress=lambda line: (
+                        print(f"  [{time.monotonic() - started:5.1f}s] {line}", flush=True)
+                        if args.verbose
+                        else None
+                    ),
+                )
                 took = time.monotonic() - started
                 assert result.ok, [v.line() for v in result.violations[:5]]
-                print(f"run {run}, {label}: {took:.1f} s, {size / 2**20 / took:.1f} MB/s in all; "
-                      f"scan {result.stats['scan_seconds']} s = {result.stats['mb_per_s']} MB/s; "
-                      f"{result.stats['batches']} batches, {result.stats['records']} records")
+                print(
+                    f"run {run}, {label}: {took:.1f} s, {size / 2**20 / took:.1f} MB/s in all; "
+                    f"scan {result.stats['scan_seconds']} s = {result.stats['mb_per_s']} MB/s; "
+                    f"{result.stats['batches']} batches, {result.stats['records']} records"
+                )
         spark.stop()
     return 0
 

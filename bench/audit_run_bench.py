@@ -7,6 +7,7 @@ workload's shape), then `kraft audit` timed on them as a user runs it (a real pr
 History: per value a send invoke and ok line (Jepsen style), and every value polled by an
 assign()ed reader and a subscribe()d one in polls of --poll values: about 200 bytes a value.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,40 +41,102 @@ def build(root: Path, values: int, partitions: int, poll: int) -> None:
     per_partition = values // partitions
     hws, t, value = {}, 0, 0
     with open(root / "history.jsonl", "w") as h:
+
         def line(doc):
             h.write(json.dumps(doc, separators=(",", ":")) + "\n")
 
         for p in range(partitions):
             name = f"bench-{p}"
             for reader, f, target in (("a", "assign", name), ("s", "subscribe", "bench")):
-                line({"process": f"{reader}{p}", "type": "invoke", "f": f, "time": t, "value": [target]})
-                line({"process": f"{reader}{p}", "type": "ok", "f": f, "time": t + 1, "value": [target]})
+                line(
+                    {
+                        "process": f"{reader}{p}",
+                        "type": "invoke",
+                        "f": f,
+                        "time": t,
+                        "value": [target],
+                    }
+                )
+                line(
+                    {
+                        "process": f"{reader}{p}",
+                        "type": "ok",
+                        "f": f,
+                        "time": t + 1,
+                        "value": [target],
+                    }
+                )
             log = Log.open(first / fn.partition_dir_name("bench", p), config, now_ms=0)
             pending: list[tuple[int, int]] = []
             for base in range(0, per_partition, BATCH_RECORDS):
                 vals = range(value, value + min(BATCH_RECORDS, per_partition - base))
-                log.append_as_leader(encode_batch(
-                    [(None, str(v).encode(), (), 1_000) for v in vals], producer_id=7,
-                    producer_epoch=0, base_sequence=base), 0, now_ms=0)
+                log.append_as_leader(
+                    encode_batch(
+                        [(None, str(v).encode(), (), 1_000) for v in vals],
+                        producer_id=7,
+                        producer_epoch=0,
+                        base_sequence=base,
+                    ),
+                    0,
+                    now_ms=0,
+                )
                 for i, v in enumerate(vals):
                     proc = f"w{p}.{v % 4}"
-                    line({"process": proc, "type": "invoke", "f": "send", "time": t, "value": v,
-                          "partition": name})
-                    line({"process": proc, "type": "ok", "f": "send", "time": t + MS, "value": v,
-                          "partition": name, "offset": base + i})
+                    line(
+                        {
+                            "process": proc,
+                            "type": "invoke",
+                            "f": "send",
+                            "time": t,
+                            "value": v,
+                            "partition": name,
+                        }
+                    )
+                    line(
+                        {
+                            "process": proc,
+                            "type": "ok",
+                            "f": "send",
+                            "time": t + MS,
+                            "value": v,
+                            "partition": name,
+                            "offset": base + i,
+                        }
+                    )
                     pending.append((base + i, v))
                     t += MS // 4
                     if len(pending) == poll:
                         for reader in ("a", "s"):
-                            line({"process": f"{reader}{p}", "type": "invoke", "f": "poll", "time": t})
-                            line({"process": f"{reader}{p}", "type": "ok", "f": "poll", "time": t + MS,
-                                  "value": {name: [list(x) for x in pending]}})
+                            line(
+                                {
+                                    "process": f"{reader}{p}",
+                                    "type": "invoke",
+                                    "f": "poll",
+                                    "time": t,
+                                }
+                            )
+                            line(
+                                {
+                                    "process": f"{reader}{p}",
+                                    "type": "ok",
+                                    "f": "poll",
+                                    "time": t + MS,
+                                    "value": {name: [list(x) for x in pending]},
+                                }
+                            )
                         pending = []
                 value += len(vals)
             for reader in ("a", "s"):
                 if pending:
-                    line({"process": f"{reader}{p}", "type": "ok", "f": "poll", "time": t,
-                          "value": {name: [list(x) for x in pending]}})
+                    line(
+                        {
+                            "process": f"{reader}{p}",
+                            "type": "ok",
+                            "f": "poll",
+                            "time": t,
+                            "value": {name: [list(x) for x in pending]},
+                        }
+                    )
             hws[("bench", p)] = log.log_end_offset
             log.close()
     write_offset_checkpoint(first / fn.REPLICATION_OFFSET_CHECKPOINT, hws)
@@ -125,15 +188,21 @@ class _TreeCpu:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--dir", required=True, help="where the run's files are (built if absent)")
     ap.add_argument("--values", type=int, default=1_200_000, help="values sent in all")
     ap.add_argument("--partitions", type=int, default=6)
     ap.add_argument("--poll", type=int, default=40, help="values per poll")
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--workers", type=int, default=0,
-                    help="audit on a Spark standalone cluster of this many 1-core workers, "
-                         "started here from the installed PySpark (overrides --master)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="audit on a Spark standalone cluster of this many 1-core workers, "
+        "started here from the installed PySpark (overrides --master)",
+    )
     ap.add_argument("--repo", default=str(ROOT), help="the checkout whose `kraft audit` runs")
     ap.add_argument("--verbose", action="store_true", help="print the audit's progress lines")
     args = ap.parse_args()
@@ -144,11 +213,15 @@ def main() -> int:
         print(f"built in {time.monotonic() - started:.1f} s")
     seg = sum(f.stat().st_size for f in (root / "nodes").rglob("*.log"))
     hist = (root / "history.jsonl").stat().st_size
-    print(f"history {hist / 2**20:.0f} MB, segments {seg / 2**20:.0f} MB over {len(REPLICAS)} replicas")
+    print(
+        f"history {hist / 2**20:.0f} MB, segments {seg / 2**20:.0f} MB over {len(REPLICAS)} replicas"
+    )
     if args.workers:
         from chaos.audit.standalone import standalone_cluster
-        with standalone_cluster(root / "standalone", workers=args.workers,
-                                worker_memory="4g") as url:
+
+        with standalone_cluster(
+            root / "standalone", workers=args.workers, worker_memory="4g"
+        ) as url:
             return run(args, root, url)
     return run(args, root, args.master)
 
@@ -157,10 +230,27 @@ def run(args, root: Path, master: str) -> int:
     env = {**os.environ, "PYTHONPATH": args.repo, "SPARK_LOCAL_IP": "127.0.0.1"}
     out = root / "audit-out"
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "entry.main", "audit", "--data", str(root / "nodes"),
-                             "--history", str(root / "history.jsonl"), "--master", master,
-                             "--out", str(out)], cwd=args.repo, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "entry.main",
+            "audit",
+            "--data",
+            str(root / "nodes"),
+            "--history",
+            str(root / "history.jsonl"),
+            "--master",
+            master,
+            "--out",
+            str(out),
+        ],
+        cwd=args.repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     tree = _TreeCpu(proc.pid)
     stdout, stderr = proc.communicate()
     took, cpu = time.monotonic() - started, tree.total()
@@ -168,9 +258,11 @@ def run(args, root: Path, master: str) -> int:
         print(stderr[-1500:])
     print(stdout.strip().splitlines()[0] if stdout.strip() else "")
     stats = json.loads((out / "report.json").read_text())["stats"] if proc.returncode < 2 else {}
-    print(f"kraft audit ({args.repo}, {master}): exit {proc.returncode}, {took:.1f} s wall, "
-          f"{cpu:.1f} CPU s (audit {stats.get('seconds')} s, scan {stats.get('scan_seconds')} s, "
-          f"load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"kraft audit ({args.repo}, {master}): exit {proc.returncode}, {took:.1f} s wall, "
+        f"{cpu:.1f} CPU s (audit {stats.get('seconds')} s, scan {stats.get('scan_seconds')} s, "
+        f"load average {os.getloadavg()[0]:.1f})"
+    )
     return proc.returncode
 
 

@@ -5,6 +5,7 @@ Spark's workers).
 
     python bench/audit_stages.py --dir /tmp/run30 --repo /work/main
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ def cpu_by_kind(root: int) -> dict[str, float]:
             continue
         fields = raw.rsplit(")", 1)[1].split()
         pid = int(d)
-        names[pid] = raw[raw.index("(") + 1:raw.rindex(")")]
+        names[pid] = raw[raw.index("(") + 1 : raw.rindex(")")]
         parents[pid], cpu[pid] = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
     out = {"java": 0.0, "python": 0.0}
     for pid, seconds in cpu.items():
@@ -39,10 +40,15 @@ def cpu_by_kind(root: int) -> dict[str, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--dir", required=True, help="a run's files, as audit_run_bench.py builds them")
-    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]),
-                    help="the checkout whose audit runs")
+    ap.add_argument(
+        "--repo",
+        default=str(Path(__file__).resolve().parents[1]),
+        help="the checkout whose audit runs",
+    )
     args = ap.parse_args()
     root = Path(args.dir).resolve()
     sys.path.insert(0, args.repo)
@@ -64,8 +70,10 @@ def main() -> int:
     print(f"{job.__file__}; load average {os.getloadavg()[0]:.1f}")
     print("stage (ends at this line)                          wall   JVM CPU  Python CPU")
     for (_, w0, c0), (line, w1, c1) in zip(marks, marks[1:]):
-        print(f"{line[:48]:48s} {w1 - w0:6.1f} s {c1['java'] - c0['java']:7.1f} "
-              f"{c1['python'] - c0['python']:9.1f}")
+        print(
+            f"{line[:48]:48s} {w1 - w0:6.1f} s {c1['java'] - c0['java']:7.1f} "
+            f"{c1['python'] - c0['python']:9.1f}"
+        )
     print(f"{len(result.violations)} violations; audit {result.stats['seconds']} s")
     spark.stop()
     return 0

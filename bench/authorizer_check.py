@@ -4,6 +4,7 @@ it (request context, image follow). Prints microseconds per check.
 
     python bench/authorizer_check.py [--acls 10000] [--checks 200000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,25 +15,57 @@ import time
 from broker.security.request_authorizer import RequestAuthorizer
 from clients.grpc_server import RequestContext, serving_as
 from kraft.metadata.image import MetadataImage, frozen_map
-from kraft.security.acl import (AclBinding, Operation, PatternType, Permission, ResourceType)
+from kraft.security.acl import AclBinding, Operation, PatternType, Permission, ResourceType
 from kraft.security.authorizer import AuthorizerConfig, StandardAuthorizer
 
 
 def make_acls(count: int, rng: random.Random) -> list[AclBinding]:
     """Users each with a literal topic, a prefixed topic pattern and a group, some DENYs, and a
     wildcard Describe: a spread like a multi-tenant cluster's."""
-    acls = [AclBinding(ResourceType.TOPIC, "*", PatternType.LITERAL, "User:*", "*",
-                       Operation.DESCRIBE, Permission.ALLOW)]
+    acls = [
+        AclBinding(
+            ResourceType.TOPIC,
+            "*",
+            PatternType.LITERAL,
+            "User:*",
+            "*",
+            Operation.DESCRIBE,
+            Permission.ALLOW,
+        )
+    ]
     user = 0
     while len(acls) < count:
         name = f"tenant{user}"
         perm = Permission.DENY if rng.random() < 0.05 else Permission.ALLOW
-        acls += [AclBinding(ResourceType.TOPIC, f"{name}-orders", PatternType.LITERAL,
-                            f"User:{name}", "*", Operation.WRITE, perm),
-                 AclBinding(ResourceType.TOPIC, f"{name}-", PatternType.PREFIXED, f"User:{name}",
-                            "*", Operation.READ, Permission.ALLOW),
-                 AclBinding(ResourceType.GROUP, name, PatternType.LITERAL, f"User:{name}", "*",
-                            Operation.READ, Permission.ALLOW)]
+        acls += [
+            AclBinding(
+                ResourceType.TOPIC,
+                f"{name}-orders",
+                PatternType.LITERAL,
+                f"User:{name}",
+                "*",
+                Operation.WRITE,
+                perm,
+            ),
+            AclBinding(
+                ResourceType.TOPIC,
+                f"{name}-",
+                PatternType.PREFIXED,
+                f"User:{name}",
+                "*",
+                Operation.READ,
+                Permission.ALLOW,
+            ),
+            AclBinding(
+                ResourceType.GROUP,
+                name,
+                PatternType.LITERAL,
+                f"User:{name}",
+                "*",
+                Operation.READ,
+                Permission.ALLOW,
+            ),
+        ]
         user += 1
     return acls[:count]
 
@@ -75,9 +108,15 @@ def main() -> None:
     queries = []
     for _ in range(1000):
         u, t = rng.randrange(users), rng.randrange(users)
-        queries.append((f"User:tenant{u}", "10.0.0.1", rng.choice([Operation.WRITE,
-                                                                    Operation.READ]),
-                        ResourceType.TOPIC, f"tenant{t}-orders"))
+        queries.append(
+            (
+                f"User:tenant{u}",
+                "10.0.0.1",
+                rng.choice([Operation.WRITE, Operation.READ]),
+                ResourceType.TOPIC,
+                f"tenant{t}-orders",
+            )
+        )
     repeat = max(args.checks // len(queries), 1)
     results = {}
     for count in (0, 100, args.acls):
@@ -85,16 +124,19 @@ def main() -> None:
         results[f"indexed, {count} ACLs"] = per_check_us(authorizer.authorize, queries, repeat)
     acls = make_acls(args.acls, rng)
     results[f"linear scan, {args.acls} ACLs"] = per_check_us(
-        lambda *q: linear_scan(acls, *q), queries[:50], 2)
+        lambda *q: linear_scan(acls, *q), queries[:50], 2
+    )
     image = MetadataImage(acls=frozen_map({str(i): a for i, a in enumerate(acls)}))
     request_authz = RequestAuthorizer(lambda: image, AuthorizerConfig())
     with serving_as(RequestContext("User:tenant1", "10.0.0.1")):
         results[f"RequestAuthorizer.allowed, {args.acls} ACLs"] = per_check_us(
-            lambda p, h, op, rtype, name: request_authz.allowed(op, rtype, name), queries, repeat)
+            lambda p, h, op, rtype, name: request_authz.allowed(op, rtype, name), queries, repeat
+        )
     start = time.perf_counter()
     StandardAuthorizer(acls, AuthorizerConfig())
-    results[f"build the index of {args.acls} ACLs (ms, once per ACL change)"] = \
-        (time.perf_counter() - start) * 1000
+    results[f"build the index of {args.acls} ACLs (ms, once per ACL change)"] = (
+        time.perf_counter() - start
+    ) * 1000
     print(json.dumps({k: round(v, 3) for k, v in results.items()}, indent=1))
 
 

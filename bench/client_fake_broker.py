@@ -3,6 +3,7 @@ broker on the other core): producer and consumer records/s, blocking facades and
 
     /work/venv/bin/python bench/client_fake_broker.py [--records 300000] [--size 100]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,12 @@ from clients.types import TopicPartition  # noqa: E402
 
 def start_fake_broker() -> tuple[subprocess.Popen, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests/clients/test_cluster_fakebroker.py")],
-                            stdout=subprocess.PIPE, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/clients/test_cluster_fakebroker.py")],
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
     port = int(proc.stdout.readline())
     return proc, f"127.0.0.1:{port}"
 

@@ -8,6 +8,7 @@ watermark follows the log end), called as the gRPC server calls it: the request 
 bytes, the answer serialized (a tree with `fetch_serialized` / `produce_serialized` serves those,
 the latter reading the request's bytes itself; else the message's SerializeToString). Consumer
 fetch, follower fetch, and produce, each of --mib MiB in batches of --batch-kib KiB."""
+
 from __future__ import annotations
 
 import argparse
@@ -125,8 +126,14 @@ trio.run(main)
 
 def run(tree: pathlib.Path, mib: int, batch_kib: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(mib), str(batch_kib)], env=env, cwd=tree,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(mib), str(batch_kib)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -141,12 +148,16 @@ def main() -> int:
     for _ in range(args.pairs):
         for tree in args.tree:
             results[str(tree)].append(run(tree, args.mib, args.batch_kib))
-    print(f"{'tree':<24} {'path':<16} {'allocated / byte':>17} {'peak / byte':>12} "
-          f"{'ms / request':>13}")
+    print(
+        f"{'tree':<24} {'path':<16} {'allocated / byte':>17} {'peak / byte':>12} "
+        f"{'ms / request':>13}"
+    )
     for tree, runs in results.items():
         for path in runs[0]:
-            allocated, peak, ms = (statistics.median(r[path][k] for r in runs)
-                                   for k in ("allocated_per_byte", "peak_per_byte", "ms"))
+            allocated, peak, ms = (
+                statistics.median(r[path][k] for r in runs)
+                for k in ("allocated_per_byte", "peak_per_byte", "ms")
+            )
             print(f"{tree[-24:]:<24} {path:<16} {allocated:>17.2f} {peak:>12.2f} {ms:>13.2f}")
     if len(args.tree) == 2:
         a, b = (results[str(t)] for t in args.tree)

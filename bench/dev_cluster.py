@@ -1,5 +1,6 @@
 """What the failover benchmarks share: the `kraft` command line run from this checkout, and the
 nodes a `kraft dev --detach` cluster started, as its cluster.json names them."""
+
 from __future__ import annotations
 
 import pathlib
@@ -12,10 +13,18 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 def kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """The `kraft` command line, run from this checkout with this interpreter."""
-    done = subprocess.run(launcher.kraft_command(*args), cwd=ROOT, env=launcher.kraft_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        launcher.kraft_command(*args),
+        cwd=ROOT,
+        env=launcher.kraft_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"kraft {' '.join(args)} exited with {done.returncode}:\n{done.stderr.strip()}")
+        raise RuntimeError(
+            f"kraft {' '.join(args)} exited with {done.returncode}:\n{done.stderr.strip()}"
+        )
     return done
 
 

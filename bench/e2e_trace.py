@@ -1,12 +1,12 @@
 """Where one record's end-to-end latency goes: sends records one at a time (a slow rate, so each
 travels alone) through the blocking Producer and Consumer, timestamping each hop, and prints the
 median time of each stage: send -> sender woken -> Produce issued -> answered -> ... -> poll."""
+
 from __future__ import annotations
 
 import argparse
 import statistics
 import struct
-import threading
 import time
 
 import trio
@@ -18,7 +18,7 @@ from clients.producer import sender as sender_mod
 
 _now = time.perf_counter_ns
 _STAMP = struct.Struct(">q")
-marks: dict[str, int] = {}          # stage -> first time it happened for the current record
+marks: dict[str, int] = {}  # stage -> first time it happened for the current record
 _orig_call = bridge.call
 
 
@@ -39,11 +39,15 @@ async def traced_call(method, request, timeout):
     future = method.future(request, timeout=timeout)
 
     def on_done(_f):
-        if tag == "fetch" and "produce answered (grpc thread)" not in marks \
-                and "produce issued" not in marks:
+        if (
+            tag == "fetch"
+            and "produce answered (grpc thread)" not in marks
+            and "produce issued" not in marks
+        ):
             return token.run_sync_soon(done.set)
         mark(f"{tag} answered (grpc thread)")
         token.run_sync_soon(done.set)
+
     future.add_done_callback(on_done)
     await done.wait()
     mark(f"{tag} answer in trio")
@@ -62,8 +66,11 @@ def traced_start(method, request, timeout, *extra):
     if name in ("Produce", "Fetch"):
         tag = name.lower()
         pending.future.add_done_callback(
-            lambda _f: (tag == "produce" or "produce issued" in marks)
-            and mark(f"{tag} answered (grpc thread)"))
+            lambda _f: (
+                (tag == "produce" or "produce issued" in marks)
+                and mark(f"{tag} answered (grpc thread)")
+            )
+        )
         pending.done = _MarkingEvent(pending.done, tag)
     return pending
 
@@ -94,6 +101,7 @@ def main() -> None:
     def wake(self):
         mark("sender woken in trio")
         orig_wake(self)
+
     sender_mod.Sender.wake = wake
     if hasattr(sender_mod.Sender, "wake_from_thread"):
         orig_from_thread = sender_mod.Sender.wake_from_thread
@@ -101,8 +109,9 @@ def main() -> None:
         def wake_from_thread(self):
             mark("sender woken in trio")
             orig_from_thread(self)
+
         sender_mod.Sender.wake_from_thread = wake_from_thread
-    if hasattr(fetcher_mod.Fetcher, "_take_answer"):     # the answer buffered in grpc's thread
+    if hasattr(fetcher_mod.Fetcher, "_take_answer"):  # the answer buffered in grpc's thread
         orig_take = fetcher_mod.Fetcher._take_answer
 
         def take_answer(self, wanted, resp):
@@ -110,14 +119,19 @@ def main() -> None:
             if got and "produce issued" in marks:
                 mark("fetch buffered (grpc thread)")
             return got
+
         fetcher_mod.Fetcher._take_answer = take_answer
     topic = "bench-trace"
     bench.ensure_topic(args.bootstrap_server, topic, 1, -1)
     rows: list[dict] = []
-    with common.make_consumer(args.bootstrap_server, fetch_max_wait_ms=500,
-                              client_id="trace") as consumer, \
-            common.make_producer(args.bootstrap_server, acks=common.acks(args.acks), linger_ms=0,
-                                 client_id="trace") as producer:
+    with (
+        common.make_consumer(
+            args.bootstrap_server, fetch_max_wait_ms=500, client_id="trace"
+        ) as consumer,
+        common.make_producer(
+            args.bootstrap_server, acks=common.acks(args.acks), linger_ms=0, client_id="trace"
+        ) as producer,
+    ):
         tp = common.topic_partition(topic, 0)
         consumer.assign([tp])
         consumer.seek_to_end(tp)
@@ -134,15 +148,24 @@ def main() -> None:
             marks["poll returned"] = _now()
             if i >= 20:
                 rows.append(dict(marks))
-    order = ["send", "sender woken in trio", "produce issued", "fetch answered (grpc thread)",
-             "fetch buffered (grpc thread)", "produce answered (grpc thread)", "fetch answer in trio",
-             "poll returned"]
+    order = [
+        "send",
+        "sender woken in trio",
+        "produce issued",
+        "fetch answered (grpc thread)",
+        "fetch buffered (grpc thread)",
+        "produce answered (grpc thread)",
+        "fetch answer in trio",
+        "poll returned",
+    ]
     print(f"{len(rows)} records, one at a time, {args.interval_ms} ms apart; median ms from send:")
     for stage in order:
         vals = [(r[stage] - r["send"]) / 1e6 for r in rows if stage in r]
         if vals:
-            print(f"  {stage:34s} {statistics.median(vals):7.3f}  (p90 "
-                  f"{sorted(vals)[int(len(vals) * 0.9)]:.3f}, n={len(vals)})")
+            print(
+                f"  {stage:34s} {statistics.median(vals):7.3f}  (p90 "
+                f"{sorted(vals)[int(len(vals) * 0.9)]:.3f}, n={len(vals)})"
+            )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ one is killed -9 (ms until every member has run on_partitions_assigned with the 
 split), and consumer throughput of a group of 3 against one consumer; on a local `kraft dev`
 cluster (1 controller, 3 brokers), every member its own process.
 `python bench/group_rebalance.py [--runs 5] [--session-timeout-ms 6000] [--records 300000]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,12 @@ TOPIC = "grouped"
 PARTITIONS = 6
 # Kafka's group.initial.rebalance.delay.ms default (3 s): members started together join the first
 # generation together. A join into a non-empty group does not wait for it.
-FIXED = ["group.initial.rebalance.delay.ms=3000", "group.min.session.timeout.ms=1000",
-         "offsets.topic.num.partitions=3", "offsets.topic.replication.factor=3"]
+FIXED = [
+    "group.initial.rebalance.delay.ms=3000",
+    "group.min.session.timeout.ms=1000",
+    "offsets.topic.num.partitions=3",
+    "offsets.topic.replication.factor=3",
+]
 
 MEMBER = r"""
 import json, sys, time
@@ -76,8 +81,21 @@ class Member:
     def __init__(self, bootstrap: str, group: str, session_ms: int, heartbeat_ms: int) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", MEMBER, bootstrap, group, TOPIC, str(session_ms),
-             str(heartbeat_ms)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-c",
+                MEMBER,
+                bootstrap,
+                group,
+                TOPIC,
+                str(session_ms),
+                str(heartbeat_ms),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.events: queue.Queue = queue.Queue()
         self.log: list[dict] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -128,34 +146,42 @@ def wait_split(members: list[Member], since: float, sizes: list[int], timeout_s:
         got = [m.assigned_since(since) for m in members]
         if all(got):
             parts = [p for _, ps in got for p in ps]
-            if sorted(len(ps) for _, ps in got) == sizes and sorted(parts) == \
-                    list(range(PARTITIONS)):
+            if sorted(len(ps) for _, ps in got) == sizes and sorted(parts) == list(
+                range(PARTITIONS)
+            ):
                 return max(t for t, _ in got)
         time.sleep(0.01)
-    raise RuntimeError(f"no {sizes} split within {timeout_s:g} s: "
-                       f"{[m.assigned_since(since) for m in members]}")
+    raise RuntimeError(
+        f"no {sizes} split within {timeout_s:g} s: {[m.assigned_since(since) for m in members]}"
+    )
 
 
 def rebalances(bootstrap: str, args: argparse.Namespace) -> list[dict]:
     """Two members settle; each run a third joins (timed), then is killed -9 (timed)."""
-    members = [Member(bootstrap, "rebalance", args.session_timeout_ms, args.heartbeat_interval_ms)
-               for _ in range(2)]
+    members = [
+        Member(bootstrap, "rebalance", args.session_timeout_ms, args.heartbeat_interval_ms)
+        for _ in range(2)
+    ]
     results = []
     try:
         wait_split(members, 0, [3, 3], 60)
         for run in range(1, args.runs + 1):
-            joiner = Member(bootstrap, "rebalance", args.session_timeout_ms,
-                            args.heartbeat_interval_ms)
+            joiner = Member(
+                bootstrap, "rebalance", args.session_timeout_ms, args.heartbeat_interval_ms
+            )
             deadline = time.monotonic() + 30
             while joiner.first_event("subscribed") is None and time.monotonic() < deadline:
                 time.sleep(0.01)
             subscribed = joiner.first_event("subscribed")["t"]
             joined = wait_split(members + [joiner], subscribed, [2, 2, 2], 60)
-            time.sleep(1)                                  # steady before the kill
+            time.sleep(1)  # steady before the kill
             killed = joiner.kill()
             moved = wait_split(members, killed, [3, 3], 60)
-            result = {"run": run, "join_ms": round((joined - subscribed) * 1000),
-                      "kill_ms": round((moved - killed) * 1000)}
+            result = {
+                "run": run,
+                "join_ms": round((joined - subscribed) * 1000),
+                "kill_ms": round((moved - killed) * 1000),
+            }
             progress(f"run {run}: join {result['join_ms']} ms, kill -9 {result['kill_ms']} ms")
             results.append(result)
     finally:
@@ -164,10 +190,13 @@ def rebalances(bootstrap: str, args: argparse.Namespace) -> list[dict]:
     return results
 
 
-def throughput(bootstrap: str, group: str, consumers: int, records: int,
-               args: argparse.Namespace) -> dict:
-    members = [Member(bootstrap, group, args.session_timeout_ms, args.heartbeat_interval_ms)
-               for _ in range(consumers)]
+def throughput(
+    bootstrap: str, group: str, consumers: int, records: int, args: argparse.Namespace
+) -> dict:
+    members = [
+        Member(bootstrap, group, args.session_timeout_ms, args.heartbeat_interval_ms)
+        for _ in range(consumers)
+    ]
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -185,8 +214,13 @@ def throughput(bootstrap: str, group: str, consumers: int, records: int,
     finally:
         for m in members:
             m.stop()
-    return {"consumers": consumers, "records": records, "seconds": round(seconds, 2),
-            "records_per_sec": round(records / seconds), "per_member": split}
+    return {
+        "consumers": consumers,
+        "records": records,
+        "seconds": round(seconds, 2),
+        "records_per_sec": round(records / seconds),
+        "per_member": split,
+    }
 
 
 def load_average() -> str:
@@ -194,16 +228,29 @@ def load_average() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--runs", type=int, default=5, help="joins and kills to time (default 5)")
-    p.add_argument("--session-timeout-ms", type=int, default=6000,
-                   help="the members' session_timeout_ms (default 6000, Kafka's "
-                        "group.min.session.timeout.ms; Kafka's client default is 45000)")
-    p.add_argument("--heartbeat-interval-ms", type=int, default=1000,
-                   help="the members' heartbeat_interval_ms (default 1000)")
-    p.add_argument("--records", type=int, default=300_000,
-                   help="records for the throughput runs (default 300000 of 100 bytes)")
+    p.add_argument(
+        "--session-timeout-ms",
+        type=int,
+        default=6000,
+        help="the members' session_timeout_ms (default 6000, Kafka's "
+        "group.min.session.timeout.ms; Kafka's client default is 45000)",
+    )
+    p.add_argument(
+        "--heartbeat-interval-ms",
+        type=int,
+        default=1000,
+        help="the members' heartbeat_interval_ms (default 1000)",
+    )
+    p.add_argument(
+        "--records",
+        type=int,
+        default=300_000,
+        help="records for the throughput runs (default 300000 of 100 bytes)",
+    )
     p.add_argument("--skip-throughput", action="store_true")
     p.add_argument("--data", help="cluster directory (default: a temporary one, removed after)")
     p.add_argument("--format", choices=("table", "json"), default="table")
@@ -211,21 +258,33 @@ def main(argv: list[str] | None = None) -> int:
 
     data = pathlib.Path(args.data or tempfile.mkdtemp(prefix="kraft-groups-")).resolve()
     cluster = DevCluster(data)
-    progress(f"starting 1 controller + 3 brokers in {data} ({', '.join(FIXED)}); "
-             f"load {load_average()}")
-    out: dict = {"session_timeout_ms": args.session_timeout_ms,
-                 "heartbeat_interval_ms": args.heartbeat_interval_ms,
-                 "load_before": load_average()}
+    progress(
+        f"starting 1 controller + 3 brokers in {data} ({', '.join(FIXED)}); load {load_average()}"
+    )
+    out: dict = {
+        "session_timeout_ms": args.session_timeout_ms,
+        "heartbeat_interval_ms": args.heartbeat_interval_ms,
+        "load_before": load_average(),
+    }
     try:
-        start = ["dev", "--controllers", "1", "--brokers", "3", "--port", "0", "--detach",
-                 "--data", str(data)]
+        start = [
+            "dev",
+            "--controllers",
+            "1",
+            "--brokers",
+            "3",
+            "--port",
+            "0",
+            "--detach",
+            "--data",
+            str(data),
+        ]
         for o in FIXED:
             start += ["--override", o]
         kraft(*start)
         bootstrap = cluster.bootstrap
         with Admin(bootstrap, request_timeout_ms=10_000) as admin:
-            admin.create_topics([NewTopic(TOPIC, num_partitions=PARTITIONS,
-                                          replication_factor=1)])
+            admin.create_topics([NewTopic(TOPIC, num_partitions=PARTITIONS, replication_factor=1)])
         runs = rebalances(bootstrap, args)
         out["runs"] = runs
         out["join_median_ms"] = round(statistics.median(r["join_ms"] for r in runs))
@@ -245,24 +304,33 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         try:
             kraft("dev", "--stop", "--data", str(data))
-        except Exception as exc:     # a stop that fails must not hide the results
+        except Exception as exc:  # a stop that fails must not hide the results
             progress(f"stopping the cluster failed: {exc}")
         if not args.data:
             shutil.rmtree(data, ignore_errors=True)
     if args.format == "json":
         print_json(out)
         return 0
-    print(format_summary([("SESSION-TIMEOUT-MS", args.session_timeout_ms),
-                          ("JOIN-MEDIAN-MS", out["join_median_ms"]),
-                          ("KILL-MEDIAN-MS", out["kill_median_ms"]),
-                          ("LOAD", f"{out['load_before']} -> {out['load_after']}")]))
-    print_table(["RUN", "JOIN-MS", "KILL-MS"],
-                [(r["run"], r["join_ms"], r["kill_ms"]) for r in out["runs"]])
+    print(
+        format_summary(
+            [
+                ("SESSION-TIMEOUT-MS", args.session_timeout_ms),
+                ("JOIN-MEDIAN-MS", out["join_median_ms"]),
+                ("KILL-MEDIAN-MS", out["kill_median_ms"]),
+                ("LOAD", f"{out['load_before']} -> {out['load_after']}"),
+            ]
+        )
+    )
+    print_table(
+        ["RUN", "JOIN-MS", "KILL-MS"], [(r["run"], r["join_ms"], r["kill_ms"]) for r in out["runs"]]
+    )
     for key in ("one_consumer", "group_of_3"):
         if key in out:
             t = out[key]
-            print(f"{key}: {t['records']} records in {t['seconds']} s = "
-                  f"{t['records_per_sec']} records/s (per member {t['per_member']})")
+            print(
+                f"{key}: {t['records']} records in {t['seconds']} s = "
+                f"{t['records_per_sec']} records/s (per member {t['per_member']})"
+            )
     return 0
 
 

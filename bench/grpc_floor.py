@@ -16,6 +16,7 @@ gRPC server there is. Records are 100 B, the first 8 the send time (time.monoton
 process sends and reads); the first fifth of each run is not counted.
 The producer calls `future()` from the pacing thread (no sender thread) and the consumer reads in
 a thread of its own (no hand-off to a poller): a floor, below what a real client can do."""
+
 from __future__ import annotations
 
 import argparse
@@ -38,6 +39,7 @@ OFFSET = struct.Struct(">q")
 
 
 # --- the server: grpc.aio on an asyncio thread, handlers there or in trio ----------------------
+
 
 class Log:
     """Used from one thread: trio's (`flavor` "trio") or the asyncio one ("aio"). With
@@ -62,7 +64,7 @@ class Log:
         else:
             try:
                 await asyncio.wait_for(event.wait(), timeout_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def _advance_hw(self) -> None:
@@ -93,10 +95,10 @@ class Log:
         if offset >= limit:
             await self._wait(self.end_moved if follower else self.hw_moved, max_wait_s)
             limit = len(self.records) if follower else self.hw
-        return b"".join(self.records[offset:min(limit, offset + 500)])
+        return b"".join(self.records[offset : min(limit, offset + 500)])
 
 
-FETCH = struct.Struct(">qq")     # replica id (-1: a consumer), offset
+FETCH = struct.Struct(">qq")  # replica id (-1: a consumer), offset
 
 
 def serve(port: int, model: str, followers: int) -> None:
@@ -105,18 +107,20 @@ def serve(port: int, model: str, followers: int) -> None:
     async def main() -> None:
         token = trio.lowlevel.current_trio_token()
         async with trio.open_nursery() as nursery:
+
             def settle(answer: asyncio.Future, result: bytes) -> None:
-                if not answer.done():     # cancelled: the client went away
+                if not answer.done():  # cancelled: the client went away
                     answer.set_result(result)
 
             def in_trio(loop, fn, *args):
                 if model == "aio":
-                    return fn(*args)     # a coroutine: run right here on the asyncio thread
+                    return fn(*args)  # a coroutine: run right here on the asyncio thread
                 answer = loop.create_future()
 
                 async def run() -> None:
                     result = await fn(*args)
                     loop.call_soon_threadsafe(settle, answer, result)
+
                 token.run_sync_soon(nursery.start_soon, run)
                 return answer
 
@@ -137,19 +141,27 @@ def serve(port: int, model: str, followers: int) -> None:
 
             async def aio_main() -> None:
                 server = grpc.aio.server()
-                server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("floor.Floor", {
-                    "Produce": grpc.unary_unary_rpc_method_handler(produce),
-                    "Fetch": grpc.unary_unary_rpc_method_handler(fetch),
-                    "Subscribe": grpc.unary_stream_rpc_method_handler(subscribe),
-                }),))
+                server.add_generic_rpc_handlers(
+                    (
+                        grpc.method_handlers_generic_handler(
+                            "floor.Floor",
+                            {
+                                "Produce": grpc.unary_unary_rpc_method_handler(produce),
+                                "Fetch": grpc.unary_unary_rpc_method_handler(fetch),
+                                "Subscribe": grpc.unary_stream_rpc_method_handler(subscribe),
+                            },
+                        ),
+                    )
+                )
                 server.add_insecure_port(f"127.0.0.1:{port}")
                 await server.start()
                 print("ready", flush=True)
                 await server.wait_for_termination()
 
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_until_complete, args=(aio_main(),),
-                             daemon=True).start()
+            threading.Thread(
+                target=loop.run_until_complete, args=(aio_main(),), daemon=True
+            ).start()
             await trio.sleep_forever()
 
     trio.run(main)
@@ -163,10 +175,11 @@ def follow(port: int, replica_id: int) -> None:
     records: list[bytes] = []
     while True:
         answer = fetch(FETCH.pack(replica_id, len(records)), timeout=5)
-        records.extend(answer[i:i + RECORD] for i in range(0, len(answer), RECORD))
+        records.extend(answer[i : i + RECORD] for i in range(0, len(answer), RECORD))
 
 
 # --- the client -------------------------------------------------------------------------------
+
 
 def cpu_s(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
@@ -174,10 +187,11 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_once(port: int, server_pid: int, follower_pids: list, mode: str, rate: int,
-             seconds: float) -> dict:
+def run_once(
+    port: int, server_pid: int, follower_pids: list, mode: str, rate: int, seconds: float
+) -> dict:
     try:
-        from clients.channel_thread import keep_thread     # kraft's client keeps this thread
+        from clients.channel_thread import keep_thread  # kraft's client keeps this thread
     except ImportError:
         keep_thread = None
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -217,16 +231,17 @@ def run_once(port: int, server_pid: int, follower_pids: list, mode: str, rate: i
         try:
             loop()
         except grpc.RpcError:
-            if not stop.is_set():     # the channel closed under a call once the run is over
+            if not stop.is_set():  # the channel closed under a call once the run is over
                 raise
 
-    reader = threading.Thread(target=read, args=(poll_loop if mode == "poll" else push_loop,),
-                              daemon=True)
+    reader = threading.Thread(
+        target=read, args=(poll_loop if mode == "poll" else push_loop,), daemon=True
+    )
     reader.start()
     time.sleep(0.2)
     cpu0 = (cpu_s(os.getpid()), cpu_s(server_pid), sum(map(cpu_s, follower_pids)))
     interval = 1_000_000_000 // rate
-    in_flight: set = set()     # grpcio cancels a call whose future is garbage collected
+    in_flight: set = set()  # grpcio cancels a call whose future is garbage collected
     begin = time.monotonic_ns()
     for i in range(total):
         due = begin + i * interval
@@ -240,16 +255,23 @@ def run_once(port: int, server_pid: int, follower_pids: list, mode: str, rate: i
         time.sleep(0.01)
     cpu1 = (cpu_s(os.getpid()), cpu_s(server_pid), sum(map(cpu_s, follower_pids)))
     stop.set()
-    got = sorted(latencies[total // 5:] if len(latencies) >= total else latencies)
+    got = sorted(latencies[total // 5 :] if len(latencies) >= total else latencies)
     channel.close()
 
     def pct(q: float) -> float:
         return round(got[min(len(got) - 1, int(q * len(got)))] / 1e6, 3) if got else -1.0
-    return {"mode": mode, "rate": rate, "received": len(latencies), "sent": total,
-            "p50_ms": pct(0.50), "p99_ms": pct(0.99),
-            "client_cpu_us_per_record": round((cpu1[0] - cpu0[0]) / total * 1e6, 1),
-            "server_cpu_us_per_record": round((cpu1[1] - cpu0[1]) / total * 1e6, 1),
-            "followers_cpu_us_per_record": round((cpu1[2] - cpu0[2]) / total * 1e6, 1)}
+
+    return {
+        "mode": mode,
+        "rate": rate,
+        "received": len(latencies),
+        "sent": total,
+        "p50_ms": pct(0.50),
+        "p99_ms": pct(0.99),
+        "client_cpu_us_per_record": round((cpu1[0] - cpu0[0]) / total * 1e6, 1),
+        "server_cpu_us_per_record": round((cpu1[1] - cpu0[1]) / total * 1e6, 1),
+        "followers_cpu_us_per_record": round((cpu1[2] - cpu0[2]) / total * 1e6, 1),
+    }
 
 
 def main() -> None:
@@ -258,12 +280,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--port", type=int, default=19390)
-    parser.add_argument("--server", choices=("trio", "aio"), default="trio",
-                        help="trio: handlers in a trio thread, as a kraft node; aio: in the "
-                             "asyncio thread that runs grpc.aio (no hop)")
-    parser.add_argument("--replicas", type=int, default=1,
-                        help="3: two follower processes pull from the server, and a record is "
-                             "answered and read once both have it (acks=all)")
+    parser.add_argument(
+        "--server",
+        choices=("trio", "aio"),
+        default="trio",
+        help="trio: handlers in a trio thread, as a kraft node; aio: in the "
+        "asyncio thread that runs grpc.aio (no hop)",
+    )
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="3: two follower processes pull from the server, and a record is "
+        "answered and read once both have it (acks=all)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--follow", type=int, default=-1, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -274,20 +304,24 @@ def main() -> None:
         follow(args.port, args.follow)
         return
     base = [sys.executable, __file__, "--port", str(args.port)]
-    server = subprocess.Popen(base + ["--serve", "--server", args.server,
-                                      "--replicas", str(args.replicas)],
-                              stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        base + ["--serve", "--server", args.server, "--replicas", str(args.replicas)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     followers = []
     try:
         assert server.stdout.readline().strip() == "ready"
-        followers = [subprocess.Popen(base + ["--follow", str(i)])
-                     for i in range(1, args.replicas)]
+        followers = [subprocess.Popen(base + ["--follow", str(i)]) for i in range(1, args.replicas)]
         for _ in range(args.pairs):
             for mode in ("poll", "push"):
-                result = run_once(args.port, server.pid, [f.pid for f in followers], mode,
-                                  args.rate, args.seconds)
-                print(json.dumps({"server": args.server, "replicas": args.replicas, **result}),
-                      flush=True)
+                result = run_once(
+                    args.port, server.pid, [f.pid for f in followers], mode, args.rate, args.seconds
+                )
+                print(
+                    json.dumps({"server": args.server, "replicas": args.replicas, **result}),
+                    flush=True,
+                )
     finally:
         for process in (server, *followers):
             process.kill()

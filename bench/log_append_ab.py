@@ -2,6 +2,7 @@
 a child process per source tree, interleaved --pairs times so trees compare A/B in one run.
 
     python bench/log_append_ab.py --tree /path/to/main --tree . [--batches 20000] [--pairs 3]"""
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import time
 
-_CHILD = r'''
+_CHILD = r"""
 import sys, tempfile, time, pathlib
 from clients.record.codec import encode_batch
 from kraft.log.log import Log
@@ -28,7 +29,7 @@ with tempfile.TemporaryDirectory() as d:
     elapsed = time.perf_counter() - start
     log.close()
 print(batches / elapsed)
-'''
+"""
 
 
 def main() -> int:
@@ -41,17 +42,26 @@ def main() -> int:
     rates: dict[pathlib.Path, list[float]] = {t: [] for t in args.tree}
     for _ in range(args.pairs):
         for tree in args.tree:
-            out = subprocess.run([sys.executable, "-c", _CHILD, str(args.batches),
-                                  str(args.batch_bytes)], cwd=tree, check=True, text=True,
-                                 capture_output=True, env={**os.environ, "PYTHONPATH": str(tree)})
+            out = subprocess.run(
+                [sys.executable, "-c", _CHILD, str(args.batches), str(args.batch_bytes)],
+                cwd=tree,
+                check=True,
+                text=True,
+                capture_output=True,
+                env={**os.environ, "PYTHONPATH": str(tree)},
+            )
             rates[tree].append(float(out.stdout))
     first = statistics.median(rates[args.tree[0]])
-    print(f"{time.strftime('%Y-%m-%d')}: {args.batches} appends of {args.batch_bytes} B, "
-          f"median of {args.pairs} interleaved runs")
+    print(
+        f"{time.strftime('%Y-%m-%d')}: {args.batches} appends of {args.batch_bytes} B, "
+        f"median of {args.pairs} interleaved runs"
+    )
     for tree, r in rates.items():
         med = statistics.median(r)
-        print(f"{str(tree)[-40:]:<40} {med:>10.0f} batches/s  {med / first:.2f}x  "
-              f"({', '.join(f'{x:.0f}' for x in r)})")
+        print(
+            f"{str(tree)[-40:]:<40} {med:>10.0f} batches/s  {med / first:.2f}x  "
+            f"({', '.join(f'{x:.0f}' for x in r)})"
+        )
     return 0
 
 

@@ -6,6 +6,7 @@ alternating rounds, so grpcio's own interceptor chain counts too; and one render
 
     python bench/metrics_interceptor_cost.py [--calls 100000] [--partitions 1] [--rounds 10]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,9 +44,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=10, help="alternating rounds of gRPC calls")
     ap.add_argument("--round-calls", type=int, default=2000)
     args = ap.parse_args()
-    answer = bpb.ProduceResponse(topics=[bpb.TopicProduceResponse(name="bench", partitions=[
-        bpb.PartitionProduceResponse(partition=p, base_offset=1000) for p in
-        range(args.partitions)])]).SerializeToString()
+    answer = bpb.ProduceResponse(
+        topics=[
+            bpb.TopicProduceResponse(
+                name="bench",
+                partitions=[
+                    bpb.PartitionProduceResponse(partition=p, base_offset=1000)
+                    for p in range(args.partitions)
+                ],
+            )
+        ]
+    ).SerializeToString()
 
     async def produce(request, context):
         return answer
@@ -70,19 +79,25 @@ def main() -> None:
         return best["bare"], best["wrapped"]
 
     bare, wrapped = asyncio.run(run())
-    print(f"Produce answer with {args.partitions} partition(s): bare {bare * 1e6:.2f} µs, "
-          f"through the interceptor {wrapped * 1e6:.2f} µs: +{(wrapped - bare) * 1e6:.2f} µs "
-          f"per request")
+    print(
+        f"Produce answer with {args.partitions} partition(s): bare {bare * 1e6:.2f} µs, "
+        f"through the interceptor {wrapped * 1e6:.2f} µs: +{(wrapped - bare) * 1e6:.2f} µs "
+        f"per request"
+    )
     with_ms, without_ms = grpc_calls(answer, args.rounds, args.round_calls)
-    print(f"whole gRPC Produce calls, {args.rounds} alternating rounds of {args.round_calls}: "
-          f"without {statistics.median(without_ms):.1f} µs, with the interceptor "
-          f"{statistics.median(with_ms):.1f} µs (medians of rounds): "
-          f"+{statistics.median(with_ms) - statistics.median(without_ms):.1f} µs per call")
+    print(
+        f"whole gRPC Produce calls, {args.rounds} alternating rounds of {args.round_calls}: "
+        f"without {statistics.median(without_ms):.1f} µs, with the interceptor "
+        f"{statistics.median(with_ms):.1f} µs (medians of rounds): "
+        f"+{statistics.median(with_ms) - statistics.median(without_ms):.1f} µs per call"
+    )
     start = time.perf_counter()
     for _ in range(100):
         metrics.render()
-    print(f"render of a registry with one API's counters: "
-          f"{(time.perf_counter() - start) / 100 * 1000:.2f} ms")
+    print(
+        f"render of a registry with one API's counters: "
+        f"{(time.perf_counter() - start) / 100 * 1000:.2f} ms"
+    )
 
 
 def grpc_calls(answer: bytes, rounds: int, calls: int) -> tuple[list[float], list[float]]:
@@ -97,8 +112,13 @@ def grpc_calls(answer: bytes, rounds: int, calls: int) -> tuple[list[float], lis
     async def serve() -> None:
         async with trio.open_nursery() as nursery:
             stop.append((trio.lowlevel.current_trio_token(), nursery.cancel_scope))
-            for name, interceptors in (("with", (RequestMetricsInterceptor(
-                    NodeMetrics(1, ("broker",)).requests, "PLAINTEXT"),)), ("without", ())):
+            for name, interceptors in (
+                (
+                    "with",
+                    (RequestMetricsInterceptor(NodeMetrics(1, ("broker",)).requests, "PLAINTEXT"),),
+                ),
+                ("without", ()),
+            ):
                 server = TrioGrpcServer("127.0.0.1:0", interceptors=interceptors)
                 server.add_servicer(None, bpb, "Broker", {"Produce": produce}, only=("Produce",))
                 ports[name] = await nursery.start(server.serve)
@@ -113,9 +133,9 @@ def grpc_calls(answer: bytes, rounds: int, calls: int) -> tuple[list[float], lis
     stubs = {n: broker_pb2_grpc.BrokerStub(c) for n, c in channels.items()}
     for stub in stubs.values():
         for _ in range(200):
-            stub.Produce(request)         # warm up both
+            stub.Produce(request)  # warm up both
     for i in range(rounds):
-        for name in (("with", "without") if i % 2 == 0 else ("without", "with")):
+        for name in ("with", "without") if i % 2 == 0 else ("without", "with"):
             start = time.perf_counter()
             for _ in range(calls):
                 stubs[name].Produce(request)

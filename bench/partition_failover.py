@@ -3,6 +3,7 @@ leader acknowledges (acks=all, idempotent producer: an ack of an offset beyond t
 before the kill), over N runs on a local `kraft dev` cluster (3 controllers, 3 brokers, RF=3,
 min.insync.replicas=2), with kraft dev's settings unless told otherwise.
 `python bench/partition_failover.py [--session-timeout-ms 1500] [--runs 20]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -24,11 +25,11 @@ sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
 
+from bench.dev_cluster import DevCluster, kraft  # noqa: E402
 from clients.admin import Admin, NewTopic  # noqa: E402
 from clients.cli.output import format_summary, print_json, print_table  # noqa: E402
 from clients.producer import Producer  # noqa: E402
 from clients.wire import broker_pb2, broker_pb2_grpc  # noqa: E402
-from bench.dev_cluster import DevCluster, kraft  # noqa: E402
 
 TOPIC = "failover"
 # Kafka's names. Leader rebalancing is off so that the controller never moves leadership back to
@@ -41,8 +42,10 @@ STEADY_TIMEOUT_S = 60.0
 # this window count as before the kill.
 STALE_MS = 100
 # "fencing brokers [2]" (session ended) or "fencing broker 2: reported unreachable ..." (dead).
-FENCE_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "
-                        r".*fencing (?:brokers \[([\d, ]*)\]|broker (\d+): reported unreachable)")
+FENCE_LINE = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "
+    r".*fencing (?:brokers \[([\d, ]*)\]|broker (\d+): reported unreachable)"
+)
 
 
 def progress(message: str) -> None:
@@ -82,22 +85,34 @@ def wait_in_sync(cluster: DevCluster, stubs: Stubs, timeout_s: float = STEADY_TI
     while time.monotonic() < deadline:
         views = [partition_state(stubs[b["address"]]) for b in cluster.brokers().values()]
         last = [(v.leader, v.leader_epoch, list(v.isr)) if v else None for v in views]
-        if all(v is not None and v.leader >= 0 and len(v.isr) == 3 for v in views) \
-                and len({(v.leader, v.leader_epoch) for v in views}) == 1:
+        if (
+            all(v is not None and v.leader >= 0 and len(v.isr) == 3 for v in views)
+            and len({(v.leader, v.leader_epoch) for v in views}) == 1
+        ):
             return views[0]
         time.sleep(0.1)
-    raise RuntimeError(f"{TOPIC}-0 did not get a leader and a full ISR on every broker within "
-                       f"{timeout_s:g} s (last: {last!r})")
+    raise RuntimeError(
+        f"{TOPIC}-0 did not get a leader and a full ISR on every broker within "
+        f"{timeout_s:g} s (last: {last!r})"
+    )
 
 
 class Writer:
     """Sends records continuously from a thread at about `rate`/s; each ack (or failure) is kept
     as (sent at, completed at, offset or None), monotonic seconds."""
 
-    def __init__(self, bootstrap: str, rate: int, request_timeout_ms: int, retry_backoff_ms: int) -> None:
-        self.producer = Producer(bootstrap, acks="all", enable_idempotence=True, linger_ms=2,
-                                 request_timeout_ms=request_timeout_ms,
-                                 retry_backoff_ms=retry_backoff_ms, delivery_timeout_ms=60_000)
+    def __init__(
+        self, bootstrap: str, rate: int, request_timeout_ms: int, retry_backoff_ms: int
+    ) -> None:
+        self.producer = Producer(
+            bootstrap,
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=2,
+            request_timeout_ms=request_timeout_ms,
+            retry_backoff_ms=retry_backoff_ms,
+            delivery_timeout_ms=60_000,
+        )
         self.rate = rate
         self.acks: list[tuple[float, float, int]] = []
         self.failures: list[str] = []
@@ -118,6 +133,7 @@ class Writer:
                 self.acks.append((sent_at, time.monotonic(), future.result().offset))
             else:
                 self.failures.append(" ".join(str(exc).split()))
+
         return done
 
     def _write(self) -> None:
@@ -146,11 +162,12 @@ class Tracer:
     """From the kill on, polls each surviving broker's Metadata and the producer's cache every
     `poll_ms`: when each first names a new leader (ms after the kill)."""
 
-    def __init__(self, stubs: Stubs, survivors: dict[int, str], writer: Writer, victim: int,
-                 poll_ms: int) -> None:
+    def __init__(
+        self, stubs: Stubs, survivors: dict[int, str], writer: Writer, victim: int, poll_ms: int
+    ) -> None:
         self.stubs, self.survivors, self.writer, self.victim = stubs, survivors, writer, victim
         self.poll_s = poll_ms / 1000
-        self.seen: dict[str, float] = {}      # "broker N" / "client" -> monotonic time
+        self.seen: dict[str, float] = {}  # "broker N" / "client" -> monotonic time
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="tracer", daemon=True)
 
@@ -214,9 +231,13 @@ def one_run(cluster: DevCluster, stubs: Stubs, run: int, args: argparse.Namespac
     try:
         writer.start()
         if not writer.wait_acks(200, 30):
-            raise RuntimeError(f"run {run}: fewer than 200 acks within 30 s before the kill "
-                               f"(failures: {writer.failures[-3:]})")
-        log_offsets = {i: pathlib.Path(c["log"]).stat().st_size for i, c in cluster.controllers().items()}
+            raise RuntimeError(
+                f"run {run}: fewer than 200 acks within 30 s before the kill "
+                f"(failures: {writer.failures[-3:]})"
+            )
+        log_offsets = {
+            i: pathlib.Path(c["log"]).stat().st_size for i, c in cluster.controllers().items()
+        }
         if args.poll_ms > 0:
             tracer = Tracer(stubs, survivors, writer, victim, args.poll_ms)
         acked_before = len(writer.acks)
@@ -243,7 +264,7 @@ def one_run(cluster: DevCluster, stubs: Stubs, run: int, args: argparse.Namespac
                 if first_new is None and sent_at > dead:
                     first_new = (acked_at, offset)
             time.sleep(0.005)
-        writer.wait_acks(seen + 100, 10)    # a little steady writing on the new leader
+        writer.wait_acks(seen + 100, 10)  # a little steady writing on the new leader
     finally:
         if tracer is not None:
             tracer.stop()
@@ -253,21 +274,34 @@ def one_run(cluster: DevCluster, stubs: Stubs, run: int, args: argparse.Namespac
     since = lambda t: None if t is None else round((t - kill) * 1000)  # noqa: E731
     seen_at = tracer.seen if tracer is not None else {}
     brokers_ms = [since(seen_at[f"broker {i}"]) for i in survivors if f"broker {i}" in seen_at]
-    result = {"run": run, "ms": since(first_beyond and first_beyond[0]), "killed": victim,
-              "old_epoch": before.leader_epoch, "new_leader": after.leader,
-              "new_epoch": after.leader_epoch,
-              "fenced_ms": None if fenced_wall is None else round((fenced_wall - wall_kill) * 1000),
-              "brokers_ms": sorted(brokers_ms), "client_ms": since(seen_at.get("client")),
-              "sent_after_kill_ms": since(first_new and first_new[0]), "stale_acks": stale,
-              "last_offset_before": last_before, "first_offset_after": first_beyond and first_beyond[1],
-              "failed_records": len(writer.failures)}
+    result = {
+        "run": run,
+        "ms": since(first_beyond and first_beyond[0]),
+        "killed": victim,
+        "old_epoch": before.leader_epoch,
+        "new_leader": after.leader,
+        "new_epoch": after.leader_epoch,
+        "fenced_ms": None if fenced_wall is None else round((fenced_wall - wall_kill) * 1000),
+        "brokers_ms": sorted(brokers_ms),
+        "client_ms": since(seen_at.get("client")),
+        "sent_after_kill_ms": since(first_new and first_new[0]),
+        "stale_acks": stale,
+        "last_offset_before": last_before,
+        "first_offset_after": first_beyond and first_beyond[1],
+        "failed_records": len(writer.failures),
+    }
     if writer.failures:
         result["first_failure"] = writer.failures[0]
-    progress(f"run {run}: killed broker {victim} (leader epoch {before.leader_epoch}); "
-             + (f"first ack from broker {after.leader} (epoch {after.leader_epoch}) after "
-                f"{result['ms']} ms [fenced {result['fenced_ms']}, brokers {result['brokers_ms']}, client "
-                f"{result['client_ms']}]" if first_beyond else
-                f"nothing acknowledged within {args.give_up_s:g} s ({writer.failures[-1:]})"))
+    progress(
+        f"run {run}: killed broker {victim} (leader epoch {before.leader_epoch}); "
+        + (
+            f"first ack from broker {after.leader} (epoch {after.leader_epoch}) after "
+            f"{result['ms']} ms [fenced {result['fenced_ms']}, brokers {result['brokers_ms']}, client "
+            f"{result['client_ms']}]"
+            if first_beyond
+            else f"nothing acknowledged within {args.give_up_s:g} s ({writer.failures[-1:]})"
+        )
+    )
     restart = time.monotonic()
     kraft("dev", "--restart", str(victim), "--data", str(cluster.data))
     wait_in_sync(cluster, stubs)
@@ -283,84 +317,190 @@ def summarise(results: list[dict]) -> dict:
         return round(statistics.median(values)) if values else None
 
     # Where the time goes: the median ms after the kill at which each step was first seen.
-    timeline = {"fenced": median([r["fenced_ms"] for r in results]),
-                "first_broker": median([min(r["brokers_ms"], default=None) for r in results]),
-                "last_broker": median([max(r["brokers_ms"], default=None) for r in results]),
-                "client": median([r["client_ms"] for r in results]), "ack": median(times)}
-    return {"runs": len(results), "failed": len(results) - len(times),
-            "median_ms": median(times), "max_ms": max(times) if times else None,
-            "min_ms": min(times) if times else None, "timeline_median_ms": timeline}
+    timeline = {
+        "fenced": median([r["fenced_ms"] for r in results]),
+        "first_broker": median([min(r["brokers_ms"], default=None) for r in results]),
+        "last_broker": median([max(r["brokers_ms"], default=None) for r in results]),
+        "client": median([r["client_ms"] for r in results]),
+        "ack": median(times),
+    }
+    return {
+        "runs": len(results),
+        "failed": len(results) - len(times),
+        "median_ms": median(times),
+        "max_ms": max(times) if times else None,
+        "min_ms": min(times) if times else None,
+        "timeline_median_ms": timeline,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--runs", type=int, default=20, help="kills to measure (default 20)")
-    p.add_argument("--session-timeout-ms", type=int,
-                   help="broker.session.timeout.ms (default: kraft dev's; Kafka's is 9000)")
-    p.add_argument("--heartbeat-interval-ms", type=int,
-                   help="broker.heartbeat.interval.ms (default: kraft dev's; Kafka's is 2000)")
-    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                   help="more node settings, after the script's (repeatable)")
-    p.add_argument("--rate", type=int, default=1000, help="records/s the producer sends (default 1000)")
-    p.add_argument("--request-timeout-ms", type=int, default=500,
-                   help="the producer's request_timeout_ms (default 500)")
-    p.add_argument("--retry-backoff-ms", type=int, default=50,
-                   help="the producer's retry_backoff_ms (default 50)")
-    p.add_argument("--poll-ms", type=int, default=25,
-                   help="how often to poll the survivors' and the producer's view of the leader "
-                        "for the timeline (default 25; 0: no timeline)")
-    p.add_argument("--give-up-s", type=float, default=30.0,
-                   help="a run with nothing acknowledged this long after the kill fails (default 30)")
+    p.add_argument(
+        "--session-timeout-ms",
+        type=int,
+        help="broker.session.timeout.ms (default: kraft dev's; Kafka's is 9000)",
+    )
+    p.add_argument(
+        "--heartbeat-interval-ms",
+        type=int,
+        help="broker.heartbeat.interval.ms (default: kraft dev's; Kafka's is 2000)",
+    )
+    p.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="more node settings, after the script's (repeatable)",
+    )
+    p.add_argument(
+        "--rate", type=int, default=1000, help="records/s the producer sends (default 1000)"
+    )
+    p.add_argument(
+        "--request-timeout-ms",
+        type=int,
+        default=500,
+        help="the producer's request_timeout_ms (default 500)",
+    )
+    p.add_argument(
+        "--retry-backoff-ms",
+        type=int,
+        default=50,
+        help="the producer's retry_backoff_ms (default 50)",
+    )
+    p.add_argument(
+        "--poll-ms",
+        type=int,
+        default=25,
+        help="how often to poll the survivors' and the producer's view of the leader "
+        "for the timeline (default 25; 0: no timeline)",
+    )
+    p.add_argument(
+        "--give-up-s",
+        type=float,
+        default=30.0,
+        help="a run with nothing acknowledged this long after the kill fails (default 30)",
+    )
     p.add_argument("--data", help="cluster directory (default: a temporary one, removed after)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     args = p.parse_args(argv)
 
-    overrides = FIXED + [f"{key}={value}" for key, value in (
-        ("broker.session.timeout.ms", args.session_timeout_ms),
-        ("broker.heartbeat.interval.ms", args.heartbeat_interval_ms)) if value is not None]
+    overrides = FIXED + [
+        f"{key}={value}"
+        for key, value in (
+            ("broker.session.timeout.ms", args.session_timeout_ms),
+            ("broker.heartbeat.interval.ms", args.heartbeat_interval_ms),
+        )
+        if value is not None
+    ]
     overrides += args.override
     data = pathlib.Path(args.data or tempfile.mkdtemp(prefix="kraft-pfailover-")).resolve()
     cluster, stubs = DevCluster(data), Stubs()
     results: list[dict] = []
     progress(f"starting 3 controllers + 3 brokers in {data} ({', '.join(overrides)})")
     try:
-        start = ["dev", "--controllers", "3", "--brokers", "3", "--port", "0", "--detach",
-                 "--data", str(data)]
+        start = [
+            "dev",
+            "--controllers",
+            "3",
+            "--brokers",
+            "3",
+            "--port",
+            "0",
+            "--detach",
+            "--data",
+            str(data),
+        ]
         for o in overrides:
             start += ["--override", o]
         kraft(*start)
         with Admin(cluster.bootstrap, request_timeout_ms=10_000) as admin:
-            admin.create_topics([NewTopic(TOPIC, num_partitions=1, replication_factor=3,
-                                          configs={"min.insync.replicas": "2"})])
+            admin.create_topics(
+                [
+                    NewTopic(
+                        TOPIC,
+                        num_partitions=1,
+                        replication_factor=3,
+                        configs={"min.insync.replicas": "2"},
+                    )
+                ]
+            )
         for run in range(1, args.runs + 1):
             results.append(one_run(cluster, stubs, run, args))
     finally:
         stubs.close()
         if (data / "cluster.json").exists():
-            subprocess.run([sys.executable, "-m", "entry.main", "dev", "--stop", "--data", str(data)],
-                           cwd=ROOT, capture_output=True, timeout=120)
+            subprocess.run(
+                [sys.executable, "-m", "entry.main", "dev", "--stop", "--data", str(data)],
+                cwd=ROOT,
+                capture_output=True,
+                timeout=120,
+            )
             progress("cluster stopped")
         if args.data is None:
             shutil.rmtree(data, ignore_errors=True)
 
-    summary = {"overrides": overrides, "rate": args.rate,
-               "request_timeout_ms": args.request_timeout_ms, "retry_backoff_ms": args.retry_backoff_ms,
-               **summarise(results), "results": results}
+    summary = {
+        "overrides": overrides,
+        "rate": args.rate,
+        "request_timeout_ms": args.request_timeout_ms,
+        "retry_backoff_ms": args.retry_backoff_ms,
+        **summarise(results),
+        "results": results,
+    }
     if args.format == "json":
         print_json(summary)
         return 0
-    print_table(("RUN", "MS", "KILLED", "NEW_LEADER", "NEW_EPOCH", "FENCED_MS", "BROKERS_MS",
-                 "CLIENT_MS", "FAILED", "REJOIN_MS"),
-                [(r["run"], r["ms"], r["killed"], r["new_leader"], r["new_epoch"], r["fenced_ms"],
-                  "/".join(map(str, r["brokers_ms"])) or None, r["client_ms"], r["failed_records"],
-                  r["rejoin_ms"]) for r in results])
+    print_table(
+        (
+            "RUN",
+            "MS",
+            "KILLED",
+            "NEW_LEADER",
+            "NEW_EPOCH",
+            "FENCED_MS",
+            "BROKERS_MS",
+            "CLIENT_MS",
+            "FAILED",
+            "REJOIN_MS",
+        ),
+        [
+            (
+                r["run"],
+                r["ms"],
+                r["killed"],
+                r["new_leader"],
+                r["new_epoch"],
+                r["fenced_ms"],
+                "/".join(map(str, r["brokers_ms"])) or None,
+                r["client_ms"],
+                r["failed_records"],
+                r["rejoin_ms"],
+            )
+            for r in results
+        ],
+    )
     print()
-    producer = (f"acks=all, idempotent, {args.rate} records/s, request_timeout_ms="
-                f"{args.request_timeout_ms}, retry_backoff_ms={args.retry_backoff_ms}")
+    producer = (
+        f"acks=all, idempotent, {args.rate} records/s, request_timeout_ms="
+        f"{args.request_timeout_ms}, retry_backoff_ms={args.retry_backoff_ms}"
+    )
     timeline = ", ".join(f"{k} {v}" for k, v in summary["timeline_median_ms"].items())
-    print(format_summary([("Settings", ", ".join(overrides)), ("Producer", producer),
-                          ("MedianMs", summary["median_ms"]), ("MaxMs", summary["max_ms"]),
-                          ("TimelineMedianMs", timeline), ("Failed", summary["failed"])]))
+    print(
+        format_summary(
+            [
+                ("Settings", ", ".join(overrides)),
+                ("Producer", producer),
+                ("MedianMs", summary["median_ms"]),
+                ("MaxMs", summary["max_ms"]),
+                ("TimelineMedianMs", timeline),
+                ("Failed", summary["failed"]),
+            ]
+        )
+    )
     return 0
 
 

@@ -6,6 +6,7 @@ per source tree, hosting topics of 100 partitions (one batch appended to each) u
 
 Each --tree (default: this checkout) runs in its own child with RLIMIT_NOFILE set to --nofile
 (what a node raises its soft limit to: the hard limit), so two trees compare A/B in one run."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PER_TOPIC = 100
 
-_CHILD = r'''
+_CHILD = r"""
 import json, os, sys, time, pathlib
 from broker.broker_metadata import BrokerMetadata
 from broker.replica_manager import ReplicaManager
@@ -74,7 +75,7 @@ while hosted < limit:
              "fds_per_partition": round((fds() - base_fds) / hosted, 2)}
 seconds = time.monotonic() - start
 print(json.dumps({"hosted": hosted, "error": error, "seconds": round(seconds, 1), **stats}))
-'''
+"""
 
 
 def run_tree(tree: pathlib.Path, nofile: int, limit: int) -> dict:
@@ -83,9 +84,15 @@ def run_tree(tree: pathlib.Path, nofile: int, limit: int) -> dict:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
 
     with tempfile.TemporaryDirectory(prefix="kraft-partitions-") as data:
-        done = subprocess.run([sys.executable, "-c", _CHILD, data, str(limit), str(PER_TOPIC)],
-                              cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-                              capture_output=True, text=True, preexec_fn=lower, timeout=3600)
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD, data, str(limit), str(PER_TOPIC)],
+            cwd=tree,
+            env={**os.environ, "PYTHONPATH": str(tree)},
+            capture_output=True,
+            text=True,
+            preexec_fn=lower,
+            timeout=3600,
+        )
     if done.returncode != 0:
         raise SystemExit(f"{tree}: child failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -95,16 +102,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nofile", type=int, default=resource.getrlimit(resource.RLIMIT_NOFILE)[1])
     parser.add_argument("--max", type=int, default=12_000, help="stop after this many partitions")
-    parser.add_argument("--tree", action="append", type=pathlib.Path,
-                        help="a source tree to measure (repeatable; default: this checkout)")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        type=pathlib.Path,
+        help="a source tree to measure (repeatable; default: this checkout)",
+    )
     args = parser.parse_args()
-    print(f"RLIMIT_NOFILE soft {args.nofile}, topics of {PER_TOPIC} partitions, "
-          f"{time.strftime('%Y-%m-%d')}")
+    print(
+        f"RLIMIT_NOFILE soft {args.nofile}, topics of {PER_TOPIC} partitions, "
+        f"{time.strftime('%Y-%m-%d')}"
+    )
     print(f"{'tree':<40} {'partitions':>10} {'fds/p':>6} {'RSS KiB/p':>9} {'s':>6}  stopped by")
     for tree in args.tree or [ROOT]:
         r = run_tree(tree.resolve(), args.nofile, args.max)
-        print(f"{str(tree)[-40:]:<40} {r['hosted']:>10} {r['fds_per_partition']:>6} "
-              f"{r['rss_per_partition_kib']:>9} {r['seconds']:>6}  {r['error'] or 'the --max cap'}")
+        print(
+            f"{str(tree)[-40:]:<40} {r['hosted']:>10} {r['fds_per_partition']:>6} "
+            f"{r['rss_per_partition_kib']:>9} {r['seconds']:>6}  {r['error'] or 'the --max cap'}"
+        )
     return 0
 
 

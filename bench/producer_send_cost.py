@@ -1,6 +1,7 @@
 """The producer's per-record cost in the sending thread, no broker: an AsyncProducer that is never
 started, whose topic's partition count is known, takes N records through `send_from_thread` (the
 blocking Producer's send) and, where the checkout has it, `send_batch`; prints ns per record."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,7 +14,7 @@ from clients.producer.producer import AsyncProducer
 def fresh() -> AsyncProducer:
     p = AsyncProducer("127.0.0.1:1", acks=1, linger_ms=5, buffer_memory=1 << 40)
     p._acc.set_num_partitions("t", 8)
-    p._wake_sender = lambda: None      # no sender runs: nothing to wake
+    p._wake_sender = lambda: None  # no sender runs: nothing to wake
     return p
 
 

@@ -9,6 +9,7 @@ segments (the recovery point is at the active segment) plus `--tail-mb` unflushe
 segment; the empty dir holds only the same tail. Opens run in a child process per measurement,
 interleaved (empty, large, empty, large, ..., for each --tree in turn), with the page cache warm (a cold cache would make
 the full scan slower still). The dirs are deleted at the end."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ import time
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-_BUILD = r'''
+_BUILD = r"""
 import sys, pathlib
 from clients.record.codec import encode_batch
 from kraft.log.log_config import LogConfig
@@ -42,9 +43,9 @@ while log.size_in_bytes() < retained + tail:
     log.append_as_leader(batch, leader_epoch=1, now_ms=0)
 manager.checkpoint()            # the periodic checkpoint; no close: the shutdown is unclean
 print(log.segment_count, log.recovery_point, log.log_end_offset)
-'''
+"""
 
-_OPEN = r'''
+_OPEN = r"""
 import sys, time, pathlib
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
@@ -64,9 +65,9 @@ else:
     for log in manager.logs().values():
         log.close()
 print(elapsed, scanned)
-'''
+"""
 
-_APPEND = r'''
+_APPEND = r"""
 import sys, time, pathlib
 from clients.record.codec import encode_batch
 from kraft.log.log_config import LogConfig
@@ -84,23 +85,32 @@ elapsed = time.perf_counter() - start
 log.truncate_to(end)            # leave the dir as it was for the next run
 manager.close()
 print(batches / elapsed)
-'''
+"""
 
 
 def _child(tree: pathlib.Path, code: str, *args: object) -> str:
-    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=tree, check=True,
-                         text=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(tree)})
+    out = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        cwd=tree,
+        check=True,
+        text=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+    )
     return out.stdout.strip()
 
 
 def _line(what: str, unit: str, values: dict[str, list[float]], extra: str = "") -> str:
     empty, large = statistics.median(values["empty"]), statistics.median(values["large"])
-    return (f"{what:<34} empty {empty:9.1f} {unit}  large {large:9.1f} {unit}  ratio "
-            f"{large / empty:6.2f}x{extra}  (large: {', '.join(f'{v:.0f}' for v in values['large'])})")
+    return (
+        f"{what:<34} empty {empty:9.1f} {unit}  large {large:9.1f} {unit}  ratio "
+        f"{large / empty:6.2f}x{extra}  (large: {', '.join(f'{v:.0f}' for v in values['large'])})"
+    )
 
 
-def _appends(trees: list[pathlib.Path], dirs: dict[str, pathlib.Path], pairs: int,
-             batches: int) -> None:
+def _appends(
+    trees: list[pathlib.Path], dirs: dict[str, pathlib.Path], pairs: int, batches: int
+) -> None:
     rates = {tree: {"empty": [], "large": []} for tree in trees}
     for _ in range(pairs):
         for tree in trees:
@@ -117,9 +127,12 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--append-batches", type=int, default=20_000)
     parser.add_argument("--dir", type=pathlib.Path, default=pathlib.Path(tempfile.gettempdir()))
-    parser.add_argument("--tree", type=pathlib.Path, action="append",
-                        help="a kraft checkout to measure, interleaved with the others given "
-                             "(default: this one)")
+    parser.add_argument(
+        "--tree",
+        type=pathlib.Path,
+        action="append",
+        help="a kraft checkout to measure, interleaved with the others given (default: this one)",
+    )
     args = parser.parse_args()
     trees = [t.resolve() for t in args.tree or [_ROOT]]
     root = pathlib.Path(tempfile.mkdtemp(prefix="kraft-restart-", dir=args.dir))
@@ -129,10 +142,15 @@ def main() -> int:
         for name, retained in (("empty", 0), ("large", int(args.retained_gb * 2**30))):
             t0 = time.perf_counter()
             built = _child(trees[-1], _BUILD, dirs[name], retained, tail)
-            print(f"built {name}: segments, recovery point, log end = {built} "
-                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
-        print(f"{time.strftime('%Y-%m-%d')}: LogManager open, {args.retained_gb} GiB retained vs "
-              f"none, {args.tail_mb} MiB unflushed tail, medians of {args.pairs} interleaved runs")
+            print(
+                f"built {name}: segments, recovery point, log end = {built} "
+                f"({time.perf_counter() - t0:.0f} s)",
+                flush=True,
+            )
+        print(
+            f"{time.strftime('%Y-%m-%d')}: LogManager open, {args.retained_gb} GiB retained vs "
+            f"none, {args.tail_mb} MiB unflushed tail, medians of {args.pairs} interleaved runs"
+        )
         # "unclean" first: each reopen leaves the dir without a marker. "clean" next (its first
         # open is unclean, so each dir is opened once before being measured), then the appends
         # (on cleanly closed dirs), and "no-checkpoint" last: it leaves every dir to recover whole.
@@ -152,9 +170,15 @@ def main() -> int:
                         times[tree][name].append(float(elapsed) * 1000)
                         scanned[name] = segs
             for tree in trees:
-                print(_line(f"open {mode} {tree.name}", "ms", times[tree],
-                            f"  segments scanned {scanned['empty']} / {scanned['large']}"),
-                      flush=True)
+                print(
+                    _line(
+                        f"open {mode} {tree.name}",
+                        "ms",
+                        times[tree],
+                        f"  segments scanned {scanned['empty']} / {scanned['large']}",
+                    ),
+                    flush=True,
+                )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

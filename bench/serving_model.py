@@ -5,13 +5,13 @@ Metadata round trip p50/p99 with 0, 100 and 1,000 parked fetches, and serial cal
 
     python bench/serving_model.py [--parked 0,100,1000] [--calls 300]
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import statistics
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -32,18 +32,22 @@ class ToyBroker:
         await trio.sleep(request.max_wait_ms / 1000)
         return pb.FetchResponse()
 
-    def __getattr__(self, name):     # the other Broker methods: unused here
+    def __getattr__(self, name):  # the other Broker methods: unused here
         async def unused(request):
             raise NotImplementedError(name)
+
         return unused
 
 
 def _thread_pool_server(token, servicer):
     """The model main had: grpcio's sync server, each call hopping into trio from a worker."""
+
     def bridge(name):
         handler = getattr(servicer, name)
-        return staticmethod(lambda request, context: trio.from_thread.run(handler, request,
-                                                                           trio_token=token))
+        return staticmethod(
+            lambda request, context: trio.from_thread.run(handler, request, trio_token=token)
+        )
+
     names = pb.DESCRIPTOR.services_by_name["Broker"].methods_by_name
     shim = type("Shim", (), {n: bridge(n) for n in names})
     server = grpc.server(ThreadPoolExecutor(max_workers=64), options=CHANNEL_OPTIONS)
@@ -56,16 +60,17 @@ def _thread_pool_server(token, servicer):
 def measure(port: int, parked: int, calls: int) -> dict:
     channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=CHANNEL_OPTIONS)
     stub = broker_pb2_grpc.BrokerStub(channel)
-    futures = [stub.Fetch.future(pb.FetchRequest(max_wait_ms=60_000), timeout=120)
-               for _ in range(parked)]
-    time.sleep(1.0 + parked / 1000)     # let them reach the server and park
+    futures = [
+        stub.Fetch.future(pb.FetchRequest(max_wait_ms=60_000), timeout=120) for _ in range(parked)
+    ]
+    time.sleep(1.0 + parked / 1000)  # let them reach the server and park
     times = []
     start = time.perf_counter()
     for _ in range(calls):
         t0 = time.perf_counter()
         try:
             stub.Metadata(pb.MetadataRequest(), timeout=10)
-        except grpc.RpcError as exc:     # every worker thread is parked: give up, say so
+        except grpc.RpcError as exc:  # every worker thread is parked: give up, say so
             for f in futures:
                 f.cancel()
             channel.close()
@@ -76,9 +81,12 @@ def measure(port: int, parked: int, calls: int) -> dict:
         f.cancel()
     channel.close()
     times.sort()
-    return {"parked": parked, "p50_ms": round(statistics.median(times), 3),
-            "p99_ms": round(times[int(len(times) * 0.99) - 1], 3),
-            "calls_per_s": round(calls / elapsed)}
+    return {
+        "parked": parked,
+        "p50_ms": round(statistics.median(times), 3),
+        "p99_ms": round(times[int(len(times) * 0.99) - 1], 3),
+        "calls_per_s": round(calls / elapsed),
+    }
 
 
 async def run(model: str, parked_counts: list[int], calls: int) -> list[dict]:

@@ -1,5 +1,6 @@
 """How long a Raft leader takes to serve one metadata snapshot in FetchSnapshot chunks, and how
 many bytes it reads doing so: run it against two checkouts (PYTHONPATH) for an A/B pair."""
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,15 @@ def serve_once(size_mib: int) -> dict:
         log.append([Entry(i, 1, b"e") for i in range(3)])
         snapshot = OffsetAndEpoch(3, 1)
         log.create_snapshot(snapshot, random.Random(1).randbytes(size_mib * CHUNK))
-        core = RaftCore(1, frozenset({1}), log, MemoryElectionStore(), random.Random(1),
-                        RaftConfig(snapshot_chunk_bytes=CHUNK), now_ms=0)
+        core = RaftCore(
+            1,
+            frozenset({1}),
+            log,
+            MemoryElectionStore(),
+            random.Random(1),
+            RaftConfig(snapshot_chunk_bytes=CHUNK),
+            now_ms=0,
+        )
         core.advance(core.ready())
         start, read_before, position, request = time.perf_counter(), rchar(), 0, 0
         while position < size_mib * CHUNK:
@@ -44,8 +52,11 @@ def serve_once(size_mib: int) -> dict:
             request += 1
         seconds = time.perf_counter() - start
         log.close()
-        return {"size_mib": size_mib, "seconds": round(seconds, 3),
-                "read_x": round((rchar() - read_before) / (size_mib * CHUNK), 1)}
+        return {
+            "size_mib": size_mib,
+            "seconds": round(seconds, 3),
+            "read_x": round((rchar() - read_before) / (size_mib * CHUNK), 1),
+        }
 
 
 if __name__ == "__main__":

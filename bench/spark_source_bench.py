@@ -14,6 +14,7 @@ query's latency per micro-batch.
    for --stream-seconds. Prints p50/max of both ages and of Spark's triggerExecution time.
 Output: a table, or --format json.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,10 +50,28 @@ def fill(bootstrap: str, topic: str, partitions: int, records: int, size: int) -
 
 def bench_consume(bootstrap: str, topic: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "entry.main", "bench", "consume",
-                           "--bootstrap-server", bootstrap, "--topic", topic, "-q",
-                           "--format", "json"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "entry.main",
+            "bench",
+            "consume",
+            "--bootstrap-server",
+            bootstrap,
+            "--topic",
+            topic,
+            "-q",
+            "--format",
+            "json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     doc = json.loads(done.stdout)
     return float(doc["records_per_sec"])
 
@@ -61,14 +80,21 @@ def spark_read(spark, bootstrap: str, topic: str) -> tuple[float, int]:
     from pyspark.sql import functions as F
 
     started = time.perf_counter()
-    row = (spark.read.format("kraft").option("kraft.bootstrap.servers", bootstrap)
-           .option("subscribe", topic).option("startingOffsets", "earliest").load()
-           .agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()[0])
+    row = (
+        spark.read.format("kraft")
+        .option("kraft.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+        .agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes"))
+        .collect()[0]
+    )
     return row["n"] / (time.perf_counter() - started), row["n"]
 
 
-def stream(spark, bootstrap: str, partitions: int, rate: float, seconds: float,
-           trigger_ms: int) -> dict:
+def stream(
+    spark, bootstrap: str, partitions: int, rate: float, seconds: float, trigger_ms: int
+) -> dict:
     from pyspark.sql import functions as F
 
     from clients.admin import Admin, NewTopic
@@ -80,18 +106,33 @@ def stream(spark, bootstrap: str, partitions: int, rate: float, seconds: float,
     batches: list[tuple[int, float, float]] = []
 
     def sink(df, batch_id: int) -> None:
-        row = df.agg(F.count("*").alias("n"), F.max("timestamp").alias("newest"),
-                     F.min("timestamp").alias("oldest")).collect()[0]
+        row = df.agg(
+            F.count("*").alias("n"),
+            F.max("timestamp").alias("newest"),
+            F.min("timestamp").alias("oldest"),
+        ).collect()[0]
         if row["n"]:
             now = time.time()
-            batches.append((row["n"], (now - row["newest"].timestamp()) * 1000,
-                            (now - row["oldest"].timestamp()) * 1000))
+            batches.append(
+                (
+                    row["n"],
+                    (now - row["newest"].timestamp()) * 1000,
+                    (now - row["oldest"].timestamp()) * 1000,
+                )
+            )
 
     checkpoint = tempfile.mkdtemp(prefix="kraft-stream-bench-")
-    query = (spark.readStream.format("kraft").option("kraft.bootstrap.servers", bootstrap)
-             .option("subscribe", topic).option("startingOffsets", "earliest").load()
-             .writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint)
-             .trigger(processingTime=f"{trigger_ms} milliseconds").start())
+    query = (
+        spark.readStream.format("kraft")
+        .option("kraft.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", checkpoint)
+        .trigger(processingTime=f"{trigger_ms} milliseconds")
+        .start()
+    )
     stop = threading.Event()
 
     def produce() -> None:
@@ -102,23 +143,31 @@ def stream(spark, bootstrap: str, partitions: int, rate: float, seconds: float,
                 n += 1
                 due += gap
                 stop.wait(max(0.0, due - time.monotonic()))
+
     sender = threading.Thread(target=produce, daemon=True)
     sender.start()
     time.sleep(seconds)
     stop.set()
     sender.join(30)
     time.sleep(3 * trigger_ms / 1000 + 2)
-    triggers = [p["durationMs"].get("triggerExecution", 0) for p in query.recentProgress
-                if p.get("numInputRows")]
+    triggers = [
+        p["durationMs"].get("triggerExecution", 0)
+        for p in query.recentProgress
+        if p.get("numInputRows")
+    ]
     query.stop()
-    warm = batches[2:] or batches          # the first batches include the query's start-up
+    warm = batches[2:] or batches  # the first batches include the query's start-up
 
     def p50_max(xs):
         return {"p50": round(statistics.median(xs), 1), "max": round(max(xs), 1)} if xs else {}
-    return {"batches": len(batches), "rows": sum(b[0] for b in batches),
-            "newest_age_ms": p50_max([b[1] for b in warm]),
-            "oldest_age_ms": p50_max([b[2] for b in warm]),
-            "trigger_execution_ms": p50_max(triggers[2:] or triggers)}
+
+    return {
+        "batches": len(batches),
+        "rows": sum(b[0] for b in batches),
+        "newest_age_ms": p50_max([b[1] for b in warm]),
+        "oldest_age_ms": p50_max([b[2] for b in warm]),
+        "trigger_execution_ms": p50_max(triggers[2:] or triggers),
+    }
 
 
 def main() -> int:
@@ -143,24 +192,32 @@ def main() -> int:
     spark = create_session(a.master)
     register(spark)
     try:
-        spark_read(spark, a.bootstrap_server, topic)      # warm-up: JVM, Python workers
+        spark_read(spark, a.bootstrap_server, topic)  # warm-up: JVM, Python workers
         pairs = []
         for _ in range(a.pairs):
             consume = bench_consume(a.bootstrap_server, topic)
             rate, n = spark_read(spark, a.bootstrap_server, topic)
             assert n == a.records, f"the data source read {n} records of {a.records}"
             pairs.append((consume, rate))
-        streaming = stream(spark, a.bootstrap_server, a.partitions, a.stream_rate,
-                           a.stream_seconds, a.trigger_ms)
+        streaming = stream(
+            spark, a.bootstrap_server, a.partitions, a.stream_rate, a.stream_seconds, a.trigger_ms
+        )
     finally:
         spark.stop()
     ratios = [s / c for c, s in pairs]
-    result = {"records": a.records, "record_size": a.record_size, "partitions": a.partitions,
-              "master": a.master, "bench_consume_rec_s": [round(c) for c, _ in pairs],
-              "spark_read_rec_s": [round(s) for _, s in pairs],
-              "spark_over_consume": [round(r, 2) for r in ratios],
-              "median_ratio": round(statistics.median(ratios), 2), "stream": streaming,
-              "stream_rate": a.stream_rate, "trigger_ms": a.trigger_ms}
+    result = {
+        "records": a.records,
+        "record_size": a.record_size,
+        "partitions": a.partitions,
+        "master": a.master,
+        "bench_consume_rec_s": [round(c) for c, _ in pairs],
+        "spark_read_rec_s": [round(s) for _, s in pairs],
+        "spark_over_consume": [round(r, 2) for r in ratios],
+        "median_ratio": round(statistics.median(ratios), 2),
+        "stream": streaming,
+        "stream_rate": a.stream_rate,
+        "trigger_ms": a.trigger_ms,
+    }
     if a.format == "json":
         print(json.dumps(result, indent=1))
         return 0

@@ -12,6 +12,7 @@ read_uncommitted consumer (rec/s each). Records go out through send_batch (chunk
 1,000) so the client's per-record Python weighs the same on both sides. --format json for
 scripts.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,10 +25,10 @@ import uuid
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from clients.admin import Admin, NewTopic          # noqa: E402
-from clients.consumer import Consumer              # noqa: E402
-from clients.producer import Producer              # noqa: E402
-from clients.types import TopicPartition           # noqa: E402
+from clients.admin import Admin, NewTopic  # noqa: E402
+from clients.consumer import Consumer  # noqa: E402
+from clients.producer import Producer  # noqa: E402
+from clients.types import TopicPartition  # noqa: E402
 
 CHUNK = 1000
 
@@ -35,8 +36,9 @@ CHUNK = 1000
 def new_topic(bootstrap: str, partitions: int, rf: int) -> str:
     name = f"txn-bench-{uuid.uuid4().hex[:8]}"
     with Admin(bootstrap) as admin:
-        admin.create_topics([NewTopic(name, partitions, rf, {"min.insync.replicas":
-                                                             str(min(2, rf))})])
+        admin.create_topics(
+            [NewTopic(name, partitions, rf, {"min.insync.replicas": str(min(2, rf))})]
+        )
     return name
 
 
@@ -56,11 +58,13 @@ def idempotent(bootstrap: str, topic: str, records: int, value: bytes, partition
         return records / (time.perf_counter() - started)
 
 
-def transactional(bootstrap: str, topic: str, records: int, value: bytes, partitions: int,
-                  txn_size: int) -> tuple[float, list[float]]:
+def transactional(
+    bootstrap: str, topic: str, records: int, value: bytes, partitions: int, txn_size: int
+) -> tuple[float, list[float]]:
     commits = []
-    with Producer(bootstrap, transactional_id=f"txn-bench-{uuid.uuid4().hex[:8]}",
-                  linger_ms=5) as producer:
+    with Producer(
+        bootstrap, transactional_id=f"txn-bench-{uuid.uuid4().hex[:8]}", linger_ms=5
+    ) as producer:
         producer.init_transactions(60)
         started = time.perf_counter()
         done = 0
@@ -110,27 +114,50 @@ def main() -> int:
     rows = []
     for size in (int(s) for s in a.txn_sizes.split(",")):
         for _ in range(a.pairs):
-            base = idempotent(a.bootstrap_server, new_topic(a.bootstrap_server, a.partitions,
-                                                            a.replication_factor),
-                              a.records, value, a.partitions)
+            base = idempotent(
+                a.bootstrap_server,
+                new_topic(a.bootstrap_server, a.partitions, a.replication_factor),
+                a.records,
+                value,
+                a.partitions,
+            )
             topic = new_topic(a.bootstrap_server, a.partitions, a.replication_factor)
-            rate, commits = transactional(a.bootstrap_server, topic, a.records, value,
-                                          a.partitions, size)
-            committed = consume(a.bootstrap_server, topic, a.partitions, "read_committed",
-                                a.records)
-            uncommitted = consume(a.bootstrap_server, topic, a.partitions, "read_uncommitted",
-                                  a.records)
-            rows.append({"txn_size": size, "idempotent_rec_s": round(base),
-                         "transactional_rec_s": round(rate), "ratio": round(rate / base, 2),
-                         "commit_p50_ms": pct(commits, 0.5), "commit_p99_ms": pct(commits, 0.99),
-                         "commits": len(commits),
-                         "read_committed_rec_s": round(committed),
-                         "read_uncommitted_rec_s": round(uncommitted),
-                         "committed_over_uncommitted": round(committed / uncommitted, 2)})
+            rate, commits = transactional(
+                a.bootstrap_server, topic, a.records, value, a.partitions, size
+            )
+            committed = consume(
+                a.bootstrap_server, topic, a.partitions, "read_committed", a.records
+            )
+            uncommitted = consume(
+                a.bootstrap_server, topic, a.partitions, "read_uncommitted", a.records
+            )
+            rows.append(
+                {
+                    "txn_size": size,
+                    "idempotent_rec_s": round(base),
+                    "transactional_rec_s": round(rate),
+                    "ratio": round(rate / base, 2),
+                    "commit_p50_ms": pct(commits, 0.5),
+                    "commit_p99_ms": pct(commits, 0.99),
+                    "commits": len(commits),
+                    "read_committed_rec_s": round(committed),
+                    "read_uncommitted_rec_s": round(uncommitted),
+                    "committed_over_uncommitted": round(committed / uncommitted, 2),
+                }
+            )
     if a.format == "json":
-        print(json.dumps({"records": a.records, "record_size": a.record_size,
-                          "partitions": a.partitions, "replication_factor": a.replication_factor,
-                          "runs": rows}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "records": a.records,
+                    "record_size": a.record_size,
+                    "partitions": a.partitions,
+                    "replication_factor": a.replication_factor,
+                    "runs": rows,
+                },
+                indent=1,
+            )
+        )
         return 0
     cols = list(rows[0])
     print(" ".join(f"{c:>22}" for c in cols))
@@ -140,8 +167,10 @@ def main() -> int:
     for r in rows:
         by_size.setdefault(r["txn_size"], []).append(r["ratio"])
     for size, ratios in by_size.items():
-        print(f"transactions of {size}: transactional / idempotent median "
-              f"{statistics.median(ratios):.2f}")
+        print(
+            f"transactions of {size}: transactional / idempotent median "
+            f"{statistics.median(ratios):.2f}"
+        )
     return 0
 
 

@@ -3,6 +3,7 @@ with INVALID_ARGUMENT): RSS after a warm-up, then after N more such requests, pe
 
     python bench/unparsable_requests.py [--requests 20000] [--at-once 100]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from clients.bridge import open_channel  # noqa: E402
 
-GARBAGE = b"\xff" * 64          # an invalid field tag: no message type parses it
+GARBAGE = b"\xff" * 64  # an invalid field tag: no message type parses it
 
 
 def rss_kb(pid: int) -> int:
@@ -55,24 +56,29 @@ def main() -> None:
     parser.add_argument("--at-once", type=int, default=100)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        node = subprocess.Popen([sys.executable, "-m", "entry.main", "dev", "--data", f"{tmp}/d",
-                                 "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE,
-                                stderr=open(f"{tmp}/log", "wb"))
+        node = subprocess.Popen(
+            [sys.executable, "-m", "entry.main", "dev", "--data", f"{tmp}/d", "--port", "0"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=open(f"{tmp}/log", "wb"),
+        )
         try:
             line = node.stdout.readline().decode()
             address = line.split("listening on ", 1)[1].split(",", 1)[0]
             channel = open_channel(address)
-            send(channel, 2_000, args.at_once)             # warm-up: one-time allocations
+            send(channel, 2_000, args.at_once)  # warm-up: one-time allocations
             before = settled_rss_kb(node.pid)
             started = time.monotonic()
             refused = send(channel, args.requests, args.at_once)
             elapsed = time.monotonic() - started
             after = settled_rss_kb(node.pid)
             log_bytes = pathlib.Path(f"{tmp}/log").stat().st_size
-            print(f"{args.requests} unparsable requests ({refused} refused INVALID_ARGUMENT) in "
-                  f"{elapsed:.1f} s; RSS {before / 1024:.1f} -> {after / 1024:.1f} MB: "
-                  f"{(after - before) * 1024 / args.requests:.0f} bytes per request; "
-                  f"node log {log_bytes} bytes")
+            print(
+                f"{args.requests} unparsable requests ({refused} refused INVALID_ARGUMENT) in "
+                f"{elapsed:.1f} s; RSS {before / 1024:.1f} -> {after / 1024:.1f} MB: "
+                f"{(after - before) * 1024 / args.requests:.0f} bytes per request; "
+                f"node log {log_bytes} bytes"
+            )
         finally:
             node.terminate()
             node.wait(20)

@@ -1,6 +1,7 @@
 """The leader's append path (validation, offsets, segment write) on batches of 100-byte records:
 `python bench/validate_bench.py [--batches N] [--records-per-batch M]`, against the checkout on
 PYTHONPATH (so one script measures two checkouts, run in turn)."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,10 +24,13 @@ def make_batches(count: int, per_batch: int, codec: int) -> list[bytes]:
     for b in range(count):
         records = []
         for i in range(per_batch):
-            body = b'{"id":%d,"%s":"%s","n":%d}' % (i, rng.choice(words), rng.choice(words),
-                                                    rng.randrange(10**6))
-            records.append((b"key-%d" % (i % 64), (body * 4)[:100].ljust(100, b" "), (),
-                            now + b))
+            body = b'{"id":%d,"%s":"%s","n":%d}' % (
+                i,
+                rng.choice(words),
+                rng.choice(words),
+                rng.randrange(10**6),
+            )
+            records.append((b"key-%d" % (i % 64), (body * 4)[:100].ljust(100, b" "), (), now + b))
         out.append(encode_batch(records, compression=codec))
     return out
 
@@ -48,15 +52,17 @@ def run(batches: list[bytes], repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--batches", type=int, default=2000)
-    parser.add_argument("--records-per-batch", type=int, default=150)   # ~16 KiB, batch.size
+    parser.add_argument("--records-per-batch", type=int, default=150)  # ~16 KiB, batch.size
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     for codec in (NONE, ZSTD):
         batches = make_batches(args.batches, args.records_per_batch, codec)
         seconds = run(batches, args.repeat)
         records = args.batches * args.records_per_batch
-        print(f"{NAMES[codec]:5s} {args.batches / seconds:9,.0f} batches/s "
-              f"{records / seconds:11,.0f} records/s")
+        print(
+            f"{NAMES[codec]:5s} {args.batches / seconds:9,.0f} batches/s "
+            f"{records / seconds:11,.0f} records/s"
+        )
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """`kraft audit`: the command line of the PySpark consistency audit. entry/commands.py registers it
 (clients must not import chaos); Spark is imported only when the command runs."""
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 EXAMPLES = """examples:
   kraft audit --data run/nodes --history run/history.jsonl --faults run/faults.jsonl --out run
@@ -20,26 +21,52 @@ exit status: 0 no violation, 1 violations (each names its check, partition, offs
 and values), 2 input that cannot be read. Reports: OUT/report.json and OUT/report.html."""
 
 
-def register(subparsers: argparse._SubParsersAction,
-             add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    subparsers: argparse._SubParsersAction, add_common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     """audit reads files, not a cluster: its own --format and --debug, no add_common."""
     p = subparsers.add_parser(
-        "audit", help="check replica logs, metadata logs and a chaos history for consistency",
+        "audit",
+        help="check replica logs, metadata logs and a chaos history for consistency",
         description="Check every replica's segment files, every controller's metadata log and a\n"
-                    "Jepsen-style history (chaos/history.py) with a PySpark job.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", nargs="+", action="extend", default=[], metavar="DIR",
-                   help="node data dirs, or dirs holding them (e.g. a `kraft dev --data` dir)")
+        "Jepsen-style history (chaos/history.py) with a PySpark job.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--data",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="DIR",
+        help="node data dirs, or dirs holding them (e.g. a `kraft dev --data` dir)",
+    )
     p.add_argument("--history", metavar="FILE", help="the workload's history.jsonl")
-    p.add_argument("--txn-history", metavar="FILE",
-                   help="the transactional workload's txn_history.jsonl (exactly-once checks)")
-    p.add_argument("--faults", metavar="FILE", help="the nemesis' faults.jsonl (shaded in report.html)")
-    p.add_argument("--out", default="kraft-audit", metavar="DIR",
-                   help="where report.json and report.html go (default ./kraft-audit)")
-    p.add_argument("--master", default="local[*]",
-                   help="Spark master (default local[*]; e.g. spark://host:7077)")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="table: a readable summary (default); json: report.json on stdout")
+    p.add_argument(
+        "--txn-history",
+        metavar="FILE",
+        help="the transactional workload's txn_history.jsonl (exactly-once checks)",
+    )
+    p.add_argument(
+        "--faults", metavar="FILE", help="the nemesis' faults.jsonl (shaded in report.html)"
+    )
+    p.add_argument(
+        "--out",
+        default="kraft-audit",
+        metavar="DIR",
+        help="where report.json and report.html go (default ./kraft-audit)",
+    )
+    p.add_argument(
+        "--master",
+        default="local[*]",
+        help="Spark master (default local[*]; e.g. spark://host:7077)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="table: a readable summary (default); json: report.json on stdout",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     p.set_defaults(func=run)
 
@@ -49,8 +76,11 @@ class _Progress:
         self.started = time.monotonic()
 
     def __call__(self, line: str) -> None:
-        print(f"kraft audit [{time.monotonic() - self.started:5.1f}s]: {line}", file=sys.stderr,
-              flush=True)
+        print(
+            f"kraft audit [{time.monotonic() - self.started:5.1f}s]: {line}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,16 +101,17 @@ def _load_inputs(args):
     from chaos.history import read_faults
 
     if not args.data and not args.history and not args.txn_history:
-        raise AuditInputError("nothing to audit: give --data DIR... and/or --history FILE "
-                              "and/or --txn-history FILE")
+        raise AuditInputError(
+            "nothing to audit: give --data DIR... and/or --history FILE and/or --txn-history FILE"
+        )
     if args.data:
-        find_node_dirs(args.data)       # fails fast, before Spark starts
+        find_node_dirs(args.data)  # fails fast, before Spark starts
     for name in ("history", "txn_history", "faults"):
         path = getattr(args, name)
         if path and not Path(path).is_file():
             raise AuditInputError(f"--{name.replace('_', '-')} {path}: no such file")
     faults = read_faults(args.faults) if args.faults else []
-    return args.history, faults       # the history is read by Spark's executors
+    return args.history, faults  # the history is read by Spark's executors
 
 
 def _session(args, progress):
@@ -88,8 +119,10 @@ def _session(args, progress):
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise RuntimeError("PySpark is not installed; install the audit extra with: "
-                           "pip install 'kraft[audit]' (it also needs Java 17)") from None
+        raise RuntimeError(
+            "PySpark is not installed; install the audit extra with: "
+            "pip install 'kraft[audit]' (it also needs Java 17)"
+        ) from None
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
@@ -98,10 +131,12 @@ def _session(args, progress):
     progress(f"starting Spark ({args.master})")
     try:
         return create_session(args.master), True
-    except Exception as exc:   # noqa: BLE001 - py4j and pyspark raise many types for one cause
-        raise RuntimeError(f"cannot start Spark with master {args.master}: "
-                           f"{' '.join(str(exc).split())[:300]}; check that Java 17 is installed "
-                           f"(java -version) and the master is reachable") from None
+    except Exception as exc:  # noqa: BLE001 - py4j and pyspark raise many types for one cause
+        raise RuntimeError(
+            f"cannot start Spark with master {args.master}: "
+            f"{' '.join(str(exc).split())[:300]}; check that Java 17 is installed "
+            f"(java -version) and the master is reachable"
+        ) from None
 
 
 def _run(args) -> int:
@@ -124,9 +159,13 @@ def _run(args) -> int:
             spark.stop()
     result.fault_costs = fault_costs(faults)
     result.notices += torn_tail_notices(faults, result.stats.get("torn_replicas", ()))
-    inputs = {"data": args.data, "history": args.history, "txn_history": args.txn_history,
-              "faults": args.faults,
-              "master": args.master}
+    inputs = {
+        "data": args.data,
+        "history": args.history,
+        "txn_history": args.txn_history,
+        "faults": args.faults,
+        "master": args.master,
+    }
     json_path, html_path = write_reports(result, Path(args.out), inputs, faults)
     if args.format == "json":
         print(json.dumps(json.loads(json_path.read_text()), indent=1))
@@ -150,6 +189,8 @@ def torn_tail_notices(faults, torn_replicas) -> list[str]:
     unexplained = sorted(set(torn_replicas) - crashed_replicas(faults))
     if not faults or not unexplained:
         return []
-    return [f"replicas {unexplained} have a torn tail though no kill, corrupt or disk-full fault "
-            f"hit them: look for a SIGKILL at the end of the run (nemesis.log) or a crash in "
-            f"their node.log"]
+    return [
+        f"replicas {unexplained} have a torn tail though no kill, corrupt or disk-full fault "
+        f"hit them: look for a SIGKILL at the end of the run (nemesis.log) or a crash in "
+        f"their node.log"
+    ]

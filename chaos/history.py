@@ -27,12 +27,14 @@ Values by f:
 Faults file (`faults.jsonl`), one line per fault window:
     {"nemesis": "kill", "targets": [2], "start": <ns>, "end": <ns or null while unhealed>}
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 TYPES = ("invoke", "ok", "fail", "info")
 FUNCTIONS = ("send", "poll", "commit", "assign", "subscribe")
@@ -43,10 +45,14 @@ class HistoryError(ValueError):
 
 
 def partition_name(partition) -> str:
-    """"orders-3" from "orders-3" or ["orders", 3]."""
+    """ "orders-3" from "orders-3" or ["orders", 3]."""
     if isinstance(partition, str) and partition.rpartition("-")[2].isdigit():
         return partition
-    if isinstance(partition, (list, tuple)) and len(partition) == 2 and isinstance(partition[1], int):
+    if (
+        isinstance(partition, (list, tuple))
+        and len(partition) == 2
+        and isinstance(partition[1], int)
+    ):
         return f"{partition[0]}-{partition[1]}"
     raise ValueError(f"partition {partition!r} is neither 'topic-p' nor [topic, p]")
 
@@ -68,8 +74,10 @@ class Op:
         if self.f != "poll" or self.value is None:
             return {}
         if isinstance(self.value, dict):
-            return {partition_name(p): [(int(o), v) for o, v in pairs]
-                    for p, pairs in self.value.items()}
+            return {
+                partition_name(p): [(int(o), v) for o, v in pairs]
+                for p, pairs in self.value.items()
+            }
         if self.partition is None:
             raise ValueError("a poll value given as a list needs a top-level partition")
         return {self.partition: [(int(o), v) for o, v in self.value]}
@@ -81,8 +89,13 @@ class Op:
         return {partition_name(p): int(o) for p, o in self.value.items()}
 
     def to_json(self) -> dict:
-        out = {"process": self.process, "type": self.type, "f": self.f, "time": self.time,
-               "value": self.value}
+        out = {
+            "process": self.process,
+            "type": self.type,
+            "f": self.f,
+            "time": self.time,
+            "value": self.value,
+        }
         for key in ("partition", "offset", "group"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -106,15 +119,20 @@ class Op:
         partition = doc.get("partition")
         if doc.get("group") is not None and not isinstance(doc["group"], str):
             raise ValueError(f"group {doc['group']!r} is not a string")
-        op = cls(process=doc["process"], type=doc["type"], f=doc["f"], time=int(doc["time"]),
-                 value=doc.get("value"),
-                 partition=None if partition is None else partition_name(partition),
-                 offset=None if doc.get("offset") is None else int(doc["offset"]),
-                 group=doc.get("group"),
-                 rebalanced=tuple(partition_name(p) for p in doc.get("rebalanced") or ()))
+        op = cls(
+            process=doc["process"],
+            type=doc["type"],
+            f=doc["f"],
+            time=int(doc["time"]),
+            value=doc.get("value"),
+            partition=None if partition is None else partition_name(partition),
+            offset=None if doc.get("offset") is None else int(doc["offset"]),
+            group=doc.get("group"),
+            rebalanced=tuple(partition_name(p) for p in doc.get("rebalanced") or ()),
+        )
         if op.f == "send" and op.partition is None:
             raise ValueError("a send needs a partition")
-        op.reads()        # raises on a malformed poll value
+        op.reads()  # raises on a malformed poll value
         op.commits()
         return op
 
@@ -127,16 +145,24 @@ class FaultWindow:
     end: int | None = None
 
     def to_json(self) -> dict:
-        return {"nemesis": self.nemesis, "targets": list(self.targets), "start": self.start,
-                "end": self.end}
+        return {
+            "nemesis": self.nemesis,
+            "targets": list(self.targets),
+            "start": self.start,
+            "end": self.end,
+        }
 
     @classmethod
     def from_json(cls, doc: dict) -> FaultWindow:
         if not isinstance(doc, dict) or "nemesis" not in doc or "start" not in doc:
-            raise ValueError("expected {\"nemesis\", \"targets\", \"start\", \"end\"}")
+            raise ValueError('expected {"nemesis", "targets", "start", "end"}')
         end = doc.get("end")
-        return cls(str(doc["nemesis"]), tuple(doc.get("targets") or ()), int(doc["start"]),
-                   None if end is None else int(end))
+        return cls(
+            str(doc["nemesis"]),
+            tuple(doc.get("targets") or ()),
+            int(doc["start"]),
+            None if end is None else int(end),
+        )
 
 
 class JsonLinesWriter:

@@ -3,6 +3,7 @@ cluster (chaos/cluster.py), the end-to-end tests and the benchmarks: each node's
 server.properties, formatting, starting and stopping processes, waiting until they listen and
 every broker is registered, and cluster.json. It runs kraft as a command, so it imports neither
 broker/ nor entry/ (tests/test_layering.py)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from chaos.node_logs import ROOT, log_since
 from kraft.fs import atomic_write
@@ -40,21 +41,34 @@ class NodeFiles:
 
 # --- server.properties ---
 
+
 def quorum_voters(controllers: Iterable[tuple[int, str]]) -> str:
     """controller.quorum.voters from (node id, host:port) pairs: '1@h:9093,2@h:9193'."""
     return ",".join(f"{node_id}@{address}" for node_id, address in controllers)
 
 
-def node_properties(node_id: int, role: str, address: str, voters: str, log_dir: pathlib.Path | str,
-                    settings: Mapping[str, str] = {}) -> dict[str, str]:
+def node_properties(
+    node_id: int,
+    role: str,
+    address: str,
+    voters: str,
+    log_dir: pathlib.Path | str,
+    settings: Mapping[str, str] = {},
+) -> dict[str, str]:
     """A controller-only or broker-only node's server.properties, in file order: the keys that
     wire it into its cluster, then `settings` (which may override none of them only by
     convention: each launcher refuses the ones it manages). The one place every launcher's
     per-node config comes from."""
     listener = "CONTROLLER" if role == "controller" else "PLAINTEXT"
-    return {"node.id": str(node_id), "process.roles": role, "listeners": f"{listener}://{address}",
-            "controller.listener.names": "CONTROLLER", "controller.quorum.voters": voters,
-            "log.dirs": str(log_dir), **settings}
+    return {
+        "node.id": str(node_id),
+        "process.roles": role,
+        "listeners": f"{listener}://{address}",
+        "controller.listener.names": "CONTROLLER",
+        "controller.quorum.voters": voters,
+        "log.dirs": str(log_dir),
+        **settings,
+    }
 
 
 def properties_text(header: str, props: Mapping[str, str]) -> str:
@@ -84,6 +98,7 @@ def free_ports(host: str, count: int) -> list[int]:
 
 # --- running kraft ---
 
+
 def kraft_env() -> dict[str, str]:
     """The environment of a kraft process started from this checkout. PYTHONPATH: `-m
     entry.main` must find this checkout whatever the current directory."""
@@ -95,19 +110,37 @@ def kraft_command(*args: str, python: str = sys.executable) -> list[str]:
     return [python, "-m", "entry.main", *args]
 
 
-def format_node(config: pathlib.Path, cluster_id: str, *, python: str = sys.executable,
-                ignore_formatted: bool = False, timeout: float = 60) -> subprocess.CompletedProcess:
+def format_node(
+    config: pathlib.Path,
+    cluster_id: str,
+    *,
+    python: str = sys.executable,
+    ignore_formatted: bool = False,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess:
     """`kraft format --config F --cluster-id ID` in a process of its own; the caller judges the
     exit code (its error names the node)."""
     args = ["format", "--config", str(config), "--cluster-id", cluster_id]
-    return subprocess.run(kraft_command(*args, *(["--ignore-formatted"] * ignore_formatted),
-                                        python=python),
-                          capture_output=True, text=True, env=kraft_env(), cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        kraft_command(*args, *(["--ignore-formatted"] * ignore_formatted), python=python),
+        capture_output=True,
+        text=True,
+        env=kraft_env(),
+        cwd=ROOT,
+        timeout=timeout,
+    )
 
 
-def launch(config: pathlib.Path, log_path: pathlib.Path, *, new_session: bool,
-           python: str = sys.executable, prefix: tuple[str, ...] = (), banner: str | None = None,
-           cwd: pathlib.Path | None = None) -> tuple[subprocess.Popen, int]:
+def launch(
+    config: pathlib.Path,
+    log_path: pathlib.Path,
+    *,
+    new_session: bool,
+    python: str = sys.executable,
+    prefix: tuple[str, ...] = (),
+    banner: str | None = None,
+    cwd: pathlib.Path | None = None,
+) -> tuple[subprocess.Popen, int]:
     """Starts `kraft node --config F` (after `prefix`, e.g. `ip netns exec NS`) with stdout and
     stderr appended to its log, after a `banner` line if given. Returns the process and the
     log's size before it started: this run's lines start there."""
@@ -117,9 +150,15 @@ def launch(config: pathlib.Path, log_path: pathlib.Path, *, new_session: bool,
             log.write(f"\n{banner}\n".encode())
             log.flush()
         offset = log.tell()
-        proc = subprocess.Popen([*prefix, *kraft_command("node", "--config", str(config), python=python)],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                env=kraft_env(), cwd=cwd, start_new_session=new_session)
+        proc = subprocess.Popen(
+            [*prefix, *kraft_command("node", "--config", str(config), python=python)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=kraft_env(),
+            cwd=cwd,
+            start_new_session=new_session,
+        )
     return proc, offset
 
 
@@ -128,8 +167,9 @@ def is_listening(log_path: pathlib.Path, offset: int) -> bool:
     return "listening on" in log_since(log_path, offset)
 
 
-def broker_registrations(addresses: Mapping[int, str], timeout: float = 2.0,
-                         **security) -> dict[int, set[int] | None]:
+def broker_registrations(
+    addresses: Mapping[int, str], timeout: float = 2.0, **security
+) -> dict[int, set[int] | None]:
     """Each broker's Metadata answer, by node id: the broker ids it lists, None if it does not
     answer. A cluster is ready once every broker lists every broker."""
     import trio
@@ -148,14 +188,17 @@ def unregistered(views: Mapping[int, set[int] | None]) -> set[int]:
 
 # --- processes ---
 
+
 def is_kraft_process(pid: int) -> bool:
     """A live (not zombie) process whose command line runs kraft. A pid read from an old
     cluster.json may since belong to something else, which must never be signalled."""
     if not isinstance(pid, int) or pid <= 1 or pid == os.getpid():
         return False
-    try:   # Linux's procfs; elsewhere nothing counts as ours, so --stop never signals blindly
+    try:  # Linux's procfs; elsewhere nothing counts as ours, so --stop never signals blindly
         state = pathlib.Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        args = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        args = (
+            pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        )
     except (OSError, IndexError):
         return False
     return state != "Z" and any(map(_runs_kraft, args))
@@ -169,7 +212,7 @@ def _runs_kraft(arg: str) -> bool:
 class Target:
     label: str
     pid: int
-    proc: subprocess.Popen | None = None    # our own child: poll() also reaps it
+    proc: subprocess.Popen | None = None  # our own child: poll() also reaps it
     controller: bool = False
 
     def alive(self) -> bool:
@@ -185,8 +228,9 @@ class Target:
 def stop_in_order(targets: list[Target], grace: float = STOP_GRACE_S) -> list[tuple[Target, bool]]:
     """Brokers (and anything else) first, while the controllers they report to still answer,
     then the controllers; each (target, whether it had to be killed), live ones only."""
-    return (stop_together([t for t in targets if not t.controller], grace)
-            + stop_together([t for t in targets if t.controller], grace))
+    return stop_together([t for t in targets if not t.controller], grace) + stop_together(
+        [t for t in targets if t.controller], grace
+    )
 
 
 def stop_together(targets: list[Target], grace: float) -> list[tuple[Target, bool]]:
@@ -212,19 +256,36 @@ def stop_together(targets: list[Target], grace: float) -> list[tuple[Target, boo
 
 # --- cluster.json: what runs where; chaos tooling reads id, roles, address, pid and data_dir ---
 
+
 class ClusterFileError(ValueError):
     """cluster.json cannot be read; the message says what to do."""
 
 
-def node_entry(node_id: int, roles: Iterable[str], address: str, pid: int | None,
-               data_dir: pathlib.Path, config: pathlib.Path, log: pathlib.Path, *,
-               metrics_address: str | None = None, kafka_address: str | None = None) -> dict:
+def node_entry(
+    node_id: int,
+    roles: Iterable[str],
+    address: str,
+    pid: int | None,
+    data_dir: pathlib.Path,
+    config: pathlib.Path,
+    log: pathlib.Path,
+    *,
+    metrics_address: str | None = None,
+    kafka_address: str | None = None,
+) -> dict:
     """One node's line of cluster.json; `metrics_address`: host:port of its metrics endpoint
     (metrics.listener), None when it serves none; `kafka_address`: a broker's Kafka wire
     listener, for Kafka's own clients (absent when it has none)."""
-    entry = {"id": node_id, "roles": list(roles), "address": address, "pid": pid,
-             "data_dir": str(data_dir), "config": str(config), "log": str(log),
-             "metrics_address": metrics_address}
+    entry = {
+        "id": node_id,
+        "roles": list(roles),
+        "address": address,
+        "pid": pid,
+        "data_dir": str(data_dir),
+        "config": str(config),
+        "log": str(log),
+        "metrics_address": metrics_address,
+    }
     if kafka_address:
         entry["kafka_address"] = kafka_address
     return entry
@@ -241,5 +302,6 @@ def read_cluster_json(data: pathlib.Path) -> dict | None:
     except FileNotFoundError:
         return None
     except (ValueError, OSError) as exc:
-        raise ClusterFileError(f"{path} is unreadable ({exc}); delete it if no cluster runs from "
-                               f"{data}") from None
+        raise ClusterFileError(
+            f"{path} is unreadable ({exc}); delete it if no cluster runs from {data}"
+        ) from None

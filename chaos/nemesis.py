@@ -1,11 +1,13 @@
 """The nemesis: a pure schedule of faults from a seed (which fault, aimed at which role, when it
 starts and ends), the pure resolution of roles to node ids, and the executor that injects them."""
+
 from __future__ import annotations
 
 import dataclasses
 import random
 import time
-from typing import Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from chaos.history import FaultWindow
 
@@ -18,24 +20,24 @@ from chaos.history import FaultWindow
 # from a ClusterView the executor reads then; the schedule itself never depends on the cluster.
 NEMESES = ("kill", "pause", "partition", "net", "clock", "disk-full", "corrupt")
 DEFAULT_NEMESES = ("kill", "pause", "partition")
-PERIOD_INTERVALS = (3.0, 6.0)        # a period lasts this many mean intervals
+PERIOD_INTERVALS = (3.0, 6.0)  # a period lasts this many mean intervals
 # No two fault-free periods in a row (a short run always sees faults): after a faulty period
 # the next is calm with probability 1/3, so a quarter of all periods are calm in the long run.
 FAULT_FREE_AFTER_FAULTY = 1 / 3
 ROLES = ("any", "controller", "active-controller", "broker", "leader")
-SINGLE_ROLES = ("active-controller", "leader")       # one node by nature
+SINGLE_ROLES = ("active-controller", "leader")  # one node by nature
 COUNTS = ("one", "minority", "majority", "all")
-COUNT_WEIGHTS = (4, 3, 2, 1)                         # mostly survivable faults, sometimes all
+COUNT_WEIGHTS = (4, 3, 2, 1)  # mostly survivable faults, sometimes all
 PARTITIONS = ("isolate", "halves", "ring", "brokers-controllers", "active-controller")
 
 
 @dataclasses.dataclass(frozen=True)
 class Fault:
-    nemesis: str         # one of NEMESES
-    kind: str            # partition: one of PARTITIONS; clock: bump | strobe; else ""
-    role: str            # whose nodes: one of ROLES ("any" for partitions that cut by shape)
-    count: str           # one of COUNTS
-    start_s: float       # from the start of the workload
+    nemesis: str  # one of NEMESES
+    kind: str  # partition: one of PARTITIONS; clock: bump | strobe; else ""
+    role: str  # whose nodes: one of ROLES ("any" for partitions that cut by shape)
+    count: str  # one of COUNTS
+    start_s: float  # from the start of the workload
     end_s: float
 
     @property
@@ -45,7 +47,9 @@ class Fault:
 
     def describe(self) -> str:
         noun = "node" if self.role == "any" else self.role
-        aim = {"one": f"one {noun}", "all": f"all {noun}s"}.get(self.count, f"{self.count} of {noun}s")
+        aim = {"one": f"one {noun}", "all": f"all {noun}s"}.get(
+            self.count, f"{self.count} of {noun}s"
+        )
         return f"{self.name} ({aim}) {self.start_s:.1f}s-{self.end_s:.1f}s"
 
 
@@ -53,22 +57,26 @@ class Fault:
 class Period:
     start_s: float
     end_s: float
-    enabled: tuple[str, ...]     # () for a fault-free period
+    enabled: tuple[str, ...]  # () for a fault-free period
 
 
-def schedule(seed: int, duration_s: float, interval_s: float,
-             nemeses: Sequence[str] = NEMESES) -> list[Fault]:
+def schedule(
+    seed: int, duration_s: float, interval_s: float, nemeses: Sequence[str] = NEMESES
+) -> list[Fault]:
     """The same seed, duration, interval and nemeses always give the same faults."""
     return plan(seed, duration_s, interval_s, nemeses)[1]
 
 
-def plan(seed: int, duration_s: float, interval_s: float,
-         nemeses: Sequence[str] = NEMESES) -> tuple[list[Period], list[Fault]]:
+def plan(
+    seed: int, duration_s: float, interval_s: float, nemeses: Sequence[str] = NEMESES
+) -> tuple[list[Period], list[Fault]]:
     """The periods and the faults. A fault starts inside a period that enables its nemesis (it
     may run past the period's end); the next fault starts after it ended."""
     unknown = [n for n in nemeses if n not in NEMESES]
     if unknown or not nemeses:
-        raise ValueError(f"nemesis {', '.join(unknown) or '(none)'}: choose from {', '.join(NEMESES)}")
+        raise ValueError(
+            f"nemesis {', '.join(unknown) or '(none)'}: choose from {', '.join(NEMESES)}"
+        )
     if interval_s <= 0:
         raise ValueError("the interval must be positive")
     rng = random.Random(seed)
@@ -76,8 +84,14 @@ def plan(seed: int, duration_s: float, interval_s: float,
     periods, faults, t = [], [], 0.0
     while t < duration_s:
         end = min(duration_s, t + rng.uniform(*PERIOD_INTERVALS) * interval_s)
-        calm = rng.random() < (0.25 if not periods else          # the first: a quarter
-                               0.0 if not periods[-1].enabled else FAULT_FREE_AFTER_FAULTY)
+        calm = rng.random() < (
+            0.25
+            if not periods
+            # the first: a quarter
+            else 0.0
+            if not periods[-1].enabled
+            else FAULT_FREE_AFTER_FAULTY
+        )
         enabled = () if calm else tuple(rng.sample(chosen, rng.randint(1, len(chosen))))
         begun = t
         while enabled:
@@ -87,7 +101,7 @@ def plan(seed: int, duration_s: float, interval_s: float,
                 break
             faults.append(_pick(rng, rng.choice(enabled), round(start, 3), round(stop, 3)))
             t = stop
-        t = max(t, end)         # a fault that outlasts its period stretches it
+        t = max(t, end)  # a fault that outlasts its period stretches it
         periods.append(Period(round(begun, 3), round(t, 3), enabled))
     return periods, faults
 
@@ -98,8 +112,9 @@ def _pick(rng: random.Random, nemesis: str, start: float, end: float) -> Fault:
         # holds every acknowledged write the damaged replica must refetch.
         return Fault(nemesis, "", rng.choice(("broker", "leader")), "one", start, end)
     if nemesis == "clock":
-        return Fault(nemesis, rng.choice(("bump", "strobe")), rng.choice(ROLES),
-                     _count(rng), start, end)
+        return Fault(
+            nemesis, rng.choice(("bump", "strobe")), rng.choice(ROLES), _count(rng), start, end
+        )
     if nemesis == "partition":
         kind = rng.choice(PARTITIONS)
         if kind == "isolate":
@@ -119,12 +134,13 @@ def _count(rng: random.Random) -> str:
 
 # --- resolving roles to node ids (pure) -----------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class ClusterView:
     controllers: tuple[int, ...]
     brokers: tuple[int, ...]
-    active_controller: int | None = None       # None: no controller named a leader in time
-    leaders: dict[int, int] = dataclasses.field(default_factory=dict)   # partition -> broker
+    active_controller: int | None = None  # None: no controller named a leader in time
+    leaders: dict[int, int] = dataclasses.field(default_factory=dict)  # partition -> broker
 
 
 def members(role: str, view: ClusterView, rng: random.Random) -> list[int]:
@@ -145,8 +161,12 @@ def members(role: str, view: ClusterView, rng: random.Random) -> list[int]:
 
 def how_many(count: str, group: int) -> int:
     """one: 1; minority: the largest minority (at least 1); majority: the smallest; all: all."""
-    return {"one": 1, "minority": max(1, (group - 1) // 2), "majority": group // 2 + 1,
-            "all": group}[count]
+    return {
+        "one": 1,
+        "minority": max(1, (group - 1) // 2),
+        "majority": group // 2 + 1,
+        "all": group,
+    }[count]
 
 
 def targets(fault: Fault, view: ClusterView, rng: random.Random) -> list[int]:
@@ -171,9 +191,11 @@ def grudge(fault: Fault, view: ClusterView, rng: random.Random) -> dict[int, set
         # included) and drops the rest; every node sees a majority, no two see the same one.
         ring = rng.sample(everyone, len(everyone))
         majority, n = len(ring) // 2 + 1, len(ring)
-        return {node: set(ring) - {ring[(i + k) % n] for k in range(-(majority // 2),
-                                                                    majority - majority // 2)}
-                for i, node in enumerate(ring)}
+        return {
+            node: set(ring)
+            - {ring[(i + k) % n] for k in range(-(majority // 2), majority - majority // 2)}
+            for i, node in enumerate(ring)
+        }
     if fault.kind == "brokers-controllers":
         cut = targets(fault, view, rng)
         return _cut(cut, list(view.controllers))
@@ -197,6 +219,7 @@ def _cut(a: list[int], b: list[int]) -> dict[int, set[int]]:
 
 
 # --- the executor -----------------------------------------------------------------------------
+
 
 class Cluster(Protocol):
     def kill(self, node_id: int) -> None: ...
@@ -224,10 +247,17 @@ class Executor:
     writes a FaultWindow per fault when it ends (`end` is when the heal finished) and a line per
     action to `log`."""
 
-    def __init__(self, cluster: Cluster, network: Network, view: Callable[[], ClusterView],
-                 clock_ns: Callable[[], int], write: Callable[[FaultWindow], None],
-                 log: Callable[[str], None], seed: int,
-                 injectors: dict[str, Injector] | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        network: Network,
+        view: Callable[[], ClusterView],
+        clock_ns: Callable[[], int],
+        write: Callable[[FaultWindow], None],
+        log: Callable[[str], None],
+        seed: int,
+        injectors: dict[str, Injector] | None = None,
+    ) -> None:
         self.cluster, self.network, self.view = cluster, network, view
         self.clock_ns, self.write, self.log, self.seed = clock_ns, write, log, seed
         self.injectors = dict(injectors or {})
@@ -270,8 +300,10 @@ class Executor:
         else:
             raise ValueError(f"nemesis {fault.nemesis!r} has no injector in this run")
         self._open = (fault, hit, start)
-        self.log(f"{start / 1e9:7.2f}s start {fault.name} ({fault.role}, {fault.count}): {detail}"
-                 f" [active controller {view.active_controller}, leaders {view.leaders}]")
+        self.log(
+            f"{start / 1e9:7.2f}s start {fault.name} ({fault.role}, {fault.count}): {detail}"
+            f" [active controller {view.active_controller}, leaders {view.leaders}]"
+        )
 
     def end(self) -> None:
         if self._open is None:

@@ -1,11 +1,12 @@
 """The chaos run's network: a Linux network namespace per node on a bridge in the root namespace,
 so a partition is packets really dropped (iptables in the node's namespace), not a flag in kraft."""
+
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 # Layout: bridge `kraftbr0` holds 10.77.0.254/24 in the root namespace (the runner and the
 # workload's clients sit there); node <id> lives in namespace `kraft-n<id>` with eth0 =
@@ -18,14 +19,25 @@ from typing import Callable, Iterable, Mapping
 # grudges may be one-way (Jepsen's model: node A drops what comes from B).
 BRIDGE = "kraftbr0"
 SUBNET = "10.77.0"
-HOST_ADDRESS = f"{SUBNET}.254"       # the root namespace's address: the workload's clients
+HOST_ADDRESS = f"{SUBNET}.254"  # the root namespace's address: the workload's clients
 NS_PREFIX = "kraft-n"
 VETH_PREFIX = "kv"
 RULE_COMMENT = "kraft-chaos"
 # Docker sets the root FORWARD policy to DROP, and with br_netfilter loaded bridged frames pass
 # through it: without this rule the nodes could not reach each other at all.
-FORWARD_RULE = ["FORWARD", "-i", BRIDGE, "-o", BRIDGE, "-m", "comment", "--comment",
-                RULE_COMMENT, "-j", "ACCEPT"]
+FORWARD_RULE = [
+    "FORWARD",
+    "-i",
+    BRIDGE,
+    "-o",
+    BRIDGE,
+    "-m",
+    "comment",
+    "--comment",
+    RULE_COMMENT,
+    "-j",
+    "ACCEPT",
+]
 
 Runner = Callable[[list[str]], subprocess.CompletedProcess]
 
@@ -59,11 +71,26 @@ def unavailable_reason(run: Runner = _run) -> str | None:
         made = run(["ip", "netns", "add", probe])
         if made.returncode != 0:
             return f"`ip netns add` is not permitted here: {made.stderr.strip()}"
-        rule = run(["ip", "netns", "exec", probe, "iptables", "-A", "INPUT", "-s", "10.0.0.1",
-                    "-j", "DROP"])
+        rule = run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                probe,
+                "iptables",
+                "-A",
+                "INPUT",
+                "-s",
+                "10.0.0.1",
+                "-j",
+                "DROP",
+            ]
+        )
         if rule.returncode != 0:
-            return (f"iptables does not work inside a namespace: {rule.stderr.strip()} "
-                    f"(install it with: apt-get install -y iptables)")
+            return (
+                f"iptables does not work inside a namespace: {rule.stderr.strip()} "
+                f"(install it with: apt-get install -y iptables)"
+            )
     except FileNotFoundError as exc:
         return f"{exc.filename} is not installed (apt-get install -y iproute2 iptables)"
     finally:
@@ -97,8 +124,9 @@ class Network:
         for node_id in self.node_ids:
             ns, veth = ns_name(node_id), f"{VETH_PREFIX}{node_id}"
             self._must(["ip", "netns", "add", ns])
-            self._must(["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0",
-                        "netns", ns])
+            self._must(
+                ["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns]
+            )
             self._must(["ip", "link", "set", veth, "master", BRIDGE, "up"])
             self._must(["ip", "-n", ns, "addr", "add", f"{address(node_id)}/24", "dev", "eth0"])
             self._must(["ip", "-n", ns, "link", "set", "eth0", "up"])
@@ -109,8 +137,21 @@ class Network:
         for node_id, peers in sorted(grudge.items()):
             new = set(peers) - self.grudge.get(node_id, frozenset()) - {node_id}
             for peer in sorted(new):
-                self._must(["ip", "netns", "exec", ns_name(node_id), "iptables", "-A", "INPUT",
-                            "-s", address(peer), "-j", "DROP"])
+                self._must(
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        ns_name(node_id),
+                        "iptables",
+                        "-A",
+                        "INPUT",
+                        "-s",
+                        address(peer),
+                        "-j",
+                        "DROP",
+                    ]
+                )
             self.grudge[node_id] = self.grudge.get(node_id, frozenset()) | frozenset(new)
 
     def heal(self) -> None:
@@ -125,7 +166,7 @@ class Network:
 def namespaces(run: Runner = _run) -> list[str]:
     listed = run(["ip", "netns", "list"])
     names = [line.split()[0] for line in listed.stdout.splitlines() if line.strip()]
-    return [n for n in names if n.startswith(NS_PREFIX) and n[len(NS_PREFIX):].isdigit()]
+    return [n for n in names if n.startswith(NS_PREFIX) and n[len(NS_PREFIX) :].isdigit()]
 
 
 def cleanup(run: Runner = _run) -> list[str]:
@@ -140,12 +181,12 @@ def cleanup(run: Runner = _run) -> list[str]:
                     os.kill(pid, signum)
                 except ProcessLookupError:
                     pass
-        run(["ip", "netns", "del", ns])      # takes its veth pair with it
+        run(["ip", "netns", "del", ns])  # takes its veth pair with it
         removed.append(f"namespace {ns}" + (f" (killed pids {pids})" if pids else ""))
     if run(["ip", "link", "show", BRIDGE]).returncode == 0:
         run(["ip", "link", "del", BRIDGE])
         removed.append(f"bridge {BRIDGE}")
-    for _ in range(10):      # -D removes one copy per call; crashed runs may have left several
+    for _ in range(10):  # -D removes one copy per call; crashed runs may have left several
         if run(["iptables", "-D", *FORWARD_RULE]).returncode != 0:
             break
         removed.append("FORWARD rule")

@@ -1,5 +1,6 @@
 """Where this checkout lives and how to read a node's log from a byte offset: shared by the
 chaos cluster launchers and `kraft dev`, which both start `kraft node` processes."""
+
 from __future__ import annotations
 
 import pathlib

@@ -1,6 +1,7 @@
 """`chaos/run.sh` (python -m chaos.run): a cluster in network namespaces (or the compose cluster,
 --docker), the workload, the nemesis schedule, heal, a quiet period, the final drain, then the
 audit; everything lands in --out."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ from chaos.txn_workload import IN_TOPIC, OUT_TOPIC, TxnRecorder, TxnWorkload, dr
 from chaos.workload import DRAIN_PROCESS, Recorder, Workload, drain
 
 TOPIC = "chaos"
-LOCK_PATH = "/run/kraft-chaos.lock"     # one run per machine: the namespaces' names are fixed
+LOCK_PATH = "/run/kraft-chaos.lock"  # one run per machine: the namespaces' names are fixed
 EXAMPLES = """examples:
   chaos/run.sh --duration 60s --nemesis kill,pause,partition --seed 7 --out /tmp/chaos-7
   chaos/run.sh --duration 2m --nemesis all              # every fault, docs/chaos.md says what
@@ -70,55 +71,106 @@ def nemesis_list(text: str) -> list[str]:
     names = list(dict.fromkeys(m for n in names for m in (NEMESES if n == "all" else (n,))))
     bad = [n for n in names if n not in NEMESES]
     if bad or not names:
-        raise argparse.ArgumentTypeError(f"unknown nemesis {', '.join(bad) or '(none)'}; "
-                                         f"choose from {', '.join(NEMESES)} or all")
+        raise argparse.ArgumentTypeError(
+            f"unknown nemesis {', '.join(bad) or '(none)'}; choose from {', '.join(NEMESES)} or all"
+        )
     return names
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="chaos/run.sh", epilog=EXAMPLES,
-                                description="Run a kraft cluster (3 controllers, 3 brokers) under a "
-                                            "workload while a nemesis injects faults, then audit it.",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="chaos/run.sh",
+        epilog=EXAMPLES,
+        description="Run a kraft cluster (3 controllers, 3 brokers) under a "
+        "workload while a nemesis injects faults, then audit it.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--duration", type=duration, default=60.0, help="the faulty phase (default 60s)")
-    p.add_argument("--nemesis", type=nemesis_list, default=list(DEFAULT_NEMESES),
-                   help=f"comma-separated faults to draw from: {', '.join(NEMESES)}, or all "
-                        f"(default {','.join(DEFAULT_NEMESES)}; --docker runs only "
-                        f"{', '.join(DOCKER_NEMESES)})")
-    p.add_argument("--interval", type=duration, default=5.0,
-                   help="mean gap between faults and mean fault length (default 5s)")
+    p.add_argument(
+        "--nemesis",
+        type=nemesis_list,
+        default=list(DEFAULT_NEMESES),
+        help=f"comma-separated faults to draw from: {', '.join(NEMESES)}, or all "
+        f"(default {','.join(DEFAULT_NEMESES)}; --docker runs only "
+        f"{', '.join(DOCKER_NEMESES)})",
+    )
+    p.add_argument(
+        "--interval",
+        type=duration,
+        default=5.0,
+        help="mean gap between faults and mean fault length (default 5s)",
+    )
     p.add_argument("--seed", type=int, help="schedule and workload seed (default: random, printed)")
-    p.add_argument("--out", type=pathlib.Path, help="output dir, new or empty (default chaos-out/<time>)")
-    p.add_argument("--docker", action="store_true",
-                   help="use the docker compose cluster: docker kill/pause, iptables in the "
-                        "containers' network namespaces")
-    p.add_argument("--image", default=os.environ.get("KRAFT_IMAGE", docker_cluster.DEFAULT_IMAGE),
-                   help="--docker: the kraft image (default $KRAFT_IMAGE or "
-                        f"{docker_cluster.DEFAULT_IMAGE}; build it with docker/build-images.sh)")
-    p.add_argument("--secure", action="store_true",
-                   help="certificates for every node, mTLS between nodes, ACLs on, and the "
-                        "workload over SASL_SSL (SCRAM) as the super user admin")
-    p.add_argument("--quiet", type=duration, default=10.0,
-                   help="fault-free time after the heal, workload still running (default 10s)")
-    p.add_argument("--rate", type=float, default=100.0, help="sends per second in all (default 100)")
+    p.add_argument(
+        "--out", type=pathlib.Path, help="output dir, new or empty (default chaos-out/<time>)"
+    )
+    p.add_argument(
+        "--docker",
+        action="store_true",
+        help="use the docker compose cluster: docker kill/pause, iptables in the "
+        "containers' network namespaces",
+    )
+    p.add_argument(
+        "--image",
+        default=os.environ.get("KRAFT_IMAGE", docker_cluster.DEFAULT_IMAGE),
+        help="--docker: the kraft image (default $KRAFT_IMAGE or "
+        f"{docker_cluster.DEFAULT_IMAGE}; build it with docker/build-images.sh)",
+    )
+    p.add_argument(
+        "--secure",
+        action="store_true",
+        help="certificates for every node, mTLS between nodes, ACLs on, and the "
+        "workload over SASL_SSL (SCRAM) as the super user admin",
+    )
+    p.add_argument(
+        "--quiet",
+        type=duration,
+        default=10.0,
+        help="fault-free time after the heal, workload still running (default 10s)",
+    )
+    p.add_argument(
+        "--rate", type=float, default=100.0, help="sends per second in all (default 100)"
+    )
     p.add_argument("--producers", type=int, default=3, help="producer clients (default 3)")
-    p.add_argument("--slots", type=int, default=3,
-                   help="logical processes per producer client, each with one send out (default 3)")
-    p.add_argument("--batch-size", type=int, metavar="BYTES",
-                   help="the producers' batch.size; 1 makes each record a full batch, so up to 5 "
-                        "requests per partition are in flight (default: the client's 16384)")
+    p.add_argument(
+        "--slots",
+        type=int,
+        default=3,
+        help="logical processes per producer client, each with one send out (default 3)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        metavar="BYTES",
+        help="the producers' batch.size; 1 makes each record a full batch, so up to 5 "
+        "requests per partition are in flight (default: the client's 16384)",
+    )
     p.add_argument("--consumers", type=int, default=2, help="consumer clients (default 2)")
-    p.add_argument("--group-members", type=int, default=2,
-                   help="members of the consumer group chaos-group, committing as they poll "
-                        "(default 2)")
-    p.add_argument("--recreate", type=duration, default=10.0,
-                   help="each client is replaced after about this long (default 10s)")
+    p.add_argument(
+        "--group-members",
+        type=int,
+        default=2,
+        help="members of the consumer group chaos-group, committing as they poll (default 2)",
+    )
+    p.add_argument(
+        "--recreate",
+        type=duration,
+        default=10.0,
+        help="each client is replaced after about this long (default 10s)",
+    )
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic (default 3)")
-    p.add_argument("--transactional", type=int, default=0, metavar="N",
-                   help=f"N exactly-once processors (transactional producer + read_committed group "
-                        f"member) copying {IN_TOPIC} to {OUT_TOPIC}, checked by the audit's txn- "
-                        f"checks (default 0: off)")
-    p.add_argument("--drain-timeout", type=duration, default=60.0, help="final drain limit (default 60s)")
+    p.add_argument(
+        "--transactional",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"N exactly-once processors (transactional producer + read_committed group "
+        f"member) copying {IN_TOPIC} to {OUT_TOPIC}, checked by the audit's txn- "
+        f"checks (default 0: off)",
+    )
+    p.add_argument(
+        "--drain-timeout", type=duration, default=60.0, help="final drain limit (default 60s)"
+    )
     p.add_argument("--no-audit", action="store_true", help="skip `kraft audit` at the end")
     return p
 
@@ -129,30 +181,37 @@ class Run:
         self.nodes_dir = out / "nodes"
         self._log = open(out / "nemesis.log", "a", encoding="utf-8")
         self.t0 = time.monotonic_ns()
-        self.extras: Extras | None = None     # the nemeses beyond kill, pause and partition
+        self.extras: Extras | None = None  # the nemeses beyond kill, pause and partition
 
     def log(self, line: str) -> None:
         print(f"chaos: {line}", file=sys.stderr, flush=True)
         # Wall time as the nodes' logs print it, so a fault lines up with what the nodes said.
         now = time.time()
-        self._log.write(f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now % 1 * 1000):03d} "
-                        f"{line}\n")
+        self._log.write(
+            f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now % 1 * 1000):03d} {line}\n"
+        )
         self._log.flush()
 
     def clock_ns(self) -> int:
         return time.monotonic_ns() - self.t0
 
     def view(self, cluster: NodeSet) -> ClusterView:
-        return ClusterView(tuple(cluster.controllers), tuple(cluster.brokers),
-                           cluster.active_controller(), cluster.leaders(TOPIC))
+        return ClusterView(
+            tuple(cluster.controllers),
+            tuple(cluster.brokers),
+            cluster.active_controller(),
+            cluster.leaders(TOPIC),
+        )
 
     def execute(self) -> dict:
         a = self.args
         periods, faults = nemesis_plan(a.seed, a.duration, a.interval, a.nemesis)
         self.log(f"seed {a.seed}: {len(faults)} faults planned over {a.duration:g}s")
         for period in periods:
-            self.log(f"  period {period.start_s:.1f}s-{period.end_s:.1f}s: "
-                     f"{', '.join(period.enabled) or 'no faults'}")
+            self.log(
+                f"  period {period.start_s:.1f}s-{period.end_s:.1f}s: "
+                f"{', '.join(period.enabled) or 'no faults'}"
+            )
         for f in faults:
             self.log(f"  plan {f.describe()}")
         cluster, network = self._cluster()
@@ -162,20 +221,27 @@ class Run:
             if self.extras:
                 self.extras.setup()
             if a.docker:
-                self.log(f"docker: compose project {cluster.project}, image {cluster.image}, nodes "
-                         f"at {cluster.subnet}.1<id> (settings in {cluster.override_path.name})")
+                self.log(
+                    f"docker: compose project {cluster.project}, image {cluster.image}, nodes "
+                    f"at {cluster.subnet}.1<id> (settings in {cluster.override_path.name})"
+                )
             else:
                 self.log(f"network: bridge {netns.BRIDGE}, nodes at {netns.SUBNET}.<id>")
             cluster.format(f"chaos-{uuid.uuid4().hex[:12]}")
             for i in cluster.nodes:
                 cluster.start(i)
-            cluster.wait_ready(180 if a.docker else 90)     # containers start slower
+            cluster.wait_ready(180 if a.docker else 90)  # containers start slower
             if cluster.secure is not None:
-                cluster.secure.add_admin(cluster.check_address(cluster.brokers[0]),
-                                         cluster.bootstrap.split(","), 60)
-                self.log("secure: user admin signs in over SASL_SSL; settings in "
-                         f"{cluster.secure.dir / 'client.properties'}")
-            self.log(f"cluster ready: controllers {cluster.controllers}, brokers at {cluster.bootstrap}")
+                cluster.secure.add_admin(
+                    cluster.check_address(cluster.brokers[0]), cluster.bootstrap.split(","), 60
+                )
+                self.log(
+                    "secure: user admin signs in over SASL_SSL; settings in "
+                    f"{cluster.secure.dir / 'client.properties'}"
+                )
+            self.log(
+                f"cluster ready: controllers {cluster.controllers}, brokers at {cluster.bootstrap}"
+            )
             for topic in [TOPIC] + ([IN_TOPIC, OUT_TOPIC] if a.transactional else []):
                 create_topic(cluster.bootstrap, a.partitions, 60, cluster.client_security, topic)
             return self._workload_phase(cluster, network, faults)
@@ -193,12 +259,16 @@ class Run:
 
     def _cluster(self):
         if self.args.docker:
-            cluster = docker_cluster.DockerCluster(self.nodes_dir, self.out / "docker-compose.chaos.json",
-                                                   self.args.image)
+            cluster = docker_cluster.DockerCluster(
+                self.nodes_dir, self.out / "docker-compose.chaos.json", self.args.image
+            )
             return cluster, docker_cluster.DockerNetwork(cluster)
         nodes = plan(self.nodes_dir)
-        secure = (SecureFiles.create(self.out / "secure", {n.id: n.host for n in nodes})
-                  if self.args.secure else None)
+        secure = (
+            SecureFiles.create(self.out / "secure", {n.id: n.host for n in nodes})
+            if self.args.secure
+            else None
+        )
         cluster = LocalCluster(nodes, secure=secure)
         if set(self.args.nemesis) - set(DOCKER_NEMESES):
             self.extras = Extras(self.out, cluster, self.args.nemesis)
@@ -212,22 +282,51 @@ class Run:
         a = self.args
         history = JsonLinesWriter(self.out / "history.jsonl")
         fault_log = JsonLinesWriter(self.out / "faults.jsonl")
-        self.t0 = time.monotonic_ns()     # the history's and the faults' clock starts here
+        self.t0 = time.monotonic_ns()  # the history's and the faults' clock starts here
         rec = Recorder(history, self.clock_ns)
         _log_clients_to(self.out / "workload.log")
         stop = threading.Event()
-        work = Workload(rec, cluster.bootstrap, TOPIC, a.partitions, stop, a.recreate, a.rate,
-                        a.producers, slots=a.slots, consumers=a.consumers,
-                        group_members=a.group_members, seed=a.seed,
-                        security=cluster.client_security, batch_size=a.batch_size)
-        executor = Executor(cluster, network, lambda: self.view(cluster), self.clock_ns,
-                            fault_log.write, self.log, a.seed,
-                            self.extras.injectors if self.extras else None)
+        work = Workload(
+            rec,
+            cluster.bootstrap,
+            TOPIC,
+            a.partitions,
+            stop,
+            a.recreate,
+            a.rate,
+            a.producers,
+            slots=a.slots,
+            consumers=a.consumers,
+            group_members=a.group_members,
+            seed=a.seed,
+            security=cluster.client_security,
+            batch_size=a.batch_size,
+        )
+        executor = Executor(
+            cluster,
+            network,
+            lambda: self.view(cluster),
+            self.clock_ns,
+            fault_log.write,
+            self.log,
+            a.seed,
+            self.extras.injectors if self.extras else None,
+        )
         txn_history = JsonLinesWriter(self.out / "txn_history.jsonl") if a.transactional else None
-        txn_work = (TxnWorkload(TxnRecorder(txn_history, self.clock_ns), cluster.bootstrap,
-                                a.partitions, stop, processors=a.transactional, seed=a.seed,
-                                recreate_s=2 * a.recreate, security=cluster.client_security)
-                    if a.transactional else None)
+        txn_work = (
+            TxnWorkload(
+                TxnRecorder(txn_history, self.clock_ns),
+                cluster.bootstrap,
+                a.partitions,
+                stop,
+                processors=a.transactional,
+                seed=a.seed,
+                recreate_s=2 * a.recreate,
+                security=cluster.client_security,
+            )
+            if a.transactional
+            else None
+        )
         work.start()
         if txn_work:
             txn_work.start()
@@ -236,11 +335,11 @@ class Run:
             while self.clock_ns() < a.duration * 1e9:
                 time.sleep(0.1)
         finally:
-            executor.end()       # a fault still open (Ctrl-C mid-window) is healed and logged
+            executor.end()  # a fault still open (Ctrl-C mid-window) is healed and logged
             heal_ns = self.clock_ns()
             network.heal()
             for i in self.extras.heal_all() if self.extras else []:
-                cluster.kill(i)           # its log dir went offline on a full disk
+                cluster.kill(i)  # its log dir went offline on a full disk
                 self.log(f"heal: node {i} took its log dir offline; restarting it")
             for i in cluster.nodes:
                 if not cluster.alive(i):
@@ -256,36 +355,69 @@ class Run:
                 if txn_work:
                     txn_work.join(60)
         self.log(f"{self.clock_ns() / 1e9:7.2f}s workload stopped; draining")
-        result = drain(rec, cluster.bootstrap, TOPIC, a.partitions, a.drain_timeout,
-                       cluster.client_security)
-        self.log(f"{self.clock_ns() / 1e9:7.2f}s drain {'complete' if result.complete else 'INCOMPLETE'}"
-                 f": {result.records} records, ends {result.ends} {result.note}")
+        result = drain(
+            rec, cluster.bootstrap, TOPIC, a.partitions, a.drain_timeout, cluster.client_security
+        )
+        self.log(
+            f"{self.clock_ns() / 1e9:7.2f}s drain {'complete' if result.complete else 'INCOMPLETE'}"
+            f": {result.records} records, ends {result.ends} {result.note}"
+        )
         txn_summary = {}
         if txn_work:
-            missing = drain_transactional(txn_work.recorder, cluster.bootstrap, a.partitions,
-                                          a.drain_timeout, cluster.client_security)
-            self.log(f"{self.clock_ns() / 1e9:7.2f}s transactional drain "
-                     f"{'complete' if not missing else 'INCOMPLETE: ' + missing}")
+            missing = drain_transactional(
+                txn_work.recorder,
+                cluster.bootstrap,
+                a.partitions,
+                a.drain_timeout,
+                cluster.client_security,
+            )
+            self.log(
+                f"{self.clock_ns() / 1e9:7.2f}s transactional drain "
+                f"{'complete' if not missing else 'INCOMPLETE: ' + missing}"
+            )
             txn_history.close()
-            txn_summary = {"transactional": {"ops": dict(sorted(txn_work.recorder.counts.items())),
-                                             "drain": missing or "complete",
-                                             "errors": txn_work.errors[:20]}}
+            txn_summary = {
+                "transactional": {
+                    "ops": dict(sorted(txn_work.recorder.counts.items())),
+                    "drain": missing or "complete",
+                    "errors": txn_work.errors[:20],
+                }
+            }
         history.close()
         fault_log.close()
         ok_after_heal = rec.last_ok_send_ns is not None and rec.last_ok_send_ns > heal_ns
-        return {"seed": a.seed, "duration_s": a.duration, "nemesis": a.nemesis,
-                "cluster": ({"docker": {"project": cluster.project, "image": cluster.image}}
-                            if a.docker else "netns+secure" if a.secure else "netns"),
-                "ops": {f"{f}:{t}": n for (f, t), n in sorted(rec.counts.items())},
-                "faults": [w.to_json() for w in executor.windows],
-                "drain": {"complete": result.complete, "records": result.records,
-                          "ends": result.ends, "note": result.note},
-                "ok_send_after_heal": ok_after_heal, "workload_errors": work.errors[:20],
-                **txn_summary}
+        return {
+            "seed": a.seed,
+            "duration_s": a.duration,
+            "nemesis": a.nemesis,
+            "cluster": (
+                {"docker": {"project": cluster.project, "image": cluster.image}}
+                if a.docker
+                else "netns+secure"
+                if a.secure
+                else "netns"
+            ),
+            "ops": {f"{f}:{t}": n for (f, t), n in sorted(rec.counts.items())},
+            "faults": [w.to_json() for w in executor.windows],
+            "drain": {
+                "complete": result.complete,
+                "records": result.records,
+                "ends": result.ends,
+                "note": result.note,
+            },
+            "ok_send_after_heal": ok_after_heal,
+            "workload_errors": work.errors[:20],
+            **txn_summary,
+        }
 
 
-def create_topic(bootstrap: str, partitions: int, timeout: float, security: dict | None = None,
-                 topic: str = TOPIC) -> None:
+def create_topic(
+    bootstrap: str,
+    partitions: int,
+    timeout: float,
+    security: dict | None = None,
+    topic: str = TOPIC,
+) -> None:
     """RF=3, min.insync.replicas=2; waits until every partition has a leader and a full ISR."""
     from clients.admin import Admin, NewTopic
     from clients.errors import KraftError
@@ -296,7 +428,9 @@ def create_topic(bootstrap: str, partitions: int, timeout: float, security: dict
         try:
             with Admin(bootstrap, request_timeout_ms=5000, **(security or {})) as admin:
                 if not created:
-                    admin.create_topics([NewTopic(topic, partitions, 3, {"min.insync.replicas": "2"})])
+                    admin.create_topics(
+                        [NewTopic(topic, partitions, 3, {"min.insync.replicas": "2"})]
+                    )
                     created = True
                 (desc,) = admin.describe_topics([topic])
                 if all(p.leader >= 0 and len(p.isr) == 3 for p in desc.partitions):
@@ -319,12 +453,16 @@ def quick_check(history_path: pathlib.Path) -> list[str]:
             for part, pairs in op.reads().items():
                 for offset, value in pairs:
                     if drained.setdefault((part, value), offset) != offset:
-                        problems.append(f"{part}: value {value} read at offsets "
-                                        f"{drained[(part, value)]} and {offset}")
+                        problems.append(
+                            f"{part}: value {value} read at offsets "
+                            f"{drained[(part, value)]} and {offset}"
+                        )
     for (part, value), offset in sorted(acked.items(), key=lambda kv: (kv[0][0], kv[1])):
         if drained.get((part, value)) != offset:
-            problems.append(f"{part}: value {value} acknowledged at offset {offset} but drained at "
-                            f"{drained.get((part, value), 'no offset (lost)')}")
+            problems.append(
+                f"{part}: value {value} acknowledged at offset {offset} but drained at "
+                f"{drained.get((part, value), 'no offset (lost)')}"
+            )
     return problems
 
 
@@ -348,8 +486,10 @@ def audit(out: pathlib.Path, log) -> int | None:
 def _prepare_out(out: pathlib.Path | None) -> pathlib.Path:
     out = (out or pathlib.Path("chaos-out") / time.strftime("%Y%m%d-%H%M%S")).resolve()
     if out.exists() and any(out.iterdir()):
-        raise RunError(f"--out {out} is not empty; give a new directory (a run never mixes with "
-                       f"an earlier one's files)")
+        raise RunError(
+            f"--out {out} is not empty; give a new directory (a run never mixes with "
+            f"an earlier one's files)"
+        )
     out.mkdir(parents=True, exist_ok=True)
     return out
 
@@ -363,15 +503,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed is None:
         args.seed = random.randrange(2**31)
     if args.docker and set(args.nemesis) - set(DOCKER_NEMESES):
-        print(f"chaos: --docker runs only the nemeses {', '.join(DOCKER_NEMESES)}; only the "
-              f"netns cluster runs {', '.join(n for n in args.nemesis if n not in DOCKER_NEMESES)}"
-              " (leave out --docker)", file=sys.stderr)
+        print(
+            f"chaos: --docker runs only the nemeses {', '.join(DOCKER_NEMESES)}; only the "
+            f"netns cluster runs {', '.join(n for n in args.nemesis if n not in DOCKER_NEMESES)}"
+            " (leave out --docker)",
+            file=sys.stderr,
+        )
         return 2
     if args.docker and args.secure:
-        print("chaos: --secure runs the netns cluster; leave out --docker (the secure compose "
-              "cluster is docker-compose.secure.yml)", file=sys.stderr)
+        print(
+            "chaos: --secure runs the netns cluster; leave out --docker (the secure compose "
+            "cluster is docker-compose.secure.yml)",
+            file=sys.stderr,
+        )
         return 2
-    reason = docker_cluster.unavailable_reason(args.image) if args.docker else netns.unavailable_reason()
+    reason = (
+        docker_cluster.unavailable_reason(args.image) if args.docker else netns.unavailable_reason()
+    )
     if reason:
         print(f"chaos: cannot run: {reason}", file=sys.stderr)
         return 2
@@ -384,16 +532,27 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise RunError(f"another chaos run holds {lock_path}; wait for it to finish") from None
+                raise RunError(
+                    f"another chaos run holds {lock_path}; wait for it to finish"
+                ) from None
             run = Run(args, out)
             summary = run.execute()
-    except (RunError, ClusterError, SecureSetupError, netns.NetnsError, NemesisSetupError,
-            subprocess.TimeoutExpired) as exc:
+    except (
+        RunError,
+        ClusterError,
+        SecureSetupError,
+        netns.NetnsError,
+        NemesisSetupError,
+        subprocess.TimeoutExpired,
+    ) as exc:
         print(f"chaos: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("chaos: interrupted; the nodes were stopped and the network (or compose project) "
-              "removed", file=sys.stderr)
+        print(
+            "chaos: interrupted; the nodes were stopped and the network (or compose project) "
+            "removed",
+            file=sys.stderr,
+        )
         return 130
     return finish(run, summary, args)
 
@@ -405,18 +564,32 @@ def finish(run: Run, summary: dict, args: argparse.Namespace) -> int:
     code = None if args.no_audit else audit(out, run.log)
     summary["audit_exit_code"] = code
     if code is None:
-        run.log("audit: skipped (--no-audit)" if args.no_audit else
-                "audit: `kraft audit` is not in this checkout yet; used the run's own check")
+        run.log(
+            "audit: skipped (--no-audit)"
+            if args.no_audit
+            else "audit: `kraft audit` is not in this checkout yet; used the run's own check"
+        )
         code = 1 if problems else 0
-    live = (summary["drain"]["complete"] and summary["ok_send_after_heal"]
-            and summary.get("transactional", {}).get("drain", "complete") == "complete")
+    live = (
+        summary["drain"]["complete"]
+        and summary["ok_send_after_heal"]
+        and summary.get("transactional", {}).get("drain", "complete") == "complete"
+    )
     if not live:
-        run.log("the cluster did not recover: " + ("drain incomplete" if not summary["drain"]["complete"]
-                                                    else "no acknowledged send after the heal"))
+        run.log(
+            "the cluster did not recover: "
+            + (
+                "drain incomplete"
+                if not summary["drain"]["complete"]
+                else "no acknowledged send after the heal"
+            )
+        )
     summary["exit_code"] = code if live else max(code, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    run.log(f"ops {summary['ops']}; {len(summary['faults'])} faults; own check: "
-            f"{len(problems)} problems{': ' + problems[0] if problems else ''}")
+    run.log(
+        f"ops {summary['ops']}; {len(summary['faults'])} faults; own check: "
+        f"{len(problems)} problems{': ' + problems[0] if problems else ''}"
+    )
     run.log(f"done: {out} (exit {summary['exit_code']})")
     return summary["exit_code"]
 
@@ -433,4 +606,3 @@ def _log_clients_to(path: pathlib.Path) -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -1,5 +1,6 @@
 """chaos/run.sh --secure: the node certificates and admin settings (written by `kraft dev-certs`), the
 nodes' TLS listeners, and the admin's SCRAM user, which the workload then signs in as."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,7 +15,7 @@ import trio
 
 from chaos.node_logs import ROOT
 
-INTERNAL_PORT = 9094           # each broker's mTLS listener (followers, the admin's certificate)
+INTERNAL_PORT = 9094  # each broker's mTLS listener (followers, the admin's certificate)
 ADMIN = "admin"
 
 
@@ -28,8 +29,14 @@ def _env() -> dict[str, str]:
 
 
 def _kraft(args: list[str], python: str, what: str, stdin: str | None = None) -> None:
-    done = subprocess.run([python, "-m", "entry.main", *args], input=stdin, capture_output=True,
-                          text=True, env=_env(), timeout=60)
+    done = subprocess.run(
+        [python, "-m", "entry.main", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
     if done.returncode != 0:
         raise SecureSetupError(f"{what} failed: {(done.stderr or done.stdout).strip()[-1000:]}")
 
@@ -41,14 +48,18 @@ def _properties(path: pathlib.Path) -> dict[str, str]:
 
 @dataclasses.dataclass(frozen=True)
 class SecureFiles:
-    dir: pathlib.Path            # OUT/secure: pki/, client.properties, admin-tls.properties, ...
+    dir: pathlib.Path  # OUT/secure: pki/, client.properties, admin-tls.properties, ...
 
     @classmethod
-    def create(cls, directory: pathlib.Path, hosts: dict[int, str],
-               python: str = sys.executable) -> "SecureFiles":
+    def create(
+        cls, directory: pathlib.Path, hosts: dict[int, str], python: str = sys.executable
+    ) -> SecureFiles:
         """A dev CA and a certificate per node naming its namespace address (`kraft dev-certs`)."""
-        _kraft(["dev-certs", str(directory), *(f"--node={i}={h}" for i, h in sorted(hosts.items()))],
-               python, "kraft dev-certs")
+        _kraft(
+            ["dev-certs", str(directory), *(f"--node={i}={h}" for i, h in sorted(hosts.items()))],
+            python,
+            "kraft dev-certs",
+        )
         return cls(directory.resolve())
 
     def node_properties(self, node_id: int, role: str, host: str, port: int) -> dict[str, str]:
@@ -63,6 +74,7 @@ class SecureFiles:
 
     def _options(self, name: str) -> dict[str, Any]:
         from clients.security import load_command_config, security_options
+
         return security_options(load_command_config(str(self.dir / name)))
 
     def admin_scram(self) -> dict[str, Any]:
@@ -73,23 +85,38 @@ class SecureFiles:
         """The admin's certificate: for the controllers and the brokers' INTERNAL listeners."""
         return self._options("admin-tls.properties")
 
-    def add_admin(self, internal: str, brokers: list[str], timeout: float,
-                  python: str = sys.executable) -> None:
+    def add_admin(
+        self, internal: str, brokers: list[str], timeout: float, python: str = sys.executable
+    ) -> None:
         """Create the admin's SCRAM user through a broker's INTERNAL listener (`kraft user add`
         with the admin's certificate), then wait until every broker accepts its password."""
         from clients.admin import broker_views
 
         password = self.admin_scram()["sasl_plain_password"]
-        _kraft(["user", "add", ADMIN, "--password-stdin", "--bootstrap-server", internal,
-                "--command-config", str(self.dir / "admin-tls.properties")], python,
-               "kraft user add admin", stdin=password + "\n")
+        _kraft(
+            [
+                "user",
+                "add",
+                ADMIN,
+                "--password-stdin",
+                "--bootstrap-server",
+                internal,
+                "--command-config",
+                str(self.dir / "admin-tls.properties"),
+            ],
+            python,
+            "kraft user add admin",
+            stdin=password + "\n",
+        )
         deadline = time.monotonic() + timeout
-        while True:      # each broker replays the credential from its metadata log
+        while True:  # each broker replays the credential from its metadata log
             views = trio.run(lambda: broker_views(brokers, 3.0, **self.admin_scram()))
             refusing = [address for address, view in views.items() if view is None]
             if not refusing:
                 return
             if time.monotonic() > deadline:
-                raise SecureSetupError(f"brokers {', '.join(refusing)} do not accept the admin's "
-                                       f"password after {timeout:g} s")
+                raise SecureSetupError(
+                    f"brokers {', '.join(refusing)} do not accept the admin's "
+                    f"password after {timeout:g} s"
+                )
             time.sleep(0.3)

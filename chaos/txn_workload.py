@@ -22,13 +22,14 @@ History file (`txn_history.jsonl`), one JSON object a line, Jepsen-style invoke/
                              poll / drain-out / drain-in: {"topic-p": [[offset, value], ...]}
                              committed: {"in-p": next offset}
 """
+
 from __future__ import annotations
 
 import dataclasses
 import random
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from chaos.history import JsonLinesWriter
 from chaos.workload import join_all, spawn_worker
@@ -41,17 +42,37 @@ from clients.types import TopicPartition
 IN_TOPIC = "chaos-txn-in"
 OUT_TOPIC = "chaos-txn-out"
 GROUP = "chaos-txn-group"
-ABORT_EVERY = 8                 # about one transaction in eight is aborted on purpose
-TXN_TIMEOUT_MS = 10_000         # a processor lost mid-transaction is aborted by its coordinator
-FEED_SETTINGS = dict(acks="all", linger_ms=1, request_timeout_ms=3000, delivery_timeout_ms=10000,
-                     retry_backoff_ms=100, max_block_ms=5000)
-READ_SETTINGS = dict(auto_offset_reset="earliest", request_timeout_ms=3000, fetch_max_wait_ms=200,
-                     isolation_level="read_committed")
-MEMBER_SETTINGS = dict(group_id=GROUP, enable_auto_commit=False, session_timeout_ms=6000,
-                       heartbeat_interval_ms=1000, max_poll_interval_ms=60000)
+ABORT_EVERY = 8  # about one transaction in eight is aborted on purpose
+TXN_TIMEOUT_MS = 10_000  # a processor lost mid-transaction is aborted by its coordinator
+FEED_SETTINGS = dict(
+    acks="all",
+    linger_ms=1,
+    request_timeout_ms=3000,
+    delivery_timeout_ms=10000,
+    retry_backoff_ms=100,
+    max_block_ms=5000,
+)
+READ_SETTINGS = dict(
+    auto_offset_reset="earliest",
+    request_timeout_ms=3000,
+    fetch_max_wait_ms=200,
+    isolation_level="read_committed",
+)
+MEMBER_SETTINGS = dict(
+    group_id=GROUP,
+    enable_auto_commit=False,
+    session_timeout_ms=6000,
+    heartbeat_interval_ms=1000,
+    max_poll_interval_ms=60000,
+)
 # Fatal for this producer instance: another one took its transactional id, or its epoch is gone.
-FENCED = frozenset({ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH,
-                    ErrorCode.TRANSACTION_COORDINATOR_FENCED})
+FENCED = frozenset(
+    {
+        ErrorCode.PRODUCER_FENCED,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+    }
+)
 
 
 class TxnRecorder:
@@ -64,8 +85,9 @@ class TxnRecorder:
 
     def op(self, process: str, type_: str, f: str, value=None) -> None:
         with self._lock:
-            self._writer.write_json({"process": process, "type": type_, "f": f,
-                                    "time": self.clock_ns(), "value": value})
+            self._writer.write_json(
+                {"process": process, "type": type_, "f": f, "time": self.clock_ns(), "value": value}
+            )
             self.counts[f"{f}:{type_}"] = self.counts.get(f"{f}:{type_}", 0) + 1
 
 
@@ -77,7 +99,8 @@ def _reads(records) -> dict[str, list]:
     out: dict[str, list] = {}
     for r in records:
         out.setdefault(f"{r.topic}-{r.partition}", []).append(
-            [r.offset, None if r.value is None else r.value.decode(errors="replace")])
+            [r.offset, None if r.value is None else r.value.decode(errors="replace")]
+        )
     return out
 
 
@@ -89,7 +112,7 @@ class TxnWorkload:
     stop: threading.Event
     processors: int = 2
     observers: int = 1
-    rate: float = 50.0                  # input records per second
+    rate: float = 50.0  # input records per second
     recreate_s: float = 20.0
     seed: int = 0
     security: dict = dataclasses.field(default_factory=dict)
@@ -109,8 +132,9 @@ class TxnWorkload:
 
     def _spawn(self, name: str, session) -> None:
         rng = random.Random(f"{self.seed}:{name}")
-        self.threads.append(spawn_worker(f"chaos-txn-{name}", lambda: session(rng), self.stop,
-                                         self.errors))
+        self.threads.append(
+            spawn_worker(f"chaos-txn-{name}", lambda: session(rng), self.stop, self.errors)
+        )
 
     def join(self, timeout: float = 60.0) -> None:
         join_all(self.threads, timeout)
@@ -123,8 +147,9 @@ class TxnWorkload:
     # --- the feeder: unique ints per input partition ------------------------------------------
 
     def _feeder(self, rng: random.Random) -> None:
-        client = Producer(self.bootstrap, client_id="chaos-txn-feeder", **FEED_SETTINGS,
-                          **self.security)
+        client = Producer(
+            self.bootstrap, client_id="chaos-txn-feeder", **FEED_SETTINGS, **self.security
+        )
         n = 0
         try:
             end = time.monotonic() + self.recreate_s
@@ -133,7 +158,7 @@ class TxnWorkload:
                 try:
                     client.send(IN_TOPIC, str(n).encode(), partition=rng.randrange(self.partitions))
                 except KraftError:
-                    pass            # the drain of the input says what was written
+                    pass  # the drain of the input says what was written
                 self.stop.wait(1.0 / self.rate)
         finally:
             client.close(timeout=5.0)
@@ -145,10 +170,16 @@ class TxnWorkload:
         process = f"processor-{index}.{life}"
         # The same transactional id across lives: a new life fences the old one (its
         # unfinished transaction is aborted by the coordinator).
-        producer = Producer(self.bootstrap, client_id=process, transactional_id=f"chaos-txn-{index}",
-                            transaction_timeout_ms=TXN_TIMEOUT_MS, **self.security)
-        consumer = Consumer(self.bootstrap, client_id=process, **READ_SETTINGS, **MEMBER_SETTINGS,
-                            **self.security)
+        producer = Producer(
+            self.bootstrap,
+            client_id=process,
+            transactional_id=f"chaos-txn-{index}",
+            transaction_timeout_ms=TXN_TIMEOUT_MS,
+            **self.security,
+        )
+        consumer = Consumer(
+            self.bootstrap, client_id=process, **READ_SETTINGS, **MEMBER_SETTINGS, **self.security
+        )
         try:
             producer.init_transactions(30.0)
             consumer.subscribe([IN_TOPIC])
@@ -159,15 +190,28 @@ class TxnWorkload:
                 if not records:
                     continue
                 count += 1
-                if not self._transaction(f"{process}.{count}", process, producer, consumer,
-                                         records, abort=rng.randrange(ABORT_EVERY) == 0):
-                    return          # fenced or unknown outcome: this life ends
+                if not self._transaction(
+                    f"{process}.{count}",
+                    process,
+                    producer,
+                    consumer,
+                    records,
+                    abort=rng.randrange(ABORT_EVERY) == 0,
+                ):
+                    return  # fenced or unknown outcome: this life ends
         finally:
             consumer.close()
             producer.close(timeout=5.0)
 
-    def _transaction(self, txn_id: str, process: str, producer: Producer, consumer: Consumer,
-                     records, abort: bool) -> bool:
+    def _transaction(
+        self,
+        txn_id: str,
+        process: str,
+        producer: Producer,
+        consumer: Consumer,
+        records,
+        abort: bool,
+    ) -> bool:
         """One transaction over one poll's records; False when this life must end."""
         rec = self.recorder
         reads: dict[str, list] = {}
@@ -192,7 +236,7 @@ class TxnWorkload:
                 return True
             commit_at = rec.clock_ns()
             producer.commit_transaction(10.0)
-        except Exception as exc:          # noqa: BLE001 - any failure leaves the outcome unknown
+        except Exception as exc:  # noqa: BLE001 - any failure leaves the outcome unknown
             rec.op(process, "info", "txn", {**value, "commit_at": commit_at})
             if not (isinstance(exc, KraftError) and exc.code in FENCED):
                 self.errors.append(f"{process} {txn_id}: {type(exc).__name__}: {exc}")
@@ -222,8 +266,7 @@ class TxnWorkload:
             client.close()
 
 
-def rewind(consumer: Consumer, offsets: dict, clock: Callable[[], float] = time.monotonic
-           ) -> None:
+def rewind(consumer: Consumer, offsets: dict, clock: Callable[[], float] = time.monotonic) -> None:
     """After an abort, read again from what the group has committed (Kafka's EOS loop).
     The abort's marker may not have reached the group's offsets partition yet (the
     coordinator writes it after answering): a read_committed consumer's committed() waits
@@ -244,9 +287,13 @@ def rewind(consumer: Consumer, offsets: dict, clock: Callable[[], float] = time.
             consumer.seek(tp, start)
 
 
-def settled_ends(read_lso: Callable[[], dict], read_end: Callable[[], dict], deadline: float,
-                 clock: Callable[[], float], sleep: Callable[[float], None]
-                 ) -> tuple[dict, list[str]]:
+def settled_ends(
+    read_lso: Callable[[], dict],
+    read_end: Callable[[], dict],
+    deadline: float,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> tuple[dict, list[str]]:
     """The last stable offsets once no transaction is open (each equal to its partition's end),
     so a read_committed drain reaches every committed record: a processor lost mid-transaction
     holds the LSO back until its coordinator aborts it (transaction timeout plus the abort
@@ -257,8 +304,9 @@ def settled_ends(read_lso: Callable[[], dict], read_end: Callable[[], dict], dea
     while True:
         try:
             lso, end = read_lso(), read_end()
-            open_on = [f"{tp.topic}-{tp.partition}" for tp in sorted(end)
-                       if lso.get(tp, -1) < end[tp]]
+            open_on = [
+                f"{tp.topic}-{tp.partition}" for tp in sorted(end) if lso.get(tp, -1) < end[tp]
+            ]
             if not open_on:
                 return lso, []
         except KraftError:
@@ -268,28 +316,42 @@ def settled_ends(read_lso: Callable[[], dict], read_end: Callable[[], dict], dea
         sleep(0.5)
 
 
-def drain_transactional(rec: TxnRecorder, bootstrap: str, partitions: int, timeout_s: float,
-                        security: dict | None = None) -> str:
+def drain_transactional(
+    rec: TxnRecorder,
+    bootstrap: str,
+    partitions: int,
+    timeout_s: float,
+    security: dict | None = None,
+) -> str:
     """The final reads: the output read_committed (once no transaction is open: settled_ends)
     and the input, each to its end offsets, and the group's committed offsets. Returns "" when
     complete, else what was missing."""
     security = security or {}
     deadline = time.monotonic() + timeout_s
     problems = []
-    for f, topic, isolation in (("drain-out", OUT_TOPIC, "read_committed"),
-                                ("drain-in", IN_TOPIC, "read_uncommitted")):
+    for f, topic, isolation in (
+        ("drain-out", OUT_TOPIC, "read_committed"),
+        ("drain-in", IN_TOPIC, "read_uncommitted"),
+    ):
         settings = {**READ_SETTINGS, "isolation_level": isolation}
         client = Consumer(bootstrap, client_id=f"chaos-txn-{f}", **settings, **security)
         tps = [TopicPartition(topic, p) for p in range(partitions)]
         try:
             ends: dict = {}
             if isolation == "read_committed":
-                with Consumer(bootstrap, client_id=f"chaos-txn-{f}-ends",
-                              **{**settings, "isolation_level": "read_uncommitted"},
-                              **security) as log_ends:
-                    ends, open_on = settled_ends(lambda: client.end_offsets(tps),
-                                                 lambda: log_ends.end_offsets(tps),
-                                                 deadline, time.monotonic, time.sleep)
+                with Consumer(
+                    bootstrap,
+                    client_id=f"chaos-txn-{f}-ends",
+                    **{**settings, "isolation_level": "read_uncommitted"},
+                    **security,
+                ) as log_ends:
+                    ends, open_on = settled_ends(
+                        lambda: client.end_offsets(tps),
+                        lambda: log_ends.end_offsets(tps),
+                        deadline,
+                        time.monotonic,
+                        time.sleep,
+                    )
                 if open_on:
                     problems.append(f"transactions still open on {', '.join(open_on)}")
             while not ends and time.monotonic() < deadline:
@@ -312,8 +374,12 @@ def drain_transactional(rec: TxnRecorder, bootstrap: str, partitions: int, timeo
     try:
         with Admin(bootstrap, request_timeout_ms=5000, **security) as admin:
             offsets = admin.list_group_offsets(GROUP)
-        rec.op("drain", "ok", "committed",
-               {f"{tp.topic}-{tp.partition}": o for tp, o in sorted(offsets.items())})
+        rec.op(
+            "drain",
+            "ok",
+            "committed",
+            {f"{tp.topic}-{tp.partition}": o for tp, o in sorted(offsets.items())},
+        )
     except KraftError as exc:
         problems.append(f"committed offsets of {GROUP}: {exc}")
     return "; ".join(problems)

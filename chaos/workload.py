@@ -1,6 +1,7 @@
 """The chaos workload: idempotent acks=all producers writing unique ints per partition, consumers
 that assign every partition and record each poll, members of one consumer group that commit what
 they polled, and the final drain; all into chaos.history."""
+
 from __future__ import annotations
 
 import collections
@@ -9,7 +10,7 @@ import queue
 import random
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from chaos.history import JsonLinesWriter, Op
 from clients.consumer import Consumer, ConsumerRebalanceListener
@@ -23,17 +24,36 @@ from clients.types import TopicPartition
 # have been appended, and a `fail` the log contradicts would be reported as an aborted read.
 DRAIN_PROCESS = "drain"
 CLOSE_TIMEOUT_S = 5.0
-PRODUCER_SETTINGS = dict(acks="all", linger_ms=1, request_timeout_ms=3000,
-                         delivery_timeout_ms=10000, retry_backoff_ms=100, max_block_ms=5000)
-CONSUMER_SETTINGS = dict(auto_offset_reset="earliest", request_timeout_ms=3000, fetch_max_wait_ms=200)
+PRODUCER_SETTINGS = dict(
+    acks="all",
+    linger_ms=1,
+    request_timeout_ms=3000,
+    delivery_timeout_ms=10000,
+    retry_backoff_ms=100,
+    max_block_ms=5000,
+)
+CONSUMER_SETTINGS = dict(
+    auto_offset_reset="earliest", request_timeout_ms=3000, fetch_max_wait_ms=200
+)
 GROUP = "chaos-group"
 # Kafka's shortest session (group.min.session.timeout.ms) so a member cut off by a fault is
 # replaced within a fault window; commits are the workload's own, after each poll.
-GROUP_SETTINGS = dict(group_id=GROUP, enable_auto_commit=False, session_timeout_ms=6000,
-                      heartbeat_interval_ms=1000, max_poll_interval_ms=60000)
+GROUP_SETTINGS = dict(
+    group_id=GROUP,
+    enable_auto_commit=False,
+    session_timeout_ms=6000,
+    heartbeat_interval_ms=1000,
+    max_poll_interval_ms=60000,
+)
 # A commit that failed this way certainly changed nothing; anything else may have landed.
-COMMIT_REFUSED = frozenset({ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID,
-                            ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.FENCED_INSTANCE_ID})
+COMMIT_REFUSED = frozenset(
+    {
+        ErrorCode.ILLEGAL_GENERATION,
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        ErrorCode.FENCED_INSTANCE_ID,
+    }
+)
 
 
 class Recorder:
@@ -43,7 +63,7 @@ class Recorder:
         self._writer, self.clock_ns = writer, clock_ns
         self._lock = threading.Lock()
         self._next_process = 0
-        self.counts: collections.Counter = collections.Counter()   # (f, type) -> ops
+        self.counts: collections.Counter = collections.Counter()  # (f, type) -> ops
         self.last_ok_send_ns: int | None = None
 
     def new_process(self) -> int:
@@ -51,12 +71,22 @@ class Recorder:
             self._next_process += 1
             return self._next_process
 
-    def op(self, process, type_: str, f: str, value=None, partition: str | None = None,
-           offset: int | None = None, group: str | None = None, rebalanced=()) -> None:
+    def op(
+        self,
+        process,
+        type_: str,
+        f: str,
+        value=None,
+        partition: str | None = None,
+        offset: int | None = None,
+        group: str | None = None,
+        rebalanced=(),
+    ) -> None:
         with self._lock:
             now = self.clock_ns()
-            self._writer.write(Op(process, type_, f, now, value, partition, offset, group,
-                                  tuple(rebalanced)))
+            self._writer.write(
+                Op(process, type_, f, now, value, partition, offset, group, tuple(rebalanced))
+            )
             self.counts[(f, type_)] += 1
             if f == "send" and type_ == "ok":
                 self.last_ok_send_ns = now
@@ -83,9 +113,9 @@ class Workload:
     partitions: int
     stop: threading.Event
     recreate_s: float = 10.0
-    rate: float = 100.0             # sends per second over all producers
+    rate: float = 100.0  # sends per second over all producers
     producers: int = 3
-    slots: int = 3                  # logical processes per producer client
+    slots: int = 3  # logical processes per producer client
     consumers: int = 2
     group_members: int = 2
     seed: int = 0
@@ -111,9 +141,12 @@ class Workload:
         for i in range(self.group_members):
             self._spawn(f"member-{i}", self._group_member, random.Random(f"{self.seed}:g{i}"))
 
-    def _spawn(self, name: str, session: Callable[[random.Random], None], rng: random.Random) -> None:
-        self.threads.append(spawn_worker(f"chaos-{name}", lambda: session(rng), self.stop,
-                                         self.errors))
+    def _spawn(
+        self, name: str, session: Callable[[random.Random], None], rng: random.Random
+    ) -> None:
+        self.threads.append(
+            spawn_worker(f"chaos-{name}", lambda: session(rng), self.stop, self.errors)
+        )
 
     def join(self, timeout: float = 60.0) -> None:
         join_all(self.threads, timeout)
@@ -129,18 +162,25 @@ class Workload:
         rec = self.recorder
         done: queue.Queue = queue.Queue()
         batching = {} if self.batch_size is None else {"batch_size": self.batch_size}
-        client = Producer(self.bootstrap, client_id="chaos-producer", **PRODUCER_SETTINGS,
-                          **batching, **self.security)
+        client = Producer(
+            self.bootstrap,
+            client_id="chaos-producer",
+            **PRODUCER_SETTINGS,
+            **batching,
+            **self.security,
+        )
         gap = self.slots * self.producers / self.rate
         slots = {s: rec.new_process() for s in range(self.slots)}
-        pending: dict[int, tuple[int, int]] = {}            # slot -> (partition, value)
+        pending: dict[int, tuple[int, int]] = {}  # slot -> (partition, value)
         due = {s: time.monotonic() + rng.uniform(0, gap) for s in slots}
         end = self._session_end(rng)
         try:
             while not self.stop.is_set() and time.monotonic() < end:
                 for s in slots:
                     if s not in pending and time.monotonic() >= due[s]:
-                        self._send(client, s, slots[s], rng.randrange(self.partitions), pending, done)
+                        self._send(
+                            client, s, slots[s], rng.randrange(self.partitions), pending, done
+                        )
                 try:
                     s, future = done.get(timeout=0.02)
                 except queue.Empty:
@@ -158,16 +198,17 @@ class Workload:
                     self._complete(*done.get(timeout=0.1), slots, pending)
                 except queue.Empty:
                     pass
-            for s, (p, v) in pending.items():       # never answered: unknown outcome
+            for s, (p, v) in pending.items():  # never answered: unknown outcome
                 rec.op(slots[s], "info", "send", v, self.name(p))
 
-    def _send(self, client: Producer, slot: int, process: int, p: int, pending: dict,
-              done: queue.Queue) -> None:
+    def _send(
+        self, client: Producer, slot: int, process: int, p: int, pending: dict, done: queue.Queue
+    ) -> None:
         v = self.values.next(p)
         self.recorder.op(process, "invoke", "send", v, self.name(p))
         try:
             future = client.send(self.topic, str(v).encode(), partition=p)
-        except KraftError:     # refused before it entered the client (buffer full): not written
+        except KraftError:  # refused before it entered the client (buffer full): not written
             self.recorder.op(process, "fail", "send", v, self.name(p))
             return
         pending[slot] = (p, v)
@@ -188,8 +229,9 @@ class Workload:
 
     def _consumer(self, rng: random.Random) -> None:
         process = self.recorder.new_process()
-        client = Consumer(self.bootstrap, client_id="chaos-consumer", **CONSUMER_SETTINGS,
-                          **self.security)
+        client = Consumer(
+            self.bootstrap, client_id="chaos-consumer", **CONSUMER_SETTINGS, **self.security
+        )
         try:
             assign(self.recorder, process, client, self.topic, self.partitions)
             end = self._session_end(rng)
@@ -198,14 +240,18 @@ class Workload:
         finally:
             client.close()
 
-
     def _group_member(self, rng: random.Random) -> None:
         """One member's life in the group: subscribe, poll, commit the next offset of each
         partition it polled; on close its partitions go to the other members."""
         process = self.recorder.new_process()
         changed = Rebalanced()
-        client = Consumer(self.bootstrap, client_id="chaos-member", **CONSUMER_SETTINGS,
-                          **GROUP_SETTINGS, **self.security)
+        client = Consumer(
+            self.bootstrap,
+            client_id="chaos-member",
+            **CONSUMER_SETTINGS,
+            **GROUP_SETTINGS,
+            **self.security,
+        )
         try:
             self.recorder.op(process, "invoke", "subscribe", [self.topic])
             client.subscribe([self.topic], listener=changed)
@@ -219,10 +265,12 @@ class Workload:
             client.close()
 
 
-def spawn_worker(name: str, session: Callable[[], None], stop: threading.Event,
-                 errors: list[str]) -> threading.Thread:
+def spawn_worker(
+    name: str, session: Callable[[], None], stop: threading.Event, errors: list[str]
+) -> threading.Thread:
     """A daemon thread running `session` again and again until `stop`; a session that raises
     is logged into `errors` and restarted a second later (a worker outlives any client bug)."""
+
     def loop() -> None:
         while not stop.is_set():
             try:
@@ -230,6 +278,7 @@ def spawn_worker(name: str, session: Callable[[], None], stop: threading.Event,
             except Exception as exc:
                 errors.append(f"{name}: {type(exc).__name__}: {exc}")
                 stop.wait(1.0)
+
     t = threading.Thread(target=loop, name=name, daemon=True)
     t.start()
     return t
@@ -267,8 +316,9 @@ def commit(rec: Recorder, process, client: Consumer, records) -> None:
     try:
         client.commit(offsets)
     except KraftError as exc:
-        rec.op(process, "fail" if exc.code in COMMIT_REFUSED else "info", "commit", value,
-               group=GROUP)
+        rec.op(
+            process, "fail" if exc.code in COMMIT_REFUSED else "info", "commit", value, group=GROUP
+        )
         return
     rec.op(process, "ok", "commit", value, group=GROUP)
 
@@ -282,15 +332,16 @@ def assign(rec: Recorder, process, client: Consumer, topic: str, partitions: int
     rec.op(process, "ok", "assign", names)
 
 
-def poll(rec: Recorder, process, client: Consumer, timeout_ms: int,
-         changed: Rebalanced | None = None) -> list:
+def poll(
+    rec: Recorder, process, client: Consumer, timeout_ms: int, changed: Rebalanced | None = None
+) -> list:
     """A poll into the history; a group member's also names the partitions whose assignment
     changed in it (its listener runs inside poll), which restarts their position sequence."""
     rec.op(process, "invoke", "poll")
     try:
         records = client.poll(timeout_ms=timeout_ms)
     except KraftError:
-        rec.op(process, "fail", "poll")     # its rebalance, if any, goes with the next ok poll
+        rec.op(process, "fail", "poll")  # its rebalance, if any, goes with the next ok poll
         return []
     read: dict[str, list] = {}
     for r in records:
@@ -309,13 +360,19 @@ def _value(raw: bytes | None):
 @dataclasses.dataclass
 class DrainResult:
     complete: bool
-    ends: dict[str, int]            # partition -> the end offset the drain read up to
+    ends: dict[str, int]  # partition -> the end offset the drain read up to
     records: int
     note: str = ""
 
 
-def drain(rec: Recorder, bootstrap: str, topic: str, partitions: int, timeout_s: float,
-          security: dict | None = None) -> DrainResult:
+def drain(
+    rec: Recorder,
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    timeout_s: float,
+    security: dict | None = None,
+) -> DrainResult:
     """A fresh consumer reads every partition from its start to its end offset (asked once the
     producers have stopped); each of its polls goes into the history as process "drain"."""
     deadline = time.monotonic() + timeout_s
@@ -345,7 +402,9 @@ def drain(rec: Recorder, bootstrap: str, topic: str, partitions: int, timeout_s:
         names = {f"{tp.topic}-{tp.partition}": o for tp, o in ends.items()}
         if behind:
             late = ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(behind))
-            return DrainResult(False, names, count, f"{late} not read to the end in {timeout_s:g} s")
+            return DrainResult(
+                False, names, count, f"{late} not read to the end in {timeout_s:g} s"
+            )
         return DrainResult(True, names, count, note)
     finally:
         client.close()

@@ -7,5 +7,5 @@ from importlib import metadata as _metadata
 try:
     # The one version: pyproject.toml's, as installed (`kraft --version` prints it).
     __version__ = _metadata.version("kraft")
-except _metadata.PackageNotFoundError:     # run from a source tree that was never installed
+except _metadata.PackageNotFoundError:  # run from a source tree that was never installed
     __version__ = "0+unknown"

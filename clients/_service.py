@@ -1,8 +1,10 @@
 """The lifecycle the async clients share: one background task (the fetcher, the sender) that runs
 from start() to aclose() in the caller's nursery, or under a SyncRunner for the blocking facades."""
+
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Self
+from collections.abc import Awaitable, Callable
+from typing import Any, Self
 
 import trio
 

@@ -1,9 +1,11 @@
 """Threads meeting trio: SyncRunner (a background thread's `trio.run` that user threads call into),
 TrioHome (wake-ups from any thread) and Doorbell (a wait a Ctrl-C cannot leave holding a lock)."""
+
 from __future__ import annotations
 
 import threading
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import trio
 
@@ -45,8 +47,9 @@ class SyncRunner:
     def token(self) -> trio.lowlevel.TrioToken:
         return self._token
 
-    def run(self, async_fn: Callable[..., Awaitable[Any]], *args: Any,
-            timeout: float | None = None) -> Any:
+    def run(
+        self, async_fn: Callable[..., Awaitable[Any]], *args: Any, timeout: float | None = None
+    ) -> Any:
         """Run `async_fn(*args)` in the trio thread and block until it returns (or raise
         KraftError(REQUEST_TIMED_OUT) after `timeout` seconds, cancelling it)."""
         self._check()
@@ -90,8 +93,10 @@ class SyncRunner:
 
     def _check(self) -> None:
         if self._error is not None:
-            raise KraftError(ErrorCode.UNKNOWN_SERVER_ERROR,
-                             f"the client's background thread died: {self._error!r}")
+            raise KraftError(
+                ErrorCode.UNKNOWN_SERVER_ERROR,
+                f"the client's background thread died: {self._error!r}",
+            )
         if self._closed:
             raise KraftError(ErrorCode.NETWORK_EXCEPTION, "client is closed")
 
@@ -111,7 +116,7 @@ class Doorbell:
         try:
             self._bell.release()
         except RuntimeError:
-            pass                    # rung already and nobody took it yet
+            pass  # rung already and nobody took it yet
 
     def wait(self, timeout: float) -> bool:
         return self._bell.acquire(timeout=max(0.0, timeout))
@@ -142,4 +147,4 @@ class TrioHome:
         try:
             self._token.run_sync_soon(fn, *args)
         except trio.RunFinishedError:
-            pass                    # the client stopped: nothing is left to wake
+            pass  # the client stopped: nothing is left to wake

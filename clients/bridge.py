@@ -1,10 +1,12 @@
 """Where trio meets grpcio (which has no trio support), client side: trio code awaits a unary call
 through `call` (a grpcio future whose callback wakes the trio loop; cancelling the trio scope
 cancels the call). The server side is clients/grpc_server.py."""
+
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import trio
@@ -19,8 +21,11 @@ log = logging.getLogger(__name__)
 
 # gRPC status codes that mean "could not talk to that node": the caller should refresh its view
 # of the cluster and retry, like Kafka's NetworkException.
-_UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
-                grpc.StatusCode.CANCELLED}
+_UNREACHABLE = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+}
 
 # The prefix of an UNAUTHENTICATED answer to a token the node no longer knows: retriable.
 SESSION_EXPIRED = "SESSION_EXPIRED"
@@ -54,12 +59,13 @@ CHANNEL_OPTIONS = [
 ]
 
 
-def open_channel(address: str, security: "ClientSecurity | None" = None) -> grpc.Channel:
+def open_channel(address: str, security: ClientSecurity | None = None) -> grpc.Channel:
     """A channel to `address`: plaintext, or TLS and/or a SCRAM session as `security` says.
     Its completion thread lives until `close()` (clients/channel_thread.py says why)."""
     if security is None or security.security_protocol == "PLAINTEXT":
         return keep_thread(grpc.insecure_channel(address, options=CHANNEL_OPTIONS))
-    from clients.security import open_secure_channel     # (keeps the thread too)
+    from clients.security import open_secure_channel  # (keeps the thread too)
+
     return open_secure_channel(address, security, CHANNEL_OPTIONS)
 
 
@@ -75,8 +81,12 @@ class PendingCall:
         self.taken: Any = None
 
 
-def start(method: grpc.UnaryUnaryMultiCallable, request: Any, timeout: float,
-          on_answer: Callable[[Any], Any] | None = None) -> PendingCall:
+def start(
+    method: grpc.UnaryUnaryMultiCallable,
+    request: Any,
+    timeout: float,
+    on_answer: Callable[[Any], Any] | None = None,
+) -> PendingCall:
     """Trio thread: hand the request to grpcio now, without waiting for a scheduling round (the
     producer's sender issues its requests in the same step that drains them).
 
@@ -91,16 +101,20 @@ def start(method: grpc.UnaryUnaryMultiCallable, request: Any, timeout: float,
     if on_answer is None:
         future.add_done_callback(lambda _f: token.run_sync_soon(done.set))
     else:
+
         def answered(f: grpc.Future) -> None:
             try:
                 if not f.cancelled() and f.exception() is None:
                     pending.taken = on_answer(f.result())
-            except Exception:   # a bug in the hook must not lose the answer: trio handles it
-                log.exception("the answer hook of %s failed; the answer is handled in trio",
-                              getattr(method, "_method", method))
+            except Exception:  # a bug in the hook must not lose the answer: trio handles it
+                log.exception(
+                    "the answer hook of %s failed; the answer is handled in trio",
+                    getattr(method, "_method", method),
+                )
                 pending.taken = None
             finally:
                 token.run_sync_soon(done.set)
+
         future.add_done_callback(answered)
     return pending
 
@@ -137,13 +151,15 @@ def as_kraft_error(exc: grpc.RpcError) -> KraftError:
     if code in _UNREACHABLE:
         name = "timed out" if code == grpc.StatusCode.DEADLINE_EXCEEDED else "unreachable"
         if any(sign in (details or "") for sign in _TLS_FAILURES):
-            details = (f"{details} (the TLS handshake failed: check security_protocol, the CA "
-                       f"file and the certificate; the certificate must name the host dialled)")
+            details = (
+                f"{details} (the TLS handshake failed: check security_protocol, the CA "
+                f"file and the certificate; the certificate must name the host dialled)"
+            )
         return KraftError(ErrorCode.NETWORK_EXCEPTION, f"node {name}: {details}")
     if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
         # The server refused before serving: "<KAFKA_ERROR_NAME>: <message>".
         name, _, message = (details or "").partition(": ")
-        if name == SESSION_EXPIRED:     # the node forgot the session (restart): authenticate again
+        if name == SESSION_EXPIRED:  # the node forgot the session (restart): authenticate again
             return KraftError(ErrorCode.NETWORK_EXCEPTION, f"node unreachable: {message}")
         if name in ErrorCode.__members__:
             return KraftError(ErrorCode[name], message)

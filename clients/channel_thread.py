@@ -12,6 +12,7 @@ that the thread has left the completion queue before grpcio destroys it.
 This reaches into grpcio's private `grpc._channel` (the spin thread and its call count); if a
 grpcio version lacks what it needs, channels simply keep grpcio's own behaviour (and
 tests/clients/test_channel_thread.py fails, so the loss is seen)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,10 +22,13 @@ import grpc
 try:
     from grpc import _channel as _grpc_channel
     from grpc._cython import cygrpc as _cygrpc
+
     _grpc_spin = _grpc_channel._run_channel_spin_thread
-    _SUPPORTED = (hasattr(_grpc_channel, "_ChannelCallState")
-                  and hasattr(_cygrpc, "block_if_fork_in_progress")
-                  and hasattr(_cygrpc.ForkManagedThread(target=len), "_thread"))
+    _SUPPORTED = (
+        hasattr(_grpc_channel, "_ChannelCallState")
+        and hasattr(_cygrpc, "block_if_fork_in_progress")
+        and hasattr(_cygrpc.ForkManagedThread(target=len), "_thread")
+    )
 except (ImportError, AttributeError):
     _SUPPORTED = False
 
@@ -65,11 +69,11 @@ def _start_spin(state: Any) -> None:
         _grpc_spin(state)
         return
     thread = state.kraft_thread
-    if thread is not None and thread.is_alive():    # (not alive in a forked child)
+    if thread is not None and thread.is_alive():  # (not alive in a forked child)
         return
     managed = _cygrpc.ForkManagedThread(target=_spin, args=(state,))
     managed.setDaemon(True)
-    state.kraft_thread = managed._thread     # the threading.Thread inside
+    state.kraft_thread = managed._thread  # the threading.Thread inside
     managed.start()
 
 
@@ -80,14 +84,18 @@ if _SUPPORTED:
 def keep_thread(channel: grpc.Channel) -> grpc.Channel:
     """Mark a new channel so that its completion thread lives until `channel.close()`."""
     state = getattr(channel, "_call_state", None)
-    if not _SUPPORTED or state is None or not hasattr(state, "managed_calls") \
-            or not hasattr(channel, "_close"):
+    if (
+        not _SUPPORTED
+        or state is None
+        or not hasattr(state, "managed_calls")
+        or not hasattr(channel, "_close")
+    ):
         return channel
     with state.lock:
         state.kraft_keep = True
         state.kraft_closing = False
         state.kraft_thread = None
-    grpc_close = channel._close     # what close() and `with channel:` both end in
+    grpc_close = channel._close  # what close() and `with channel:` both end in
 
     def close() -> None:
         with state.lock:
@@ -99,7 +107,7 @@ def keep_thread(channel: grpc.Channel) -> grpc.Channel:
             try:
                 channel.unary_unary(_WAKE_METHOD).future(b"")
             except ValueError:
-                pass    # closed already by someone else
+                pass  # closed already by someone else
         grpc_close()
 
     channel.close = channel._close = close

@@ -1,5 +1,6 @@
 """What a client knows about the cluster: bootstrap addresses, one gRPC channel per node, and the
 metadata cache (brokers, topics -> partitions -> leader/epoch/replicas/isr) refreshed by Metadata."""
+
 from __future__ import annotations
 
 import itertools
@@ -23,7 +24,7 @@ DEFAULT_PORT = 9092
 
 
 def parse_bootstrap(servers: str | list[str]) -> list[str]:
-    """"h:p[,h:p]" (or a list) to ["h:p", ...]; a bare host gets port 9092."""
+    """ "h:p[,h:p]" (or a list) to ["h:p", ...]; a bare host gets port 9092."""
     items = servers.split(",") if isinstance(servers, str) else list(servers)
     out = []
     for item in items:
@@ -86,8 +87,9 @@ class MetadataCache:
 
     def update(self, resp: broker_pb2.MetadataResponse, all_topics: bool = False) -> None:
         if resp.brokers:
-            self.brokers = {b.node_id: BrokerInfo(b.node_id, b.host, b.port, b.rack)
-                            for b in resp.brokers}
+            self.brokers = {
+                b.node_id: BrokerInfo(b.node_id, b.host, b.port, b.rack) for b in resp.brokers
+            }
         self.cluster_id = resp.cluster_id
         self.controller_id = resp.controller_id
         if all_topics:
@@ -99,10 +101,19 @@ class MetadataCache:
             state = TopicState(t.name, t.error_code, t.error_message, t.is_internal, t.topic_id)
             if t.error_code == 0:
                 for p in t.partitions:
-                    part = PartitionState(p.partition, p.leader, p.leader_epoch, tuple(p.replicas),
-                                          tuple(p.isr), p.error_code)
-                    known = old.partitions.get(p.partition) \
-                        if old is not None and old.topic_id == t.topic_id else None
+                    part = PartitionState(
+                        p.partition,
+                        p.leader,
+                        p.leader_epoch,
+                        tuple(p.replicas),
+                        tuple(p.isr),
+                        p.error_code,
+                    )
+                    known = (
+                        old.partitions.get(p.partition)
+                        if old is not None and old.topic_id == t.topic_id
+                        else None
+                    )
                     if known is not None and known.leader_epoch > part.leader_epoch:
                         # A broker whose image lags (one just back from a pause) still names the
                         # old leader: keep the newer view (KIP-320), or a consumer would fetch
@@ -143,10 +154,15 @@ class Cluster:
     """Channels and stubs per node plus the metadata cache. Admin requests go to any bootstrap
     node for now (the single node answers Controller RPCs itself)."""
 
-    def __init__(self, bootstrap_servers: str, *, request_timeout_ms: int = 30000,
-                 security: ClientSecurity | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        request_timeout_ms: int = 30000,
+        security: ClientSecurity | None = None,
+    ) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
-        self.security = security     # TLS / SCRAM for every channel (clients/security.py)
+        self.security = security  # TLS / SCRAM for every channel (clients/security.py)
         self.timeout = request_timeout_ms / 1000
         self.metadata = MetadataCache()
         self._channels: dict[str, grpc.Channel] = {}
@@ -171,22 +187,26 @@ class Cluster:
             # Produce also takes a request already serialized (the producer builds it around
             # its batches without protobuf's copies: clients/producer/produce_request.py).
             stub.Produce = channel.unary_unary(
-                _PRODUCE_METHOD, request_serializer=_serialized,
-                response_deserializer=broker_pb2.ProduceResponse.FromString)
+                _PRODUCE_METHOD,
+                request_serializer=_serialized,
+                response_deserializer=broker_pb2.ProduceResponse.FromString,
+            )
         return stub
 
     def controller_stub_at(self, address: str) -> controller_pb2_grpc.ControllerStub:
         stub = self._controller_stubs.get(address)
         if stub is None:
             stub = self._controller_stubs[address] = controller_pb2_grpc.ControllerStub(
-                self._channel(address))
+                self._channel(address)
+            )
         return stub
 
     def node_address(self, node_id: int) -> str:
         broker = self.metadata.brokers.get(node_id)
         if broker is None:
-            raise KraftError(ErrorCode.BROKER_NOT_AVAILABLE,
-                             f"node {node_id} is not in the cluster metadata")
+            raise KraftError(
+                ErrorCode.BROKER_NOT_AVAILABLE, f"node {node_id} is not in the cluster metadata"
+            )
         return broker.address
 
     def broker_stub(self, node_id: int) -> broker_pb2_grpc.BrokerStub:
@@ -217,15 +237,21 @@ class Cluster:
                 if exc.code != ErrorCode.NETWORK_EXCEPTION:
                     raise
                 last = exc
-        raise KraftError(ErrorCode.NETWORK_EXCEPTION,
-                         f"no node answered {method_name} (tried {', '.join(addresses)}): "
-                         f"{last.message if last else ''}; is the broker running?")
+        raise KraftError(
+            ErrorCode.NETWORK_EXCEPTION,
+            f"no node answered {method_name} (tried {', '.join(addresses)}): "
+            f"{last.message if last else ''}; is the broker running?",
+        )
 
-    async def refresh(self, topics: list[str] | None = None, *,
-                      allow_auto_create: bool = False) -> broker_pb2.MetadataResponse:
+    async def refresh(
+        self, topics: list[str] | None = None, *, allow_auto_create: bool = False
+    ) -> broker_pb2.MetadataResponse:
         """Ask any node for metadata of `topics` (None: every topic) and merge it in."""
-        req = broker_pb2.MetadataRequest(topics=topics or [], all_topics=topics is None,
-                                         allow_auto_topic_creation=allow_auto_create)
+        req = broker_pb2.MetadataRequest(
+            topics=topics or [],
+            all_topics=topics is None,
+            allow_auto_topic_creation=allow_auto_create,
+        )
         resp = await self.call_any("Metadata", req)
         self.metadata.update(resp, all_topics=topics is None)
         return resp
@@ -243,13 +269,17 @@ def wrong_listener(address: str, controller: bool) -> KraftError:
     """A broker request sent to a controller's listener (or the reverse): say which it is and
     what to use instead of grpc's bare 'Method not found!'."""
     if controller:
-        return KraftError(ErrorCode.UNSUPPORTED_VERSION,
-                          f"{address} does not take controller requests: it is not a "
-                          "controller's or a combined node's listener; point the client at a "
-                          "node that runs the controller (process.roles with 'controller')")
-    return KraftError(ErrorCode.UNSUPPORTED_VERSION,
-                      f"{address} is a controller listener, not a broker: point "
-                      "--bootstrap-server (env KRAFT_BOOTSTRAP; bootstrap_servers in Python) at a "
-                      "broker's listener, the address a broker prints as 'listening on' "
-                      "(`kraft dev`: 127.0.0.1:9092); a controller answers only `kraft quorum "
-                      f"describe --bootstrap-controller {address}`")
+        return KraftError(
+            ErrorCode.UNSUPPORTED_VERSION,
+            f"{address} does not take controller requests: it is not a "
+            "controller's or a combined node's listener; point the client at a "
+            "node that runs the controller (process.roles with 'controller')",
+        )
+    return KraftError(
+        ErrorCode.UNSUPPORTED_VERSION,
+        f"{address} is a controller listener, not a broker: point "
+        "--bootstrap-server (env KRAFT_BOOTSTRAP; bootstrap_servers in Python) at a "
+        "broker's listener, the address a broker prints as 'listening on' "
+        "(`kraft dev`: 127.0.0.1:9092); a controller answers only `kraft quorum "
+        f"describe --bootstrap-controller {address}`",
+    )

@@ -1,5 +1,6 @@
 """Kafka's error codes (same names and numbers), which of them a client may retry, and the
 exception every client call raises for a non-zero code."""
+
 from __future__ import annotations
 
 import enum
@@ -97,43 +98,47 @@ class ErrorCode(enum.IntEnum):
 
 
 # Kafka's RetriableException subclasses: a retry (after a metadata refresh) may succeed.
-_RETRIABLE = frozenset({
-    ErrorCode.CORRUPT_MESSAGE,
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-    ErrorCode.LEADER_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER,
-    ErrorCode.REQUEST_TIMED_OUT,
-    ErrorCode.REPLICA_NOT_AVAILABLE,
-    ErrorCode.NETWORK_EXCEPTION,
-    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-    ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_COORDINATOR,
-    ErrorCode.NOT_ENOUGH_REPLICAS,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-    ErrorCode.NOT_CONTROLLER,
-    ErrorCode.KAFKA_STORAGE_ERROR,
-    ErrorCode.FENCED_LEADER_EPOCH,
-    ErrorCode.UNKNOWN_LEADER_EPOCH,
-    ErrorCode.OFFSET_NOT_AVAILABLE,
-    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
-    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
-    ErrorCode.CONCURRENT_TRANSACTIONS,
-    ErrorCode.UNSTABLE_OFFSET_COMMIT,
-})
+_RETRIABLE = frozenset(
+    {
+        ErrorCode.CORRUPT_MESSAGE,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.REQUEST_TIMED_OUT,
+        ErrorCode.REPLICA_NOT_AVAILABLE,
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.NOT_CONTROLLER,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
+        ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+        ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+        ErrorCode.UNSTABLE_OFFSET_COMMIT,
+    }
+)
 
 
 # Kafka's InvalidMetadataException family: the cached leader or topic may be wrong, so a client
 # refreshes metadata before it retries.
-INVALID_METADATA = frozenset({
-    ErrorCode.NOT_LEADER_OR_FOLLOWER,
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-    ErrorCode.LEADER_NOT_AVAILABLE,
-    ErrorCode.FENCED_LEADER_EPOCH,
-    ErrorCode.UNKNOWN_LEADER_EPOCH,
-    ErrorCode.KAFKA_STORAGE_ERROR,
-    ErrorCode.REPLICA_NOT_AVAILABLE,
-    ErrorCode.NETWORK_EXCEPTION,
-})
+INVALID_METADATA = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.REPLICA_NOT_AVAILABLE,
+        ErrorCode.NETWORK_EXCEPTION,
+    }
+)
 
 
 def error_code_of(value: int) -> ErrorCode:

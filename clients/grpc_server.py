@@ -7,6 +7,7 @@ dozen long-polling consumers blocked every other request. grpc.aio parks a call 
 the only hops are asyncio -> trio (`run_sync_soon`) and trio -> asyncio (`call_soon_threadsafe`).
 Requests are parsed and answers serialized here, on the asyncio thread: a request that does not
 parse gets INVALID_ARGUMENT and one rate-limited WARNING, never a traceback per request."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,7 +18,8 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import grpc
 import trio
@@ -39,8 +41,11 @@ class Refused(Exception):
     def __init__(self, error_name: str, message: str, *, unauthenticated: bool = True) -> None:
         super().__init__(f"{error_name}: {message}")
         self.error_name, self.message = error_name, message
-        self.status = (grpc.StatusCode.UNAUTHENTICATED if unauthenticated
-                       else grpc.StatusCode.PERMISSION_DENIED)
+        self.status = (
+            grpc.StatusCode.UNAUTHENTICATED
+            if unauthenticated
+            else grpc.StatusCode.PERMISSION_DENIED
+        )
 
 
 # (method "Service.Method", the call's context) -> who sent it; raises Refused.
@@ -51,6 +56,7 @@ Authenticator = Callable[[str, Any], "RequestContext"]
 class RequestContext:
     """Who sent the request being served: what authorization decides on. `principal` is Kafka's
     form ("User:alice"); ANONYMOUS until a listener authenticates its peers."""
+
     principal: str = "User:ANONYMOUS"
     host: str = ""
     listener: str = ""
@@ -60,8 +66,9 @@ class RequestContext:
 
 
 ANONYMOUS = RequestContext()
-_REQUEST: contextvars.ContextVar[RequestContext] = contextvars.ContextVar("kraft_request",
-                                                                          default=ANONYMOUS)
+_REQUEST: contextvars.ContextVar[RequestContext] = contextvars.ContextVar(
+    "kraft_request", default=ANONYMOUS
+)
 
 
 def request_context() -> RequestContext:
@@ -94,9 +101,11 @@ def parses_request(parse: Callable[[bytes], Any]):
     """Marks a raw handler that takes its request as `parse(bytes)` returns it rather than as
     the parsed message (a request read without copying its large fields); `parse` raises on
     bytes that are not the message, which are refused as any unparsable request is."""
+
     def mark(handler):
         handler.parse_request = parse
         return handler
+
     return mark
 
 
@@ -104,15 +113,21 @@ class TrioGrpcServer:
     """Serves async servicers (`async def Method(request) -> response`) from the current trio
     loop. Use as `port = await nursery.start(server.serve)`; cancelling that task stops it."""
 
-    def __init__(self, address: str, *, grace_s: float = 0.5, listener_name: str = "",
-                 credentials: grpc.ServerCredentials | None = None,
-                 authenticate: Authenticator | None = None,
-                 interceptors: tuple[grpc.aio.ServerInterceptor, ...] = ()) -> None:
+    def __init__(
+        self,
+        address: str,
+        *,
+        grace_s: float = 0.5,
+        listener_name: str = "",
+        credentials: grpc.ServerCredentials | None = None,
+        authenticate: Authenticator | None = None,
+        interceptors: tuple[grpc.aio.ServerInterceptor, ...] = (),
+    ) -> None:
         self.address = address
-        self.interceptors = interceptors     # e.g. the node's request metrics
+        self.interceptors = interceptors  # e.g. the node's request metrics
         self.listener_name = listener_name
-        self.credentials = credentials       # None: plaintext
-        self.authenticate = authenticate     # None: everyone is ANONYMOUS
+        self.credentials = credentials  # None: plaintext
+        self.authenticate = authenticate  # None: everyone is ANONYMOUS
         self.grace_s = grace_s
         self._services: list[tuple[str, dict[str, grpc.RpcMethodHandler]]] = []
         self._token: trio.lowlevel.TrioToken | None = None
@@ -125,9 +140,14 @@ class TrioGrpcServer:
         self.refusals = RateLimitedLog(logger=log)
 
     # -- registration (before serve) ---------------------------------------------------------
-    def add_servicer(self, servicer: Any, pb2_module: Any, service: str,
-                     raw_methods: dict[str, Handler] | None = None,
-                     only: tuple[str, ...] | None = None) -> None:
+    def add_servicer(
+        self,
+        servicer: Any,
+        pb2_module: Any,
+        service: str,
+        raw_methods: dict[str, Handler] | None = None,
+        only: tuple[str, ...] | None = None,
+    ) -> None:
         """Serve every method of `service` (as named in the .proto) from `servicer`, or those in
         `only` (the others answer UNIMPLEMENTED); but a method named in `raw_methods` from the
         handler given there, which answers already-serialized bytes (a response built around
@@ -142,8 +162,13 @@ class TrioGrpcServer:
             request_type = message_factory.GetMessageClass(method.input_type)
             raw = raw_methods.get(method.name)
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                self._shim(f"{service}.{method.name}", raw or getattr(servicer, method.name),
-                           request_type, raw=raw is not None))
+                self._shim(
+                    f"{service}.{method.name}",
+                    raw or getattr(servicer, method.name),
+                    request_type,
+                    raw=raw is not None,
+                )
+            )
         self._services.append((descriptor.full_name, handlers))
 
     def _shim(self, name: str, handler: Handler, request_type: Any, *, raw: bool):
@@ -152,19 +177,23 @@ class TrioGrpcServer:
         async def run(data: bytes, context: grpc.aio.ServicerContext) -> bytes:
             try:
                 request = parse(data)
-            except Exception as exc:     # noqa: BLE001 - any parse failure is the client's bytes
+            except Exception as exc:  # noqa: BLE001 - any parse failure is the client's bytes
                 peer = context.peer()
-                self.bad_requests.warning(name, "%s: a request from %s does not parse (%s); refused",
-                                          name, peer, exc)
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                    f"{name}: the request is not a valid {request_type.__name__} "
-                                    f"message ({exc})")
+                self.bad_requests.warning(
+                    name, "%s: a request from %s does not parse (%s); refused", name, peer, exc
+                )
+                await context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"{name}: the request is not a valid {request_type.__name__} message ({exc})",
+                )
             response = await self._in_trio(name, handler, request, context)
             return response if raw else response.SerializeToString()
+
         return run
 
-    async def _in_trio(self, name: str, handler: Handler, request: Any,
-                       context: grpc.aio.ServicerContext) -> Any:
+    async def _in_trio(
+        self, name: str, handler: Handler, request: Any, context: grpc.aio.ServicerContext
+    ) -> Any:
         """Run `handler(request)` as a trio task and await its answer from the asyncio side."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future = loop.create_future()
@@ -174,8 +203,9 @@ class TrioGrpcServer:
             try:
                 who = self.authenticate(name, context)
             except Refused as exc:
-                self.refusals.warning(f"{name} {exc.error_name}", "%s from %s refused: %s", name,
-                                      context.peer(), exc)
+                self.refusals.warning(
+                    f"{name} {exc.error_name}", "%s from %s refused: %s", name, context.peer(), exc
+                )
                 await context.abort(exc.status, str(exc))
         call = _TrioCall(handler, request, answer, loop, who, request_times())
         try:
@@ -193,14 +223,19 @@ class TrioGrpcServer:
             raise
         except _Unavailable:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "node is shutting down")
-        except Exception as exc:     # noqa: BLE001 - a bug must answer, not hang or kill the node
-            log.error("%s failed on a request; answered UNKNOWN_SERVER_ERROR", name,
-                      exc_info=(type(exc), exc, exc.__traceback__))
-            await context.abort(grpc.StatusCode.INTERNAL,
-                                f"UNKNOWN_SERVER_ERROR: {name} failed ({type(exc).__name__}: {exc}); "
-                                "the node logged the details")
+        except Exception as exc:  # noqa: BLE001 - a bug must answer, not hang or kill the node
+            log.error(
+                "%s failed on a request; answered UNKNOWN_SERVER_ERROR",
+                name,
+                exc_info=(type(exc), exc, exc.__traceback__),
+            )
+            await context.abort(
+                grpc.StatusCode.INTERNAL,
+                f"UNKNOWN_SERVER_ERROR: {name} failed ({type(exc).__name__}: {exc}); "
+                "the node logged the details",
+            )
 
-    def _start(self, call: "_TrioCall") -> None:     # on the trio thread
+    def _start(self, call: _TrioCall) -> None:  # on the trio thread
         if self._nursery is None:
             call.settle_exception(_Unavailable())
             return
@@ -239,7 +274,7 @@ class TrioGrpcServer:
             try:
                 token.run_sync_soon(event.set)
             except trio.RunFinishedError:
-                pass     # the node's loop is gone: nobody waits for this any more
+                pass  # the node's loop is gone: nobody waits for this any more
 
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
@@ -266,15 +301,17 @@ class TrioGrpcServer:
     async def _aio_main(self, report, started: trio.Event, stopped: trio.Event) -> None:
         try:
             await self._run_aio(report, started)
-        except BaseException as exc:     # noqa: BLE001 - reported to the trio side
+        except BaseException as exc:  # noqa: BLE001 - reported to the trio side
             report("error", exc, started)
         finally:
             report("done", True, stopped)
 
     async def _run_aio(self, report, started: trio.Event) -> None:
         # grpcio turns SO_REUSEPORT on by default: a second node would share the port silently.
-        server = grpc.aio.server(options=[*CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)],
-                                 interceptors=self.interceptors or None)
+        server = grpc.aio.server(
+            options=[*CHANNEL_OPTIONS, ("grpc.so_reuseport", 0)],
+            interceptors=self.interceptors or None,
+        )
         for name, handlers in self._services:
             server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
         try:
@@ -285,17 +322,18 @@ class TrioGrpcServer:
         except RuntimeError:
             port = 0
         if port == 0:
-            raise OSError(f"cannot listen on {self.address}: the port is in use or the address "
-                          "is not local")
+            raise OSError(
+                f"cannot listen on {self.address}: the port is in use or the address is not local"
+            )
         await server.start()
         stop = asyncio.Event()
-        report("stop", stop, trio.Event())     # set before "port": serve reads both after started
+        report("stop", stop, trio.Event())  # set before "port": serve reads both after started
         report("port", port, started)
         await stop.wait()
         await server.stop(self.grace_s)
 
 
-_shared_loop: tuple[int, asyncio.AbstractEventLoop] | None = None    # (pid, loop)
+_shared_loop: tuple[int, asyncio.AbstractEventLoop] | None = None  # (pid, loop)
 _shared_loop_lock = threading.Lock()
 
 
@@ -311,7 +349,7 @@ def shared_aio_loop() -> asyncio.AbstractEventLoop:
     The loop lives as long as the process, so the queue is never left bound to a stopped loop."""
     global _shared_loop
     with _shared_loop_lock:
-        if _shared_loop is None or _shared_loop[0] != os.getpid():     # a forked child: no thread
+        if _shared_loop is None or _shared_loop[0] != os.getpid():  # a forked child: no thread
             loop = asyncio.new_event_loop()
             ready = threading.Event()
             loop.call_soon(ready.set)
@@ -328,42 +366,49 @@ class _Unavailable(Exception):
 class _TrioCall:
     """One request's trio side: runs the handler, hands its answer to the asyncio future."""
 
-    def __init__(self, handler: Handler, request: Any, answer: asyncio.Future,
-                 loop: asyncio.AbstractEventLoop, who: RequestContext, times=None) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        request: Any,
+        answer: asyncio.Future,
+        loop: asyncio.AbstractEventLoop,
+        who: RequestContext,
+        times=None,
+    ) -> None:
         self.handler, self.request, self.answer, self.loop = handler, request, answer, loop
         self.who = who
         self.scope = trio.CancelScope()
-        self.times = times        # a RequestTimes when the request is measured (metrics on)
+        self.times = times  # a RequestTimes when the request is measured (metrics on)
         self.queued = time.perf_counter() if times is not None else 0.0
 
-    def cancel(self) -> None:     # on the trio thread
+    def cancel(self) -> None:  # on the trio thread
         self.scope.cancel()
 
     async def run(self) -> None:
-        _REQUEST.set(self.who)     # this task's own context: no other request sees it
+        _REQUEST.set(self.who)  # this task's own context: no other request sees it
         if self.times is not None:
             self.times.queue_s = time.perf_counter() - self.queued
-            measure_request(self.times)      # for the purgatory: its parked time
+            measure_request(self.times)  # for the purgatory: its parked time
         with self.scope:
             try:
                 response = await self.handler(self.request)
-            except Exception as exc:     # noqa: BLE001 - the asyncio side logs and answers it
+            except Exception as exc:  # noqa: BLE001 - the asyncio side logs and answers it
                 self.settle_exception(exc)
                 return
             self.loop.call_soon_threadsafe(_settle, self.answer, response, None)
             return
-        self.settle_exception(_Unavailable())     # cancelled: the node is stopping
+        self.settle_exception(_Unavailable())  # cancelled: the node is stopping
 
     def settle_exception(self, exc: BaseException) -> None:
         try:
             self.loop.call_soon_threadsafe(_settle, self.answer, None, exc)
         except RuntimeError:
-            pass     # the asyncio loop already closed: nobody waits for this answer
+            pass  # the asyncio loop already closed: nobody waits for this answer
 
 
 def _settle(future: asyncio.Future, result: Any, exc: BaseException | None) -> None:
     if future.done():
-        return     # cancelled by the client meanwhile
+        return  # cancelled by the client meanwhile
     if exc is not None:
         future.set_exception(exc)
     else:

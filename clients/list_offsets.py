@@ -1,6 +1,7 @@
 """ListOffsets for many partitions at once: one request per leader, as the consumer and the
 admin client both need (positions from timestamps, earliest/latest offsets); `list_offsets_until`
 retries through a leader change."""
+
 from __future__ import annotations
 
 import trio
@@ -12,8 +13,9 @@ from clients.types import TopicPartition
 from clients.wire import broker_pb2
 
 
-async def list_offsets(cluster: Cluster, wanted: dict,
-                       isolation_level: int = 0) -> dict[TopicPartition, tuple[int, int]]:
+async def list_offsets(
+    cluster: Cluster, wanted: dict, isolation_level: int = 0
+) -> dict[TopicPartition, tuple[int, int]]:
     """{tp: timestamp} -> {tp: (offset, timestamp)}, asking each partition's leader; -1 and -2
     ask for the latest and earliest offsets (latest: the last stable offset with
     `isolation_level` 1, read_committed). Raises KraftError for the first failing partition
@@ -26,16 +28,26 @@ async def list_offsets(cluster: Cluster, wanted: dict,
         node = md.leaders.get(tp)
         if node is None:
             state = md.topics.get(tp[0])
-            code = state.error_code if state and state.error_code else (
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if state is None or tp[1] not in
-                state.partitions else ErrorCode.LEADER_NOT_AVAILABLE)
+            code = (
+                state.error_code
+                if state and state.error_code
+                else (
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    if state is None or tp[1] not in state.partitions
+                    else ErrorCode.LEADER_NOT_AVAILABLE
+                )
+            )
             raise KraftError(code, f"no leader for {tp[0]}-{tp[1]}")
         by_node.setdefault(node, {}).setdefault(tp[0], []).append(
-            broker_pb2.ListOffsetsPartition(partition=tp[1], current_leader_epoch=-1, timestamp=ts))
+            broker_pb2.ListOffsetsPartition(partition=tp[1], current_leader_epoch=-1, timestamp=ts)
+        )
     out = {}
     for node, topics in by_node.items():
-        req = broker_pb2.ListOffsetsRequest(replica_id=-1, isolation_level=isolation_level, topics=[
-            broker_pb2.ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()])
+        req = broker_pb2.ListOffsetsRequest(
+            replica_id=-1,
+            isolation_level=isolation_level,
+            topics=[broker_pb2.ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
+        )
         try:
             resp = await bridge.call(cluster.broker_stub(node).ListOffsets, req, cluster.timeout)
         except KraftError as exc:
@@ -57,8 +69,13 @@ async def list_offsets(cluster: Cluster, wanted: dict,
     return out
 
 
-async def list_offsets_until(cluster: Cluster, wanted: dict, timeout_s: float,
-                             backoff_s: float = 0.1, isolation_level: int = 0) -> dict[TopicPartition, tuple[int, int]]:
+async def list_offsets_until(
+    cluster: Cluster,
+    wanted: dict,
+    timeout_s: float,
+    backoff_s: float = 0.1,
+    isolation_level: int = 0,
+) -> dict[TopicPartition, tuple[int, int]]:
     """`list_offsets`, retried on retriable errors (with fresh metadata, backoff doubling up to
     1 s) for up to `timeout_s`, as Kafka's consumer does for default.api.timeout.ms: a new
     leader is usually elected within seconds of the old one dying."""

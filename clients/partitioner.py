@@ -1,5 +1,6 @@
 """Which partition a record goes to: Kafka's murmur2 hash for keyed records (so keys land where a
 Java client would put them) and KIP-480's sticky choice for records without a key."""
+
 from __future__ import annotations
 
 import random

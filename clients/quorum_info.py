@@ -1,5 +1,6 @@
 """DescribeQuorum's answer as a value (as Kafka keeps DescribeQuorumResponseData in its clients):
 the Raft core produces it, the Quorum service and `kraft quorum describe` carry and read it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ class ReplicaInfo:
 @dataclass(frozen=True)
 class QuorumInfo:
     """DescribeQuorum as this node sees it; replica lists are filled in only on the leader."""
+
     node_id: int
     role: str
     leader_id: int | None
@@ -39,9 +41,14 @@ def quorum_info_to_proto(info: QuorumInfo) -> pb.DescribeQuorumResponse:
         return out
 
     out = pb.DescribeQuorumResponse(
-        node_id=info.node_id, role=info.role, leader_epoch=info.leader_epoch,
-        high_watermark=info.high_watermark, log_end_offset=info.log_end_offset,
-        voters=[replica(r) for r in info.voters], observers=[replica(r) for r in info.observers])
+        node_id=info.node_id,
+        role=info.role,
+        leader_epoch=info.leader_epoch,
+        high_watermark=info.high_watermark,
+        log_end_offset=info.log_end_offset,
+        voters=[replica(r) for r in info.voters],
+        observers=[replica(r) for r in info.observers],
+    )
     if info.leader_id is not None:
         out.leader_id = info.leader_id
     return out
@@ -49,13 +56,20 @@ def quorum_info_to_proto(info: QuorumInfo) -> pb.DescribeQuorumResponse:
 
 def quorum_info_from_proto(proto: pb.DescribeQuorumResponse) -> QuorumInfo:
     def replica(r: pb.ReplicaInfo) -> ReplicaInfo:
-        return ReplicaInfo(r.replica_id, r.log_end_offset,
-                           r.last_fetch_ms if r.HasField("last_fetch_ms") else None)
+        return ReplicaInfo(
+            r.replica_id, r.log_end_offset, r.last_fetch_ms if r.HasField("last_fetch_ms") else None
+        )
 
-    return QuorumInfo(proto.node_id, proto.role,
-                      proto.leader_id if proto.HasField("leader_id") else None,
-                      proto.leader_epoch, proto.high_watermark, proto.log_end_offset,
-                      tuple(map(replica, proto.voters)), tuple(map(replica, proto.observers)))
+    return QuorumInfo(
+        proto.node_id,
+        proto.role,
+        proto.leader_id if proto.HasField("leader_id") else None,
+        proto.leader_epoch,
+        proto.high_watermark,
+        proto.log_end_offset,
+        tuple(map(replica, proto.voters)),
+        tuple(map(replica, proto.observers)),
+    )
 
 
 async def ask_quorum(addresses: list[str], timeout: float, open_channel=None) -> QuorumInfo:
@@ -63,7 +77,8 @@ async def ask_quorum(addresses: list[str], timeout: float, open_channel=None) ->
     controllers): the first leader's answer, else the first answer (it names the leader it
     knows of but has no replica states). `open_channel(address)`: plaintext by default. Raises
     KraftError when none answered."""
-    from clients.bridge import call, open_channel as plaintext
+    from clients.bridge import call
+    from clients.bridge import open_channel as plaintext
     from clients.errors import ErrorCode, KraftError
     from clients.wire import quorum_pb2_grpc
 
@@ -74,8 +89,10 @@ async def ask_quorum(addresses: list[str], timeout: float, open_channel=None) ->
             stub = quorum_pb2_grpc.QuorumStub(channel)
             answer = await call(stub.DescribeQuorum, pb.DescribeQuorumRequest(), timeout)
             if answer.error_code:
-                raise KraftError(answer.error_code, answer.error_message or
-                                 f"DescribeQuorum refused (error {answer.error_code})")
+                raise KraftError(
+                    answer.error_code,
+                    answer.error_message or f"DescribeQuorum refused (error {answer.error_code})",
+                )
             info = quorum_info_from_proto(answer)
         except KraftError as exc:
             errors.append(f"{address}: {exc.message}")

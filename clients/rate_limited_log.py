@@ -1,9 +1,11 @@
 """Log lines for events that can repeat many times a second, at most one per kind and interval."""
+
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -13,8 +15,12 @@ class RateLimitedLog:
     a client that sends garbage in a loop must not fill the disk with our logs, and a consumer
     retrying against a dead coordinator must not fill its user's terminal."""
 
-    def __init__(self, interval_s: float = 10.0, clock: Callable[[], float] = time.monotonic,
-                 logger: logging.Logger | None = None) -> None:
+    def __init__(
+        self,
+        interval_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        logger: logging.Logger | None = None,
+    ) -> None:
         self.interval_s = interval_s
         self.clock = clock
         self.logger = logger or log
@@ -31,8 +37,9 @@ class RateLimitedLog:
         """An ERROR line with the exception being handled and its traceback."""
         return self._report(logging.ERROR, kind, message, args, exc_info=True)
 
-    def _report(self, level: int, kind: str, message: str, args: tuple,
-                exc_info: bool = False) -> bool:
+    def _report(
+        self, level: int, kind: str, message: str, args: tuple, exc_info: bool = False
+    ) -> bool:
         """True if the line was logged, False if it was held back (and counted)."""
         now = self.clock()
         last = self._last.get(kind)

@@ -2,6 +2,7 @@
 (RequestQueueTimeMs) and parked until a partition moves (RemoteTimeMs); the rest is local.
 Whoever measures a request (the metrics interceptor) makes one and sets it for the request; the
 server carries it to the request's trio task, where the purgatory adds its parked time."""
+
 from __future__ import annotations
 
 import contextvars
@@ -14,7 +15,7 @@ class RequestTimes:
     def __init__(self) -> None:
         self.queue_s = 0.0
         self.remote_s = 0.0
-        self._parked = 0          # waits in progress: an acks=all Produce parks per partition
+        self._parked = 0  # waits in progress: an acks=all Produce parks per partition
         self._since = 0.0
 
     def park(self) -> None:
@@ -30,7 +31,8 @@ class RequestTimes:
 
 
 _TIMES: contextvars.ContextVar[RequestTimes | None] = contextvars.ContextVar(
-    "kraft_request_times", default=None)
+    "kraft_request_times", default=None
+)
 
 
 def request_times() -> RequestTimes | None:

@@ -1,10 +1,12 @@
 """The client's half of SaslAuthenticate: one SCRAM exchange per channel (PBKDF2 once per credential
 and process), and an interceptor that puts the session token on every later call."""
+
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import grpc
 
@@ -14,7 +16,7 @@ from clients.security import SESSION_METADATA_KEY, ClientSecurity
 from clients.wire import security_pb2, security_pb2_grpc
 
 AUTHENTICATE_TIMEOUT_S = 10.0
-_SALTED: dict = {}          # (mechanism, password, salt, iterations) -> salted password
+_SALTED: dict = {}  # (mechanism, password, salt, iterations) -> salted password
 _SALTED_LOCK = threading.Lock()
 _SALTED_MAX = 64
 # Refresh a session this long (at most a tenth of its life) before the broker would expire it.
@@ -37,6 +39,7 @@ class _Cache(dict):
 
 def _answer(stub, request) -> security_pb2.SaslAuthenticateResponse:
     from clients.bridge import as_kraft_error
+
     try:
         response = stub.SaslAuthenticate(request, timeout=AUTHENTICATE_TIMEOUT_S)
     except grpc.RpcError as exc:
@@ -52,16 +55,22 @@ def authenticate(channel: grpc.Channel, security: ClientSecurity) -> tuple[str, 
     that does not know the password), NETWORK_EXCEPTION when the node is unreachable."""
     mechanism = security.sasl_mechanism.upper()
     stub = security_pb2_grpc.SaslStub(channel)
-    client = ScramClient(mechanism, security.sasl_plain_username, security.sasl_plain_password,
-                         salted_cache=_Cache())
-    first = _answer(stub, security_pb2.SaslAuthenticateRequest(mechanism=mechanism,
-                                                                auth_bytes=client.first()))
+    client = ScramClient(
+        mechanism, security.sasl_plain_username, security.sasl_plain_password, salted_cache=_Cache()
+    )
+    first = _answer(
+        stub, security_pb2.SaslAuthenticateRequest(mechanism=mechanism, auth_bytes=client.first())
+    )
     try:
         final = client.final(first.auth_bytes)
     except ScramError as exc:
         raise KraftError(ErrorCode[exc.error_name], str(exc)) from None
-    done = _answer(stub, security_pb2.SaslAuthenticateRequest(
-        mechanism=mechanism, auth_bytes=final, conversation_id=first.conversation_id))
+    done = _answer(
+        stub,
+        security_pb2.SaslAuthenticateRequest(
+            mechanism=mechanism, auth_bytes=final, conversation_id=first.conversation_id
+        ),
+    )
     try:
         client.verify(done.auth_bytes)
     except ScramError as exc:
@@ -78,8 +87,12 @@ class _ScramSession:
     """Holds the session token of one channel. The SCRAM exchange runs on first use and when the
     token nears its end or the node forgot it (restart): a few ms once, not per request."""
 
-    def __init__(self, channel: grpc.Channel, security: ClientSecurity,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        channel: grpc.Channel,
+        security: ClientSecurity,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.channel, self.security, self.clock = channel, security, clock
         self._lock = threading.Lock()
         self._token: str | None = None
@@ -96,7 +109,7 @@ class _ScramSession:
         """Run the SCRAM exchange (blocking: never on the caller's event loop thread)."""
         with self._lock:
             if self._token is not None and self.clock() < self._refresh_at:
-                return self._token     # another call authenticated meanwhile
+                return self._token  # another call authenticated meanwhile
             token, lifetime_s = authenticate(self.channel, self.security)
             self._token = token
             margin = min(SESSION_REFRESH_MARGIN_S, lifetime_s / 10)
@@ -137,7 +150,7 @@ class _AfterAuthentication(grpc.Future):
     def _run(self) -> None:
         try:
             token = self._session.authenticate()
-        except BaseException as exc:     # noqa: BLE001 - handed to whoever waits on the call
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the call
             self._finish(error=exc)
             return
         with self._lock:
@@ -211,7 +224,8 @@ class _SessionInterceptor(grpc.UnaryUnaryClientInterceptor):
 
         def forget_if_refused(finished: Any) -> None:
             if finished.code() == grpc.StatusCode.UNAUTHENTICATED:
-                self.session.forget(token)     # the next call authenticates again
+                self.session.forget(token)  # the next call authenticates again
+
         call.add_done_callback(forget_if_refused)
         return call
 
@@ -220,4 +234,5 @@ class _SessionInterceptor(grpc.UnaryUnaryClientInterceptor):
         if token is not None:
             return self._start(continuation, details, request, token)
         return _AfterAuthentication(
-            self.session, lambda new: self._start(continuation, details, request, new))
+            self.session, lambda new: self._start(continuation, details, request, new)
+        )

@@ -1,5 +1,6 @@
 """SCRAM-SHA-256/512 (RFC 5802, RFC 7677) as pure code: the credential a server stores (salt,
 iterations, StoredKey, ServerKey; never the password) and both sides of the exchange."""
+
 from __future__ import annotations
 
 import base64
@@ -27,6 +28,7 @@ class ScramError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class ScramCredential:
     """What the metadata log keeps for one user and mechanism."""
+
     mechanism: str
     salt: bytes
     iterations: int
@@ -38,8 +40,10 @@ def _hash(mechanism: str) -> str:
     try:
         return HASHES[mechanism]
     except KeyError:
-        raise ScramError("UNSUPPORTED_SASL_MECHANISM",
-                         f"{mechanism!r} is not supported; use {' or '.join(HASHES)}") from None
+        raise ScramError(
+            "UNSUPPORTED_SASL_MECHANISM",
+            f"{mechanism!r} is not supported; use {' or '.join(HASHES)}",
+        ) from None
 
 
 def _hmac(mechanism: str, key: bytes, data: bytes) -> bytes:
@@ -51,26 +55,31 @@ def salted_password(mechanism: str, password: str, salt: bytes, iterations: int)
     return hashlib.pbkdf2_hmac(_hash(mechanism), password.encode(), salt, iterations)
 
 
-def credential_from_salted(mechanism: str, salted: bytes, salt: bytes,
-                           iterations: int) -> ScramCredential:
+def credential_from_salted(
+    mechanism: str, salted: bytes, salt: bytes, iterations: int
+) -> ScramCredential:
     client_key = _hmac(mechanism, salted, b"Client Key")
     stored_key = hashlib.new(_hash(mechanism), client_key).digest()
-    return ScramCredential(mechanism, salt, iterations, stored_key,
-                           _hmac(mechanism, salted, b"Server Key"))
+    return ScramCredential(
+        mechanism, salt, iterations, stored_key, _hmac(mechanism, salted, b"Server Key")
+    )
 
 
-def new_credential(mechanism: str, password: str, iterations: int = DEFAULT_ITERATIONS,
-                   salt: bytes | None = None) -> ScramCredential:
+def new_credential(
+    mechanism: str, password: str, iterations: int = DEFAULT_ITERATIONS, salt: bytes | None = None
+) -> ScramCredential:
     salt = salt if salt is not None else secrets.token_bytes(32)
-    return credential_from_salted(mechanism, salted_password(mechanism, password, salt, iterations),
-                                  salt, iterations)
+    return credential_from_salted(
+        mechanism, salted_password(mechanism, password, salt, iterations), salt, iterations
+    )
 
 
 def check_iterations(iterations: int) -> None:
     if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
-        raise ScramError("UNACCEPTABLE_CREDENTIAL",
-                         f"iterations {iterations} is out of range; use {MIN_ITERATIONS} to "
-                         f"{MAX_ITERATIONS}")
+        raise ScramError(
+            "UNACCEPTABLE_CREDENTIAL",
+            f"iterations {iterations} is out of range; use {MIN_ITERATIONS} to {MAX_ITERATIONS}",
+        )
 
 
 def _b64(data: bytes) -> str:
@@ -109,12 +118,18 @@ def _xor(a: bytes, b: bytes) -> bytes:
 class ScramClient:
     """first() -> final(server_first) -> verify(server_final)."""
 
-    def __init__(self, mechanism: str, username: str, password: str,
-                 salted_cache: dict | None = None, nonce: str | None = None) -> None:
+    def __init__(
+        self,
+        mechanism: str,
+        username: str,
+        password: str,
+        salted_cache: dict | None = None,
+        nonce: str | None = None,
+    ) -> None:
         _hash(mechanism)
         self.mechanism, self.username, self.password = mechanism, username, password
         self.nonce = nonce or secrets.token_urlsafe(24)
-        self._cache = salted_cache          # (mechanism, salt, iterations) -> salted password
+        self._cache = salted_cache  # (mechanism, salt, iterations) -> salted password
         self._bare = f"n={_escape(username)},r={self.nonce}"
         self._server_signature = b""
 
@@ -142,19 +157,23 @@ class ScramClient:
         client_key = _hmac(self.mechanism, salted, b"Client Key")
         stored_key = hashlib.new(_hash(self.mechanism), client_key).digest()
         proof = _xor(client_key, _hmac(self.mechanism, stored_key, auth_message))
-        self._server_signature = _hmac(self.mechanism,
-                                       _hmac(self.mechanism, salted, b"Server Key"), auth_message)
+        self._server_signature = _hmac(
+            self.mechanism, _hmac(self.mechanism, salted, b"Server Key"), auth_message
+        )
         return f"{without_proof},p={_b64(proof)}".encode()
 
     def verify(self, server_final: bytes) -> None:
         attrs = _attributes(server_final.decode(errors="replace"), "the server's final message")
         if "e" in attrs:
             raise ScramError("SASL_AUTHENTICATION_FAILED", f"the server said {attrs['e']}")
-        if not hmac.compare_digest(_unb64(attrs.get("v", ""), "the server signature"),
-                                   self._server_signature):
-            raise ScramError("SASL_AUTHENTICATION_FAILED",
-                             "the server's signature is wrong: it does not know this password "
-                             "(a server impersonating the cluster?)")
+        if not hmac.compare_digest(
+            _unb64(attrs.get("v", ""), "the server signature"), self._server_signature
+        ):
+            raise ScramError(
+                "SASL_AUTHENTICATION_FAILED",
+                "the server's signature is wrong: it does not know this password "
+                "(a server impersonating the cluster?)",
+            )
 
 
 class ScramServer:
@@ -165,7 +184,7 @@ class ScramServer:
     def __init__(self, mechanism: str, lookup, fake_salt_key: bytes) -> None:
         _hash(mechanism)
         self.mechanism = mechanism
-        self.lookup = lookup                  # username -> ScramCredential | None
+        self.lookup = lookup  # username -> ScramCredential | None
         self.fake_salt_key = fake_salt_key
         self.username: str | None = None
         self._credential: ScramCredential | None = None
@@ -175,9 +194,12 @@ class ScramServer:
     def first(self, client_first: bytes) -> bytes:
         text = client_first.decode(errors="replace")
         if not text.startswith(_GS2_HEADER):
-            raise ScramError("ILLEGAL_SASL_STATE", "channel binding and authzid are not supported "
-                                                   "(the first message must start with 'n,,')")
-        self._bare = text[len(_GS2_HEADER):]
+            raise ScramError(
+                "ILLEGAL_SASL_STATE",
+                "channel binding and authzid are not supported "
+                "(the first message must start with 'n,,')",
+            )
+        self._bare = text[len(_GS2_HEADER) :]
         attrs = _attributes(self._bare, "the client's first message")
         if not attrs.get("n") or not attrs.get("r"):
             raise ScramError("ILLEGAL_SASL_STATE", "the first message lacks a user name or nonce")
@@ -186,12 +208,16 @@ class ScramServer:
         self._known = credential is not None
         if credential is None:
             salt = _hmac("SCRAM-SHA-256", self.fake_salt_key, self.username.encode())
-            credential = ScramCredential(self.mechanism, salt, DEFAULT_ITERATIONS,
-                                         secrets.token_bytes(32), secrets.token_bytes(32))
+            credential = ScramCredential(
+                self.mechanism,
+                salt,
+                DEFAULT_ITERATIONS,
+                secrets.token_bytes(32),
+                secrets.token_bytes(32),
+            )
         self._credential = credential
         self._nonce = attrs["r"] + secrets.token_urlsafe(24)
-        self._server_first = (f"r={self._nonce},s={_b64(credential.salt)},"
-                              f"i={credential.iterations}")
+        self._server_first = f"r={self._nonce},s={_b64(credential.salt)},i={credential.iterations}"
         return self._server_first.encode()
 
     def final(self, client_final: bytes) -> bytes:
@@ -212,8 +238,10 @@ class ScramServer:
         candidate = hashlib.new(_hash(self.mechanism), client_key).digest()
         ok = len(proof) == len(signature) and hmac.compare_digest(candidate, credential.stored_key)
         if not (ok and self._known):
-            raise ScramError("SASL_AUTHENTICATION_FAILED",
-                             f"authentication of user {self.username!r} failed: wrong user name "
-                             f"or password (mechanism {self.mechanism})")
+            raise ScramError(
+                "SASL_AUTHENTICATION_FAILED",
+                f"authentication of user {self.username!r} failed: wrong user name "
+                f"or password (mechanism {self.mechanism})",
+            )
         server_signature = _hmac(self.mechanism, credential.server_key, auth_message)
         return f"v={_b64(server_signature)}".encode()

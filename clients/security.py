@@ -1,14 +1,15 @@
 """How clients (and nodes dialing nodes) secure channels: kafka-python's option names, Kafka's
 client properties (--command-config), TLS credentials from PEM files; every channel opens here."""
+
 from __future__ import annotations
 
 import dataclasses
 import pathlib
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import grpc
-
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -25,6 +26,7 @@ class SecurityConfigError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class ClientSecurity:
     """kafka-python's names. `ssl_certfile` may hold the key too (one PEM with key and chain)."""
+
     security_protocol: str = "PLAINTEXT"
     ssl_cafile: str | None = None
     ssl_certfile: str | None = None
@@ -41,15 +43,21 @@ class ClientSecurity:
         protocol = self.security_protocol.upper()
         object.__setattr__(self, "security_protocol", protocol)
         if protocol not in PROTOCOLS:
-            raise SecurityConfigError(f"security_protocol: {self.security_protocol!r} is not one "
-                                      f"of {', '.join(PROTOCOLS)}")
+            raise SecurityConfigError(
+                f"security_protocol: {self.security_protocol!r} is not one "
+                f"of {', '.join(PROTOCOLS)}"
+            )
         if self.uses_sasl:
             if self.sasl_mechanism.upper() not in MECHANISMS:
-                raise SecurityConfigError(f"sasl_mechanism: {self.sasl_mechanism!r} is not "
-                                          f"supported; use {' or '.join(MECHANISMS)}")
+                raise SecurityConfigError(
+                    f"sasl_mechanism: {self.sasl_mechanism!r} is not "
+                    f"supported; use {' or '.join(MECHANISMS)}"
+                )
             if not self.sasl_plain_username or self.sasl_plain_password is None:
-                raise SecurityConfigError(f"security_protocol {protocol} needs a user name and "
-                                          "password (sasl_plain_username, sasl_plain_password)")
+                raise SecurityConfigError(
+                    f"security_protocol {protocol} needs a user name and "
+                    "password (sasl_plain_username, sasl_plain_password)"
+                )
 
     @property
     def uses_tls(self) -> bool:
@@ -72,8 +80,10 @@ def client_security(**options: Any) -> ClientSecurity | None:
     unknown keyword is a TypeError, as for any other constructor argument."""
     unknown = sorted(set(options) - SECURITY_OPTIONS)
     if unknown:
-        raise TypeError(f"unexpected keyword argument {unknown[0]!r} (security options are "
-                        f"{', '.join(sorted(SECURITY_OPTIONS))})")
+        raise TypeError(
+            f"unexpected keyword argument {unknown[0]!r} (security options are "
+            f"{', '.join(sorted(SECURITY_OPTIONS))})"
+        )
     given = {k: v for k, v in options.items() if v is not None}
     return ClientSecurity(**given) if given else None
 
@@ -101,16 +111,19 @@ def split_pem(data: bytes) -> tuple[bytes, bytes]:
     for match in _PEM_BLOCK.finditer(data):
         if match.group(1).endswith(b"PRIVATE KEY"):
             if b"ENCRYPTED" in match.group(1):
-                raise SecurityConfigError("the private key is encrypted; kraft reads unencrypted "
-                                          "PEM keys only (openssl pkey -in key.pem -out plain.pem)")
+                raise SecurityConfigError(
+                    "the private key is encrypted; kraft reads unencrypted "
+                    "PEM keys only (openssl pkey -in key.pem -out plain.pem)"
+                )
             key += match.group(0)
         elif match.group(1) == b"CERTIFICATE":
             chain += match.group(0)
     return key, chain
 
 
-def key_and_chain(certfile: str | None, keyfile: str | None,
-                  what: str) -> tuple[bytes, bytes] | None:
+def key_and_chain(
+    certfile: str | None, keyfile: str | None, what: str
+) -> tuple[bytes, bytes] | None:
     """The private key and certificate chain from one or two PEM files (None: no keystore)."""
     if not certfile and not keyfile:
         return None
@@ -118,8 +131,9 @@ def key_and_chain(certfile: str | None, keyfile: str | None,
     if keyfile and keyfile != certfile:
         key = split_pem(read_pem_file(keyfile, what))[0]
     if not key or not chain:
-        raise SecurityConfigError(f"{what}: {certfile or keyfile} needs a private key and a "
-                                  "certificate (PEM)")
+        raise SecurityConfigError(
+            f"{what}: {certfile or keyfile} needs a private key and a certificate (PEM)"
+        )
     return key, chain
 
 
@@ -129,25 +143,31 @@ def normalize_pem(text: str) -> bytes:
     out = []
     for match in re.finditer(r"-----BEGIN ([A-Z ]+)-----(.*?)-----END \1-----", text, re.DOTALL):
         body = "".join(match.group(2).split())
-        lines = [body[i:i + 64] for i in range(0, len(body), 64)]
-        out.append("\n".join([f"-----BEGIN {match.group(1)}-----", *lines,
-                              f"-----END {match.group(1)}-----"]) + "\n")
+        lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+        out.append(
+            "\n".join(
+                [f"-----BEGIN {match.group(1)}-----", *lines, f"-----END {match.group(1)}-----"]
+            )
+            + "\n"
+        )
     if not out:
         raise SecurityConfigError("the value holds no PEM block (-----BEGIN ...-----)")
     return "".join(out).encode()
 
 
 def channel_credentials(security: ClientSecurity) -> grpc.ChannelCredentials:
-    root = security.ssl_cadata or (read_pem_file(security.ssl_cafile, "ssl_cafile")
-                                   if security.ssl_cafile else None)
+    root = security.ssl_cadata or (
+        read_pem_file(security.ssl_cafile, "ssl_cafile") if security.ssl_cafile else None
+    )
     if security.ssl_certdata is not None:
         pair = split_pem(security.ssl_certdata)
     else:
         pair = key_and_chain(security.ssl_certfile, security.ssl_keyfile, "ssl_certfile")
     if pair is None:
         return grpc.ssl_channel_credentials(root_certificates=root)
-    return grpc.ssl_channel_credentials(root_certificates=root, private_key=pair[0],
-                                        certificate_chain=pair[1])
+    return grpc.ssl_channel_credentials(
+        root_certificates=root, private_key=pair[0], certificate_chain=pair[1]
+    )
 
 
 def open_secure_channel(address: str, security: ClientSecurity, options: list) -> grpc.Channel:
@@ -156,10 +176,12 @@ def open_secure_channel(address: str, security: ClientSecurity, options: list) -
     else:
         channel = grpc.insecure_channel(address, options=options)
     from clients.channel_thread import keep_thread
+
     keep_thread(channel)
     if not security.uses_sasl:
         return channel
-    from clients.sasl_client import with_session     # imports this module
+    from clients.sasl_client import with_session  # imports this module
+
     return with_session(channel, security)
 
 
@@ -179,15 +201,18 @@ def from_properties(props: Mapping[str, str]) -> ClientSecurity:
         password = fields.get("password", password)
     for key in ("ssl.truststore.type", "ssl.keystore.type"):
         if props.get(key, "PEM").upper() != "PEM":
-            raise SecurityConfigError(f"{key}: only PEM is supported (convert a JKS/PKCS12 store "
-                                      "with keytool/openssl)")
+            raise SecurityConfigError(
+                f"{key}: only PEM is supported (convert a JKS/PKCS12 store with keytool/openssl)"
+            )
     try:
         return ClientSecurity(
             security_protocol=props.get("security.protocol", "PLAINTEXT"),
             ssl_cafile=props.get("ssl.truststore.location") or None,
             ssl_certfile=props.get("ssl.keystore.location") or None,
             sasl_mechanism=props.get("sasl.mechanism", "SCRAM-SHA-256"),
-            sasl_plain_username=username, sasl_plain_password=password)
+            sasl_plain_username=username,
+            sasl_plain_password=password,
+        )
     except SecurityConfigError as exc:
         raise SecurityConfigError(f"{exc} (in the client properties)") from None
 
@@ -209,4 +234,3 @@ def load_command_config(path: str | None) -> ClientSecurity:
             raise SecurityConfigError(f"--command-config {path}: {raw!r} is not key=value")
         props[key.strip()] = value.strip()
     return from_properties(props)
-

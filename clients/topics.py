@@ -1,5 +1,6 @@
 """Kafka's rules for topic names, shared by the broker (which enforces them) and the clients
 (which can fail fast with the same message)."""
+
 from __future__ import annotations
 
 import re
@@ -24,8 +25,9 @@ def topic_name_problem(name: str) -> str | None:
     if len(name) > MAX_NAME_LENGTH:
         return f"topic name is {len(name)} characters long; the limit is {MAX_NAME_LENGTH}"
     if not _LEGAL.match(name):
-        return (f"topic name {name!r} has characters other than ASCII letters, digits, "
-                "'.', '_' and '-'")
+        return (
+            f"topic name {name!r} has characters other than ASCII letters, digits, '.', '_' and '-'"
+        )
     return None
 
 
@@ -38,9 +40,13 @@ def creatable_topic_problem(name: str, internal: bool = False) -> str | None:
     # A partition directory is `<topic>-<partition>`: this is the one name whose partition 0
     # lands on the metadata log's directory.
     if name == METADATA_TOPIC:
-        return (f"topic name {name!r} is reserved: its partition directory would be the KRaft "
-                f"metadata log's ({METADATA_LOG_DIR}); choose another name")
+        return (
+            f"topic name {name!r} is reserved: its partition directory would be the KRaft "
+            f"metadata log's ({METADATA_LOG_DIR}); choose another name"
+        )
     if name in BROKER_INTERNAL_TOPICS and not internal:
-        return (f"topic {name!r} is internal: the brokers create it themselves when it is first "
-                "needed; choose another name")
+        return (
+            f"topic {name!r} is internal: the brokers create it themselves when it is first "
+            "needed; choose another name"
+        )
     return None

@@ -10,6 +10,7 @@ part of the command tree (entry/commands.py imports a command's module only when
 for): it runs every few seconds on every node, and importing the node code too would double its
 CPU time.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -51,13 +52,17 @@ def main(argv: list[str]) -> int:
     if len(argv) == 4 and argv[0] == "cluster":
         quorum = run_json(["quorum", "describe", "--bootstrap-controller", argv[1]])
         leader = quorum.get("leader_id")
-        ids = sorted(b["id"] for b in run_json(["cluster", "info", "--bootstrap-server", argv[2]])
-                     .get("brokers", []))
+        ids = sorted(
+            b["id"]
+            for b in run_json(["cluster", "info", "--bootstrap-server", argv[2]]).get("brokers", [])
+        )
         if leader is None or leader < 0 or len(ids) < int(argv[3]):
             print(f"not ready: leader {leader}, brokers {ids} of {argv[3]}")
             return 1
-        print(f"ready: controller {leader} leads the quorum (epoch {quorum.get('leader_epoch')}), "
-              f"brokers {ids} registered")
+        print(
+            f"ready: controller {leader} leads the quorum (epoch {quorum.get('leader_epoch')}), "
+            f"brokers {ids} registered"
+        )
         return 0
     print(__doc__, file=sys.stderr)
     return 2

@@ -1,6 +1,7 @@
 """The `kraft` command tree, in one place: every command module, grouped as `kraft --help` lists
 them. Each module has register(subparsers, add_common) and is imported only when the tree is
 built, so a tree of the client commands alone (the docker healthcheck) loads no broker code."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,10 @@ TREE = (
     ("run a cluster", ("entry.node_commands",)),
     ("topics and records", ("clients.cli.topic", "clients.cli.produce", "clients.cli.consume")),
     ("consumer groups and transactions", ("clients.cli.group", "clients.cli.transactions")),
-    ("the cluster", ("clients.cli.cluster", "clients.cli.quorum", "clients.cli.doctor",
-                     "clients.cli.top")),
+    (
+        "the cluster",
+        ("clients.cli.cluster", "clients.cli.quorum", "clients.cli.doctor", "clients.cli.top"),
+    ),
     ("security", ("clients.cli.acl", "clients.cli.user", "entry.secure_files")),
     ("measure and check", ("clients.cli.bench", "chaos.cli")),
 )
@@ -34,13 +37,17 @@ def build_parser(packages: tuple[str, ...] | None = None) -> argparse.ArgumentPa
     """The whole tree, or only the commands whose module lies in one of `packages` (e.g.
     ("clients",)). A leaf's set_defaults holds func(args) -> exit code, and runner(args) when the
     command is not run the clients' way (entry/main.py)."""
-    parser = argparse.ArgumentParser(prog="kraft", usage="kraft [-h] [--version] COMMAND ...",
-                                     description="A Kafka-style distributed log.",
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="kraft",
+        usage="kraft [-h] [--version] COMMAND ...",
+        description="A Kafka-style distributed log.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=version_line())
     # The commands are listed by group in the description below, not in argparse's one block.
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, prog="kraft",
-                                help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, prog="kraft", help=argparse.SUPPRESS
+    )
     listing = []
     for title, modules in TREE:
         first = len(sub._choices_actions)
@@ -52,13 +59,17 @@ def build_parser(packages: tuple[str, ...] | None = None) -> argparse.ArgumentPa
     width = max(len(name) for _t, commands in listing for name, _h in commands)
     parser.description += "\n" + "".join(
         f"\n{title}:\n" + "".join(_listed(name, help, width) for name, help in commands)
-        for title, commands in listing)
+        for title, commands in listing
+    )
     parser.epilog = EXAMPLES
     return parser
 
 
 def _listed(name: str, help: str, width: int) -> str:
     """'  topic   create, list, ...' wrapped at 100 columns under its help's first column."""
-    return textwrap.fill(help, 100, initial_indent=f"  {name:<{width}}  ",
-                         subsequent_indent=" " * (width + 4)) + "\n"
-
+    return (
+        textwrap.fill(
+            help, 100, initial_indent=f"  {name:<{width}}  ", subsequent_indent=" " * (width + 4)
+        )
+        + "\n"
+    )

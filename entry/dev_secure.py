@@ -1,5 +1,6 @@
 """`kraft dev --secure`: dev certificates, mTLS between nodes, SASL_SSL (SCRAM) for clients, ACLs on
 with the admin and nodes as super users; the admin's password goes to DATA/client.properties."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,7 +8,8 @@ import os
 import pathlib
 import secrets
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from broker.security.principals import node_principal
 from entry.dev_certs import DevCa, create_ca, issue
@@ -21,9 +23,9 @@ MECHANISM = "SCRAM-SHA-256"
 class SecureSetup:
     data: pathlib.Path
     truststore: pathlib.Path
-    admin_keystore: pathlib.Path            # CN=admin: mTLS on the brokers' INTERNAL listener
+    admin_keystore: pathlib.Path  # CN=admin: mTLS on the brokers' INTERNAL listener
     admin_password: str = dataclasses.field(repr=False)
-    internal: dict[int, str]                # broker id -> its INTERNAL listener (host:port)
+    internal: dict[int, str]  # broker id -> its INTERNAL listener (host:port)
 
     @property
     def client_properties(self) -> pathlib.Path:
@@ -36,19 +38,27 @@ class SecureSetup:
         return self.data / "admin-tls.properties"
 
     def admin_mtls(self) -> dict[str, Any]:
-        return {"security_protocol": "SSL", "ssl_cafile": str(self.truststore),
-                "ssl_certfile": str(self.admin_keystore)}
+        return {
+            "security_protocol": "SSL",
+            "ssl_cafile": str(self.truststore),
+            "ssl_certfile": str(self.admin_keystore),
+        }
 
     def admin_scram(self) -> dict[str, Any]:
-        return {"security_protocol": "SASL_SSL", "ssl_cafile": str(self.truststore),
-                "sasl_mechanism": MECHANISM, "sasl_plain_username": ADMIN,
-                "sasl_plain_password": self.admin_password}
+        return {
+            "security_protocol": "SASL_SSL",
+            "ssl_cafile": str(self.truststore),
+            "sasl_mechanism": MECHANISM,
+            "sasl_plain_username": ADMIN,
+            "sasl_plain_password": self.admin_password,
+        }
 
 
 def _ca(pki: pathlib.Path) -> DevCa:
     """The CA of an earlier --secure run in this data dir, else a new one."""
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
+
     key_path = pki / "ca-key.pem"
     if key_path.exists() and (pki / "ca.pem").exists():
         key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
@@ -56,9 +66,13 @@ def _ca(pki: pathlib.Path) -> DevCa:
         return DevCa(key, cert, pki / "ca.pem")
     ca = create_ca(pki)
     key_path.touch(mode=0o600)
-    key_path.write_bytes(ca.key.private_bytes(serialization.Encoding.PEM,
-                                              serialization.PrivateFormat.PKCS8,
-                                              serialization.NoEncryption()))
+    key_path.write_bytes(
+        ca.key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return ca
 
 
@@ -74,19 +88,26 @@ def _old_password(path: pathlib.Path) -> str | None:
 def node_security_properties(truststore: pathlib.Path, node_ids: list[int]) -> dict[str, str]:
     """What every node of a secure dev cluster shares: mTLS on CONTROLLER and INTERNAL, SCRAM on
     SASL_SSL, ACLs on with the admin and the nodes as super users."""
-    return {"listener.security.protocol.map": "CONTROLLER:SSL,INTERNAL:SSL,SASL_SSL:SASL_SSL",
-            "ssl.truststore.location": str(truststore), "ssl.client.auth": "required",
-            "listener.name.sasl_ssl.ssl.client.auth": "none",
-            "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
-            # ACLs on; the admin and the nodes (which call each other) bypass them, every
-            # other user needs `kraft acl add`.
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-            "super.users": ";".join([f"User:{ADMIN}"] + [node_principal(i) for i in node_ids])}
+    return {
+        "listener.security.protocol.map": "CONTROLLER:SSL,INTERNAL:SSL,SASL_SSL:SASL_SSL",
+        "ssl.truststore.location": str(truststore),
+        "ssl.client.auth": "required",
+        "listener.name.sasl_ssl.ssl.client.auth": "none",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
+        # ACLs on; the admin and the nodes (which call each other) bypass them, every
+        # other user needs `kraft acl add`.
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": ";".join([f"User:{ADMIN}"] + [node_principal(i) for i in node_ids]),
+    }
 
 
-def secure_plans(data: pathlib.Path, plans: list[NodePlan], host: str, *,
-                 pick_ports: Callable[[str, int], list[int]] = free_ports
-                 ) -> tuple[list[NodePlan], SecureSetup]:
+def secure_plans(
+    data: pathlib.Path,
+    plans: list[NodePlan],
+    host: str,
+    *,
+    pick_ports: Callable[[str, int], list[int]] = free_ports,
+) -> tuple[list[NodePlan], SecureSetup]:
     """The plans with TLS: controllers serve CONTROLLER over mTLS; each broker serves SASL_SSL on
     its address for clients and INTERNAL (mTLS) on a free port for followers and the admin."""
     pki = data / "pki"
@@ -112,13 +133,17 @@ def secure_plans(data: pathlib.Path, plans: list[NodePlan], host: str, *,
 
 
 def write_client_properties(setup: SecureSetup) -> None:
-    text = (f"# kraft dev --secure: the admin's client settings (Kafka's names)\n"
-            f"security.protocol=SASL_SSL\nsasl.mechanism={MECHANISM}\n"
-            f"sasl.username={ADMIN}\nsasl.password={setup.admin_password}\n"
-            f"ssl.truststore.location={setup.truststore}\n")
-    tls = (f"# kraft dev --secure: the admin's certificate (for the controllers' listeners)\n"
-           f"security.protocol=SSL\nssl.truststore.location={setup.truststore}\n"
-           f"ssl.keystore.location={setup.admin_keystore}\n")
+    text = (
+        f"# kraft dev --secure: the admin's client settings (Kafka's names)\n"
+        f"security.protocol=SASL_SSL\nsasl.mechanism={MECHANISM}\n"
+        f"sasl.username={ADMIN}\nsasl.password={setup.admin_password}\n"
+        f"ssl.truststore.location={setup.truststore}\n"
+    )
+    tls = (
+        f"# kraft dev --secure: the admin's certificate (for the controllers' listeners)\n"
+        f"security.protocol=SSL\nssl.truststore.location={setup.truststore}\n"
+        f"ssl.keystore.location={setup.admin_keystore}\n"
+    )
     for path, content in ((setup.client_properties, text), (setup.admin_tls_properties, tls)):
         path.touch(mode=0o600)
         os.chmod(path, 0o600)
@@ -138,12 +163,14 @@ def bootstrap_admin(setup: SecureSetup, brokers: list[NodePlan], timeout_s: floa
     deadline = time.monotonic() + timeout_s
     for broker in brokers:
         while True:
-            time.sleep(0.2)     # each broker replays the credential from the metadata log
+            time.sleep(0.2)  # each broker replays the credential from the metadata log
             try:
                 with Admin(broker.address, request_timeout_ms=5000, **setup.admin_scram()) as admin:
                     admin.describe_cluster()
                 break
             except KraftError as exc:
                 if time.monotonic() > deadline:
-                    raise DevClusterError(f"{broker.label} does not accept the admin's password "
-                                          f"after {timeout_s:g} s ({exc})") from None
+                    raise DevClusterError(
+                        f"{broker.label} does not accept the admin's password "
+                        f"after {timeout_s:g} s ({exc})"
+                    ) from None

@@ -1,5 +1,6 @@
 """How a node's log lines look: `text` (one line, human) or `json` (one object per line, for log
 shippers), chosen by --log-format or KRAFT_LOG_FORMAT; the start line uses the same format."""
+
 from __future__ import annotations
 
 import datetime
@@ -16,16 +17,23 @@ class JsonFormatter(logging.Formatter):
     """{"time", "level", "logger", "message"[, "exception"]}: one line, UTC, milliseconds."""
 
     def format(self, record: logging.LogRecord) -> str:
-        doc = {"time": _utc(record.created), "level": record.levelname, "logger": record.name,
-               "message": record.getMessage()}
+        doc = {
+            "time": _utc(record.created),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
         if record.exc_info:
             doc["exception"] = self.formatException(record.exc_info)
         return json.dumps(doc)
 
 
 def _utc(created: float) -> str:
-    return datetime.datetime.fromtimestamp(created, datetime.timezone.utc).isoformat(
-        timespec="milliseconds").replace("+00:00", "Z")
+    return (
+        datetime.datetime.fromtimestamp(created, datetime.UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
 
 
 def configure(log_format: str, debug: bool) -> None:
@@ -36,9 +44,17 @@ def configure(log_format: str, debug: bool) -> None:
 
 def announcer(log_format: str):
     """The node's one start line (and its stop notice) on stdout, in the log's format."""
+
     def announce(line: str) -> None:
         if log_format == "json":
-            line = json.dumps({"time": _utc(datetime.datetime.now().timestamp()), "level": "INFO",
-                               "logger": "kraft", "message": line})
+            line = json.dumps(
+                {
+                    "time": _utc(datetime.datetime.now().timestamp()),
+                    "level": "INFO",
+                    "logger": "kraft",
+                    "message": line,
+                }
+            )
         print(line, flush=True)
+
     return announce

@@ -1,5 +1,6 @@
 """The `kraft` command: parses argv with the one command tree (entry/commands.py) and runs the
 chosen command, the node commands their way (entry/node_commands.py), the others the clients'."""
+
 from __future__ import annotations
 
 import os

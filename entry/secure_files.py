@@ -1,16 +1,23 @@
 """`kraft dev-certs`: kraft dev --secure's files for nodes started some other way (the secure
 docker compose cluster, chaos/run.sh --secure): a dev CA, node certificates, the admin's settings."""
+
 from __future__ import annotations
 
 import argparse
 import pathlib
 import re
 import secrets
-from typing import Callable
+from collections.abc import Callable
 
 from entry.dev_certs import issue
-from entry.dev_secure import (ADMIN, SecureSetup, _ca, _old_password, node_security_properties,
-                              write_client_properties)
+from entry.dev_secure import (
+    ADMIN,
+    SecureSetup,
+    _ca,
+    _old_password,
+    node_security_properties,
+    write_client_properties,
+)
 
 SERVER_PROPERTIES = "server-security.properties"
 LOCAL_HOSTS = ("localhost", "127.0.0.1")
@@ -48,20 +55,32 @@ def write_secure_files(directory: pathlib.Path, nodes: dict[int, tuple[str, ...]
     (directory / SERVER_PROPERTIES).write_text(
         "# kraft dev-certs: the security settings every node shares; each node adds\n"
         f"# ssl.keystore.location={pki}/kraft-node-<id>.pem and its listeners\n"
-        + "".join(f"{k}={v}\n" for k, v in props.items()))
+        + "".join(f"{k}={v}\n" for k, v in props.items())
+    )
     return setup
 
 
-def register(sub: argparse._SubParsersAction,
-             add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    sub: argparse._SubParsersAction, add_common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     """dev-certs writes files and talks to no cluster: add_common (the clients' options) is not used."""
-    p = sub.add_parser("dev-certs", help="write a dev CA, node certificates and the admin's settings",
-                       description="Write kraft dev --secure's certificates and settings for nodes "
-                                   "started some other way (docker compose, chaos/run.sh --secure).",
-                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "dev-certs",
+        help="write a dev CA, node certificates and the admin's settings",
+        description="Write kraft dev --secure's certificates and settings for nodes "
+        "started some other way (docker compose, chaos/run.sh --secure).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("dir", type=pathlib.Path, help="where to write (created if missing)")
-    p.add_argument("--node", type=node_hosts, action="append", required=True, metavar="ID=HOST[,HOST]",
-                   help="a node id and the host names others dial it by (repeat for each node)")
+    p.add_argument(
+        "--node",
+        type=node_hosts,
+        action="append",
+        required=True,
+        metavar="ID=HOST[,HOST]",
+        help="a node id and the host names others dial it by (repeat for each node)",
+    )
     p.set_defaults(func=cmd_dev_certs)
 
 
@@ -70,7 +89,9 @@ def cmd_dev_certs(args: argparse.Namespace) -> int:
     if len(nodes) != len(args.node):
         raise ValueError("--node: a node id is given twice; give each node once")
     setup = write_secure_files(args.dir.resolve(), nodes)
-    print(f"wrote certificates for nodes {sorted(nodes)} and the admin in {args.dir / 'pki'}; "
-          f"admin settings {setup.client_properties} (SASL_SSL) and {setup.admin_tls_properties} "
-          f"(mTLS); node settings {args.dir / SERVER_PROPERTIES}")
+    print(
+        f"wrote certificates for nodes {sorted(nodes)} and the admin in {args.dir / 'pki'}; "
+        f"admin settings {setup.client_properties} (SASL_SSL) and {setup.admin_tls_properties} "
+        f"(mTLS); node settings {args.dir / SERVER_PROPERTIES}"
+    )
     return 0

@@ -4,6 +4,7 @@ Imports `clients` only; never `broker` (tests/test_layering.py holds that).
 
 The broker imports kraft.log and kraft.raft, so this file stays cheap: a client name is looked
 up (PEP 562) and its module imported only when first asked for."""
+
 from __future__ import annotations
 
 import importlib
@@ -33,10 +34,27 @@ _PUBLIC = {
 }
 
 # Spelled out for tools that read __all__ without running it; a test checks it against _PUBLIC.
-__all__ = ["Admin", "AsyncAdmin", "AsyncConsumer", "AsyncProducer", "BufferFull", "Consumer",
-           "ConsumerGroupMetadata", "ConsumerRebalanceListener", "ConsumerRecord", "ErrorCode",
-           "KraftError", "NewTopic", "OffsetAndTimestamp", "Producer", "RecordFuture",
-           "RecordMetadata", "RecordTooLarge", "SecurityConfigError", "TopicPartition"]
+__all__ = [
+    "Admin",
+    "AsyncAdmin",
+    "AsyncConsumer",
+    "AsyncProducer",
+    "BufferFull",
+    "Consumer",
+    "ConsumerGroupMetadata",
+    "ConsumerRebalanceListener",
+    "ConsumerRecord",
+    "ErrorCode",
+    "KraftError",
+    "NewTopic",
+    "OffsetAndTimestamp",
+    "Producer",
+    "RecordFuture",
+    "RecordMetadata",
+    "RecordTooLarge",
+    "SecurityConfigError",
+    "TopicPartition",
+]
 
 
 def __getattr__(name: str):
@@ -45,7 +63,7 @@ def __getattr__(name: str):
         # Also how `from kraft import log` falls back to importing the submodule.
         raise AttributeError(f"module 'kraft' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
-    globals()[name] = value         # asked once; later lookups skip this function
+    globals()[name] = value  # asked once; later lookups skip this function
     return value
 
 

@@ -1,5 +1,6 @@
 """The one crash-safe way to replace a small file: write a temporary file, fsync it, rename it
 over the target, fsync the directory. Every checkpoint and metadata file goes through here."""
+
 from __future__ import annotations
 
 import os
@@ -25,14 +26,14 @@ def write_all(fd: int, data) -> None:
         view = view[written:]
 
 
-IOV_MAX = 1024     # Linux's limit on buffers per writev
+IOV_MAX = 1024  # Linux's limit on buffers per writev
 
 
 def writev_all(fd: int, buffers: list) -> None:
     """Write `buffers` one after another with as few writev calls as the kernel allows."""
     views, i, written = buffers, 0, 0
     while i < len(views):
-        written += os.writev(fd, views[i:i + IOV_MAX])
+        written += os.writev(fd, views[i : i + IOV_MAX])
         # Skip what is written; a buffer written in part goes on from where it stopped.
         while i < len(views) and written >= len(views[i]):
             written -= len(views[i])

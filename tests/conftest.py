@@ -1,5 +1,6 @@
 """Makes the repo root and the suite's shared helpers (sim_scheduler, system_tools) importable
 when pytest runs with --import-mode=importlib, and marks the slow tests (see below)."""
+
 import sys
 from pathlib import Path
 
@@ -19,6 +20,9 @@ _SLOW_DIRS = (_HERE / "e2e", _HERE / "docker")
 def pytest_collection_modifyitems(items):
     for item in items:
         path = Path(str(item.path))
-        if (item.get_closest_marker("e2e") is not None or "spark" in item.fixturenames
-                or any(d in path.parents for d in _SLOW_DIRS)):
+        if (
+            item.get_closest_marker("e2e") is not None
+            or "spark" in item.fixturenames
+            or any(d in path.parents for d in _SLOW_DIRS)
+        ):
             item.add_marker(pytest.mark.slow)

@@ -1,5 +1,6 @@
 """kafka-python's snappy codec (its own xerial framing and detection) wants python-snappy, which is
 not a test dependency: this gives it python-snappy's two calls over cramjam's raw snappy."""
+
 from __future__ import annotations
 
 import cramjam

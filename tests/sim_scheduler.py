@@ -1,5 +1,6 @@
 """The deterministic simulations' shared core (tests/kraft/raft/simulation.py,
 tests/broker/replication/partition_sim.py): a seeded scheduler over a fake clock."""
+
 from __future__ import annotations
 
 import heapq
@@ -56,8 +57,9 @@ class SeededScheduler:
         self._events_now += 1
         limit = self.max_events_per_instant
         if limit is not None and self._events_now > limit:
-            self.fail(f"livelock: {limit} events without the clock moving (a deadline in the "
-                      "past?)")
+            self.fail(
+                f"livelock: {limit} events without the clock moving (a deadline in the past?)"
+            )
         fn(*args)
         self.events += 1
         self.check_invariants()
@@ -66,5 +68,6 @@ class SeededScheduler:
         raise NotImplementedError
 
     def fail(self, what: str) -> None:
-        raise InvariantViolation(f"seed {self.seed} at {self.now} ms after {self.events} events: "
-                                 f"{what}")
+        raise InvariantViolation(
+            f"seed {self.seed} at {self.now} ms after {self.events} events: {what}"
+        )

@@ -1,5 +1,6 @@
 """Programs some tests need that a fresh machine may lack (a JVM for Spark, debootstrap for the
-Docker image): such a test skips, naming the program and the command that installs it."""
+Docker image, kcat for the Kafka listener's tests): such a test skips, naming the program and the command that installs it."""
+
 from __future__ import annotations
 
 import os
@@ -12,6 +13,7 @@ import pytest
 INSTALL = {
     "java": "apt-get install -y default-jre-headless",
     "debootstrap": "apt-get install -y debootstrap",
+    "kcat": "apt-get install -y kcat",
 }
 # The Dockerfile's base image: docker/build-images.sh builds it with debootstrap when it is
 # neither present nor pullable (no registry reachable).
@@ -21,9 +23,12 @@ DOCKER_BASE_IMAGE = "python:3.11-slim"
 def missing_tool(tool: str) -> str | None:
     """Why `tool` cannot be run here (None when it can): the skip reason, with its install
     command."""
-    if tool == "java" and os.environ.get("JAVA_HOME") and \
-            os.access(os.path.join(os.environ["JAVA_HOME"], "bin", "java"), os.X_OK):
-        return None          # PySpark finds the JVM through JAVA_HOME as well as PATH
+    if (
+        tool == "java"
+        and os.environ.get("JAVA_HOME")
+        and os.access(os.path.join(os.environ["JAVA_HOME"], "bin", "java"), os.X_OK)
+    ):
+        return None  # PySpark finds the JVM through JAVA_HOME as well as PATH
     if shutil.which(tool) is not None:
         return None
     return f"{tool} is not installed; install it with: {INSTALL[tool]}"
@@ -49,7 +54,11 @@ def requires_tool(tool: str) -> pytest.MarkDecorator:
 def require_docker_image_tools(capsys=None) -> None:
     """docker/build-images.sh needs debootstrap unless the base image is already here (a Docker
     engine is checked by the caller)."""
-    present = subprocess.run(["docker", "image", "inspect", DOCKER_BASE_IMAGE],
-                             capture_output=True, timeout=60).returncode == 0
+    present = (
+        subprocess.run(
+            ["docker", "image", "inspect", DOCKER_BASE_IMAGE], capture_output=True, timeout=60
+        ).returncode
+        == 0
+    )
     if not present:
         require_tool("debootstrap", capsys)

@@ -1,11 +1,11 @@
 """A test that needs a program the machine lacks skips, naming it and its install command."""
-import pytest
 
+import pytest
 from system_tools import INSTALL, missing_tool, require_tool
 
 
 def test_a_missing_program_is_named_with_its_install_command(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))         # nothing to run in there
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing to run in there
     monkeypatch.delenv("JAVA_HOME", raising=False)
     for tool in ("java", "debootstrap"):
         assert missing_tool(tool) == f"{tool} is not installed; install it with: {INSTALL[tool]}"

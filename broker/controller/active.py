@@ -1,10 +1,11 @@
 """The quorum controller on the Raft driver. Every controller replays the committed metadata log
 into its QuorumController; the Raft leader, once it has replayed everything before its own epoch,
 is the active controller: it runs commands one at a time and answers after their records commit."""
+
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import trio
 
@@ -51,17 +52,23 @@ PROBE_INTERVAL_MS = 250
 
 
 class ActiveController:
-    def __init__(self, controller: QuorumController, driver: RaftDriver, *,
-                 clock_ms: Callable[[], int] = monotonic_ms, commit_timeout_s: float = 10.0,
-                 probe: Callable[[str, int], Awaitable[bool]] = refuses_connections) -> None:
+    def __init__(
+        self,
+        controller: QuorumController,
+        driver: RaftDriver,
+        *,
+        clock_ms: Callable[[], int] = monotonic_ms,
+        commit_timeout_s: float = 10.0,
+        probe: Callable[[str, int], Awaitable[bool]] = refuses_connections,
+    ) -> None:
         self.controller = controller
         self.driver = driver
         self.clock_ms = clock_ms
         self.commit_timeout_s = commit_timeout_s
         self._lock = trio.Lock()
-        self._active_epoch: int | None = None   # the Raft epoch this controller is active in
-        self.last_offset = -1                    # of the last record the controller replayed
-        self._balance_epoch: int | None = None   # the Raft epoch the balance timer counts in
+        self._active_epoch: int | None = None  # the Raft epoch this controller is active in
+        self.last_offset = -1  # of the last record the controller replayed
+        self._balance_epoch: int | None = None  # the Raft epoch the balance timer counts in
         self._next_balance_ms = 0
         # Brokers reported unreachable by another broker -> the registration (broker epoch) the
         # report was about; `run` probes them with `probe(host, port)` (True: nothing listens).
@@ -100,7 +107,9 @@ class ActiveController:
                 try:
                     self.controller.replay(record, base + i, epoch)
                 except MetadataReplayError as exc:
-                    log.error("metadata offset %d not replayed by the controller: %s", base + i, exc)
+                    log.error(
+                        "metadata offset %d not replayed by the controller: %s", base + i, exc
+                    )
         self.last_offset = base + len(run) - 1
 
     def load_snapshot(self, image: MetadataImage) -> None:
@@ -140,11 +149,16 @@ class ActiveController:
                 return self.controller.handle_describe_user_scram_credentials(request), -1
             method = _COMMANDS.get(type(request))
             if method is None:
-                raise KraftError(ErrorCode.INVALID_REQUEST,
-                                 f"the controller has no command for {type(request).__name__}")
+                raise KraftError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"the controller has no command for {type(request).__name__}",
+                )
             result = getattr(self.controller, method)(request, self.clock_ms())
-            if isinstance(request, m.BrokerHeartbeatRequest) and request.unreachable_brokers \
-                    and result.response.error_code == 0:     # only a registered broker's word
+            if (
+                isinstance(request, m.BrokerHeartbeatRequest)
+                and request.unreachable_brokers
+                and result.response.error_code == 0
+            ):  # only a registered broker's word
                 self._suspect(request.broker_id, request.unreachable_brokers)
             return result.response, await self._commit(result.records)
 
@@ -165,9 +179,11 @@ class ActiveController:
                 offset = await self.driver.propose(r.encode_batch(records))
                 await self.driver.wait_committed(offset)
         except trio.TooSlowError:
-            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                             f"the metadata records did not commit within {self.commit_timeout_s:g} s "
-                             "(is a majority of the controllers up?); retry") from None
+            raise KraftError(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"the metadata records did not commit within {self.commit_timeout_s:g} s "
+                "(is a majority of the controllers up?); retry",
+            ) from None
         except KraftError as exc:
             if exc.code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
                 raise NotController(self.node_id, self.driver.core.describe().leader_id) from None
@@ -195,19 +211,24 @@ class ActiveController:
             await self._maybe_balance_leaders()
             now = self.clock_ms()
             deadline = self.controller.next_deadline_ms()
-            if self._active_epoch == self.driver.core.epoch and (deadline is None or now < deadline):
+            if self._active_epoch == self.driver.core.epoch and (
+                deadline is None or now < deadline
+            ):
                 # Fence at the session's end, not up to FENCE_CHECK_MS after it: that wait was a
                 # sixth of a 1.5 s session's failover.
-                wait_ms = FENCE_CHECK_MS if deadline is None \
-                    else min(FENCE_CHECK_MS, deadline - now + 1)
+                wait_ms = (
+                    FENCE_CHECK_MS if deadline is None else min(FENCE_CHECK_MS, deadline - now + 1)
+                )
                 continue
             async with self._lock:
                 try:
                     self._check_active()
                     result = self.controller.maybe_fence_stale_brokers(self.clock_ms())
                     if result.response:
-                        log.info("fencing brokers %s: no heartbeat for broker.session.timeout.ms",
-                                 list(result.response))
+                        log.info(
+                            "fencing brokers %s: no heartbeat for broker.session.timeout.ms",
+                            list(result.response),
+                        )
                     await self._commit(result.records)
                 except (NotController, KraftError) as exc:
                     log.info("fencing check skipped: %s", exc)
@@ -231,9 +252,13 @@ class ActiveController:
                     self._check_active()
                     result = self.controller.fence_dead_broker(broker_id, broker_epoch)
                     if result.response:
-                        log.info("fencing broker %d: reported unreachable and nothing listens at "
-                                 "%s:%d (its process is gone); not waiting for its session to end",
-                                 broker_id, reg.host, reg.port)
+                        log.info(
+                            "fencing broker %d: reported unreachable and nothing listens at "
+                            "%s:%d (its process is gone); not waiting for its session to end",
+                            broker_id,
+                            reg.host,
+                            reg.port,
+                        )
                     await self._commit(result.records)
                 except (NotController, KraftError) as exc:
                     log.info("fencing of unreachable broker %d skipped: %s", broker_id, exc)
@@ -245,21 +270,26 @@ class ActiveController:
         config = self.controller.config
         if not config.auto_leader_rebalance_enable or not self._balance_due(self.clock_ms()):
             return
-        wanted = imbalanced_partitions(self.controller.image,
-                                       config.leader_imbalance_per_broker_percentage)
+        wanted = imbalanced_partitions(
+            self.controller.image, config.leader_imbalance_per_broker_percentage
+        )
         if not wanted:
             return
         try:
-            response, _ = await self.handle(m.ElectLeadersRequest(m.ElectionType.PREFERRED,
-                                                                  tuple(wanted)))
+            response, _ = await self.handle(
+                m.ElectLeadersRequest(m.ElectionType.PREFERRED, tuple(wanted))
+            )
         except (NotController, KraftError) as exc:
             log.info("preferred leader balancing skipped: %s", exc)
             return
         moved = [f"{res.topic}-{res.partition}" for res in response.results if res.error_code == 0]
         if moved:
-            log.info("preferred replicas lead again (leader.imbalance.per.broker.percentage=%d "
-                     "exceeded): %s", config.leader_imbalance_per_broker_percentage,
-                     ", ".join(moved))
+            log.info(
+                "preferred replicas lead again (leader.imbalance.per.broker.percentage=%d "
+                "exceeded): %s",
+                config.leader_imbalance_per_broker_percentage,
+                ", ".join(moved),
+            )
 
     def _balance_due(self, now_ms: int) -> bool:
         # As in Kafka, the first check waits a full interval after becoming active, so brokers

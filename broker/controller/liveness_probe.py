@@ -2,6 +2,7 @@
 broker that another one reported unreachable: a refused TCP connection means no process holds
 that port (a killed broker), which a slow or partitioned broker never shows (its connects time
 out instead, and only its session ends it)."""
+
 from __future__ import annotations
 
 import errno
@@ -30,7 +31,7 @@ async def refuses_connections(host: str, port: int, timeout_s: float = PROBE_TIM
                 if exc.errno != errno.ECONNREFUSED:
                     return False
             else:
-                return False      # something answered: alive
+                return False  # something answered: alive
             finally:
                 sock.close()
         return True

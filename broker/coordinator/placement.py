@@ -1,6 +1,7 @@
 """Which partition of a coordinator's internal topic holds a key (a group id in
 `__consumer_offsets`, a transactional id in `__transaction_state`): Kafka's partitionFor, the
 same for both coordinators and the same as Kafka's, so every broker finds the same coordinator."""
+
 from __future__ import annotations
 
 

@@ -4,13 +4,15 @@ partition once all of it is committed, append records with acks=all and hand eac
 in append order, tick the core on its deadlines, and park requests until the core answers them.
 `LedPartitions` starts such a driver per led partition and stops it when leadership moves;
 `live_leader` and `create_internal_topic` serve FindCoordinator."""
+
 from __future__ import annotations
 
 import collections
 import logging
 import math
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any
 
 import trio
 
@@ -34,6 +36,7 @@ CREATE_TIMEOUT_S = 10.0
 @dataclass
 class _Slot:
     """Where a parked request's answer lands; `fallback` if the driver stops first."""
+
     done: trio.Event
     fallback: Any
     answer: Any = None
@@ -46,11 +49,19 @@ class LedPartitionDriver:
     `_other_effect`. Subclasses say how to `_replay` a record and what `run` does once loaded."""
 
     topic = ""
-    what = "records"                                  # what it appends, for the log
-    record_errors: tuple[type[Exception], ...] = ()   # a record of these is skipped on load
+    what = "records"  # what it appends, for the log
+    record_errors: tuple[type[Exception], ...] = ()  # a record of these is skipped on load
 
-    def __init__(self, replicas: ReplicaManager, partition: int, leader_epoch: int, core, *,
-                 clock_ms: Callable[[], int], commit_timeout_ms: int = 5_000) -> None:
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        partition: int,
+        leader_epoch: int,
+        core,
+        *,
+        clock_ms: Callable[[], int],
+        commit_timeout_ms: int = 5_000,
+    ) -> None:
         self.replicas = replicas
         self.partition = partition
         self.leader_epoch = leader_epoch
@@ -72,8 +83,9 @@ class LedPartitionDriver:
         return self.clock_ms()
 
     # -- requests ---------------------------------------------------------------------------------
-    async def ask(self, call: Callable[[Hashable, int], Iterable], fallback: Any,
-                  timeout_s: float = math.inf) -> Any:
+    async def ask(
+        self, call: Callable[[Hashable, int], Iterable], fallback: Any, timeout_s: float = math.inf
+    ) -> Any:
         """`call(handle, now_ms)` hands a request to the core; its answer for `handle` may come
         from that call or a later one. After `timeout_s` (or when the driver stops) the caller
         gets `fallback`; a late answer is dropped, as a response the client never read."""
@@ -99,7 +111,7 @@ class LedPartitionDriver:
                 self._append(effect)
             else:
                 self._other_effect(effect)
-        self.poke()     # deadlines may have moved; appends may wait
+        self.poke()  # deadlines may have moved; appends may wait
 
     def _other_effect(self, effect) -> None:
         raise TypeError(f"{type(self).__name__} cannot carry out {effect!r}")
@@ -108,10 +120,12 @@ class LedPartitionDriver:
         now = self.clock_ms()
         batch = self._encode(effect, now)
         # The replica manager wakes the followers' parked fetches: they take it at once.
-        result = self.replicas.append(self.topic, self.partition, batch, ACKS_ALL, now,
-                                      coordinator=True)
-        self._inflight.append((effect.append_id, result,
-                               trio.current_time() + self.commit_timeout_s))
+        result = self.replicas.append(
+            self.topic, self.partition, batch, ACKS_ALL, now, coordinator=True
+        )
+        self._inflight.append(
+            (effect.append_id, result, trio.current_time() + self.commit_timeout_s)
+        )
 
     def _encode(self, effect, now: int) -> bytes:
         """The batch an append effect's (key, value) records go in."""
@@ -134,21 +148,21 @@ class LedPartitionDriver:
         while True:
             hosted = self.replicas.get(self.topic, self.partition)
             if hosted is None or not hosted.is_leader or hosted.leader_epoch != self.leader_epoch:
-                await trio.sleep_forever()      # LedPartitions cancels this driver
+                await trio.sleep_forever()  # LedPartitions cancels this driver
             log_ = hosted.log
             if log_.high_watermark >= log_.log_end_offset:
                 break
             await self._changed.park()
         offset, end, replayed = log_.log_start_offset, log_.log_end_offset, 0
         while offset < end:
-            offset = max(offset, log_.log_start_offset)     # retention may have moved the start
+            offset = max(offset, log_.log_start_offset)  # retention may have moved the start
             data = log_.read(offset, LOAD_CHUNK_BYTES, max_offset=end).records
             if not data:
                 break
             for pos, header in iter_batches(data):
                 replayed += self._replay_batch(data, pos, header)
                 offset = header.next_offset
-            await trio.sleep(0)     # a big partition must not stall every other request
+            await trio.sleep(0)  # a big partition must not stall every other request
         return replayed
 
     def _replay_batch(self, data, pos: int, header) -> int:
@@ -164,8 +178,9 @@ class LedPartitionDriver:
             except self.record_errors as exc:
                 # Not ours (e.g. written by a newer kraft): skip it rather than coordinate
                 # nothing.
-                log.warning("%s-%d offset %d skipped: %s", self.topic, self.partition,
-                            record.offset, exc)
+                log.warning(
+                    "%s-%d offset %d skipped: %s", self.topic, self.partition, record.offset, exc
+                )
         return replayed
 
     def _replay(self, key: bytes, value: bytes | None, offset: int, *extra) -> None:
@@ -180,8 +195,12 @@ class LedPartitionDriver:
                 if deadline is not None and deadline <= now:
                     # A deadline the tick left in the past would spin this loop and starve the
                     # broker: the core should never leave one, but look again later regardless.
-                    log.error("%s-%d: the coordinator left deadline %d in the past",
-                              self.topic, self.partition, deadline)
+                    log.error(
+                        "%s-%d: the coordinator left deadline %d in the past",
+                        self.topic,
+                        self.partition,
+                        deadline,
+                    )
                     deadline = now + TICK_FLOOR_MS
             wait_s = math.inf if deadline is None else (deadline - now) / 1000
             with trio.move_on_after(wait_s):
@@ -200,25 +219,36 @@ class LedPartitionDriver:
                 # The client hears only Kafka's code: the reason goes to the log, one line per
                 # kind.
                 self.failed_appends.warning(
-                    error.name, "%s-%d: %s not appended (%s): %s", self.topic,
-                    self.partition, self.what, error.name, result.error_message)
+                    error.name,
+                    "%s-%d: %s not appended (%s): %s",
+                    self.topic,
+                    self.partition,
+                    self.what,
+                    error.name,
+                    result.error_message,
+                )
             else:
-                error = await self.replicas.wait_committed(self.topic, self.partition,
-                                                           result.last_offset, result.leader_epoch,
-                                                           give_up)
+                error = await self.replicas.wait_committed(
+                    self.topic, self.partition, result.last_offset, result.leader_epoch, give_up
+                )
                 if error is None:
                     error = ErrorCode.REQUEST_TIMED_OUT
             self._inflight.popleft()
-            self._run(self.core.on_append_result(append_id, error, self.clock_ms(),
-                                                 result.base_offset))
+            self._run(
+                self.core.on_append_result(append_id, error, self.clock_ms(), result.base_offset)
+            )
 
 
 class LedPartitions:
     """A driver (`make_driver(partition, leader_epoch)`, with an async `run()`) for each
     partition of `topic` this broker leads; a new leader epoch loads afresh."""
 
-    def __init__(self, replicas: ReplicaManager, topic: str,
-                 make_driver: Callable[[int, int], LedPartitionDriver]) -> None:
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        topic: str,
+        make_driver: Callable[[int, int], LedPartitionDriver],
+    ) -> None:
         self.replicas = replicas
         self.topic = topic
         self.make_driver = make_driver
@@ -246,11 +276,14 @@ class LedPartitions:
                 self._changed = trio.Event()
 
     def _reconcile(self, nursery: trio.Nursery) -> None:
-        led = {p.partition: p.leader_epoch for p in self.replicas.partitions()
-               if p.topic == self.topic and p.is_leader}
+        led = {
+            p.partition: p.leader_epoch
+            for p in self.replicas.partitions()
+            if p.topic == self.topic and p.is_leader
+        }
         for partition, (driver, scope) in list(self.drivers.items()):
             if led.get(partition) != driver.leader_epoch:
-                scope.cancel()          # its run() resigns: parked requests hear NOT_COORDINATOR
+                scope.cancel()  # its run() resigns: parked requests hear NOT_COORDINATOR
                 del self.drivers[partition]
         for partition, epoch in led.items():
             if partition not in self.drivers:
@@ -266,8 +299,12 @@ class LedPartitions:
             except Exception:
                 # One partition's failure must not take the broker down: its clients hear
                 # NOT_COORDINATOR for a moment, then a new driver loads the partition afresh.
-                log.exception("the coordinator of %s-%d failed; restarting it in %.0f s",
-                              self.topic, driver.partition, RESTART_BACKOFF_S)
+                log.exception(
+                    "the coordinator of %s-%d failed; restarting it in %.0f s",
+                    self.topic,
+                    driver.partition,
+                    RESTART_BACKOFF_S,
+                )
                 await trio.sleep(RESTART_BACKOFF_S)
                 if self.get(driver.partition) is driver:
                     del self.drivers[driver.partition]
@@ -283,20 +320,34 @@ def live_leader(image: MetadataImage, topic: str, partition: int) -> BrokerRegis
     return None if leader is None or leader.fenced else leader
 
 
-async def create_internal_topic(channel: ControllerChannel, metadata: BrokerMetadata,
-                                topic: CreatableTopic, timeout_s: float = CREATE_TIMEOUT_S) -> None:
+async def create_internal_topic(
+    channel: ControllerChannel,
+    metadata: BrokerMetadata,
+    topic: CreatableTopic,
+    timeout_s: float = CREATE_TIMEOUT_S,
+) -> None:
     """Create an internal topic through the controller (CreateTopics' internal flag) unless it
     exists, and wait until this broker's image has it; KraftError COORDINATOR_NOT_AVAILABLE
     when either fails (the client retries FindCoordinator)."""
-    response, _ = await channel.send_with_offset(CreateTopicsRequest((topic,), internal=True),
-                                                 timeout_s)
+    response, _ = await channel.send_with_offset(
+        CreateTopicsRequest((topic,), internal=True), timeout_s
+    )
     result = response.topics[0]
     if result.error_code not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
-        raise KraftError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                         f"could not create {topic.name}: {result.error_message}")
+        raise KraftError(
+            ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            f"could not create {topic.name}: {result.error_message}",
+        )
     if result.error_code == ErrorCode.NONE:
-        log.info("created %s: %d partitions, replication factor %d, configs %s", topic.name,
-                 topic.num_partitions, topic.replication_factor, topic.configs)
+        log.info(
+            "created %s: %d partitions, replication factor %d, configs %s",
+            topic.name,
+            topic.num_partitions,
+            topic.replication_factor,
+            topic.configs,
+        )
     if not await metadata.wait_for(lambda image: image.topic(topic.name) is not None, timeout_s):
-        raise KraftError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                         f"{topic.name} was created but this broker has not seen it yet; retry")
+        raise KraftError(
+            ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            f"{topic.name} was created but this broker has not seen it yet; retry",
+        )

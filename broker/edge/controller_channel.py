@@ -2,10 +2,12 @@
 one, else the Raft leader the metadata log names, over the Controller service on the voters'
 controller listeners. NOT_CONTROLLER and unreachable controllers are retried until the deadline;
 a call in flight to one controller moves to another as soon as this node learns that it leads."""
+
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 import trio
 
@@ -41,10 +43,14 @@ class LocalController(Protocol):
 
 
 class ControllerChannel:
-    def __init__(self, voters: dict[int, str], leader_hint: Callable[[], int | None],
-                 local: LocalController | None = None,
-                 open_channel: Callable[[str], object] = bridge.open_channel,
-                 leader_changed: Callable[[], Awaitable[object]] | None = None) -> None:
+    def __init__(
+        self,
+        voters: dict[int, str],
+        leader_hint: Callable[[], int | None],
+        local: LocalController | None = None,
+        open_channel: Callable[[str], object] = bridge.open_channel,
+        leader_changed: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
         """`leader_hint`: the Raft leader this node's metadata seat knows of (None: electing);
         `leader_changed`: returns once that may have changed (the driver's wait_leader_change)."""
         # TLS with this node's certificate when secured; DescribeQuorum on a broker uses it too.
@@ -55,7 +61,7 @@ class ControllerChannel:
         self._local = local
         self._stubs: dict[int, controller_pb2_grpc.ControllerStub] = {}
         self._channels: dict[int, object] = {}
-        self._told: int | None = None      # the controller a NOT_CONTROLLER answer pointed at
+        self._told: int | None = None  # the controller a NOT_CONTROLLER answer pointed at
         self._next_voter = 0
 
     def _target(self) -> int | None:
@@ -87,12 +93,15 @@ class ControllerChannel:
             while True:
                 target = self._target()
                 try:
-                    if target is not None and self._local is not None \
-                            and target == self._local.node_id:
+                    if (
+                        target is not None
+                        and self._local is not None
+                        and target == self._local.node_id
+                    ):
                         return await self._local.handle(request)
                     if target is not None and target in self._voters:
                         answer = await self._remote_while_leading(target, request)
-                        if answer is None:      # another controller leads now: ask it
+                        if answer is None:  # another controller leads now: ask it
                             last_problem = f"controller {target} is no longer the leader"
                             self._told = None
                             continue
@@ -106,14 +115,20 @@ class ControllerChannel:
                     last_problem = str(exc)
                     self._told = exc.leader_id if exc.leader_id != target else None
                 except KraftError as exc:
-                    if exc.code not in (ErrorCode.NETWORK_EXCEPTION, ErrorCode.REQUEST_TIMED_OUT,
-                                        ErrorCode.NOT_CONTROLLER, ErrorCode.UNKNOWN_SERVER_ERROR):
+                    if exc.code not in (
+                        ErrorCode.NETWORK_EXCEPTION,
+                        ErrorCode.REQUEST_TIMED_OUT,
+                        ErrorCode.NOT_CONTROLLER,
+                        ErrorCode.UNKNOWN_SERVER_ERROR,
+                    ):
                         raise
                     last_problem = f"controller {target}: {exc.message}"
                     self._told = None
                 await self._backoff(target)
-        raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                         f"no active controller answered within {timeout_s:g} s ({last_problem})")
+        raise KraftError(
+            ErrorCode.REQUEST_TIMED_OUT,
+            f"no active controller answered within {timeout_s:g} s ({last_problem})",
+        )
 
     async def _wait_another_leader(self, target: int | None, known: int | None = None) -> None:
         """Return once this node's metadata seat names a leader other than `target` and `known`
@@ -142,11 +157,12 @@ class ControllerChannel:
             return await self._remote(target, request)
         answer, failure, known = None, None, self._leader_hint()
         async with trio.open_nursery() as nursery:
+
             async def call() -> None:
                 nonlocal answer, failure
                 try:
                     answer = await self._remote(target, request)
-                except KraftError as exc:   # raised here, not as a nursery's ExceptionGroup
+                except KraftError as exc:  # raised here, not as a nursery's ExceptionGroup
                     failure = exc
                 nursery.cancel_scope.cancel()
 

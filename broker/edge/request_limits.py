@@ -13,17 +13,19 @@ Limits (Kafka's where Kafka has one):
   `__consumer_offsets`): the group's record carries them and must fit one batch.
 - epochs, partitions and sizes: within their Kafka types (a producer epoch is an int16) and not
   negative where Kafka has no meaning for a negative value."""
+
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from clients.errors import ErrorCode
 
 MAX_NAME_LENGTH = 249
 MAX_MEMBER_ID_LENGTH = MAX_NAME_LENGTH + 1 + 36
 MAX_GROUP_RECORD_BYTES = 1_048_588
-MAX_PROTOCOLS = 64              # assignors a member offers; Kafka's clients offer one to three
+MAX_PROTOCOLS = 64  # assignors a member offers; Kafka's clients offer one to three
 INT16_MAX = (1 << 15) - 1
 INT32_MAX = (1 << 31) - 1
 
@@ -38,33 +40,41 @@ class Refused(Exception):
         self.code, self.message = code, message
 
 
-def check_length(field: str, value: str, limit: int, code: int = E.INVALID_REQUEST,
-                 required: bool = False) -> None:
+def check_length(
+    field: str, value: str, limit: int, code: int = E.INVALID_REQUEST, required: bool = False
+) -> None:
     if required and not value:
         raise Refused(code, f"{field} is empty; set it")
     if len(value) > limit:
         raise Refused(code, f"{field} is {len(value)} characters long; the limit is {limit}")
 
 
-def check_range(field: str, value: int, lo: int, hi: int, code: int = E.INVALID_REQUEST,
-                hint: str = "") -> None:
+def check_range(
+    field: str, value: int, lo: int, hi: int, code: int = E.INVALID_REQUEST, hint: str = ""
+) -> None:
     if not lo <= value <= hi:
-        raise Refused(code, f"{field}={value} is out of range: use {lo} to {hi}"
-                            + (f" ({hint})" if hint else ""))
+        raise Refused(
+            code,
+            f"{field}={value} is out of range: use {lo} to {hi}" + (f" ({hint})" if hint else ""),
+        )
 
 
-def check_not_negative(field: str, value: int, code: int = E.INVALID_REQUEST,
-                       hint: str = "") -> None:
+def check_not_negative(
+    field: str, value: int, code: int = E.INVALID_REQUEST, hint: str = ""
+) -> None:
     if value < 0:
         raise Refused(code, f"{field}={value} is negative" + (f"; {hint}" if hint else ""))
 
 
-def check_total_bytes(field: str, sizes: Iterable[int], limit: int,
-                      code: int = E.INVALID_REQUEST, hint: str = "") -> None:
+def check_total_bytes(
+    field: str, sizes: Iterable[int], limit: int, code: int = E.INVALID_REQUEST, hint: str = ""
+) -> None:
     total = sum(sizes)
     if total > limit:
-        raise Refused(code, f"{field} total {total} bytes; the limit is {limit}"
-                            + (f" ({hint})" if hint else ""))
+        raise Refused(
+            code,
+            f"{field} total {total} bytes; the limit is {limit}" + (f" ({hint})" if hint else ""),
+        )
 
 
 def check_group_id(value: str, field: str = "group_id") -> None:
@@ -81,8 +91,10 @@ def check_instance_id(value: str | None, field: str = "group_instance_id") -> No
         return
     check_length(field, value, MAX_NAME_LENGTH, required=True)
     if not all(c.isascii() and (c.isalnum() or c in "._-") for c in value):
-        raise Refused(E.INVALID_REQUEST, f"{field} {value!r} has characters other than ASCII "
-                                         "letters, digits, '.', '_' and '-'")
+        raise Refused(
+            E.INVALID_REQUEST,
+            f"{field} {value!r} has characters other than ASCII letters, digits, '.', '_' and '-'",
+        )
 
 
 def checked(check: Callable[[Any], None], refuse: Any):
@@ -101,5 +113,7 @@ def checked(check: Callable[[Any], None], refuse: Any):
                     return refuse(error_code=refused.code, error_message=refused.message)
                 return refuse(request, refused)
             return await method(self, request)
+
         return run
+
     return wrap

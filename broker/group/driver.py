@@ -4,11 +4,12 @@ then carries out the core's effects (answers to parked requests; appends with ac
 results go back in append order) and ticks it on its deadlines (broker/coordinator/
 runtime.py does all that for any coordinator). It all runs on the trio thread, so the core
 is never entered by two requests at once."""
+
 from __future__ import annotations
 
 import logging
 import random
-from typing import Callable
+from collections.abc import Callable
 
 import trio
 
@@ -29,12 +30,25 @@ class CoordinatorDriver(LedPartitionDriver):
     what = "group records"
     record_errors = (OffsetsRecordError,)
 
-    def __init__(self, replicas: ReplicaManager, partition: int, leader_epoch: int,
-                 config: GroupConfig, *, clock_ms: Callable[[], int],
-                 commit_timeout_ms: int = 5_000, rng: random.Random | None = None) -> None:
-        super().__init__(replicas, partition, leader_epoch,
-                         GroupCoordinator(partition, config, rng or random.Random()),
-                         clock_ms=clock_ms, commit_timeout_ms=commit_timeout_ms)
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        partition: int,
+        leader_epoch: int,
+        config: GroupConfig,
+        *,
+        clock_ms: Callable[[], int],
+        commit_timeout_ms: int = 5_000,
+        rng: random.Random | None = None,
+    ) -> None:
+        super().__init__(
+            replicas,
+            partition,
+            leader_epoch,
+            GroupCoordinator(partition, config, rng or random.Random()),
+            clock_ms=clock_ms,
+            commit_timeout_ms=commit_timeout_ms,
+        )
         # Transaction markers the broker reported while the log was still being loaded:
         # applied after the load (those the load itself replayed then find nothing pending).
         self._early_markers: list[tuple[int, bool, int]] | None = []
@@ -47,10 +61,15 @@ class CoordinatorDriver(LedPartitionDriver):
             self.core.become_coordinator(self.clock_ms())
             early, self._early_markers = self._early_markers, None
             for producer_id, committed, offset in early or ():
-                if offset >= self.core.loaded_offset:      # else the load replayed it
+                if offset >= self.core.loaded_offset:  # else the load replayed it
                     self.core.replay_txn_marker(producer_id, committed, offset)
-            log.debug("coordinating the groups of %s-%d (leader epoch %d): replayed %d records",
-                      OFFSETS_TOPIC, self.partition, self.leader_epoch, loaded)
+            log.debug(
+                "coordinating the groups of %s-%d (leader epoch %d): replayed %d records",
+                OFFSETS_TOPIC,
+                self.partition,
+                self.leader_epoch,
+                loaded,
+            )
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._tick_loop)
                 nursery.start_soon(self._commit_loop)
@@ -63,23 +82,33 @@ class CoordinatorDriver(LedPartitionDriver):
             return encode_batch(records)
         # TxnOffsetCommit: a transactional batch of the producer, sequence 0 as Kafka's
         # coordinator writes it (the leader checks only its epoch).
-        return encode_batch(records, producer_id=effect.producer_id,
-                            producer_epoch=effect.producer_epoch, base_sequence=0,
-                            is_transactional=True)
+        return encode_batch(
+            records,
+            producer_id=effect.producer_id,
+            producer_epoch=effect.producer_epoch,
+            base_sequence=0,
+            is_transactional=True,
+        )
 
     def _replay_batch(self, data, pos: int, header) -> int:
         """A control batch ends a transaction, a transactional one holds offsets pending until
         then, any other is plain group records."""
         records = decode_batch(data, pos)[1]
         if not header.is_control:
-            return self._replay_records(records, header.producer_id
-                                        if header.is_transactional else -1)
+            return self._replay_records(
+                records, header.producer_id if header.is_transactional else -1
+            )
         for record in records:
             try:
                 marker = decode_marker(record.key, record.value)
             except CorruptBatchError as exc:
-                log.warning("%s-%d offset %d: control record skipped: %s", OFFSETS_TOPIC,
-                            self.partition, record.offset, exc)
+                log.warning(
+                    "%s-%d offset %d: control record skipped: %s",
+                    OFFSETS_TOPIC,
+                    self.partition,
+                    record.offset,
+                    exc,
+                )
                 continue
             self.core.replay_txn_marker(header.producer_id, marker.committed, record.offset)
         return len(records)

@@ -1,9 +1,10 @@
 """One group's state on its coordinator (Kafka's GroupMetadata and MemberMetadata): members,
 generation, chosen protocol, the rebalance's soft state (parked requests, deadlines), offsets."""
+
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Hashable
 
 from broker.group.messages import JoinedMember, OffsetAndMetadata
 from broker.group.records import GroupMetadataValue, MemberMetadataValue
@@ -30,7 +31,7 @@ class Member:
     # Soft state, never stored: the parked JoinGroup / SyncGroup, and when the session ends.
     join_handle: Hashable | None = None
     sync_handle: Hashable | None = None
-    heartbeat_deadline_ms: int | None = None     # None: loaded, not yet started
+    heartbeat_deadline_ms: int | None = None  # None: loaded, not yet started
     is_new: bool = False
 
     @property
@@ -65,16 +66,16 @@ class Group:
     protocol_name: str | None = None
     leader_id: str | None = None
     members: dict[str, Member] = field(default_factory=dict)
-    static_members: dict[str, str] = field(default_factory=dict)    # instance id -> member id
-    pending_members: dict[str, int] = field(default_factory=dict)   # MEMBER_ID_REQUIRED: deadline
+    static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
+    pending_members: dict[str, int] = field(default_factory=dict)  # MEMBER_ID_REQUIRED: deadline
     pending_sync: set[str] = field(default_factory=set)
     join_deadline_ms: int | None = None
     sync_deadline_ms: int | None = None
     # Kafka's InitialDelayedJoin for a group rebalancing from Empty: wait for more members.
     initial_delay_remaining_ms: int | None = None
     new_member_added: bool = False
-    storing_generation: int | None = None      # the leader's assignment is being appended
-    stored: GroupMetadataValue | None = None    # the last GroupMetadata record replayed
+    storing_generation: int | None = None  # the leader's assignment is being appended
+    stored: GroupMetadataValue | None = None  # the last GroupMetadata record replayed
     offsets: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
 
     # -- views ------------------------------------------------------------------------------------
@@ -87,8 +88,13 @@ class Group:
 
     def is_blank(self) -> bool:
         """Nothing to remember: no members (pending or not), no generation, no offsets."""
-        return (self.state == EMPTY and not self.members and not self.pending_members
-                and not self.offsets and self.generation_id == 0)
+        return (
+            self.state == EMPTY
+            and not self.members
+            and not self.pending_members
+            and not self.offsets
+            and self.generation_id == 0
+        )
 
     def all_joined(self) -> bool:
         return not self.pending_members and all(m.awaiting_join for m in self.members.values())
@@ -100,15 +106,17 @@ class Group:
         if not self.members:
             return bool(protocol_type) and bool(names)
         others = [m for m in self.members.values() if m.member_id != excluding]
-        return (protocol_type == self.protocol_type
-                and any(all(n in dict(m.protocols) for m in others) for n in names))
+        return protocol_type == self.protocol_type and any(
+            all(n in dict(m.protocols) for m in others) for n in names
+        )
 
     def select_protocol(self) -> str:
         """Each member votes for the first protocol on its list that every member supports; most
         votes wins, ties go to the leader's preference (Kafka leaves ties to map order)."""
         members = list(self.members.values())
-        common = [n for n, _ in members[0].protocols
-                  if all(n in dict(m.protocols) for m in members)]
+        common = [
+            n for n, _ in members[0].protocols if all(n in dict(m.protocols) for m in members)
+        ]
         votes = {n: 0 for n in common}
         for m in members:
             votes[next(n for n, _ in m.protocols if n in votes)] += 1
@@ -117,8 +125,10 @@ class Group:
         return max(votes, key=lambda n: (votes[n], -order.get(n, len(order))))
 
     def joined_members(self) -> tuple[JoinedMember, ...]:
-        return tuple(JoinedMember(m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
-                     for m in self.members.values())
+        return tuple(
+            JoinedMember(m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
+            for m in self.members.values()
+        )
 
     # -- membership -------------------------------------------------------------------------------
     def add(self, member: Member) -> None:
@@ -156,13 +166,25 @@ class Group:
     # -- records ----------------------------------------------------------------------------------
     def to_record(self, assignments: dict[str, bytes], now_ms: int) -> GroupMetadataValue:
         return GroupMetadataValue(
-            self.protocol_type or "", self.generation_id, self.protocol_name,
-            self.leader_id if self.members else None, now_ms,
-            tuple(MemberMetadataValue(m.member_id, m.group_instance_id, m.client_id,
-                                      m.client_host, m.rebalance_timeout_ms,
-                                      m.session_timeout_ms, m.metadata(self.protocol_name),
-                                      assignments.get(m.member_id, b""))
-                  for m in self.members.values()))
+            self.protocol_type or "",
+            self.generation_id,
+            self.protocol_name,
+            self.leader_id if self.members else None,
+            now_ms,
+            tuple(
+                MemberMetadataValue(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    m.metadata(self.protocol_name),
+                    assignments.get(m.member_id, b""),
+                )
+                for m in self.members.values()
+            ),
+        )
 
     def load(self, value: GroupMetadataValue | None, now_ms: int | None = None) -> None:
         """Become what the record says (None: no record): Stable with its members, or Empty.
@@ -174,11 +196,19 @@ class Group:
         self.members, self.static_members = {}, {}
         self.leader_id = None
         for m in value.members if value else ():
-            self.add(Member(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                            m.rebalance_timeout, m.session_timeout,
-                            ((value.protocol or "", m.subscription),), m.assignment,
-                            heartbeat_deadline_ms=None if now_ms is None
-                            else now_ms + m.session_timeout))
+            self.add(
+                Member(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout,
+                    m.session_timeout,
+                    ((value.protocol or "", m.subscription),),
+                    m.assignment,
+                    heartbeat_deadline_ms=None if now_ms is None else now_ms + m.session_timeout,
+                )
+            )
         if value is not None and value.leader in self.members:
             self.leader_id = value.leader
         self.state = STABLE if self.members else EMPTY

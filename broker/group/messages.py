@@ -1,9 +1,11 @@
 """Frozen dataclasses the GroupCoordinator takes and hands out: its config, the Group RPCs'
 requests and responses (protobuf stays in the servicer), and the effects a driver carries out."""
+
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Mapping, Union
+from typing import Any, Union
 
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
@@ -16,6 +18,7 @@ NO_OFFSET = -1
 @dataclass(frozen=True)
 class GroupConfig:
     """Kafka's broker settings (names in PROPERTIES) and its constants, with Kafka's defaults."""
+
     min_session_timeout_ms: int = 6_000
     max_session_timeout_ms: int = 1_800_000
     initial_rebalance_delay_ms: int = 3_000
@@ -42,6 +45,7 @@ PROPERTIES = {
 class JoinGroupRequest:
     """`protocols`: (name, metadata) pairs, most preferred first. `rebalance_timeout_ms` is the
     consumer's max.poll.interval.ms: how long a member may take to rejoin a rebalance."""
+
     group_id: str
     member_id: str
     protocol_type: str
@@ -62,7 +66,7 @@ class SyncGroupRequest:
     group_instance_id: str | None = None
     protocol_type: str | None = None
     protocol_name: str | None = None
-    assignments: Mapping[str, bytes] = field(default_factory=dict)   # only the leader's counts
+    assignments: Mapping[str, bytes] = field(default_factory=dict)  # only the leader's counts
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class HeartbeatRequest:
 class MemberIdentity:
     """A leaving member; an empty member_id with an instance id is an admin removing a static
     member."""
+
     member_id: str
     group_instance_id: str | None = None
 
@@ -98,6 +103,7 @@ class OffsetAndMetadata:
 class OffsetCommitRequest:
     """generation_id -1 with no member id: a consumer outside group management (or an admin
     resetting offsets); allowed only while the group has no members."""
+
     group_id: str
     offsets: Mapping[TopicPartition, OffsetAndMetadata]
     generation_id: int = NO_GENERATION
@@ -110,6 +116,7 @@ class TxnOffsetCommitRequest:
     """Offsets committed inside the transaction of (producer_id, producer_epoch): written as a
     transactional batch, applied only when the transaction's COMMIT marker arrives. The
     consumer's group metadata (generation, member) is checked as OffsetCommit's is."""
+
     group_id: str
     transactional_id: str
     producer_id: int
@@ -123,8 +130,8 @@ class TxnOffsetCommitRequest:
 @dataclass(frozen=True)
 class OffsetFetchRequest:
     group_id: str
-    partitions: tuple[TopicPartition, ...] | None = None     # None: every committed partition
-    require_stable: bool = False     # UNSTABLE_OFFSET_COMMIT where a transaction's are pending
+    partitions: tuple[TopicPartition, ...] | None = None  # None: every committed partition
+    require_stable: bool = False  # UNSTABLE_OFFSET_COMMIT where a transaction's are pending
 
 
 # -- responses ------------------------------------------------------------------------------------
@@ -139,6 +146,7 @@ class JoinedMember:
 class JoinGroupResponse:
     """Only the leader gets `members` (to run the assignor over); `skip_assignment` (KIP-814)
     tells a static leader that rejoined a stable group not to assign again."""
+
     error: ErrorCode = ErrorCode.NONE
     member_id: str = UNKNOWN_MEMBER_ID
     generation_id: int = NO_GENERATION
@@ -208,6 +216,7 @@ class ListGroupsResponse:
 class DescribedMember:
     """`metadata` and `assignment` are filled only in the Stable state, as Kafka does;
     `assigned_partitions` is `assignment` decoded when the protocol type is "consumer"."""
+
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -223,12 +232,13 @@ class CommittedOffset:
     offset: int
     leader_epoch: int
     metadata: str
-    lag: int | None = None          # None: the log end offset was not given
+    lag: int | None = None  # None: the log end offset was not given
 
 
 @dataclass(frozen=True)
 class DescribedGroup:
     """An unknown group is described as Dead with no error, as Kafka does."""
+
     group_id: str
     state: str
     error: ErrorCode = ErrorCode.NONE
@@ -244,6 +254,7 @@ class DescribedGroup:
 @dataclass(frozen=True)
 class Respond:
     """Answer the request the driver tagged with `handle` (any hashable it chose)."""
+
     handle: Hashable
     response: Any
 
@@ -255,6 +266,7 @@ class AppendRecords:
     `on_append_result(append_id, error)`. Results must come back in append order.
     A producer id (>= 0) makes it a transactional batch of that producer and epoch
     (TxnOffsetCommit), which its transaction's end marker later commits or aborts."""
+
     append_id: int
     records: tuple[tuple[bytes, bytes | None], ...]
     producer_id: int = -1

@@ -2,20 +2,34 @@
 classic GroupCoordinator): Group RPCs, `tick` and append results in with `now_ms`; effects out.
 Membership and rebalances come from rebalance.py, OffsetCommit and OffsetFetch from
 offset_commits.py; the appends, their results and the replay that changes state are here."""
+
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Hashable
+from typing import TYPE_CHECKING, Any
 
 from broker.group import views
-from broker.group.group import (COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE,
-                                Group)
-from broker.group.messages import (UNKNOWN_MEMBER_ID, AppendRecords, DescribedGroup, Effect,
-                                   GroupConfig, HeartbeatRequest, HeartbeatResponse,
-                                   JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-                                   LeaveGroupResponse, ListGroupsResponse, OffsetAndMetadata,
-                                   OffsetCommitResponse, Respond, SyncGroupRequest,
-                                   SyncGroupResponse)
+from broker.group.group import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, Group
+from broker.group.messages import (
+    UNKNOWN_MEMBER_ID,
+    AppendRecords,
+    DescribedGroup,
+    Effect,
+    GroupConfig,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    ListGroupsResponse,
+    OffsetAndMetadata,
+    OffsetCommitResponse,
+    Respond,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
 from broker.group.offset_commits import OffsetCommits
 from broker.group.rebalance import ACTIVE, LOADING, RESIGNED, Rebalance, store_error
 from broker.group.records import GroupMetadataKey, OffsetCommitKey, decode_record, encode_record
@@ -80,16 +94,16 @@ E = ErrorCode
 
 @dataclass
 class _PendingAppend:
-    kind: str                      # "offsets", "assignment", "static-rejoin", "group", "delete"
+    kind: str  # "offsets", "assignment", "static-rejoin", "group", "delete"
     group_id: str
     records: tuple
     handle: Hashable | None = None
     generation: int = -1
-    answers: dict | None = None    # offsets: the per-partition errors found before the append
+    answers: dict | None = None  # offsets: the per-partition errors found before the append
     member_id: str = ""
-    revert: tuple | None = None    # static-rejoin: the old member id, protocols and timeouts
-    producer_id: int = -1          # offsets of a transaction (TxnOffsetCommit): its producer
-    ended: bool | None = None      # its transaction's marker came first: committed or not
+    revert: tuple | None = None  # static-rejoin: the old member id, protocols and timeouts
+    producer_id: int = -1  # offsets of a transaction (TxnOffsetCommit): its producer
+    ended: bool | None = None  # its transaction's marker came first: committed or not
 
 
 class GroupCoordinator(Rebalance, OffsetCommits):
@@ -100,12 +114,16 @@ class GroupCoordinator(Rebalance, OffsetCommits):
     OffsetFetch, ListGroups and DescribeGroups answer at once. `rng` makes member ids (UUIDs):
     seed it from the OS in production; without it ids come from a counter (tests)."""
 
-    def __init__(self, partition: int = 0, config: GroupConfig | None = None,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        partition: int = 0,
+        config: GroupConfig | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
         self.partition = partition
         self.config = config or GroupConfig()
         self.status = LOADING
-        self.loaded_offset = 0             # the next offset to replay
+        self.loaded_offset = 0  # the next offset to replay
         self._rng = rng
         self._ids = 0
         self._groups: dict[str, Group] = {}
@@ -130,8 +148,12 @@ class GroupCoordinator(Rebalance, OffsetCommits):
                 self._answer_parked(m, E.NOT_COORDINATOR, out)
         for pending in self._appends.values():
             if pending.kind == "offsets":
-                out.append(Respond(pending.handle, OffsetCommitResponse(
-                    {tp: E.NOT_COORDINATOR for tp in pending.answers})))
+                out.append(
+                    Respond(
+                        pending.handle,
+                        OffsetCommitResponse({tp: E.NOT_COORDINATOR for tp in pending.answers}),
+                    )
+                )
             elif pending.kind == "delete":
                 out.append(Respond(pending.handle, E.NOT_COORDINATOR))
         self.status, self._groups, self._appends = RESIGNED, {}, {}
@@ -140,17 +162,22 @@ class GroupCoordinator(Rebalance, OffsetCommits):
 
     def _unavailable(self) -> ErrorCode | None:
         return {LOADING: E.COORDINATOR_LOAD_IN_PROGRESS, RESIGNED: E.NOT_COORDINATOR}.get(
-            self.status)
+            self.status
+        )
 
     # -- JoinGroup --------------------------------------------------------------------------------
-    def handle_join_group(self, handle: Hashable, req: JoinGroupRequest,
-                          now_ms: int) -> tuple[Effect, ...]:
+    def handle_join_group(
+        self, handle: Hashable, req: JoinGroupRequest, now_ms: int
+    ) -> tuple[Effect, ...]:
         out: list[Effect] = []
         error = self._unavailable()
         if error is None and not req.group_id:
             error = E.INVALID_GROUP_ID
-        if error is None and not (self.config.min_session_timeout_ms <= req.session_timeout_ms
-                                  <= self.config.max_session_timeout_ms):
+        if error is None and not (
+            self.config.min_session_timeout_ms
+            <= req.session_timeout_ms
+            <= self.config.max_session_timeout_ms
+        ):
             error = E.INVALID_SESSION_TIMEOUT
         if error is not None:
             return (Respond(handle, JoinGroupResponse(error, req.member_id)),)
@@ -164,7 +191,7 @@ class GroupCoordinator(Rebalance, OffsetCommits):
         if group is not None:
             self._settle(group, now_ms, out)
             if group.is_blank():
-                del self._groups[group.group_id]    # a refused first join leaves nothing behind
+                del self._groups[group.group_id]  # a refused first join leaves nothing behind
         return tuple(out)
 
     def _join_new_member(self, handle, group: Group, req: JoinGroupRequest, now_ms, out) -> None:
@@ -184,8 +211,9 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             self._add_member_and_rebalance(handle, group, req, member_id, now_ms, out)
 
     def _join_known_member(self, handle, group: Group | None, req, now_ms, out) -> None:
-        error = (E.UNKNOWN_MEMBER_ID if group is None
-                 else self._join_problem(group, req, req.member_id))
+        error = (
+            E.UNKNOWN_MEMBER_ID if group is None else self._join_problem(group, req, req.member_id)
+        )
         if error is None and req.member_id in group.pending_members:
             del group.pending_members[req.member_id]
             self._add_member_and_rebalance(handle, group, req, req.member_id, now_ms, out)
@@ -199,8 +227,11 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             return
         member = group.members[req.member_id]
         unchanged = member.matches(req.protocols)
-        if group.state == PREPARING_REBALANCE or not unchanged or (
-                group.state == STABLE and group.is_leader(member.member_id)):
+        if (
+            group.state == PREPARING_REBALANCE
+            or not unchanged
+            or (group.state == STABLE and group.is_leader(member.member_id))
+        ):
             self._update_member_and_rebalance(handle, group, member, req, now_ms, out)
         else:
             # A lost JoinGroup response, asked for again: the same generation, nothing changes.
@@ -208,13 +239,17 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             out.append(Respond(handle, self._join_response(group, member)))
 
     # -- SyncGroup, Heartbeat, LeaveGroup ---------------------------------------------------------
-    def handle_sync_group(self, handle: Hashable, req: SyncGroupRequest,
-                          now_ms: int) -> tuple[Effect, ...]:
+    def handle_sync_group(
+        self, handle: Hashable, req: SyncGroupRequest, now_ms: int
+    ) -> tuple[Effect, ...]:
         group = self._groups.get(req.group_id)
-        error = self._check_generation(group, req.member_id, req.group_instance_id,
-                                       req.generation_id)
-        if error is None and ((req.protocol_type and req.protocol_type != group.protocol_type) or
-                              (req.protocol_name and req.protocol_name != group.protocol_name)):
+        error = self._check_generation(
+            group, req.member_id, req.group_instance_id, req.generation_id
+        )
+        if error is None and (
+            (req.protocol_type and req.protocol_type != group.protocol_type)
+            or (req.protocol_name and req.protocol_name != group.protocol_name)
+        ):
             error = E.INCONSISTENT_GROUP_PROTOCOL
         if error is None and group.state == PREPARING_REBALANCE:
             error = E.REBALANCE_IN_PROGRESS
@@ -227,21 +262,32 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             return (Respond(handle, self._sync_response(group, member)),)
         out: list[Effect] = []
         if member.sync_handle is not None and member.sync_handle != handle:
-            out.append(Respond(member.sync_handle, SyncGroupResponse(
-                E.REBALANCE_IN_PROGRESS, message="superseded by a newer SyncGroup")))
+            out.append(
+                Respond(
+                    member.sync_handle,
+                    SyncGroupResponse(
+                        E.REBALANCE_IN_PROGRESS, message="superseded by a newer SyncGroup"
+                    ),
+                )
+            )
         member.sync_handle = handle
         if group.is_leader(member.member_id) and group.storing_generation is None:
             assignments = {m: req.assignments.get(m, b"") for m in group.members}
             group.storing_generation = group.generation_id
-            self._append(group, "assignment", [(GroupMetadataKey(group.group_id),
-                                                group.to_record(assignments, now_ms))],
-                         out, generation=group.generation_id)
+            self._append(
+                group,
+                "assignment",
+                [(GroupMetadataKey(group.group_id), group.to_record(assignments, now_ms))],
+                out,
+                generation=group.generation_id,
+            )
         return tuple(out)
 
     def handle_heartbeat(self, req: HeartbeatRequest, now_ms: int) -> HeartbeatResponse:
         group = self._groups.get(req.group_id)
-        error = self._check_generation(group, req.member_id, req.group_instance_id,
-                                       req.generation_id)
+        error = self._check_generation(
+            group, req.member_id, req.group_instance_id, req.generation_id
+        )
         if error is not None:
             return HeartbeatResponse(error)
         member = group.members[req.member_id]
@@ -250,8 +296,9 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             return HeartbeatResponse(E.REBALANCE_IN_PROGRESS)
         return HeartbeatResponse(E.NONE)
 
-    def handle_leave_group(self, handle: Hashable, req: LeaveGroupRequest,
-                           now_ms: int) -> tuple[Effect, ...]:
+    def handle_leave_group(
+        self, handle: Hashable, req: LeaveGroupRequest, now_ms: int
+    ) -> tuple[Effect, ...]:
         group = self._groups.get(req.group_id)
         error = self._unavailable()
         if error is None and group is not None and group.state == DEAD:
@@ -259,8 +306,14 @@ class GroupCoordinator(Rebalance, OffsetCommits):
         if error is not None:
             return (Respond(handle, LeaveGroupResponse(error)),)
         if group is None:
-            return (Respond(handle, LeaveGroupResponse(E.NONE, tuple(
-                (m, E.UNKNOWN_MEMBER_ID) for m in req.members))),)
+            return (
+                Respond(
+                    handle,
+                    LeaveGroupResponse(
+                        E.NONE, tuple((m, E.UNKNOWN_MEMBER_ID) for m in req.members)
+                    ),
+                ),
+            )
         out: list[Effect] = []
         results = []
         for ident in req.members:
@@ -282,8 +335,9 @@ class GroupCoordinator(Rebalance, OffsetCommits):
         return (Respond(handle, LeaveGroupResponse(E.NONE, tuple(results))),) + tuple(out)
 
     # -- DeleteGroups -----------------------------------------------------------------------------
-    def handle_delete_group(self, handle: Hashable, group_id: str,
-                            now_ms: int) -> tuple[Effect, ...]:
+    def handle_delete_group(
+        self, handle: Hashable, group_id: str, now_ms: int
+    ) -> tuple[Effect, ...]:
         """Kafka's deleteGroups for one group: only an Empty group (no members) may go. It is
         Dead while its tombstones (every committed offset, then the group record) are appended,
         so nobody joins a group being deleted; answered by Respond(handle, ErrorCode)."""
@@ -292,27 +346,30 @@ class GroupCoordinator(Rebalance, OffsetCommits):
         if error is None and group is None:
             error = E.GROUP_ID_NOT_FOUND
         if error is None and group.state == DEAD:
-            error = E.COORDINATOR_NOT_AVAILABLE      # a deletion of it is already under way
+            error = E.COORDINATOR_NOT_AVAILABLE  # a deletion of it is already under way
         if error is None and group.state != EMPTY:
             error = E.NON_EMPTY_GROUP
         if error is not None:
             return (Respond(handle, error),)
         group.state = DEAD
-        records = [(OffsetCommitKey(group_id, tp.topic, tp.partition), None)
-                   for tp in sorted(group.offsets)]
+        records = [
+            (OffsetCommitKey(group_id, tp.topic, tp.partition), None)
+            for tp in sorted(group.offsets)
+        ]
         records.append((GroupMetadataKey(group_id), None))
         out: list[Effect] = []
         self._append(group, "delete", records, out, handle=handle)
         return tuple(out)
 
-    def _delete_stored(self, group_id: str, pending: _PendingAppend, error: ErrorCode,
-                       out: list) -> None:
-        if error == E.NONE:          # the tombstones' replay removed the group
+    def _delete_stored(
+        self, group_id: str, pending: _PendingAppend, error: ErrorCode, out: list
+    ) -> None:
+        if error == E.NONE:  # the tombstones' replay removed the group
             out.append(Respond(pending.handle, E.NONE))
             return
         group = self._groups.get(group_id)
         if group is not None and group.state == DEAD:
-            group.state = EMPTY      # as it was: an Empty group's members are none to restore
+            group.state = EMPTY  # as it was: an Empty group's members are none to restore
         out.append(Respond(pending.handle, store_error(error, offsets=False)))
 
     @property
@@ -325,24 +382,33 @@ class GroupCoordinator(Rebalance, OffsetCommits):
 
     def describe_group(self, group_id: str, end_offsets=None) -> DescribedGroup:
         """`end_offsets` ({TopicPartition: log end offset}), where known, gives each lag."""
-        return views.describe_group(group_id, self._groups.get(group_id), end_offsets,
-                                    self._unavailable())
+        return views.describe_group(
+            group_id, self._groups.get(group_id), end_offsets, self._unavailable()
+        )
 
     # -- appends and replay -----------------------------------------------------------------------
     def _append(self, group: Group, kind: str, records, out, **extra: Any) -> None:
         self._append_records(group.group_id, kind, records, out, **extra)
 
-    def _append_records(self, group_id: str, kind: str, records, out, producer_epoch: int = -1,
-                        **extra: Any) -> None:
+    def _append_records(
+        self, group_id: str, kind: str, records, out, producer_epoch: int = -1, **extra: Any
+    ) -> None:
         self._next_append_id += 1
         encoded = tuple(encode_record(k, v) for k, v in records)
-        pending = self._appends[self._next_append_id] = _PendingAppend(kind, group_id, encoded,
-                                                                       **extra)
-        out.append(AppendRecords(self._next_append_id, encoded, pending.producer_id,
-                                 producer_epoch))
+        pending = self._appends[self._next_append_id] = _PendingAppend(
+            kind, group_id, encoded, **extra
+        )
+        out.append(
+            AppendRecords(self._next_append_id, encoded, pending.producer_id, producer_epoch)
+        )
 
-    def on_append_result(self, append_id: int, error: ErrorCode = ErrorCode.NONE,
-                         now_ms: int = 0, base_offset: int = -1) -> tuple[Effect, ...]:
+    def on_append_result(
+        self,
+        append_id: int,
+        error: ErrorCode = ErrorCode.NONE,
+        now_ms: int = 0,
+        base_offset: int = -1,
+    ) -> tuple[Effect, ...]:
         """The records of AppendRecords `append_id` committed (error NONE: they are replayed
         now) or failed. `base_offset`, where known, is the first one's offset."""
         pending = self._appends.pop(append_id, None)
@@ -350,24 +416,33 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             return ()
         if error == E.NONE:
             for i, (key, value) in enumerate(pending.records):
-                self.replay(key, value, base_offset + i if base_offset >= 0 else -1,
-                            pending.producer_id)
+                self.replay(
+                    key, value, base_offset + i if base_offset >= 0 else -1, pending.producer_id
+                )
             if pending.ended is not None:
                 self.replay_txn_marker(pending.producer_id, pending.ended)
         out: list[Effect] = []
         group = self._groups.get(pending.group_id)
         if pending.kind == "offsets":
             failed = store_error(error, offsets=True)
-            out.append(Respond(pending.handle, OffsetCommitResponse(
-                {tp: e or failed for tp, e in pending.answers.items()})))
+            out.append(
+                Respond(
+                    pending.handle,
+                    OffsetCommitResponse({tp: e or failed for tp, e in pending.answers.items()}),
+                )
+            )
         elif pending.kind == "delete":
             self._delete_stored(pending.group_id, pending, error, out)
         elif group is not None and pending.kind == "assignment":
             self._assignment_stored(group, pending, error, now_ms, out)
         elif group is not None and pending.kind == "static-rejoin":
             self._static_rejoin_stored(group, pending, error, out)
-        elif (group is not None and error != E.NONE and group.state == EMPTY
-              and group.generation_id == pending.generation):
+        elif (
+            group is not None
+            and error != E.NONE
+            and group.state == EMPTY
+            and group.generation_id == pending.generation
+        ):
             # Emptied but not recorded: go back to what the log says (as a new coordinator
             # would); the members' sessions, if they are really gone, empty it again.
             group.load(group.stored, now_ms)
@@ -375,8 +450,9 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             self._settle(group, now_ms, out)
         return tuple(out)
 
-    def replay(self, key: bytes, value: bytes | None, offset: int = -1,
-               producer_id: int = -1) -> None:
+    def replay(
+        self, key: bytes, value: bytes | None, offset: int = -1, producer_id: int = -1
+    ) -> None:
         """Apply one `__consumer_offsets` record: a loading coordinator calls it for the whole
         partition; an active one only through `on_append_result`. `producer_id` >= 0: the record
         is in a transactional batch of that producer (pending until its marker)."""
@@ -385,9 +461,13 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             self.loaded_offset = offset + 1
         group = self._groups.get(k.group)
         if producer_id >= 0 and isinstance(k, OffsetCommitKey) and v is not None:
-            self.pending_txn_offsets.add(producer_id, k.group, TopicPartition(k.topic, k.partition),
-                                         OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata),
-                                         offset)
+            self.pending_txn_offsets.add(
+                producer_id,
+                k.group,
+                TopicPartition(k.topic, k.partition),
+                OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata),
+                offset,
+            )
         elif isinstance(k, OffsetCommitKey):
             tp = TopicPartition(k.topic, k.partition)
             if v is not None:
@@ -439,4 +519,3 @@ class GroupCoordinator(Rebalance, OffsetCommits):
             group.state = STABLE
         # Otherwise the record is one this coordinator wrote for a state the live group already
         # holds (Empty, a static rejoin) or has since left behind (a newer rebalance began).
-

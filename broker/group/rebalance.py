@@ -1,25 +1,41 @@
 """The rebalance machinery under GroupCoordinator (Kafka's validate*, add/update/removeMember,
 prepareRebalance, onCompleteJoin, static member replacement and the timers), as a base class."""
+
 from __future__ import annotations
 
 import uuid
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
-from broker.group.group import (COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE,
-                                Group, Member)
-from broker.group.messages import (Effect, GroupConfig, JoinGroupRequest, JoinGroupResponse,
-                                   Respond, SyncGroupResponse)
+from broker.group.group import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    Group,
+    Member,
+)
+from broker.group.messages import (
+    Effect,
+    GroupConfig,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    Respond,
+    SyncGroupResponse,
+)
 from broker.group.records import GroupMetadataKey
 from clients.errors import ErrorCode
 
 E = ErrorCode
-LOADING, ACTIVE, RESIGNED = "loading", "active", "resigned"     # the coordinator's status
+LOADING, ACTIVE, RESIGNED = "loading", "active", "resigned"  # the coordinator's status
 
 
 class Rebalance:
     """Uses GroupCoordinator's `config`, `status`, `partition`, `_groups`, `_rng`, `_ids`,
     `_append` and `_unavailable`. Every method that may answer parked requests or write records
     adds those effects to `out`."""
+
     config: GroupConfig
     status: str
     partition: int
@@ -50,16 +66,23 @@ class Rebalance:
             if group.sync_deadline_ms is not None and now_ms >= group.sync_deadline_ms:
                 self._expire_pending_sync(group, now_ms, out)
             self._settle(group, now_ms, out)
-            if group.is_blank():       # its only MEMBER_ID_REQUIRED joiner never came back
+            if group.is_blank():  # its only MEMBER_ID_REQUIRED joiner never came back
                 del self._groups[group.group_id]
         return tuple(out)
 
     def next_deadline_ms(self) -> int | None:
         """When `tick` next has something to do (None: nothing scheduled)."""
-        deadlines = [d for g in self._groups.values() for d in (
-            *g.pending_members.values(), g.join_deadline_ms, g.sync_deadline_ms,
-            *(m.heartbeat_deadline_ms for m in g.members.values() if m.session_can_expire))
-            if d is not None]
+        deadlines = [
+            d
+            for g in self._groups.values()
+            for d in (
+                *g.pending_members.values(),
+                g.join_deadline_ms,
+                g.sync_deadline_ms,
+                *(m.heartbeat_deadline_ms for m in g.members.values() if m.session_can_expire),
+            )
+            if d is not None
+        ]
         return min(deadlines, default=None)
 
     def _expire_pending_sync(self, group: Group, now_ms: int, out: list) -> None:
@@ -74,8 +97,9 @@ class Rebalance:
         self._prepare_rebalance(group, now_ms, out)
 
     # -- membership -------------------------------------------------------------------------------
-    def _check_generation(self, group: Group | None, member_id: str, instance_id: str | None,
-                          generation_id: int) -> ErrorCode | None:
+    def _check_generation(
+        self, group: Group | None, member_id: str, instance_id: str | None, generation_id: int
+    ) -> ErrorCode | None:
         """Heartbeat's and SyncGroup's checks (Kafka's validateHeartbeat / validateSyncGroup)."""
         error = self._unavailable()
         if error is None and group is None:
@@ -117,12 +141,27 @@ class Rebalance:
             return None if current == member_id else E.FENCED_INSTANCE_ID
         return None if member_id in group.members else E.UNKNOWN_MEMBER_ID
 
-    def _add_member_and_rebalance(self, handle: Hashable, group: Group, req: JoinGroupRequest,
-                                  member_id: str, now_ms: int, out: list) -> None:
-        member = Member(member_id, req.group_instance_id, req.client_id, req.client_host,
-                        req.rebalance_timeout_ms, req.session_timeout_ms, tuple(req.protocols),
-                        join_handle=handle, is_new=True,
-                        heartbeat_deadline_ms=now_ms + self.config.new_member_join_timeout_ms)
+    def _add_member_and_rebalance(
+        self,
+        handle: Hashable,
+        group: Group,
+        req: JoinGroupRequest,
+        member_id: str,
+        now_ms: int,
+        out: list,
+    ) -> None:
+        member = Member(
+            member_id,
+            req.group_instance_id,
+            req.client_id,
+            req.client_host,
+            req.rebalance_timeout_ms,
+            req.session_timeout_ms,
+            tuple(req.protocols),
+            join_handle=handle,
+            is_new=True,
+            heartbeat_deadline_ms=now_ms + self.config.new_member_join_timeout_ms,
+        )
         if group.state == PREPARING_REBALANCE and group.generation_id == 0:
             group.new_member_added = True
         if not group.members:
@@ -130,20 +169,29 @@ class Rebalance:
         group.add(member)
         self._maybe_prepare_rebalance(group, now_ms, out)
 
-    def _update_member(self, member: Member, req: JoinGroupRequest, handle: Hashable,
-                       now_ms: int, out: list) -> None:
+    def _update_member(
+        self, member: Member, req: JoinGroupRequest, handle: Hashable, now_ms: int, out: list
+    ) -> None:
         if member.join_handle is not None and member.join_handle != handle:
-            out.append(Respond(member.join_handle, JoinGroupResponse(
-                E.REBALANCE_IN_PROGRESS, member.member_id,
-                message="superseded by a newer JoinGroup from the same member")))
+            out.append(
+                Respond(
+                    member.join_handle,
+                    JoinGroupResponse(
+                        E.REBALANCE_IN_PROGRESS,
+                        member.member_id,
+                        message="superseded by a newer JoinGroup from the same member",
+                    ),
+                )
+            )
         member.protocols = tuple(req.protocols)
         member.rebalance_timeout_ms = req.rebalance_timeout_ms
         member.session_timeout_ms = req.session_timeout_ms
         member.join_handle = handle
         member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
 
-    def _update_member_and_rebalance(self, handle, group: Group, member: Member, req, now_ms,
-                                     out) -> None:
+    def _update_member_and_rebalance(
+        self, handle, group: Group, member: Member, req, now_ms, out
+    ) -> None:
         self._update_member(member, req, handle, now_ms, out)
         self._maybe_prepare_rebalance(group, now_ms, out)
 
@@ -160,8 +208,9 @@ class Rebalance:
         self._answer_parked(member, E.UNKNOWN_MEMBER_ID, out)
         group.remove(member.member_id)
 
-    def _remove_member_and_update_group(self, group: Group, member: Member, now_ms: int,
-                                        out: list) -> None:
+    def _remove_member_and_update_group(
+        self, group: Group, member: Member, now_ms: int, out: list
+    ) -> None:
         self._remove_member(group, member, out)
         if group.state in (STABLE, COMPLETING_REBALANCE):
             self._maybe_prepare_rebalance(group, now_ms, out)
@@ -184,32 +233,49 @@ class Rebalance:
         self._update_member(member, req, handle, now_ms, out)
         if group.state == STABLE and unchanged:
             assignments = {m.member_id: m.assignment for m in group.members.values()}
-            self._append(group, "static-rejoin", [(GroupMetadataKey(group.group_id),
-                                                   group.to_record(assignments, now_ms))],
-                         out, handle=handle, member_id=new_id, revert=revert)
+            self._append(
+                group,
+                "static-rejoin",
+                [(GroupMetadataKey(group.group_id), group.to_record(assignments, now_ms))],
+                out,
+                handle=handle,
+                member_id=new_id,
+                revert=revert,
+            )
         elif group.state in (STABLE, COMPLETING_REBALANCE):
             # CompletingRebalance too: the leader may be assigning to the old member id.
             self._prepare_rebalance(group, now_ms, out)
 
     def _sync_response(self, group: Group, member: Member) -> SyncGroupResponse:
-        return SyncGroupResponse(E.NONE, member.assignment, group.protocol_type,
-                                 group.protocol_name)
+        return SyncGroupResponse(
+            E.NONE, member.assignment, group.protocol_type, group.protocol_name
+        )
 
     def _join_response(self, group: Group, member: Member, skip: bool = False) -> JoinGroupResponse:
         leader = group.is_leader(member.member_id)
-        return JoinGroupResponse(E.NONE, member.member_id, group.generation_id,
-                                 group.protocol_type, group.protocol_name, group.leader_id or "",
-                                 group.joined_members() if leader else (), skip and leader)
+        return JoinGroupResponse(
+            E.NONE,
+            member.member_id,
+            group.generation_id,
+            group.protocol_type,
+            group.protocol_name,
+            group.leader_id or "",
+            group.joined_members() if leader else (),
+            skip and leader,
+        )
 
     def _assignment_stored(self, group: Group, pending, error, now_ms, out) -> None:
         if group.state == STABLE and group.generation_id == pending.generation:
-            for m in group.members.values():     # replay made it Stable: hand out assignments
+            for m in group.members.values():  # replay made it Stable: hand out assignments
                 if m.sync_handle is not None:
                     out.append(Respond(m.sync_handle, self._sync_response(group, m)))
                     m.sync_handle = None
                     m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms
-        elif (error != E.NONE and group.state == COMPLETING_REBALANCE
-              and group.generation_id == pending.generation):
+        elif (
+            error != E.NONE
+            and group.state == COMPLETING_REBALANCE
+            and group.generation_id == pending.generation
+        ):
             group.storing_generation = None
             self._propagate_error(group, store_error(error, offsets=False), out)
             self._prepare_rebalance(group, now_ms, out)
@@ -217,14 +283,15 @@ class Rebalance:
     def _static_rejoin_stored(self, group: Group, pending, error, out) -> None:
         member = group.members.get(pending.member_id)
         if member is None or member.join_handle != pending.handle or group.state != STABLE:
-            return        # a rebalance took over; its join completion answers the member
+            return  # a rebalance took over; its join completion answers the member
         member.join_handle = None
         if error == E.NONE:
             out.append(Respond(pending.handle, self._join_response(group, member, skip=True)))
             return
         out.append(Respond(pending.handle, JoinGroupResponse(store_error(error, False))))
-        old_id, member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = \
+        old_id, member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = (
             pending.revert
+        )
         group.replace_static_member(member.group_instance_id, old_id)
 
     # -- the rebalance ----------------------------------------------------------------------------
@@ -267,8 +334,9 @@ class Rebalance:
         self._complete_join(group, now_ms, out)
 
     def _complete_join(self, group: Group, now_ms: int, out: list) -> None:
-        for m in [m for m in group.members.values()
-                  if not m.awaiting_join and m.group_instance_id is None]:
+        for m in [
+            m for m in group.members.values() if not m.awaiting_join and m.group_instance_id is None
+        ]:
             self._remove_member(group, m, out)
         joined = [m for m in group.members.values() if m.awaiting_join]
         if group.members and not joined:
@@ -283,18 +351,32 @@ class Rebalance:
         group.join_deadline_ms = group.initial_delay_remaining_ms = None
         if not group.members:
             group.protocol_name, group.state = None, EMPTY
-            self._append(group, "group", [(GroupMetadataKey(group.group_id),
-                                           group.to_record({}, now_ms))], out,
-                         generation=group.generation_id)
+            self._append(
+                group,
+                "group",
+                [(GroupMetadataKey(group.group_id), group.to_record({}, now_ms))],
+                out,
+                generation=group.generation_id,
+            )
             return
         group.protocol_name = group.select_protocol()
         group.state = COMPLETING_REBALANCE
         for m in group.members.values():
             if m.join_handle is not None:
-                out.append(Respond(m.join_handle, JoinGroupResponse(
-                    E.NONE, m.member_id, group.generation_id, group.protocol_type,
-                    group.protocol_name, group.leader_id,
-                    group.joined_members() if group.is_leader(m.member_id) else ())))
+                out.append(
+                    Respond(
+                        m.join_handle,
+                        JoinGroupResponse(
+                            E.NONE,
+                            m.member_id,
+                            group.generation_id,
+                            group.protocol_type,
+                            group.protocol_name,
+                            group.leader_id,
+                            group.joined_members() if group.is_leader(m.member_id) else (),
+                        ),
+                    )
+                )
                 m.join_handle = None
             m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms
             m.is_new = False
@@ -304,8 +386,11 @@ class Rebalance:
 
 def store_error(error: ErrorCode, offsets: bool) -> ErrorCode:
     """Kafka's mapping of a failed `__consumer_offsets` append to what the client is told."""
-    if error in (E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS,
-                 E.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+    if error in (
+        E.UNKNOWN_TOPIC_OR_PARTITION,
+        E.NOT_ENOUGH_REPLICAS,
+        E.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    ):
         return E.COORDINATOR_NOT_AVAILABLE
     if error in (E.NOT_LEADER_OR_FOLLOWER, E.KAFKA_STORAGE_ERROR):
         return E.NOT_COORDINATOR

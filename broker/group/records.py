@@ -1,9 +1,11 @@
 """The `__consumer_offsets` records as Kafka has them (OffsetCommit and GroupMetadata key/value
 pairs; a None value is a tombstone), their bytes, and which partition holds a group."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Union
 
 import msgpack
 
@@ -38,7 +40,7 @@ class OffsetCommitValue:
     leader_epoch: int = -1
     metadata: str = ""
     commit_timestamp: int = -1
-    expire_timestamp: int = -1      # only v1 wrote one; kept for the format's sake
+    expire_timestamp: int = -1  # only v1 wrote one; kept for the format's sake
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class GroupMetadataKey:
 class MemberMetadataValue:
     """One member as the group stored it: `subscription` is its metadata for the group's chosen
     protocol, `assignment` what the leader gave it (both opaque to the coordinator)."""
+
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -89,25 +92,48 @@ def decode_key(data: bytes) -> Key:
             return GroupMetadataKey(fields[1])
     except (ValueError, TypeError, IndexError, msgpack.UnpackException) as e:
         raise OffsetsRecordError(f"unreadable __consumer_offsets key {data!r}: {e}") from None
-    raise OffsetsRecordError(f"unknown __consumer_offsets key version {fields[0]!r}; "
-                             "was it written by a newer kraft?")
+    raise OffsetsRecordError(
+        f"unknown __consumer_offsets key version {fields[0]!r}; was it written by a newer kraft?"
+    )
 
 
 def encode_value(value: Value) -> bytes | None:
     if value is None:
         return None
     if isinstance(value, OffsetCommitValue):
-        return msgpack.packb({"version": OFFSET_COMMIT_VALUE_VERSION, "offset": value.offset,
-                              "leader_epoch": value.leader_epoch, "metadata": value.metadata,
-                              "commit_timestamp": value.commit_timestamp,
-                              "expire_timestamp": value.expire_timestamp})
-    return msgpack.packb({
-        "version": GROUP_METADATA_VALUE_VERSION, "protocol_type": value.protocol_type,
-        "generation": value.generation, "protocol": value.protocol, "leader": value.leader,
-        "current_state_timestamp": value.current_state_timestamp,
-        "members": [[m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                     m.rebalance_timeout, m.session_timeout, m.subscription, m.assignment]
-                    for m in value.members]})
+        return msgpack.packb(
+            {
+                "version": OFFSET_COMMIT_VALUE_VERSION,
+                "offset": value.offset,
+                "leader_epoch": value.leader_epoch,
+                "metadata": value.metadata,
+                "commit_timestamp": value.commit_timestamp,
+                "expire_timestamp": value.expire_timestamp,
+            }
+        )
+    return msgpack.packb(
+        {
+            "version": GROUP_METADATA_VALUE_VERSION,
+            "protocol_type": value.protocol_type,
+            "generation": value.generation,
+            "protocol": value.protocol,
+            "leader": value.leader,
+            "current_state_timestamp": value.current_state_timestamp,
+            "members": [
+                [
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout,
+                    m.session_timeout,
+                    m.subscription,
+                    m.assignment,
+                ]
+                for m in value.members
+            ],
+        }
+    )
 
 
 def decode_value(key: Key, data: bytes | None) -> Value:
@@ -116,12 +142,21 @@ def decode_value(key: Key, data: bytes | None) -> Value:
     try:
         m = msgpack.unpackb(data)
         if isinstance(key, OffsetCommitKey):
-            return OffsetCommitValue(m["offset"], m.get("leader_epoch", -1), m.get("metadata", ""),
-                                     m.get("commit_timestamp", -1), m.get("expire_timestamp", -1))
+            return OffsetCommitValue(
+                m["offset"],
+                m.get("leader_epoch", -1),
+                m.get("metadata", ""),
+                m.get("commit_timestamp", -1),
+                m.get("expire_timestamp", -1),
+            )
         return GroupMetadataValue(
-            m["protocol_type"], m["generation"], m.get("protocol"), m.get("leader"),
+            m["protocol_type"],
+            m["generation"],
+            m.get("protocol"),
+            m.get("leader"),
             m.get("current_state_timestamp", -1),
-            tuple(MemberMetadataValue(*fields) for fields in m.get("members", ())))
+            tuple(MemberMetadataValue(*fields) for fields in m.get("members", ())),
+        )
     except (ValueError, TypeError, KeyError, msgpack.UnpackException) as e:
         raise OffsetsRecordError(f"unreadable __consumer_offsets value for {key}: {e}") from None
 
@@ -136,8 +171,9 @@ def decode_record(key: bytes, value: bytes | None) -> tuple[Key, Value]:
 
 
 # -- placement ------------------------------------------------------------------------------------
-def find_coordinator(group_id: str, num_partitions: int,
-                     leader_of: Callable[[int], int | None]) -> tuple[int, int | None]:
+def find_coordinator(
+    group_id: str, num_partitions: int, leader_of: Callable[[int], int | None]
+) -> tuple[int, int | None]:
     """FindCoordinator's answer from metadata: (offsets partition, coordinator node id or None
     while that partition has no leader; answer COORDINATOR_NOT_AVAILABLE then)."""
     partition = partition_for(group_id, num_partitions)

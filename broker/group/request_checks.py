@@ -2,12 +2,23 @@
 broker/edge/request_limits.py): a function per request that raises Refused. They read the
 wire-neutral requests (broker/group/messages.py, broker/handlers/group_messages.py), so the
 group handler runs them for every wire."""
+
 from __future__ import annotations
 
-from broker.edge.request_limits import (INT32_MAX, MAX_GROUP_RECORD_BYTES, MAX_NAME_LENGTH,
-                                          MAX_PROTOCOLS, Refused, check_group_id,
-                                          check_instance_id, check_length, check_member_id,
-                                          check_not_negative, check_range, check_total_bytes)
+from broker.edge.request_limits import (
+    INT32_MAX,
+    MAX_GROUP_RECORD_BYTES,
+    MAX_NAME_LENGTH,
+    MAX_PROTOCOLS,
+    Refused,
+    check_group_id,
+    check_instance_id,
+    check_length,
+    check_member_id,
+    check_not_negative,
+    check_range,
+    check_total_bytes,
+)
 from broker.group import messages as m
 from clients.errors import ErrorCode
 from clients.topics import topic_name_problem
@@ -26,8 +37,12 @@ def _partition(where: str, topic: str, partition: int) -> None:
     problem = topic_name_problem(topic)
     if problem:
         raise Refused(E.INVALID_TOPIC_EXCEPTION, f"{where}: {problem}")
-    check_not_negative(f"{where}: partition", partition, E.UNKNOWN_TOPIC_OR_PARTITION,
-                       "partitions are numbered from 0")
+    check_not_negative(
+        f"{where}: partition",
+        partition,
+        E.UNKNOWN_TOPIC_OR_PARTITION,
+        "partitions are numbered from 0",
+    )
 
 
 def FindCoordinator(req) -> None:
@@ -36,27 +51,43 @@ def FindCoordinator(req) -> None:
     elif req.key_type == 0:
         check_group_id(req.key, "key (the group id)")
     else:
-        raise Refused(E.INVALID_REQUEST, f"key_type {req.key_type} is unknown; use 0 (group) "
-                                         "or 1 (transaction)")
+        raise Refused(
+            E.INVALID_REQUEST,
+            f"key_type {req.key_type} is unknown; use 0 (group) or 1 (transaction)",
+        )
 
 
 def JoinGroup(req: m.JoinGroupRequest) -> None:
     _member(req)
     check_length("client_id", req.client_id, MAX_NAME_LENGTH)
     check_length("protocol_type", req.protocol_type, MAX_NAME_LENGTH)
-    check_not_negative("session_timeout_ms", req.session_timeout_ms, E.INVALID_SESSION_TIMEOUT,
-                       "set session.timeout.ms within the broker's group.min.session.timeout.ms"
-                       "..group.max.session.timeout.ms")
-    check_range("rebalance_timeout_ms", req.rebalance_timeout_ms, 0, INT32_MAX,
-                hint="the consumer's max.poll.interval.ms")
+    check_not_negative(
+        "session_timeout_ms",
+        req.session_timeout_ms,
+        E.INVALID_SESSION_TIMEOUT,
+        "set session.timeout.ms within the broker's group.min.session.timeout.ms"
+        "..group.max.session.timeout.ms",
+    )
+    check_range(
+        "rebalance_timeout_ms",
+        req.rebalance_timeout_ms,
+        0,
+        INT32_MAX,
+        hint="the consumer's max.poll.interval.ms",
+    )
     if len(req.protocols) > MAX_PROTOCOLS:
-        raise Refused(E.INVALID_REQUEST, f"protocols lists {len(req.protocols)} assignors; the "
-                                         f"limit is {MAX_PROTOCOLS}")
+        raise Refused(
+            E.INVALID_REQUEST,
+            f"protocols lists {len(req.protocols)} assignors; the limit is {MAX_PROTOCOLS}",
+        )
     for name, _ in req.protocols:
         check_length("protocols.name", name, MAX_NAME_LENGTH)
-    check_total_bytes("protocols.metadata", (len(name) + len(metadata)
-                                             for name, metadata in req.protocols),
-                      MAX_GROUP_RECORD_BYTES, hint=_RECORD_HINT)
+    check_total_bytes(
+        "protocols.metadata",
+        (len(name) + len(metadata) for name, metadata in req.protocols),
+        MAX_GROUP_RECORD_BYTES,
+        hint=_RECORD_HINT,
+    )
 
 
 def SyncGroup(req: m.SyncGroupRequest) -> None:
@@ -65,9 +96,12 @@ def SyncGroup(req: m.SyncGroupRequest) -> None:
     check_length("protocol_name", req.protocol_name or "", MAX_NAME_LENGTH)
     for member_id in req.assignments:
         check_member_id(member_id, "assignments.member_id")
-    check_total_bytes("assignments", (len(member_id) + len(assignment)
-                                      for member_id, assignment in req.assignments.items()),
-                      MAX_GROUP_RECORD_BYTES, hint=_RECORD_HINT + "; assign fewer partitions")
+    check_total_bytes(
+        "assignments",
+        (len(member_id) + len(assignment) for member_id, assignment in req.assignments.items()),
+        MAX_GROUP_RECORD_BYTES,
+        hint=_RECORD_HINT + "; assign fewer partitions",
+    )
 
 
 def Heartbeat(req: m.HeartbeatRequest) -> None:
@@ -86,18 +120,27 @@ def OffsetCommit(req: m.OffsetCommitRequest | m.TxnOffsetCommitRequest) -> None:
     for (topic, partition), o in req.offsets.items():
         where = f"partitions[{topic[:60]!r}, {partition}]"
         _partition(where, topic, partition)
-        check_not_negative(f"{where}: offset", o.offset,
-                           hint="commit the next offset to consume, 0 or more")
-        check_range(f"{where}: leader_epoch", o.leader_epoch, -1, INT32_MAX,
-                    hint="-1 when unknown")
+        check_not_negative(
+            f"{where}: offset", o.offset, hint="commit the next offset to consume, 0 or more"
+        )
+        check_range(f"{where}: leader_epoch", o.leader_epoch, -1, INT32_MAX, hint="-1 when unknown")
 
 
 def TxnOffsetCommit(req: m.TxnOffsetCommitRequest) -> None:
     check_length("transactional_id", req.transactional_id, MAX_NAME_LENGTH)
-    check_not_negative("producer_id", req.producer_id, E.INVALID_PRODUCER_ID_MAPPING,
-                       "the producer id InitProducerId gave the transactional producer")
-    check_range("producer_epoch", req.producer_epoch, 0, 32767,
-                hint="the epoch InitProducerId gave the transactional producer")
+    check_not_negative(
+        "producer_id",
+        req.producer_id,
+        E.INVALID_PRODUCER_ID_MAPPING,
+        "the producer id InitProducerId gave the transactional producer",
+    )
+    check_range(
+        "producer_epoch",
+        req.producer_epoch,
+        0,
+        32767,
+        hint="the epoch InitProducerId gave the transactional producer",
+    )
     OffsetCommit(req)
 
 

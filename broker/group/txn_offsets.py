@@ -5,6 +5,7 @@ pendingTransactionalOffsetCommits). Pure: the GroupCoordinator owns one.
 A committed transaction's offset replaces a partition's current one only if it was written
 after it (Kafka's olderThan check): a plain OffsetCommit appended while the transaction was open
 is newer and stays."""
+
 from __future__ import annotations
 
 from broker.group.messages import OffsetAndMetadata
@@ -19,10 +20,18 @@ class PendingTxnOffsets:
         # (group, partition) -> where the offset in effect was written, where known.
         self._written_at: dict[tuple[str, TopicPartition], int] = {}
 
-    def add(self, producer_id: int, group_id: str, tp: TopicPartition,
-            offset: OffsetAndMetadata, record_offset: int = -1) -> None:
+    def add(
+        self,
+        producer_id: int,
+        group_id: str,
+        tp: TopicPartition,
+        offset: OffsetAndMetadata,
+        record_offset: int = -1,
+    ) -> None:
         self._by_producer.setdefault(producer_id, {}).setdefault(group_id, {})[tp] = (
-            offset, record_offset)
+            offset,
+            record_offset,
+        )
 
     def applied(self, group_id: str, tp: TopicPartition, record_offset: int) -> None:
         """A plain OffsetCommit record (at `record_offset`, -1 unknown) is now in effect."""
@@ -31,8 +40,9 @@ class PendingTxnOffsets:
         else:
             self._written_at.pop((group_id, tp), None)
 
-    def complete(self, producer_id: int, committed: bool
-                 ) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
+    def complete(
+        self, producer_id: int, committed: bool
+    ) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
         """The transaction of `producer_id` ended: forget its offsets; on COMMIT return, per
         group, those to apply (newer than the offset in effect)."""
         ended = self._by_producer.pop(producer_id, {})

@@ -6,10 +6,11 @@ its own (NOT_LEADER_OR_FOLLOWER and the like: the coordinator retries where the 
 A marker committed into `__consumer_offsets` also ends the producer's pending transactional
 offset commits: the group coordinators hear of it through `on_offsets_marker`.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 import trio
 
@@ -21,24 +22,31 @@ from clients.wire import broker_pb2 as pb
 
 log = logging.getLogger(__name__)
 
-MARKER_TIMEOUT_MS = 30_000          # Kafka's request.timeout.ms for the marker's acks=all
+MARKER_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms for the marker's acks=all
 
 # (partition of __consumer_offsets, producer id, producer epoch, committed, marker offset)
 OffsetsMarkerHook = Callable[[int, int, int, bool, int], None]
 
 
 class TxnMarkerWriter:
-    def __init__(self, replicas: ReplicaManager, authorizer: RequestAuthorizer,
-                 on_offsets_marker: OffsetsMarkerHook, *, clock_ms: Callable[[], int],
-                 timeout_ms: int = MARKER_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        authorizer: RequestAuthorizer,
+        on_offsets_marker: OffsetsMarkerHook,
+        *,
+        clock_ms: Callable[[], int],
+        timeout_ms: int = MARKER_TIMEOUT_MS,
+    ) -> None:
         self.replicas = replicas
         self.authz = authorizer
         self.on_offsets_marker = on_offsets_marker
         self.clock_ms = clock_ms
         self.timeout_ms = timeout_ms
 
-    async def write_txn_markers(self, request: pb.WriteTxnMarkersRequest
-                                ) -> pb.WriteTxnMarkersResponse:
+    async def write_txn_markers(
+        self, request: pb.WriteTxnMarkersRequest
+    ) -> pb.WriteTxnMarkersResponse:
         response = pb.WriteTxnMarkersResponse()
         denial = self.authz.node_call_denial()
         now_ms = self.clock_ms()
@@ -53,8 +61,14 @@ class TxnMarkerWriter:
                         answer.error_code, answer.error_message = denial
                         continue
                     result = self.replicas.append_txn_marker(
-                        tp.topic, partition, marker.producer_id, marker.producer_epoch,
-                        marker.committed, marker.coordinator_epoch, now_ms)
+                        tp.topic,
+                        partition,
+                        marker.producer_id,
+                        marker.producer_epoch,
+                        marker.committed,
+                        marker.coordinator_epoch,
+                        now_ms,
+                    )
                     if result.error_code != ErrorCode.NONE:
                         answer.error_code = result.error_code
                         answer.error_message = result.error_message
@@ -67,31 +81,49 @@ class TxnMarkerWriter:
                     nursery.start_soon(self._wait, marker, answer, result, deadline)
         return response
 
-    async def _wait(self, marker: pb.TxnMarker, answer: pb.TxnMarkerPartitionResult,
-                    result: ProduceResult, deadline: float) -> None:
+    async def _wait(
+        self,
+        marker: pb.TxnMarker,
+        answer: pb.TxnMarkerPartitionResult,
+        result: ProduceResult,
+        deadline: float,
+    ) -> None:
         where = f"{answer.topic}-{answer.partition}"
-        code = await self.replicas.wait_committed(answer.topic, answer.partition,
-                                                  result.last_offset, result.leader_epoch,
-                                                  deadline)
+        code = await self.replicas.wait_committed(
+            answer.topic, answer.partition, result.last_offset, result.leader_epoch, deadline
+        )
         if code is None:
             answer.error_code = ErrorCode.REQUEST_TIMED_OUT
-            answer.error_message = (f"{where}: the marker at offset {result.base_offset} was not "
-                                    f"replicated to every in-sync replica within "
-                                    f"{self.timeout_ms} ms; retry")
+            answer.error_message = (
+                f"{where}: the marker at offset {result.base_offset} was not "
+                f"replicated to every in-sync replica within "
+                f"{self.timeout_ms} ms; retry"
+            )
             return
         if code != ErrorCode.NONE:
             answer.error_code = code
-            answer.error_message = (f"{where}: the marker at offset {result.base_offset} was "
-                                    f"written but not committed ({code.name}); retry")
+            answer.error_message = (
+                f"{where}: the marker at offset {result.base_offset} was "
+                f"written but not committed ({code.name}); retry"
+            )
             return
         if answer.topic == OFFSETS_TOPIC:
             try:
-                self.on_offsets_marker(answer.partition, marker.producer_id,
-                                       marker.producer_epoch, marker.committed,
-                                       result.base_offset)
-            except Exception as exc:     # the marker stands; the coordinator retries it
-                log.exception("%s: applying the marker of producer %d to the group "
-                              "coordinator failed", where, marker.producer_id)
+                self.on_offsets_marker(
+                    answer.partition,
+                    marker.producer_id,
+                    marker.producer_epoch,
+                    marker.committed,
+                    result.base_offset,
+                )
+            except Exception as exc:  # the marker stands; the coordinator retries it
+                log.exception(
+                    "%s: applying the marker of producer %d to the group coordinator failed",
+                    where,
+                    marker.producer_id,
+                )
                 answer.error_code = ErrorCode.UNKNOWN_SERVER_ERROR
-                answer.error_message = (f"{where}: the marker is committed but the group "
-                                        f"coordinator failed to apply it ({exc}); retry")
+                answer.error_message = (
+                    f"{where}: the marker is committed but the group "
+                    f"coordinator failed to apply it ({exc}); retry"
+                )

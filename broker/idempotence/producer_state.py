@@ -29,18 +29,25 @@ Transactions, Kafka's (ProducerStateManager, ProducerAppendInfo.appendEndTxnMark
 - a closed transaction stays unstable until the high watermark passes its marker; the last
   stable offset (LSO) is min(first offset of every unstable transaction, high watermark).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import NamedTuple
 
 from clients.errors import ErrorCode
 from clients.record.batch_header import (
-    HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError, parse_header, validate_batch)
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    CorruptBatchError,
+    parse_header,
+    validate_batch,
+)
 from clients.record.control import EndTxnMarker
 
-SEQUENCE_LIMIT = 2**31          # sequences run 0 .. 2^31-1, then wrap to 0
-BATCHES_PER_PRODUCER = 5        # Kafka's NUM_BATCHES_TO_RETAIN: max.in.flight of an idempotent producer
+SEQUENCE_LIMIT = 2**31  # sequences run 0 .. 2^31-1, then wrap to 0
+BATCHES_PER_PRODUCER = 5  # Kafka's NUM_BATCHES_TO_RETAIN: max.in.flight of an idempotent producer
 NO_PRODUCER_ID = -1
 NO_TXN = -1
 
@@ -75,12 +82,13 @@ class BatchMetadata(NamedTuple):
 class ProducerEntry:
     """One producer on one partition: its epoch and last batches, oldest first. Frozen so a
     request's batches can be checked against staged copies without touching the real state."""
+
     producer_id: int
     epoch: int
     batches: tuple[BatchMetadata, ...] = ()
-    current_txn_first_offset: int = NO_TXN    # the open transaction's first offset
-    coordinator_epoch: int = -1               # of the last marker written for it
-    marker_timestamp: int = -1                # of that marker: activity too, for expiration
+    current_txn_first_offset: int = NO_TXN  # the open transaction's first offset
+    coordinator_epoch: int = -1  # of the last marker written for it
+    marker_timestamp: int = -1  # of that marker: activity too, for expiration
 
     @property
     def last_seq(self) -> int:
@@ -117,6 +125,7 @@ class CompletedTxn(NamedTuple):
     """A transaction a marker closed: its data from `first_offset`, its marker at `last_offset`;
     `last_stable_offset` as it closed (the first offset of the earliest transaction still open,
     else the offset after the marker): a .txnindex entry's, so a search can stop early."""
+
     producer_id: int
     first_offset: int
     last_offset: int
@@ -126,10 +135,10 @@ class CompletedTxn(NamedTuple):
 
 @dataclass(frozen=True)
 class Decision:
-    action: str                   # APPEND, DUPLICATE or REJECT
+    action: str  # APPEND, DUPLICATE or REJECT
     error_code: int = 0
     message: str = ""
-    first_offset: int = -1        # DUPLICATE: where the original copy of the batch is
+    first_offset: int = -1  # DUPLICATE: where the original copy of the batch is
     last_offset: int = -1
 
     @property
@@ -148,43 +157,59 @@ def _reject(code: ErrorCode, message: str) -> Decision:
     return Decision(REJECT, int(code), message)
 
 
-def decide(entry: ProducerEntry | None, producer_id: int, epoch: int, first_seq: int,
-           last_seq: int, name: str = "") -> Decision:
+def decide(
+    entry: ProducerEntry | None,
+    producer_id: int,
+    epoch: int,
+    first_seq: int,
+    last_seq: int,
+    name: str = "",
+) -> Decision:
     """The verdict on one batch against `entry` (None: this producer id is unknown here)."""
     where = f" on {name}" if name else ""
     if epoch < 0 or first_seq < 0:
-        return _reject(ErrorCode.INVALID_RECORD,
-                       f"producer {producer_id} sent epoch {epoch}, base sequence {first_seq}"
-                       f"{where}: an idempotent batch needs both >= 0")
+        return _reject(
+            ErrorCode.INVALID_RECORD,
+            f"producer {producer_id} sent epoch {epoch}, base sequence {first_seq}"
+            f"{where}: an idempotent batch needs both >= 0",
+        )
     if entry is None:
         return _APPEND
     if epoch < entry.epoch:
-        return _reject(ErrorCode.INVALID_PRODUCER_EPOCH,
-                       f"producer {producer_id} epoch {epoch} is fenced{where}: epoch "
-                       f"{entry.epoch} is newer; a newer instance of this producer took over")
+        return _reject(
+            ErrorCode.INVALID_PRODUCER_EPOCH,
+            f"producer {producer_id} epoch {epoch} is fenced{where}: epoch "
+            f"{entry.epoch} is newer; a newer instance of this producer took over",
+        )
     dup = entry.find_duplicate(epoch, first_seq, last_seq)
     if dup is not None:
         return Decision(DUPLICATE, first_offset=dup.first_offset, last_offset=dup.last_offset)
     if epoch > entry.epoch:
         if first_seq != 0:
-            return _reject(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                           f"producer {producer_id} started epoch {epoch}{where} at sequence "
-                           f"{first_seq}; a new epoch must start at 0")
+            return _reject(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"producer {producer_id} started epoch {epoch}{where} at sequence "
+                f"{first_seq}; a new epoch must start at 0",
+            )
         return _APPEND
     if not entry.batches:
         # Known only by a marker (a coordinator that bumped the epoch when it aborted): this
         # epoch has no batch here yet, so it starts at 0, as a new epoch does.
         if first_seq != 0:
-            return _reject(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                           f"producer {producer_id} sent sequence {first_seq} as the first batch "
-                           f"of epoch {epoch}{where} (set by a transaction marker); a new epoch "
-                           "must start at 0")
+            return _reject(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"producer {producer_id} sent sequence {first_seq} as the first batch "
+                f"of epoch {epoch}{where} (set by a transaction marker); a new epoch "
+                "must start at 0",
+            )
         return _APPEND
     if first_seq != next_sequence(entry.last_seq):
-        return _reject(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                       f"producer {producer_id} epoch {epoch} sent sequence {first_seq}{where}, "
-                       f"expected {next_sequence(entry.last_seq)} (the last appended batch ended "
-                       f"at {entry.last_seq}); nothing was appended")
+        return _reject(
+            ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+            f"producer {producer_id} epoch {epoch} sent sequence {first_seq}{where}, "
+            f"expected {next_sequence(entry.last_seq)} (the last appended batch ended "
+            f"at {entry.last_seq}); nothing was appended",
+        )
     return _APPEND
 
 
@@ -195,9 +220,9 @@ class ProducerStateManager:
         self.name = name
         self.max_batches = max_batches
         self.producers: dict[int, ProducerEntry] = {}
-        self.end_offset = 0       # the state reflects every batch below this log offset
+        self.end_offset = 0  # the state reflects every batch below this log offset
         self.snapshot_offset = -1  # end offset of the snapshot last written or loaded
-        self.ongoing: dict[int, int] = {}           # producer id -> open transaction's first offset
+        self.ongoing: dict[int, int] = {}  # producer id -> open transaction's first offset
         self.unreplicated: list[CompletedTxn] = []  # closed, marker not yet below the HW
         # Markers met per producer id since this state was built: a partition leader verifying
         # a transaction's first batch with its coordinator (KIP-890) appends it only if no
@@ -208,21 +233,42 @@ class ProducerStateManager:
         return self.producers.get(producer_id)
 
     # -- checking (the leader, before it appends) -----------------------------------------------
-    def check(self, producer_id: int, producer_epoch: int, base_sequence: int,
-              last_sequence: int) -> Decision:
+    def check(
+        self, producer_id: int, producer_epoch: int, base_sequence: int, last_sequence: int
+    ) -> Decision:
         """The verdict on one batch; changes nothing."""
-        return decide(self.producers.get(producer_id), producer_id, producer_epoch,
-                      base_sequence, last_sequence, self.name)
+        return decide(
+            self.producers.get(producer_id),
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            last_sequence,
+            self.name,
+        )
 
-    def check_and_update(self, producer_id: int, producer_epoch: int, base_sequence: int,
-                         last_sequence: int, first_offset: int, timestamp: int = -1) -> Decision:
+    def check_and_update(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        base_sequence: int,
+        last_sequence: int,
+        first_offset: int,
+        timestamp: int = -1,
+    ) -> Decision:
         """The verdict on one batch that would be appended at `first_offset`; an APPEND verdict
         is recorded at once (for callers that append exactly what was accepted)."""
         decision = self.check(producer_id, producer_epoch, base_sequence, last_sequence)
         if decision.is_append:
             last_offset = first_offset + (last_sequence - base_sequence) % SEQUENCE_LIMIT
-            self.on_batch_appended(producer_id, producer_epoch, base_sequence, last_sequence,
-                                   first_offset, last_offset, timestamp)
+            self.on_batch_appended(
+                producer_id,
+                producer_epoch,
+                base_sequence,
+                last_sequence,
+                first_offset,
+                last_offset,
+                timestamp,
+            )
         return decision
 
     def check_batches(self, headers: Iterable, first_offset: int) -> list[Decision | None]:
@@ -240,17 +286,25 @@ class ProducerStateManager:
             pid, last_seq = h.producer_id, last_sequence(h)
             entry = staged.get(pid, self.producers.get(pid))
             decision = decide(entry, pid, h.producer_epoch, h.base_sequence, last_seq, self.name)
-            if decision.is_append and not h.is_transactional and entry is not None \
-                    and entry.in_transaction and h.producer_epoch == entry.epoch:
-                decision = _reject(ErrorCode.INVALID_TXN_STATE,
-                                   f"producer {pid} sent a non-transactional batch to {self.name} "
-                                   f"while its transaction from offset "
-                                   f"{entry.current_txn_first_offset} is open; commit or abort it "
-                                   f"first")
+            if (
+                decision.is_append
+                and not h.is_transactional
+                and entry is not None
+                and entry.in_transaction
+                and h.producer_epoch == entry.epoch
+            ):
+                decision = _reject(
+                    ErrorCode.INVALID_TXN_STATE,
+                    f"producer {pid} sent a non-transactional batch to {self.name} "
+                    f"while its transaction from offset "
+                    f"{entry.current_txn_first_offset} is open; commit or abort it "
+                    f"first",
+                )
             out.append(decision)
             if decision.is_append:
-                batch = BatchMetadata(h.base_sequence, last_seq, offset,
-                                      offset + h.last_offset_delta, h.max_timestamp)
+                batch = BatchMetadata(
+                    h.base_sequence, last_seq, offset, offset + h.last_offset_delta, h.max_timestamp
+                )
                 staged[pid] = self._updated(entry, pid, h.producer_epoch, batch)
                 if h.is_transactional and not staged[pid].in_transaction:
                     staged[pid] = replace(staged[pid], current_txn_first_offset=offset)
@@ -258,9 +312,17 @@ class ProducerStateManager:
         return out
 
     # -- updating (after an append, on a follower, when rebuilding) ------------------------------
-    def on_batch_appended(self, producer_id: int, producer_epoch: int, base_sequence: int,
-                          last_sequence: int, first_offset: int, last_offset: int,
-                          timestamp: int = -1, transactional: bool = False) -> None:
+    def on_batch_appended(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        base_sequence: int,
+        last_sequence: int,
+        first_offset: int,
+        last_offset: int,
+        timestamp: int = -1,
+        transactional: bool = False,
+    ) -> None:
         """Record a batch now in the log, unchecked: the leader checked it before appending.
         A transactional batch opens its producer's transaction if none is open."""
         if producer_id == NO_PRODUCER_ID:
@@ -273,8 +335,14 @@ class ProducerStateManager:
         self.producers[producer_id] = entry
         self.end_offset = max(self.end_offset, last_offset + 1)
 
-    def on_marker(self, producer_id: int, producer_epoch: int, marker: EndTxnMarker,
-                  offset: int, timestamp: int = -1) -> CompletedTxn | None:
+    def on_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        marker: EndTxnMarker,
+        offset: int,
+        timestamp: int = -1,
+    ) -> CompletedTxn | None:
         """A COMMIT or ABORT marker at `offset`, now in the log: the producer's transaction (if
         one is open; a retried marker finds none) is closed. A newer epoch replaces the old
         one's sequences, as any batch of a newer epoch does."""
@@ -282,21 +350,31 @@ class ProducerStateManager:
         first = entry.current_txn_first_offset
         batches = entry.batches if producer_epoch == entry.epoch else ()
         self.producers[producer_id] = replace(
-            entry, epoch=producer_epoch, batches=batches, current_txn_first_offset=NO_TXN,
-            coordinator_epoch=marker.coordinator_epoch, marker_timestamp=timestamp)
+            entry,
+            epoch=producer_epoch,
+            batches=batches,
+            current_txn_first_offset=NO_TXN,
+            coordinator_epoch=marker.coordinator_epoch,
+            marker_timestamp=timestamp,
+        )
         self.ongoing.pop(producer_id, None)
         self.markers_seen[producer_id] = self.markers_seen.get(producer_id, 0) + 1
         self.end_offset = max(self.end_offset, offset + 1)
         if first == NO_TXN:
             return None
-        done = CompletedTxn(producer_id, first, offset, not marker.committed,
-                            min(self.ongoing.values(), default=offset + 1))
+        done = CompletedTxn(
+            producer_id,
+            first,
+            offset,
+            not marker.committed,
+            min(self.ongoing.values(), default=offset + 1),
+        )
         self.unreplicated.append(done)
         return done
 
-    def on_replicated_batches(self, headers: Iterable,
-                              read_marker: Callable[[object], EndTxnMarker | None] | None = None
-                              ) -> list[CompletedTxn]:
+    def on_replicated_batches(
+        self, headers: Iterable, read_marker: Callable[[object], EndTxnMarker | None] | None = None
+    ) -> list[CompletedTxn]:
         """Batches appended to this log with their final offsets (a follower's fetch, the
         leader's own append, a replay of the log): record each idempotent one, and each marker
         (`read_marker(header)` reads a control batch's marker; without it they are skipped).
@@ -304,35 +382,48 @@ class ProducerStateManager:
         completed = []
         for h in headers:
             if is_checked(h):
-                self.on_batch_appended(h.producer_id, h.producer_epoch, h.base_sequence,
-                                       last_sequence(h), h.base_offset, h.last_offset,
-                                       h.max_timestamp, h.is_transactional)
+                self.on_batch_appended(
+                    h.producer_id,
+                    h.producer_epoch,
+                    h.base_sequence,
+                    last_sequence(h),
+                    h.base_offset,
+                    h.last_offset,
+                    h.max_timestamp,
+                    h.is_transactional,
+                )
             elif h.is_control and h.producer_id != NO_PRODUCER_ID and read_marker is not None:
                 marker = read_marker(h)
                 if marker is not None:
-                    done = self.on_marker(h.producer_id, h.producer_epoch, marker, h.base_offset,
-                                          h.max_timestamp)
+                    done = self.on_marker(
+                        h.producer_id, h.producer_epoch, marker, h.base_offset, h.max_timestamp
+                    )
                     if done is not None:
                         completed.append(done)
             self.end_offset = max(self.end_offset, h.base_offset + h.last_offset_delta + 1)
         return completed
 
     # -- transactions -------------------------------------------------------------------------------
-    def check_marker(self, producer_id: int, producer_epoch: int,
-                     coordinator_epoch: int) -> Decision:
+    def check_marker(
+        self, producer_id: int, producer_epoch: int, coordinator_epoch: int
+    ) -> Decision:
         """May the coordinator's marker for `producer_id` be written? Changes nothing."""
         entry = self.producers.get(producer_id)
         if entry is None:
             return _APPEND
         if producer_epoch < entry.epoch:
-            return _reject(ErrorCode.INVALID_PRODUCER_EPOCH,
-                           f"marker for producer {producer_id} at epoch {producer_epoch} on "
-                           f"{self.name} is fenced: the producer is at epoch {entry.epoch}")
+            return _reject(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"marker for producer {producer_id} at epoch {producer_epoch} on "
+                f"{self.name} is fenced: the producer is at epoch {entry.epoch}",
+            )
         if coordinator_epoch < entry.coordinator_epoch:
-            return _reject(ErrorCode.TRANSACTION_COORDINATOR_FENCED,
-                           f"marker for producer {producer_id} on {self.name} from coordinator "
-                           f"epoch {coordinator_epoch}, below {entry.coordinator_epoch} of the "
-                           f"last marker: a newer coordinator took over")
+            return _reject(
+                ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                f"marker for producer {producer_id} on {self.name} from coordinator "
+                f"epoch {coordinator_epoch}, below {entry.coordinator_epoch} of the "
+                f"last marker: a newer coordinator took over",
+            )
         return _APPEND
 
     def first_unstable_offset(self, high_watermark: int) -> int | None:
@@ -367,15 +458,19 @@ class ProducerStateManager:
         (Kafka's producer.id.expiration.ms): their ids and sequences no longer cost memory and
         snapshot space forever. One that comes back is an unknown producer id, accepted at the
         sequence it is at, as after retention deleted its batches. Returns the ids removed."""
-        gone = [pid for pid, e in self.producers.items()
-                if not e.in_transaction and now_ms - e.last_timestamp >= expiration_ms]
+        gone = [
+            pid
+            for pid, e in self.producers.items()
+            if not e.in_transaction and now_ms - e.last_timestamp >= expiration_ms
+        ]
         for pid in gone:
             del self.producers[pid]
             self.markers_seen.pop(pid, None)
         return gone
 
-    def _updated(self, entry: ProducerEntry | None, producer_id: int, epoch: int,
-                 batch: BatchMetadata) -> ProducerEntry:
+    def _updated(
+        self, entry: ProducerEntry | None, producer_id: int, epoch: int, batch: BatchMetadata
+    ) -> ProducerEntry:
         if entry is None:
             return ProducerEntry(producer_id, epoch, (batch,))
         return entry.with_batch(epoch, batch, self.max_batches)
@@ -387,18 +482,26 @@ class ProducerStateManager:
     def load(self, entries: Iterable[ProducerEntry], end_offset: int) -> None:
         """Replace the state with a snapshot's: `entries` describe every batch below `end_offset`."""
         self.producers = {e.producer_id: e for e in entries}
-        self.ongoing = {e.producer_id: e.current_txn_first_offset
-                        for e in self.producers.values() if e.in_transaction}
+        self.ongoing = {
+            e.producer_id: e.current_txn_first_offset
+            for e in self.producers.values()
+            if e.in_transaction
+        }
         self.unreplicated = []
         self.end_offset = end_offset
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, ProducerStateManager) and self.producers == other.producers
-                and self.end_offset == other.end_offset)
+        return (
+            isinstance(other, ProducerStateManager)
+            and self.producers == other.producers
+            and self.end_offset == other.end_offset
+        )
 
     def __repr__(self) -> str:
-        return f"ProducerStateManager({self.name!r}, {len(self.producers)} producers, " \
-               f"end_offset={self.end_offset})"
+        return (
+            f"ProducerStateManager({self.name!r}, {len(self.producers)} producers, "
+            f"end_offset={self.end_offset})"
+        )
 
 
 # -- one produce request --------------------------------------------------------------------------
@@ -417,7 +520,7 @@ def request_headers(records) -> list | None:
             pos += header.size
         if pos != end or not any(is_checked(h) for h in headers):
             return None
-        for pos, h in zip(_positions(headers), headers):
+        for pos, _h in zip(_positions(headers), headers):
             validate_batch(records, pos)
     except CorruptBatchError:
         return None
@@ -443,20 +546,25 @@ def check_request(state: ProducerStateManager, headers: list, next_offset: int) 
     if not dups:
         return None
     if len(dups) != len(decisions):
-        return _reject(ErrorCode.INVALID_REQUEST,
-                       f"the request for {state.name} mixes batches already appended with new "
-                       f"ones; send a retried batch in a request of its own; nothing was appended")
+        return _reject(
+            ErrorCode.INVALID_REQUEST,
+            f"the request for {state.name} mixes batches already appended with new "
+            f"ones; send a retried batch in a request of its own; nothing was appended",
+        )
     for a, b in zip(dups, dups[1:]):
         if b.first_offset != a.last_offset + 1:
-            return _reject(ErrorCode.INVALID_REQUEST,
-                           f"the request for {state.name} repeats batches that were appended "
-                           f"apart (offsets {a.last_offset} and {b.first_offset}); retry them one "
-                           f"per request")
+            return _reject(
+                ErrorCode.INVALID_REQUEST,
+                f"the request for {state.name} repeats batches that were appended "
+                f"apart (offsets {a.last_offset} and {b.first_offset}); retry them one "
+                f"per request",
+            )
     return Decision(DUPLICATE, first_offset=dups[0].first_offset, last_offset=dups[-1].last_offset)
 
 
-def record_request(state: ProducerStateManager, headers: list | None, first_offset: int,
-                   log_end_offset: int) -> None:
+def record_request(
+    state: ProducerStateManager, headers: list | None, first_offset: int, log_end_offset: int
+) -> None:
     """After a leader append of a request whose batches got offsets from `first_offset` on."""
     if headers:
         offset = first_offset

@@ -1,18 +1,24 @@
 """Producer state on disk and its load: `<offset:020d>.snapshot` files in the partition dir (Kafka's
 name and byte layout, written crash-safely), and the log's batch headers replayed after them."""
+
 from __future__ import annotations
 
 import dataclasses
 import logging
 import os
 import struct
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import google_crc32c
 
-from broker.idempotence.producer_state import SEQUENCE_LIMIT, BatchMetadata, ProducerEntry, ProducerStateManager
+from broker.idempotence.producer_state import (
+    SEQUENCE_LIMIT,
+    BatchMetadata,
+    ProducerEntry,
+    ProducerStateManager,
+)
 from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import decode_batch
 from clients.record.control import EndTxnMarker, decode_marker
@@ -24,7 +30,7 @@ log = logging.getLogger(__name__)
 
 SNAPSHOT_SUFFIX = ".snapshot"
 VERSION = 1
-KEEP_SNAPSHOTS = 2               # the newest, and one before it in case the newest is torn
+KEEP_SNAPSHOTS = 2  # the newest, and one before it in case the newest is torn
 # Kafka's ProducerStateManager schema v1: version int16, crc uint32 (CRC32C of the rest), then an
 # array (int32 count) of entries: producer id int64, epoch int16, last sequence int32, last offset
 # int64, offset delta int32, timestamp int64, coordinator epoch int32, txn first offset int64.
@@ -43,8 +49,9 @@ def snapshot_path(dir: Path, offset: int) -> Path:
 
 def list_snapshots(dir: Path) -> list[int]:
     """Offsets of the snapshot files in `dir`, ascending."""
-    return sorted(int(name[:-len(SNAPSHOT_SUFFIX)]) for name in os.listdir(dir)
-                  if _is_snapshot_name(name))
+    return sorted(
+        int(name[: -len(SNAPSHOT_SUFFIX)]) for name in os.listdir(dir) if _is_snapshot_name(name)
+    )
 
 
 # -- the byte format ----------------------------------------------------------------------------
@@ -60,8 +67,17 @@ def encode_snapshot(entries: list[ProducerEntry]) -> bytes:
             rows.append(_ENTRY.pack(e.producer_id, e.epoch, -1, -1, 0, e.marker_timestamp, *tail))
         for b in e.batches:
             delta = b.last_offset - b.first_offset
-            rows.append(_ENTRY.pack(e.producer_id, e.epoch, b.last_seq, b.last_offset, delta,
-                                    max(b.timestamp, e.marker_timestamp), *tail))
+            rows.append(
+                _ENTRY.pack(
+                    e.producer_id,
+                    e.epoch,
+                    b.last_seq,
+                    b.last_offset,
+                    delta,
+                    max(b.timestamp, e.marker_timestamp),
+                    *tail,
+                )
+            )
     body = _COUNT.pack(len(rows)) + b"".join(rows)
     return _HEAD.pack(VERSION, google_crc32c.value(body)) + body
 
@@ -72,7 +88,7 @@ def decode_snapshot(data: bytes, max_batches: int = 5) -> list[ProducerEntry]:
     version, crc = _HEAD.unpack_from(data, 0)
     if version != VERSION:
         raise CorruptSnapshot(f"unknown snapshot version {version} (this broker reads {VERSION})")
-    body = data[_HEAD.size:]
+    body = data[_HEAD.size :]
     if google_crc32c.value(body) != crc:
         raise CorruptSnapshot("CRC mismatch (a torn or damaged write)")
     (count,) = _COUNT.unpack_from(body, 0)
@@ -80,17 +96,20 @@ def decode_snapshot(data: bytes, max_batches: int = 5) -> list[ProducerEntry]:
         raise CorruptSnapshot(f"{count} entries do not fit {len(body)} bytes")
     by_id: dict[int, ProducerEntry] = {}
     for i in range(count):
-        pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first = \
+        pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first = (
             _ENTRY.unpack_from(body, _COUNT.size + i * _ENTRY.size)
+        )
         entry = by_id.get(pid) or ProducerEntry(pid, epoch)
         if last_offset >= 0:
-            batch = BatchMetadata((last_seq - delta) % SEQUENCE_LIMIT, last_seq,
-                                  last_offset - delta, last_offset, ts)
+            batch = BatchMetadata(
+                (last_seq - delta) % SEQUENCE_LIMIT, last_seq, last_offset - delta, last_offset, ts
+            )
             entry = entry.with_batch(epoch, batch, max_batches)
         else:
             entry = replace(entry, epoch=epoch, marker_timestamp=ts)
-        by_id[pid] = replace(entry, coordinator_epoch=coordinator_epoch,
-                             current_txn_first_offset=txn_first)
+        by_id[pid] = replace(
+            entry, coordinator_epoch=coordinator_epoch, current_txn_first_offset=txn_first
+        )
     return list(by_id.values())
 
 
@@ -112,14 +131,18 @@ class PendingSnapshot:
     """A snapshot taken where the state lives (the loop), for any thread to write. The partition
     dir is held open: a write that runs after the dir was renamed for deletion goes with it,
     never into a partition dir created since under the old name."""
+
     dir_fd: int
     offset: int
     data: bytes
 
 
 def take_snapshot(dir: Path, state: ProducerStateManager) -> PendingSnapshot:
-    return PendingSnapshot(os.open(dir, os.O_RDONLY | os.O_DIRECTORY), state.end_offset,
-                           encode_snapshot(state.entries()))
+    return PendingSnapshot(
+        os.open(dir, os.O_RDONLY | os.O_DIRECTORY),
+        state.end_offset,
+        encode_snapshot(state.entries()),
+    )
 
 
 def write_pending_snapshot(pending: PendingSnapshot) -> None:
@@ -139,7 +162,7 @@ def write_pending_snapshot(pending: PendingSnapshot) -> None:
 
 
 def _is_snapshot_name(name: str) -> bool:
-    stem = name[:-len(SNAPSHOT_SUFFIX)]
+    stem = name[: -len(SNAPSHOT_SUFFIX)]
     return name.endswith(SNAPSHOT_SUFFIX) and len(stem) == 20 and stem.isdigit()
 
 
@@ -173,11 +196,16 @@ def read_marker(log_: Log, header) -> EndTxnMarker | None:
         data = log_.read(header.base_offset, header.size).records
         _, records = decode_batch(data)
         if not records:
-            return None     # emptied by the cleaner once its transaction's data was gone
+            return None  # emptied by the cleaner once its transaction's data was gone
         return decode_marker(records[0].key, records[0].value)
     except (CorruptBatchError, OffsetOutOfRange) as exc:
-        log.warning("%s-%d: the control batch at offset %d is not a readable marker: %s",
-                    log_.topic, log_.partition, header.base_offset, exc)
+        log.warning(
+            "%s-%d: the control batch at offset %d is not a readable marker: %s",
+            log_.topic,
+            log_.partition,
+            header.base_offset,
+            exc,
+        )
         return None
 
 
@@ -187,8 +215,11 @@ def apply_batches(state: ProducerStateManager, log_: Log, headers: Iterable) -> 
     again by a replay, is not written twice)."""
     for done in state.on_replicated_batches(headers, lambda h: read_marker(log_, h)):
         if done.is_aborted:
-            log_.append_aborted_txn(AbortedTxn(done.producer_id, done.first_offset,
-                                               done.last_offset, done.last_stable_offset))
+            log_.append_aborted_txn(
+                AbortedTxn(
+                    done.producer_id, done.first_offset, done.last_offset, done.last_stable_offset
+                )
+            )
 
 
 def load_producer_state(log_: Log, name: str = "") -> ProducerStateManager:
@@ -210,7 +241,9 @@ def reload(state: ProducerStateManager, log_: Log) -> None:
             state.snapshot_offset = offset
             break
         except (CorruptSnapshot, OSError) as exc:
-            log.warning("ignoring producer state snapshot %s: %s; rebuilding from the log", path, exc)
+            log.warning(
+                "ignoring producer state snapshot %s: %s; rebuilding from the log", path, exc
+            )
             path.unlink(missing_ok=True)
     state.truncate_head(log_.log_start_offset)
     catch_up(state, log_)

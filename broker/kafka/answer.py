@@ -2,6 +2,7 @@
 file. A file range holds its own duplicate of the segment's descriptor, taken when the records
 were read, so a segment closed (and its number reused) or deleted before the writer sends it
 still sends the very bytes that were read: the inode lives as long as the duplicate."""
+
 from __future__ import annotations
 
 import os
@@ -10,14 +11,14 @@ from dataclasses import dataclass, field
 
 @dataclass
 class FileRange:
-    fd: int          # this answer's own duplicate: closed by Answer.close
+    fd: int  # this answer's own duplicate: closed by Answer.close
     position: int
     size: int
 
 
 @dataclass
 class Answer:
-    pieces: list = field(default_factory=list)     # bytes | FileRange, in order
+    pieces: list = field(default_factory=list)  # bytes | FileRange, in order
     closed: bool = False
 
     @classmethod

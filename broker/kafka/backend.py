@@ -1,6 +1,7 @@
 """The Kafka listener's one way into the broker: the wire-neutral handlers (broker/handlers/)
 that the gRPC servicers call too, so both wires share one behaviour (authorization, acks, the
 internal-topic rule, auto-creation, the group coordinator). Nothing here decides."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -19,18 +20,20 @@ from kraft.metadata.image import MetadataImage
 
 @dataclass(frozen=True)
 class Backend:
-    broker: object                          # broker.services.broker_servicer.BrokerHandlers
-    groups: object                          # broker.handlers.group.GroupHandler
-    image: Callable[[], MetadataImage]      # this broker's metadata image, now
-    admin_handler: object = None            # broker.handlers.admin.AdminHandler
-    transactions: object = None             # broker.handlers.transaction.TransactionHandler
+    broker: object  # broker.services.broker_servicer.BrokerHandlers
+    groups: object  # broker.handlers.group.GroupHandler
+    image: Callable[[], MetadataImage]  # this broker's metadata image, now
+    admin_handler: object = None  # broker.handlers.admin.AdminHandler
+    transactions: object = None  # broker.handlers.transaction.TransactionHandler
 
-    async def metadata(self, request: md.MetadataRequest, who: RequestContext
-                       ) -> md.MetadataResponse:
+    async def metadata(
+        self, request: md.MetadataRequest, who: RequestContext
+    ) -> md.MetadataResponse:
         return await self.broker.metadata.handle(request, who)
 
-    async def produce(self, request: pr.ProduceRequest, who: RequestContext,
-                      appended: Callable[[], None]) -> pr.ProduceResponse:
+    async def produce(
+        self, request: pr.ProduceRequest, who: RequestContext, appended: Callable[[], None]
+    ) -> pr.ProduceResponse:
         """`appended()` is called once every partition's append is done, before any wait."""
         return await self.broker.produce.handle(request, who, appended=appended)
 
@@ -39,8 +42,9 @@ class Backend:
         its FileSlices are valid."""
         return await self.broker.fetch.handle(request, render, who)
 
-    def list_offsets(self, request: lo.ListOffsetsRequest, who: RequestContext
-                     ) -> lo.ListOffsetsResponse:
+    def list_offsets(
+        self, request: lo.ListOffsetsRequest, who: RequestContext
+    ) -> lo.ListOffsetsResponse:
         return self.broker.list_offsets.handle(request, who)
 
     async def init_producer_id(self, request: InitProducerIdRequest, who: RequestContext):

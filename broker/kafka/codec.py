@@ -1,6 +1,7 @@
 """Kafka message bodies through kio: requests decoded by its native reader, cold responses
 encoded by its writer from plain dicts. Its schema modules load on first use (importing all of
 them takes seconds); `warm_up` loads the common ones off the event loop."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,8 +32,11 @@ def _entity(api_key: int, version: int, kind: str) -> type:
         module = importlib.import_module(f"kio.schema.{APIS[api_key].name}.v{version}.{kind}")
     wanted = "request" if kind == "request" else "response"
     for value in vars(module).values():
-        if isinstance(value, type) and getattr(value, "__type__", None) is not None \
-                and getattr(value.__type__, "name", "") == wanted:
+        if (
+            isinstance(value, type)
+            and getattr(value, "__type__", None) is not None
+            and getattr(value.__type__, "name", "") == wanted
+        ):
             return value
     raise LookupError(f"kio has no {wanted} in {module.__name__}")
 
@@ -41,6 +45,7 @@ def _entity(api_key: int, version: int, kind: str) -> type:
 def _reader(api_key: int, version: int):
     with _IMPORTS:
         from kio.serial import entity_reader
+
         return entity_reader(_entity(api_key, version, "request"))
 
 
@@ -48,6 +53,7 @@ def _reader(api_key: int, version: int):
 def _writer(api_key: int, version: int):
     with _IMPORTS:
         from kio.serial import entity_writer
+
         return entity_writer(_entity(api_key, version, "response"))
 
 
@@ -66,6 +72,7 @@ def decode_request(api_key: int, version: int, body):
     """The request body (bytes or a read-only view) as kio's dataclass. Bytes after the
     message are ignored, as Kafka does (librdkafka 2.16's Metadata v12 sends 3 of them)."""
     from broker.kafka.guard import check_entity
+
     check_entity(_entity(api_key, version, "request"), body, 0, len(body))
     try:
         message, _size = _reader(api_key, version)(body, 0)
@@ -95,8 +102,9 @@ def make(cls: type, values: dict):
             # zero value for the type instead.
             kwargs[f.name] = _zero(hints[f.name], f.metadata.get("kafka_type", ""))
         elif f.name in values:
-            kwargs[f.name] = _convert(hints[f.name], values[f.name],
-                                      f.metadata.get("kafka_type", ""))
+            kwargs[f.name] = _convert(
+                hints[f.name], values[f.name], f.metadata.get("kafka_type", "")
+            )
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             kwargs[f.name] = _zero(hints[f.name], f.metadata.get("kafka_type", ""))
     return cls(**kwargs)
@@ -108,8 +116,9 @@ def _hints(cls: type) -> dict:
 
 
 def _nullable(tp) -> bool:
-    return (typing.get_origin(tp) in (typing.Union, types.UnionType)
-            and type(None) in typing.get_args(tp))
+    return typing.get_origin(tp) in (typing.Union, types.UnionType) and type(
+        None
+    ) in typing.get_args(tp)
 
 
 def _strip_optional(tp):
@@ -127,10 +136,14 @@ def _convert(tp, value, kafka_type: str = ""):
         item = typing.get_args(tp)[0]
         return tuple(_convert(item, v, kafka_type) for v in value)
     if kafka_type.startswith("timedelta"):
-        return value if isinstance(value, datetime.timedelta) \
+        return (
+            value
+            if isinstance(value, datetime.timedelta)
             else datetime.timedelta(milliseconds=int(value))
+        )
     if kafka_type.startswith("datetime"):
         from kio.serial.readers import tz_aware_from_i64
+
         return tz_aware_from_i64(int(value))
     if dataclasses.is_dataclass(tp) and isinstance(value, dict):
         return make(tp, value)

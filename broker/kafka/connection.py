@@ -4,6 +4,7 @@ Produce's append, so pipelined requests reach the log in the order sent), lets t
 acks=all wait, a long-poll Fetch) go on in its own task, and queues the slot; a full queue stops
 reading. The writer owns the socket and sends the answers in request order, record bytes from
 segment files by sendfile. acks=0 gets no answer. A bad frame closes only this connection."""
+
 from __future__ import annotations
 
 import errno
@@ -36,8 +37,9 @@ READ_CHUNK = 65536
 # (header, body view, connection) -> its answer, or None for none (acks=0). `started()` is
 # called once its order-sensitive part is done; the dispatcher calls it for handlers that
 # have none.
-Dispatch = Callable[[RequestHeader, memoryview, "Connection", Callable[[], None]],
-                    Awaitable[Answer | None]]
+Dispatch = Callable[
+    [RequestHeader, memoryview, "Connection", Callable[[], None]], Awaitable[Answer | None]
+]
 
 
 class CloseConnection(Exception):
@@ -55,12 +57,19 @@ class _Slot:
 
 
 class Connection:
-    def __init__(self, stream: trio.SocketStream, dispatch: Dispatch, *, max_request_bytes: int,
-                 peer: str, listener: str) -> None:
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        dispatch: Dispatch,
+        *,
+        max_request_bytes: int,
+        peer: str,
+        listener: str,
+    ) -> None:
         self.stream = stream
         self.dispatch = dispatch
         self.max_request_bytes = max_request_bytes
-        self.peer = peer            # the client's host, for authorization and logs
+        self.peer = peer  # the client's host, for authorization and logs
         self.listener = listener
         self._buffer = bytearray()
 
@@ -90,16 +99,30 @@ class Connection:
         try:
             await task(*args[:-1])
         except (FrameError, CloseConnection) as exc:
-            _bad_frames.warning("bad-frame", "Kafka listener %s: closed the connection from "
-                                "%s: %s", self.listener, self.peer, exc)
+            _bad_frames.warning(
+                "bad-frame",
+                "Kafka listener %s: closed the connection from %s: %s",
+                self.listener,
+                self.peer,
+                exc,
+            )
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
-            pass      # the client went away
+            pass  # the client went away
         except OSError as exc:
-            _bad_frames.warning("socket", "Kafka listener %s: connection from %s failed: %s",
-                                self.listener, self.peer, exc)
+            _bad_frames.warning(
+                "socket",
+                "Kafka listener %s: connection from %s failed: %s",
+                self.listener,
+                self.peer,
+                exc,
+            )
         except Exception:  # noqa: BLE001
-            _bad_frames.exception("crash", "Kafka listener %s: closed the connection from %s "
-                                  "after an unexpected error", self.listener, self.peer)
+            _bad_frames.exception(
+                "crash",
+                "Kafka listener %s: closed the connection from %s after an unexpected error",
+                self.listener,
+                self.peer,
+            )
         cancel_scope.cancel()
 
     async def _read(self, send, nursery: trio.Nursery) -> None:
@@ -113,12 +136,12 @@ class Connection:
                     raise FrameError("the connection ended inside a frame")
                 header = parse_request_header(frame)
                 # kio's reader takes bytes or a read-only view only.
-                body = memoryview(frame).toreadonly()[header.size:]
+                body = memoryview(frame).toreadonly()[header.size :]
                 slot = _Slot(header)
-                await send.send(slot)     # blocks while MAX_QUEUED answers are owed
+                await send.send(slot)  # blocks while MAX_QUEUED answers are owed
                 await nursery.start(self._run, slot, body)
                 if slot.failed:
-                    return     # the writer closes the connection after the answers before it
+                    return  # the writer closes the connection after the answers before it
 
     async def _run(self, slot: _Slot, body: memoryview, *, task_status) -> None:
         """The handler; `task_status.started()` once its order-sensitive part is done. A failure
@@ -130,14 +153,20 @@ class Connection:
             if not started:
                 started = True
                 task_status.started()
+
         try:
             slot.answer = await self.dispatch(slot.header, body, self, mark_started)
         except (FrameError, CloseConnection) as exc:
             slot.failed = exc
         except Exception as exc:  # noqa: BLE001
-            _bad_frames.exception("handler", "Kafka listener %s: %s v%d from %s failed",
-                                  self.listener, slot.header.api_key, slot.header.api_version,
-                                  self.peer)
+            _bad_frames.exception(
+                "handler",
+                "Kafka listener %s: %s v%d from %s failed",
+                self.listener,
+                slot.header.api_key,
+                slot.header.api_version,
+                self.peer,
+            )
             slot.failed = CloseConnection(f"the handler failed: {type(exc).__name__}")
         finally:
             slot.done.set()
@@ -149,7 +178,7 @@ class Connection:
             answer = slot.answer
             if slot.failed:
                 raise slot.failed
-            if answer is None:     # acks=0
+            if answer is None:  # acks=0
                 continue
             try:
                 await self._send(slot.header, answer)
@@ -201,8 +230,7 @@ class Connection:
         buffer = self._buffer
         while len(buffer) < n:
             # At most a MiB per read: recv allocates the whole size asked for each time.
-            chunk = await self.stream.receive_some(min(max(READ_CHUNK, n - len(buffer)),
-                                                       1 << 20))
+            chunk = await self.stream.receive_some(min(max(READ_CHUNK, n - len(buffer)), 1 << 20))
             if not chunk:
                 if buffer:
                     raise FrameError("the connection ended inside a frame")

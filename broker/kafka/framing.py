@@ -1,6 +1,7 @@
 """Kafka's framing, sans I/O: a 4-byte size before every message, the request header (v0-v2,
 v2 with tagged fields) and the response header (v0, v1 with tagged fields). Every length read
 from a frame is checked against what is left of it; a bad frame raises FrameError."""
+
 from __future__ import annotations
 
 import struct
@@ -9,7 +10,7 @@ from typing import NamedTuple
 from broker.kafka.apis import API_VERSIONS, APIS, header_versions
 
 _SIZE = struct.Struct(">i")
-_HEAD = struct.Struct(">hhi")      # api_key, api_version, correlation_id
+_HEAD = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 # The smallest request: api_key, api_version, correlation_id and a null client_id.
 MIN_FRAME = _HEAD.size + 2
 # A client id longer than this is hostile or broken (Kafka's is a short string, at most 32767).
@@ -27,8 +28,8 @@ class RequestHeader(NamedTuple):
     api_version: int
     correlation_id: int
     client_id: str | None
-    size: int                # bytes of the header: the body starts there
-    flexible: bool           # the body has compact types and tagged fields
+    size: int  # bytes of the header: the body starts there
+    flexible: bool  # the body has compact types and tagged fields
 
 
 def frame_size(prefix: bytes, max_bytes: int) -> int:
@@ -38,15 +39,14 @@ def frame_size(prefix: bytes, max_bytes: int) -> int:
     if size < MIN_FRAME:
         raise FrameError(f"a frame of {size} bytes is smaller than any request header")
     if size > max_bytes:
-        raise FrameError(f"a frame of {size} bytes is above socket.request.max.bytes "
-                         f"({max_bytes})")
+        raise FrameError(f"a frame of {size} bytes is above socket.request.max.bytes ({max_bytes})")
     return size
 
 
 def read_uvarint(data, at: int, end: int) -> tuple[int, int]:
     """(value, position after it); at most 5 bytes, as Kafka's 32-bit unsigned varint."""
     value = shift = 0
-    for i in range(5):
+    for _i in range(5):
         if at >= end:
             raise FrameError("a varint runs past the end of the frame")
         b = data[at]
@@ -88,7 +88,7 @@ def parse_request_header(frame) -> RequestHeader:
         if length > end - at:
             raise FrameError("client_id runs past the end of the frame")
         try:
-            client_id = bytes(frame[at:at + length]).decode("utf-8")
+            client_id = bytes(frame[at : at + length]).decode("utf-8")
         except UnicodeDecodeError:
             raise FrameError("client_id is not UTF-8") from None
         at += length
@@ -102,8 +102,7 @@ def parse_request_header(frame) -> RequestHeader:
             if api_key != API_VERSIONS or api_version <= APIS[API_VERSIONS].max_version:
                 raise
             at = end
-    return RequestHeader(api_key, api_version, correlation_id, client_id, at,
-                         request_version >= 2)
+    return RequestHeader(api_key, api_version, correlation_id, client_id, at, request_version >= 2)
 
 
 def response_header(correlation_id: int, version: int) -> bytes:

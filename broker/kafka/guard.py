@@ -2,6 +2,7 @@
 allocates an array for the count the bytes claim, so 5 hostile bytes claiming 4 billion
 elements abort the whole process (a Rust allocation failure is no exception). Every length and
 count is checked against the bytes left here first; a lie is a FrameError."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,9 +13,23 @@ from functools import cache
 from broker.kafka.codec import _hints, _strip_optional
 from broker.kafka.framing import FrameError, read_uvarint
 
-_FIXED = {"int8": 1, "uint8": 1, "bool": 1, "int16": 2, "uint16": 2, "error_code": 2,
-          "int32": 4, "uint32": 4, "timedelta_i32": 4, "int64": 8, "uint64": 8,
-          "timedelta_i64": 8, "datetime_i64": 8, "float64": 8, "uuid": 16}
+_FIXED = {
+    "int8": 1,
+    "uint8": 1,
+    "bool": 1,
+    "int16": 2,
+    "uint16": 2,
+    "error_code": 2,
+    "int32": 4,
+    "uint32": 4,
+    "timedelta_i32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "timedelta_i64": 8,
+    "datetime_i64": 8,
+    "float64": 8,
+    "uuid": 16,
+}
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 # Nesting in Kafka's schemas is a handful of levels; a cycle would be a kio bug, not input.
@@ -22,9 +37,9 @@ MAX_DEPTH = 16
 
 
 class _Field(typing.NamedTuple):
-    kind: str             # a kafka_type, or "entity"
+    kind: str  # a kafka_type, or "entity"
     array: bool
-    entity: type | None   # the nested entity, for "entity"
+    entity: type | None  # the nested entity, for "entity"
     tag: int | None
 
 
@@ -37,8 +52,9 @@ def _plan(cls: type) -> tuple[list[_Field], dict[int, _Field]]:
         array = typing.get_origin(tp) is tuple
         item = _strip_optional(typing.get_args(tp)[0]) if array else tp
         kind = f.metadata.get("kafka_type")
-        field = _Field(kind or "entity", array,
-                       item if kind is None else None, f.metadata.get("tag"))
+        field = _Field(
+            kind or "entity", array, item if kind is None else None, f.metadata.get("tag")
+        )
         if field.tag is None:
             plain.append(field)
         else:
@@ -80,7 +96,7 @@ def _check_field(field: _Field, flexible: bool, data, at: int, end: int, depth: 
         if count * size > end - at:
             raise FrameError(f"an array of {count} {field.kind} runs past the frame")
         return at + count * size
-    if count > end - at:       # every element takes a byte at least
+    if count > end - at:  # every element takes a byte at least
         raise FrameError(f"an array of {count} elements in {end - at} bytes")
     for _ in range(count):
         at = _check_one(field, flexible, data, at, end, depth)

@@ -1,5 +1,6 @@
 """A Kafka listener: raw TCP on trio, one Connection (connection.py) per client. Plaintext
 only for now; the security protocol map decides, so SSL and SASL_* can be added here."""
+
 from __future__ import annotations
 
 import logging
@@ -22,12 +23,19 @@ def check_protocol(name: str, protocol: str) -> None:
         raise KafkaListenerError(
             f"listener {name}: the Kafka wire listener serves PLAINTEXT only so far, but "
             f"listener.security.protocol.map gives it {protocol}; use {name}:PLAINTEXT (the "
-            "gRPC listeners serve SSL and SASL)")
+            "gRPC listeners serve SSL and SASL)"
+        )
 
 
-async def serve_kafka_listener(name: str, host: str, port: int, dispatcher: Dispatcher, *,
-                               max_request_bytes: int,
-                               task_status=trio.TASK_STATUS_IGNORED) -> None:
+async def serve_kafka_listener(
+    name: str,
+    host: str,
+    port: int,
+    dispatcher: Dispatcher,
+    *,
+    max_request_bytes: int,
+    task_status=trio.TASK_STATUS_IGNORED,
+) -> None:
     """Listen on host:port; `task_status.started(port)` (the port picked if 0)."""
     listeners = await trio.open_tcp_listeners(port, host=host)
     bound = listeners[0].socket.getsockname()[1]
@@ -38,8 +46,13 @@ async def serve_kafka_listener(name: str, host: str, port: int, dispatcher: Disp
         except OSError:
             return
         try:
-            await Connection(stream, dispatcher.dispatch, max_request_bytes=max_request_bytes,
-                             peer=peer, listener=name).serve()
+            await Connection(
+                stream,
+                dispatcher.dispatch,
+                max_request_bytes=max_request_bytes,
+                peer=peer,
+                listener=name,
+            ).serve()
         except Exception:
             # A bug in a connection must not end the listener, nor the node with it.
             log.exception("Kafka listener %s: the connection from %s failed", name, peer)

@@ -1,5 +1,6 @@
 """Kafka's primitive types, written by hand for the hot responses (Produce, Fetch): legacy or
 compact (flexible versions) strings, arrays and bytes, and an empty tagged-field section."""
+
 from __future__ import annotations
 
 import struct

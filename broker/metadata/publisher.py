@@ -1,10 +1,11 @@
 """The broker's view of the cluster: the metadata image replayed from the committed metadata log,
 and what each new image means for this broker's replicas (host a log, lead it, follow, drop it).
 Metadata answers, auto-creation and forwarded admin calls read and wait on it."""
+
 from __future__ import annotations
 
 import logging
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import trio
 
@@ -18,8 +19,9 @@ log = logging.getLogger(__name__)
 
 
 class BrokerMetadata:
-    def __init__(self, node_id: int, replicas: ReplicaManager,
-                 topic_defaults: Mapping[str, str]) -> None:
+    def __init__(
+        self, node_id: int, replicas: ReplicaManager, topic_defaults: Mapping[str, str]
+    ) -> None:
         self.node_id = node_id
         self.replicas = replicas
         self.broker_defaults = LogConfig.from_props(dict(topic_defaults))
@@ -40,8 +42,9 @@ class BrokerMetadata:
             try:
                 delta.replay(record, offset, epoch)
             except MetadataReplayError as exc:
-                log.error("metadata offset %d not applied on broker %d: %s", offset,
-                          self.node_id, exc)
+                log.error(
+                    "metadata offset %d not applied on broker %d: %s", offset, self.node_id, exc
+                )
                 delta.offset, delta.epoch = offset, epoch
         self._publish(delta.apply())
 
@@ -63,8 +66,9 @@ class BrokerMetadata:
     # -- publishing
     def log_config(self, image: MetadataImage, topic: str) -> LogConfig:
         try:
-            return LogConfig.from_props(dict(image.topic_configs(topic)),
-                                        defaults=self.broker_defaults)
+            return LogConfig.from_props(
+                dict(image.topic_configs(topic)), defaults=self.broker_defaults
+            )
         except ConfigError as exc:
             # The controller validated it; a value only a newer kraft reads keeps the defaults.
             log.error("topic %s config not usable here (%s); using the broker defaults", topic, exc)
@@ -77,14 +81,16 @@ class BrokerMetadata:
             configs_changed = old.topic_configs(topic.name) != image.topic_configs(topic.name)
             if before is not topic or configs_changed:
                 self._apply_topic(image, topic, configs_changed)
-        for (name, p), hosted in list(self._hosted().items()):
+        for (name, p), _hosted in list(self._hosted().items()):
             reg = image.partition(name, p)
             if reg is None or self.node_id not in reg.replicas:
-                log.info("dropping replica %s-%d: the metadata log no longer places it here", name, p)
+                log.info(
+                    "dropping replica %s-%d: the metadata log no longer places it here", name, p
+                )
                 self.replicas.remove_partition(name, p)
         for name, p in self.replicas.log_manager.offline_partitions():
             if self._placed_here(old, name, p) and not self._placed_here(image, name, p):
-                self.replicas.log_manager.delete_log(name, p)    # its damaged files go too
+                self.replicas.log_manager.delete_log(name, p)  # its damaged files go too
         self._changed.set()
         self._changed = trio.Event()
 
@@ -99,13 +105,18 @@ class BrokerMetadata:
             existing = self.replicas.log_manager.get_log(topic.name, p)
             if existing is not None and existing.topic_id and existing.topic_id != topic.topic_id:
                 # The topic was deleted and re-created while this broker was away.
-                log.info("replacing %s-%d: its log belongs to an older topic %s", topic.name, p,
-                         existing.topic_id)
+                log.info(
+                    "replacing %s-%d: its log belongs to an older topic %s",
+                    topic.name,
+                    p,
+                    existing.topic_id,
+                )
                 self.replicas.remove_partition(topic.name, p)
                 self.replicas.log_manager.delete_log(topic.name, p)
             # The replication core ignores what it already knows (same epochs) and stale news.
-            self.replicas.apply_registration(topic.name, p, topic.topic_id, config, reg,
-                                             config_changed=configs_changed)
+            self.replicas.apply_registration(
+                topic.name, p, topic.topic_id, config, reg, config_changed=configs_changed
+            )
 
     def offline_replicas(self) -> tuple[tuple[str, int], ...]:
         """(topic_id, partition) of this broker's replicas the log manager took offline, for the
@@ -129,14 +140,17 @@ class BrokerMetadata:
         for (name, p), log_ in self.replicas.log_manager.logs().items():
             reg = self.image.partition(name, p)
             topic = self.image.topic(name)
-            if reg is None or self.node_id not in reg.replicas or (
-                    log_.topic_id and topic is not None and log_.topic_id != topic.topic_id):
+            if (
+                reg is None
+                or self.node_id not in reg.replicas
+                or (log_.topic_id and topic is not None and log_.topic_id != topic.topic_id)
+            ):
                 self.replicas.remove_partition(name, p)
                 self.replicas.log_manager.delete_log(name, p)
                 removed.append((name, p))
         for name, p in self.replicas.log_manager.offline_partitions():
             if not self._placed_here(self.image, name, p):
-                self.replicas.log_manager.delete_log(name, p)    # offline, of a deleted topic
+                self.replicas.log_manager.delete_log(name, p)  # offline, of a deleted topic
                 removed.append((name, p))
         if removed:
             log.info("deleted stray replicas no longer in the metadata log: %s", removed)

@@ -1,13 +1,15 @@
 """This node's seat on the KRaft metadata log: a voter on controllers, an observer on broker-only
 nodes. It owns the log, quorum-state, Raft core and driver, decodes each committed entry once and
 hands the records, in log order, to every metadata listener (active controller, broker image)."""
+
 from __future__ import annotations
 
 import dataclasses
 import logging
 import pathlib
 import random
-from typing import Callable, Mapping, Protocol, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import trio
 
@@ -15,8 +17,13 @@ from kraft.metadata import records as r
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.snapshot import snapshot_from_bytes, snapshot_to_bytes
 from kraft.raft import RaftConfig, RaftCore
-from kraft.raft.disk import (FileElectionStore, FileRaftLog, metadata_log_dir, quorum_state_path,
-                             write_initial)
+from kraft.raft.disk import (
+    FileElectionStore,
+    FileRaftLog,
+    metadata_log_dir,
+    quorum_state_path,
+    write_initial,
+)
 from kraft.raft.driver import RaftDriver, monotonic_ms
 from kraft.raft.log import Entry, OffsetAndEpoch
 
@@ -46,10 +53,11 @@ class ControllerListener(MetadataListener, Protocol):
 class QuorumConfig:
     """What this node's seat needs of the node's config; server/node.py's quorum_config builds it
     from server.properties (as controller_config does for the controller)."""
+
     node_id: int
-    voters: Mapping[int, str]           # voter node id -> "host:port"
-    is_voter: bool                      # a controller votes; a broker-only node observes
-    log_dir: pathlib.Path               # metadata.log.dir: the metadata log and quorum-state
+    voters: Mapping[int, str]  # voter node id -> "host:port"
+    is_voter: bool  # a controller votes; a broker-only node observes
+    log_dir: pathlib.Path  # metadata.log.dir: the metadata log and quorum-state
     raft: RaftConfig
 
 
@@ -76,11 +84,16 @@ class MetadataQuorum:
     runs the quorum) replays first, then `listeners`; snapshots are taken of the controller's
     image, else of `snapshot_source`."""
 
-    def __init__(self, config: QuorumConfig, cluster_id: str = "",
-                 open_channel: Callable[[str], object] | None = None, *,
-                 listeners: Sequence[MetadataListener] = (),
-                 controller: Callable[[RaftDriver], ControllerListener] | None = None,
-                 snapshot_source: Callable[[], MetadataImage] | None = None) -> None:
+    def __init__(
+        self,
+        config: QuorumConfig,
+        cluster_id: str = "",
+        open_channel: Callable[[str], object] | None = None,
+        *,
+        listeners: Sequence[MetadataListener] = (),
+        controller: Callable[[RaftDriver], ControllerListener] | None = None,
+        snapshot_source: Callable[[], MetadataImage] | None = None,
+    ) -> None:
         self.config = config
         self.cluster_id = cluster_id
         self.is_voter = config.is_voter
@@ -91,31 +104,46 @@ class MetadataQuorum:
         if self.is_voter and stored is not None and set(self.store.voters) != set(self.voters):
             raise QuorumConfigError(
                 f"controller.quorum.voters lists {sorted(self.voters)} but {self.store.path} was "
-                f"formatted for {sorted(self.store.voters)}; fix the config or re-format the node")
+                f"formatted for {sorted(self.store.voters)}; fix the config or re-format the node"
+            )
         if not self.is_voter and (stored is None or set(self.store.voters) != set(self.voters)):
             # An observer's quorum-state only remembers the last leader it knew: never a vote.
             write_initial(self.store.path, sorted(self.voters), overwrite=True)
             self.store = FileElectionStore(self.store.path)
         self.log = FileRaftLog(metadata_log_dir(log_dir), now_ms=monotonic_ms())
         try:
-            core = RaftCore(config.node_id, frozenset(self.voters), self.log, self.store,
-                            random.Random(), config.raft, monotonic_ms(),
-                            is_observer=not self.is_voter)
+            core = RaftCore(
+                config.node_id,
+                frozenset(self.voters),
+                self.log,
+                self.store,
+                random.Random(),
+                config.raft,
+                monotonic_ms(),
+                is_observer=not self.is_voter,
+            )
             peers = {i: a for i, a in self.voters.items() if i != config.node_id}
-            self.driver = RaftDriver(core, self.log, self.store, peers,
-                                     on_commit=self._on_commit,
-                                     on_snapshot_load=self._on_snapshot_load,
-                                     take_snapshot=self._take_snapshot,
-                                     cluster_id=cluster_id,
-                                     **({"open_channel": open_channel} if open_channel else {}))
+            self.driver = RaftDriver(
+                core,
+                self.log,
+                self.store,
+                peers,
+                on_commit=self._on_commit,
+                on_snapshot_load=self._on_snapshot_load,
+                take_snapshot=self._take_snapshot,
+                cluster_id=cluster_id,
+                **({"open_channel": open_channel} if open_channel else {}),
+            )
             self.controller = controller(self.driver) if controller is not None else None
         except BaseException:
             self.log.close()
             raise
-        self.listeners: tuple[MetadataListener, ...] = \
-            ((self.controller,) if self.controller is not None else ()) + tuple(listeners)
-        self.snapshot_source = self.controller.image if self.controller is not None \
-            else snapshot_source
+        self.listeners: tuple[MetadataListener, ...] = (
+            (self.controller,) if self.controller is not None else ()
+        ) + tuple(listeners)
+        self.snapshot_source = (
+            self.controller.image if self.controller is not None else snapshot_source
+        )
 
     @property
     def leader_id(self) -> int | None:

@@ -1,24 +1,28 @@
 """The Quorum gRPC service: KRaft's Raft RPCs between controllers. Each call is
 decoded, handed to the node's RaftDriver, and the core's answer encoded back; DescribeQuorum
 answers from the core's own view."""
+
 from __future__ import annotations
 
 import logging
 import time
 
+from broker.security.node_trust import refuse_unless_node, refuse_unless_voter
+from clients.errors import ErrorCode
 from clients.grpc_server import TrioGrpcServer
 from clients.quorum_info import quorum_info_to_proto
 from clients.wire import quorum_pb2 as pb
-from clients.errors import ErrorCode
-from broker.security.node_trust import refuse_unless_node, refuse_unless_voter
 from kraft.raft import codec
-from kraft.raft.messages import (BeginQuorumEpochRequest, EndQuorumEpochRequest, VoteRequest,
-                                 error_response)
 from kraft.raft.driver import RaftDriver
+from kraft.raft.messages import (
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    VoteRequest,
+    error_response,
+)
 from kraft.raft.validation import check_request
 
 log = logging.getLogger(__name__)
-
 
 
 class QuorumServicer:
@@ -33,17 +37,30 @@ class QuorumServicer:
         # Who sent it comes first: a node that is not who it claims learns nothing more.
         problem = self._refuse_sender(message)
         if problem is not None:
-            return codec.to_proto(error_response(message, message.dst, message.epoch, None,
-                                                 ErrorCode.CLUSTER_AUTHORIZATION_FAILED, problem))
-        refusal = check_request(message, request.cluster_id, self.cluster_id,
-                                self.driver.core.node_id)
+            return codec.to_proto(
+                error_response(
+                    message,
+                    message.dst,
+                    message.epoch,
+                    None,
+                    ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                    problem,
+                )
+            )
+        refusal = check_request(
+            message, request.cluster_id, self.cluster_id, self.driver.core.node_id
+        )
         if refusal is not None:
             # Refused before the core sees it, so it changes nothing. The answer carries the
             # sender's own epoch: it cannot move the sender's either.
-            self._log_refusal(f"refused {type(message).__name__} from node {message.src}: "
-                              f"{refusal.message}")
-            return codec.to_proto(error_response(message, message.dst, message.epoch, None,
-                                                 refusal.error, refusal.message))
+            self._log_refusal(
+                f"refused {type(message).__name__} from node {message.src}: {refusal.message}"
+            )
+            return codec.to_proto(
+                error_response(
+                    message, message.dst, message.epoch, None, refusal.error, refusal.message
+                )
+            )
         return codec.to_proto(await self.driver.handle_request(message))
 
     def _refuse_sender(self, message) -> str | None:
@@ -67,8 +84,9 @@ class QuorumServicer:
     async def Vote(self, request: pb.VoteRequest) -> pb.VoteResponse:
         return await self._relay(request)
 
-    async def BeginQuorumEpoch(self, request: pb.BeginQuorumEpochRequest
-                               ) -> pb.BeginQuorumEpochResponse:
+    async def BeginQuorumEpoch(
+        self, request: pb.BeginQuorumEpochRequest
+    ) -> pb.BeginQuorumEpochResponse:
         return await self._relay(request)
 
     async def EndQuorumEpoch(self, request: pb.EndQuorumEpochRequest) -> pb.EndQuorumEpochResponse:

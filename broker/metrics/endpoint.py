@@ -7,6 +7,7 @@ loop owns (partitions, purgatory, coordinators, the Raft core), which a thread c
 changed (a dict resized mid-iteration); on the loop a scrape sees one consistent moment, with no
 lock on any hot path. The cost is the loop's time for a scrape (BENCHMARKS.md measures it), and
 a loop that is stuck answers no scrape, but such a node answers no request either."""
+
 from __future__ import annotations
 
 import logging
@@ -40,13 +41,22 @@ class NodeMetrics:
         self.scrapes = 0
         self.last_scrape_s = 0.0
 
-    def observe_request(self, api: str, listener: str, error_code, seconds: float, *,
-                        queue_s: float | None = None, remote_s: float | None = None) -> None:
+    def observe_request(
+        self,
+        api: str,
+        listener: str,
+        error_code,
+        seconds: float,
+        *,
+        queue_s: float | None = None,
+        remote_s: float | None = None,
+    ) -> None:
         """For a listener that is not gRPC (RequestStats.observe_request says the arguments).
         Such a listener can have the purgatory measure remote time too: clients.request_times
         (measure_request in the request's trio task)."""
-        self.requests.observe_request(api, listener, error_code, seconds, queue_s=queue_s,
-                                      remote_s=remote_s)
+        self.requests.observe_request(
+            api, listener, error_code, seconds, queue_s=queue_s, remote_s=remote_s
+        )
 
     def add(self, collector) -> None:
         self.registry.register(collector)
@@ -63,8 +73,10 @@ class NodeMetrics:
         try:
             listeners = await trio.open_tcp_listeners(port, host=host)
         except OSError as exc:
-            raise OSError(f"metrics.listener: cannot listen on {host}:{port} ({exc.strerror}); "
-                          "free the port or choose another") from None
+            raise OSError(
+                f"metrics.listener: cannot listen on {host}:{port} ({exc.strerror}); "
+                "free the port or choose another"
+            ) from None
         bound = listeners[0].socket.getsockname()[1]
         async with trio.open_nursery() as nursery:
             task_status.started(bound)
@@ -87,18 +99,24 @@ class NodeMetrics:
                 elif path in (b"/metrics", b"/"):
                     try:
                         body = self.render()
-                    except Exception as exc:     # noqa: BLE001 - a collector's bug must not stop the node
-                        log.error("metrics: a scrape failed; answered 500",
-                                  exc_info=(type(exc), exc, exc.__traceback__))
-                        await _send(stream, 500, b"text/plain",
-                                    f"the scrape failed ({type(exc).__name__}: {exc}); "
-                                    "the node logged the details\n".encode())
+                    except Exception as exc:  # noqa: BLE001 - a collector's bug must not stop the node
+                        log.error(
+                            "metrics: a scrape failed; answered 500",
+                            exc_info=(type(exc), exc, exc.__traceback__),
+                        )
+                        await _send(
+                            stream,
+                            500,
+                            b"text/plain",
+                            f"the scrape failed ({type(exc).__name__}: {exc}); "
+                            "the node logged the details\n".encode(),
+                        )
                     else:
                         await _send(stream, 200, CONTENT_TYPE_LATEST.encode(), body)
                 else:
                     await _send(stream, 404, b"text/plain", b"the metrics are at /metrics\n")
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass      # the scraper went away
+                pass  # the scraper went away
 
 
 class _NodeInfo:
@@ -108,17 +126,26 @@ class _NodeInfo:
         self.labels = [str(node_id), ",".join(roles)]
 
     def collect(self):
-        info = GaugeMetricFamily("kafka_server_app_info", "1; the labels say which node this is",
-                                 labels=["node_id", "roles"])
+        info = GaugeMetricFamily(
+            "kafka_server_app_info",
+            "1; the labels say which node this is",
+            labels=["node_id", "roles"],
+        )
         info.add_metric(self.labels, 1)
         return [info]
 
 
-_REASONS = {200: b"OK", 404: b"Not Found", 405: b"Method Not Allowed",
-            500: b"Internal Server Error"}
+_REASONS = {
+    200: b"OK",
+    404: b"Not Found",
+    405: b"Method Not Allowed",
+    500: b"Internal Server Error",
+}
 
 
 async def _send(stream: trio.SocketStream, status: int, content_type: bytes, body: bytes) -> None:
-    head = (b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-            % (status, _REASONS[status], content_type, len(body)))
+    head = (
+        b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+        % (status, _REASONS[status], content_type, len(body))
+    )
     await stream.send_all(head + body)

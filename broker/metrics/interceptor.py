@@ -1,10 +1,12 @@
 """The one place the gRPC listeners' requests are counted and timed: a grpc.aio server
 interceptor that wraps each method's handler once, reads the Kafka error codes out of the
 answer (every `error_code` field, as Kafka's errorCounts) and reports to RequestStats."""
+
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import grpc
 from google.protobuf import message_factory
@@ -23,7 +25,7 @@ from clients.wire import (
 )
 
 _WIRE = (broker_pb2, controller_pb2, group_pb2, quorum_pb2, security_pb2, transaction_pb2)
-_INT_TYPES = frozenset((1, 3, 4, 5, 6, 7, 13, 15, 16, 17, 18))   # FieldDescriptor int types
+_INT_TYPES = frozenset((1, 3, 4, 5, 6, 7, 13, 15, 16, 17, 18))  # FieldDescriptor int types
 # (field name, the plan of its message or None for an error_code itself, repeated)
 Plan = tuple[tuple[str, Any, bool], ...]
 
@@ -64,16 +66,21 @@ def counter_for(plan: Plan) -> Callable:
 
 
 def _compile(plan: Plan) -> Callable:
-    steps = [_code_step(name) if nested is None
-             else _repeated_step(name, _compile(nested)) if repeated
-             else _optional_step(name, _compile(nested))
-             for name, nested, repeated in plan]
+    steps = [
+        _code_step(name)
+        if nested is None
+        else _repeated_step(name, _compile(nested))
+        if repeated
+        else _optional_step(name, _compile(nested))
+        for name, nested, repeated in plan
+    ]
     if len(steps) == 1:
         return steps[0]
 
     def all_steps(message, out):
         for step in steps:
             step(message, out)
+
     return all_steps
 
 
@@ -81,6 +88,7 @@ def _code_step(name: str) -> Callable:
     def step(message, out):
         code = getattr(message, name)
         out[code] = out.get(code, 0) + 1
+
     return step
 
 
@@ -88,6 +96,7 @@ def _repeated_step(name: str, inner: Callable) -> Callable:
     def step(message, out):
         for item in getattr(message, name):
             inner(item, out)
+
     return step
 
 
@@ -95,6 +104,7 @@ def _optional_step(name: str, inner: Callable) -> Callable:
     def step(message, out):
         if message.HasField(name):
             inner(getattr(message, name), out)
+
     return step
 
 
@@ -113,7 +123,9 @@ def _responses() -> dict[str, tuple[Any, Plan, dict]]:
             for method in service.methods:
                 out[f"/{service.full_name}/{method.name}"] = (
                     message_factory.GetMessageClass(method.output_type),
-                    error_plan(method.output_type), wire_plan(method.output_type))
+                    error_plan(method.output_type),
+                    wire_plan(method.output_type),
+                )
     return out
 
 
@@ -135,8 +147,9 @@ def aborted_error(context) -> str:
 class RequestMetricsInterceptor(grpc.aio.ServerInterceptor):
     """One per gRPC server (each serves one listener)."""
 
-    def __init__(self, stats: RequestStats, listener: str,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self, stats: RequestStats, listener: str, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         global _RESPONSES
         if _RESPONSES is None:
             _RESPONSES = _responses()
@@ -146,46 +159,60 @@ class RequestMetricsInterceptor(grpc.aio.ServerInterceptor):
     async def intercept_service(self, continuation, handler_call_details):
         method = handler_call_details.method
         wrapped = self._wrapped.get(method)
-        if wrapped is None:      # once per method: a server's handlers never change
+        if wrapped is None:  # once per method: a server's handlers never change
             handler = await continuation(handler_call_details)
             if handler is None or handler.unary_unary is None:
-                return handler   # UNIMPLEMENTED: grpcio answers it, nothing of ours ran
+                return handler  # UNIMPLEMENTED: grpcio answers it, nothing of ours ran
             wrapped = self._wrapped[method] = self._wrap(method, handler)
         return wrapped
 
     def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         api = method.rpartition("/")[2]
         response_class, plan, by_number = _RESPONSES.get(method, (None, (), {}))
-        behavior, observe, listener, clock = (handler.unary_unary, self.stats.observe_request,
-                                              self.listener, self.clock)
+        behavior, observe, listener, clock = (
+            handler.unary_unary,
+            self.stats.observe_request,
+            self.listener,
+            self.clock,
+        )
 
         async def timed(request, context):
-            times = RequestTimes()         # the server takes it to the request's trio task
+            times = RequestTimes()  # the server takes it to the request's trio task
             token = measure_request(times)
             start = clock()
             try:
                 response = await behavior(request, context)
             except BaseException:
-                observe(api, listener, aborted_error(context), clock() - start,
-                        queue_s=times.queue_s, remote_s=times.remote_s)
+                observe(
+                    api,
+                    listener,
+                    aborted_error(context),
+                    clock() - start,
+                    queue_s=times.queue_s,
+                    remote_s=times.remote_s,
+                )
                 raise
             finally:
                 stop_measuring(token)
-            elapsed = clock() - start      # the answer's own time, not our look at it
+            elapsed = clock() - start  # the answer's own time, not our look at it
             try:
                 if not plan:
                     codes: Any = 0
-                elif isinstance(response, bytes):      # the servers answer serialized messages
-                    codes = (wire_error_counts(response, by_number)
-                             if len(response) > SCAN_ABOVE_BYTES
-                             else error_counts(response_class.FromString(response), plan))
+                elif isinstance(response, bytes):  # the servers answer serialized messages
+                    codes = (
+                        wire_error_counts(response, by_number)
+                        if len(response) > SCAN_ABOVE_BYTES
+                        else error_counts(response_class.FromString(response), plan)
+                    )
                 else:
                     codes = error_counts(response, plan)
-            except Exception:     # noqa: BLE001 - counting must never fail the answer
+            except Exception:  # noqa: BLE001 - counting must never fail the answer
                 codes = "UNREADABLE_ANSWER"
             observe(api, listener, codes, elapsed, queue_s=times.queue_s, remote_s=times.remote_s)
             return response
 
         return grpc.unary_unary_rpc_method_handler(
-            timed, request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer)
+            timed,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )

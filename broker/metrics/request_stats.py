@@ -2,9 +2,10 @@
 (RequestsPerSec, ErrorsPerSec, TotalTimeMs and its RequestQueueTimeMs, LocalTimeMs and
 RemoteTimeMs parts). Every listener reports through `observe_request`,
 the gRPC listeners from one server interceptor (interceptor.py)."""
+
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from clients.errors import error_name
 from kraft.latency_histogram import LatencyHistogram
@@ -16,17 +17,24 @@ class RequestStats:
     from grpcio's asyncio thread), so no key has two writers; the scrape thread copies."""
 
     def __init__(self) -> None:
-        self.requests: dict[tuple[str, str], int] = {}            # (api, listener)
-        self.errors: dict[tuple[str, str, str], int] = {}         # (api, listener, error name)
+        self.requests: dict[tuple[str, str], int] = {}  # (api, listener)
+        self.errors: dict[tuple[str, str, str], int] = {}  # (api, listener, error name)
         self.total_time: dict[tuple[str, str], LatencyHistogram] = {}
         # The parts, for requests whose listener measures them (queue_s, remote_s given).
         self.queue_time: dict[tuple[str, str], LatencyHistogram] = {}
         self.local_time: dict[tuple[str, str], LatencyHistogram] = {}
         self.remote_time: dict[tuple[str, str], LatencyHistogram] = {}
 
-    def observe_request(self, api: str, listener: str, error_code: int | str | Mapping,
-                        seconds: float, *, queue_s: float | None = None,
-                        remote_s: float | None = None) -> None:
+    def observe_request(
+        self,
+        api: str,
+        listener: str,
+        error_code: int | str | Mapping,
+        seconds: float,
+        *,
+        queue_s: float | None = None,
+        remote_s: float | None = None,
+    ) -> None:
         """One request of `api` (Kafka's API name: "Produce", "Fetch", ...) answered on
         `listener` after `seconds`. `error_code`: the response's code (an int, or a name such as
         "CANCELLED" for an answer that carried none), or {code: how many} for a response with
@@ -40,7 +48,7 @@ class RequestStats:
             _histogram(self.remote_time, key).observe(remote_s)
             _histogram(self.local_time, key).observe(max(0.0, seconds - queue_s - remote_s))
         errors = self.errors
-        if type(error_code) is dict or isinstance(error_code, Mapping):   # dict: no ABC check
+        if type(error_code) is dict or isinstance(error_code, Mapping):  # dict: no ABC check
             for code, n in error_code.items():
                 name = (api, listener, _name(code))
                 errors[name] = errors.get(name, 0) + n

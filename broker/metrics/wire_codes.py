@@ -1,13 +1,14 @@
 """The error codes of a serialized answer read off its bytes, without parsing it: a Fetch answer
 of a megabyte is mostly records, which parsing would copy (80 µs) to read a few small fields.
 Walks the protobuf wire format along the fields that lead to an `error_code`, skips the rest."""
+
 from __future__ import annotations
 
 from typing import Any
 
 # field number -> None (an error_code: a varint) or the plan of the message it holds
 WirePlan = dict[int, Any]
-_INT_TYPES = frozenset((1, 3, 4, 5, 6, 7, 13, 15, 16, 17, 18))   # FieldDescriptor int types
+_INT_TYPES = frozenset((1, 3, 4, 5, 6, 7, 13, 15, 16, 17, 18))  # FieldDescriptor int types
 
 
 def wire_plan(descriptor, _seen: frozenset = frozenset()) -> WirePlan:
@@ -41,7 +42,7 @@ def _scan(data: bytes, pos: int, end: int, plan: WirePlan, out: dict[int, int]) 
         if wire_type == 0:
             value, pos = _varint(data, pos)
             if number in plan and plan[number] is None:
-                code = value - (1 << 64) if value >= 1 << 63 else value    # negative int32s
+                code = value - (1 << 64) if value >= 1 << 63 else value  # negative int32s
                 out[code] = out.get(code, 0) + 1
                 seen = True
         elif wire_type == 2:

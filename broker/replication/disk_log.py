@@ -1,5 +1,6 @@
 """The ReplicaLog seam over the real log engine: a partition's `kraft.log.log.Log` plus its
 leader-epoch cache, which is all PartitionState needs to replicate segment files."""
+
 from __future__ import annotations
 
 from kraft.log.log import AppendInfo, Log
@@ -8,7 +9,7 @@ from kraft.log.log import AppendInfo, Log
 class DiskReplicaLog:
     def __init__(self, log: Log) -> None:
         self.log = log
-        self.last_append: AppendInfo | None = None   # the broker answers with its append time
+        self.last_append: AppendInfo | None = None  # the broker answers with its append time
 
     @property
     def log_start_offset(self) -> int:
@@ -37,10 +38,12 @@ class DiskReplicaLog:
         if epoch > self.latest_epoch:
             self.log.leader_epoch_cache.assign(epoch, start_offset)
 
-    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int, *,
-                         from_coordinator: bool = False) -> AppendInfo:
-        self.last_append = self.log.append_as_leader(records, leader_epoch, now_ms,
-                                                     from_coordinator=from_coordinator)
+    def append_as_leader(
+        self, records: bytes, leader_epoch: int, now_ms: int, *, from_coordinator: bool = False
+    ) -> AppendInfo:
+        self.last_append = self.log.append_as_leader(
+            records, leader_epoch, now_ms, from_coordinator=from_coordinator
+        )
         return self.last_append
 
     def append_as_follower(self, records: bytes, *, now_ms: int | None = None) -> AppendInfo:

@@ -1,10 +1,11 @@
 """Partition leaders' ISR proposals to the active controller: AlterPartition with the leader and
 partition epochs they know and each new member's broker epoch; each answer goes back to the
 partition's PartitionState with the proposal it answers."""
+
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from broker.edge.controller_channel import ControllerChannel
 from broker.replication.replica_manager import ReplicaManager
@@ -17,8 +18,13 @@ REQUEST_TIMEOUT_S = 10.0
 
 
 class IsrUpdates:
-    def __init__(self, replicas: ReplicaManager, channel: ControllerChannel,
-                 broker_epoch: Callable[[], int], clock_ms: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        channel: ControllerChannel,
+        broker_epoch: Callable[[], int],
+        clock_ms: Callable[[], int],
+    ) -> None:
         self.replicas = replicas
         self.channel = channel
         self.broker_epoch = broker_epoch
@@ -33,9 +39,17 @@ class IsrUpdates:
                 await self._send(proposals)
 
     async def _send(self, proposals) -> None:
-        changes = tuple(PartitionIsrChange(p.topic_id, p.partition, prop.leader_epoch,
-                                           prop.partition_epoch, prop.new_isr, prop.broker_epochs)
-                        for p, prop in proposals)
+        changes = tuple(
+            PartitionIsrChange(
+                p.topic_id,
+                p.partition,
+                prop.leader_epoch,
+                prop.partition_epoch,
+                prop.new_isr,
+                prop.broker_epochs,
+            )
+            for p, prop in proposals
+        )
         request = AlterPartitionRequest(self.replicas.node_id, self.broker_epoch(), changes)
         try:
             response = await self.channel.send(request, REQUEST_TIMEOUT_S)
@@ -47,9 +61,9 @@ class IsrUpdates:
         if response.error_code:
             log.info("AlterPartition refused: %s", response.error_message)
             for partition, proposal in proposals:
-                self.replicas.on_alter_partition_result(partition, proposal,
-                                                        ErrorCode(response.error_code), -1, -1,
-                                                        (), now)
+                self.replicas.on_alter_partition_result(
+                    partition, proposal, ErrorCode(response.error_code), -1, -1, (), now
+                )
             return
         results = {(r.topic_id, r.partition): r for r in response.partitions}
         for partition, proposal in proposals:
@@ -57,8 +71,18 @@ class IsrUpdates:
             if result is None:
                 continue
             if result.error_code:
-                log.info("ISR change of %s-%d refused: %s", partition.topic, partition.partition,
-                         result.error_message)
+                log.info(
+                    "ISR change of %s-%d refused: %s",
+                    partition.topic,
+                    partition.partition,
+                    result.error_message,
+                )
             self.replicas.on_alter_partition_result(
-                partition, proposal, ErrorCode(result.error_code), result.leader_epoch,
-                result.partition_epoch, tuple(result.isr), now)
+                partition,
+                proposal,
+                ErrorCode(result.error_code),
+                result.leader_epoch,
+                result.partition_epoch,
+                tuple(result.isr),
+                now,
+            )

@@ -1,13 +1,24 @@
 """PartitionState: one partition's replication on one broker as a pure core (Kafka's Partition):
 the leader's follower states, ISR, maximal ISR and high watermark; the follower's KIP-101 fetch."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from broker.replication.memory_log import ReplicaLog
-from broker.replication.messages import (ACKS_ALL, AppendResult, Effect, EpochEndOffset,
-                                         FetchAnswer, FetchDecision, FollowerFetch,
-                                         HighWatermarkAdvanced, IsrChanged, ProposeIsr, Truncated)
+from broker.replication.messages import (
+    ACKS_ALL,
+    AppendResult,
+    Effect,
+    EpochEndOffset,
+    FetchAnswer,
+    FetchDecision,
+    FollowerFetch,
+    HighWatermarkAdvanced,
+    IsrChanged,
+    ProposeIsr,
+    Truncated,
+)
 from clients.errors import ErrorCode
 
 # Rules, Kafka's (Partition.scala, AbstractFetcherThread), in one place:
@@ -38,14 +49,15 @@ LEADER, FOLLOWER, NONE = "leader", "follower", "none"
 class ReplicationConfig:
     replica_lag_time_max_ms: int = 30_000
     min_insync_replicas: int = 1
-    alter_partition_timeout_ms: int = 5_000   # unanswered by then: send the same proposal again
-    alter_partition_backoff_ms: int = 100     # after INELIGIBLE_REPLICA, wait before proposing
+    alter_partition_timeout_ms: int = 5_000  # unanswered by then: send the same proposal again
+    alter_partition_backoff_ms: int = 100  # after INELIGIBLE_REPLICA, wait before proposing
 
 
 @dataclass
 class ReplicaState:
     """The leader's view of one follower, reset at each new leader epoch."""
-    log_end_offset: int = -1           # its fetch offset in this leader epoch; -1: not yet known
+
+    log_end_offset: int = -1  # its fetch offset in this leader epoch; -1: not yet known
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
     last_fetch_leader_end_offset: int = -1
@@ -62,9 +74,18 @@ class PendingIsr:
 
 # Refusals after which an earlier copy (or a retry) may still have been applied, or the partition
 # has moved on: keep the maximal ISR until metadata tells the truth.
-_WAIT_FOR_METADATA = frozenset(ErrorCode[n] for n in (
-    "FENCED_LEADER_EPOCH", "INVALID_UPDATE_VERSION", "STALE_BROKER_EPOCH", "NOT_LEADER_OR_FOLLOWER",
-    "UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID", "INVALID_REQUEST"))
+_WAIT_FOR_METADATA = frozenset(
+    ErrorCode[n]
+    for n in (
+        "FENCED_LEADER_EPOCH",
+        "INVALID_UPDATE_VERSION",
+        "STALE_BROKER_EPOCH",
+        "NOT_LEADER_OR_FOLLOWER",
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        "UNKNOWN_TOPIC_ID",
+        "INVALID_REQUEST",
+    )
+)
 
 
 class PartitionState:
@@ -74,8 +95,14 @@ class PartitionState:
     Every call returns the effects to carry out; after any call, re-check acks=all waiters with
     `acks_satisfied`. Log writes go through the ReplicaLog handed in."""
 
-    def __init__(self, replica_id: int, log: ReplicaLog, config: ReplicationConfig,
-                 broker_epoch: int = -1, high_watermark: int = 0) -> None:
+    def __init__(
+        self,
+        replica_id: int,
+        log: ReplicaLog,
+        config: ReplicationConfig,
+        broker_epoch: int = -1,
+        high_watermark: int = 0,
+    ) -> None:
         self.replica_id = replica_id
         self.broker_epoch = broker_epoch
         self.config = config
@@ -120,8 +147,14 @@ class PartitionState:
         return self._followers.get(replica_id)
 
     # -- metadata ---------------------------------------------------------------------------------
-    def become_leader(self, leader_epoch: int, partition_epoch: int, isr: tuple[int, ...],
-                      replicas: tuple[int, ...], now_ms: int) -> tuple[Effect, ...]:
+    def become_leader(
+        self,
+        leader_epoch: int,
+        partition_epoch: int,
+        isr: tuple[int, ...],
+        replicas: tuple[int, ...],
+        now_ms: int,
+    ) -> tuple[Effect, ...]:
         """Stale metadata (an older leader epoch, or an older partition epoch in ours) is
         ignored. The same leader epoch with a newer partition epoch updates the ISR and
         assignment in place (it replaces any proposal in flight)."""
@@ -140,16 +173,19 @@ class PartitionState:
         self._pending, self._propose_after_ms = None, 0
         # Followers must fetch in this epoch before they count; ISR members get a full lag
         # period to do so before they can be shrunk away.
-        self._followers = {r: self._fresh_follower(r, now_ms) for r in self.replicas
-                           if r != self.replica_id}
+        self._followers = {
+            r: self._fresh_follower(r, now_ms) for r in self.replicas if r != self.replica_id
+        }
         return (IsrChanged(self.isr, partition_epoch),) + self._maybe_advance_high_watermark()
 
-    def become_follower(self, leader_id: int | None, leader_epoch: int, partition_epoch: int,
-                        now_ms: int) -> tuple[Effect, ...]:
+    def become_follower(
+        self, leader_id: int | None, leader_epoch: int, partition_epoch: int, now_ms: int
+    ) -> tuple[Effect, ...]:
         """No truncation here: the first fetch finds the divergence (KIP-101). `leader_id` None
         (or -1): the partition has no leader in this epoch; nothing is fetched."""
-        if leader_epoch < self.leader_epoch or (leader_epoch == self.leader_epoch
-                                                and self.role != NONE):
+        if leader_epoch < self.leader_epoch or (
+            leader_epoch == self.leader_epoch and self.role != NONE
+        ):
             if leader_epoch == self.leader_epoch and self.role == FOLLOWER:
                 self.partition_epoch = max(self.partition_epoch, partition_epoch)
             return ()
@@ -161,15 +197,21 @@ class PartitionState:
         return ()
 
     def _fresh_follower(self, replica_id: int, now_ms: int) -> ReplicaState:
-        return ReplicaState(last_caught_up_ms=now_ms if replica_id in self.isr else 0,
-                            last_fetch_ms=now_ms,
-                            last_fetch_leader_end_offset=self._log.log_end_offset)
+        return ReplicaState(
+            last_caught_up_ms=now_ms if replica_id in self.isr else 0,
+            last_fetch_ms=now_ms,
+            last_fetch_leader_end_offset=self._log.log_end_offset,
+        )
 
-    def _update_assignment(self, partition_epoch: int, isr: tuple[int, ...],
-                           replicas: tuple[int, ...], now_ms: int) -> tuple[Effect, ...]:
+    def _update_assignment(
+        self, partition_epoch: int, isr: tuple[int, ...], replicas: tuple[int, ...], now_ms: int
+    ) -> tuple[Effect, ...]:
         self.replicas = replicas
-        self._followers = {r: self._followers.get(r) or self._fresh_follower(r, now_ms)
-                           for r in replicas if r != self.replica_id}
+        self._followers = {
+            r: self._followers.get(r) or self._fresh_follower(r, now_ms)
+            for r in replicas
+            if r != self.replica_id
+        }
         self._pending = None  # the controller's word replaces whatever we proposed
         return self._set_isr(isr, partition_epoch)
 
@@ -187,23 +229,32 @@ class PartitionState:
             return ErrorCode.NOT_ENOUGH_REPLICAS
         return ErrorCode.NONE
 
-    def append_as_leader(self, records, acks: int, now_ms: int, *,
-                         from_coordinator: bool = False) -> AppendResult:
+    def append_as_leader(
+        self, records, acks: int, now_ms: int, *, from_coordinator: bool = False
+    ) -> AppendResult:
         """Append `records` (opaque to the core) in this leader epoch. Errors from the log
         (corrupt input) propagate; nothing was appended then. `from_coordinator`: transaction
         markers, which only the broker writes."""
         error = self.check_min_isr(acks)
         if error != ErrorCode.NONE:
-            return AppendResult(error, f"broker {self.replica_id} is not the leader (leader: "
-                                f"{self.leader_id}); refresh metadata" if not self.is_leader else
-                                f"in-sync replicas {list(self.isr)} are fewer than min.insync."
-                                f"replicas={self.config.min_insync_replicas}; retry once "
-                                "followers catch up, or use acks=1")
-        info = self._log.append_as_leader(records, self.leader_epoch, now_ms,
-                                          from_coordinator=from_coordinator)
-        return AppendResult(first_offset=info.first_offset, last_offset=info.last_offset,
-                            leader_epoch=self.leader_epoch,
-                            effects=self._maybe_advance_high_watermark())
+            return AppendResult(
+                error,
+                f"broker {self.replica_id} is not the leader (leader: "
+                f"{self.leader_id}); refresh metadata"
+                if not self.is_leader
+                else f"in-sync replicas {list(self.isr)} are fewer than min.insync."
+                f"replicas={self.config.min_insync_replicas}; retry once "
+                "followers catch up, or use acks=1",
+            )
+        info = self._log.append_as_leader(
+            records, self.leader_epoch, now_ms, from_coordinator=from_coordinator
+        )
+        return AppendResult(
+            first_offset=info.first_offset,
+            last_offset=info.last_offset,
+            leader_epoch=self.leader_epoch,
+            effects=self._maybe_advance_high_watermark(),
+        )
 
     def acks_satisfied(self, offset: int, leader_epoch: int) -> ErrorCode | None:
         """For an acks=all append ending at `offset` in `leader_epoch`: None while waiting,
@@ -217,45 +268,69 @@ class PartitionState:
         return ErrorCode.NONE
 
     # -- leader: follower fetches -----------------------------------------------------------------
-    def handle_follower_fetch(self, replica_id: int, fetch_offset: int, last_fetched_epoch: int,
-                              current_leader_epoch: int, now_ms: int,
-                              broker_epoch: int = -1) -> FetchDecision:
+    def handle_follower_fetch(
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        last_fetched_epoch: int,
+        current_leader_epoch: int,
+        now_ms: int,
+        broker_epoch: int = -1,
+    ) -> FetchDecision:
         if current_leader_epoch < self.leader_epoch:
-            return self._refuse(ErrorCode.FENCED_LEADER_EPOCH,
-                                f"leader epoch {current_leader_epoch} is older than the current "
-                                f"{self.leader_epoch}; refresh metadata")
+            return self._refuse(
+                ErrorCode.FENCED_LEADER_EPOCH,
+                f"leader epoch {current_leader_epoch} is older than the current "
+                f"{self.leader_epoch}; refresh metadata",
+            )
         if current_leader_epoch > self.leader_epoch:
-            return self._refuse(ErrorCode.UNKNOWN_LEADER_EPOCH,
-                                f"broker {self.replica_id} has not yet seen leader epoch "
-                                f"{current_leader_epoch}; retry shortly")
+            return self._refuse(
+                ErrorCode.UNKNOWN_LEADER_EPOCH,
+                f"broker {self.replica_id} has not yet seen leader epoch "
+                f"{current_leader_epoch}; retry shortly",
+            )
         if not self.is_leader:
-            return self._refuse(ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                                f"broker {self.replica_id} is not the leader in epoch "
-                                f"{self.leader_epoch} (leader: {self.leader_id})")
+            return self._refuse(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                f"broker {self.replica_id} is not the leader in epoch "
+                f"{self.leader_epoch} (leader: {self.leader_id})",
+            )
         state = self._followers.get(replica_id)
         if state is None:
-            return self._refuse(ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                                f"replica {replica_id} is not assigned to this partition "
-                                f"(replicas {list(self.replicas)}); refresh metadata")
+            return self._refuse(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                f"replica {replica_id} is not assigned to this partition "
+                f"(replicas {list(self.replicas)}); refresh metadata",
+            )
         log = self._log
-        if fetch_offset < log.log_start_offset or (last_fetched_epoch < 0
-                                                   and fetch_offset > log.log_end_offset):
+        if fetch_offset < log.log_start_offset or (
+            last_fetched_epoch < 0 and fetch_offset > log.log_end_offset
+        ):
             # With the leader's log start: a follower below it starts over from there.
-            return FetchDecision(ErrorCode.OFFSET_OUT_OF_RANGE,
-                                 f"fetch offset {fetch_offset} is outside the leader's log "
-                                 f"[{log.log_start_offset}, {log.log_end_offset}]",
-                                 leader_epoch=self.leader_epoch,
-                                 high_watermark=self.high_watermark,
-                                 log_start_offset=log.log_start_offset)
+            return FetchDecision(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"fetch offset {fetch_offset} is outside the leader's log "
+                f"[{log.log_start_offset}, {log.log_end_offset}]",
+                leader_epoch=self.leader_epoch,
+                high_watermark=self.high_watermark,
+                log_start_offset=log.log_start_offset,
+            )
         diverging = self._diverging_epoch(fetch_offset, last_fetched_epoch)
         if diverging is not None:
-            return FetchDecision(leader_epoch=self.leader_epoch,
-                                 high_watermark=self.high_watermark,
-                                 log_start_offset=log.log_start_offset, diverging_epoch=diverging)
+            return FetchDecision(
+                leader_epoch=self.leader_epoch,
+                high_watermark=self.high_watermark,
+                log_start_offset=log.log_start_offset,
+                diverging_epoch=diverging,
+            )
         effects = self._record_fetch(replica_id, state, fetch_offset, now_ms, broker_epoch)
-        return FetchDecision(leader_epoch=self.leader_epoch, high_watermark=self.high_watermark,
-                             log_start_offset=log.log_start_offset, read_from=fetch_offset,
-                             effects=effects)
+        return FetchDecision(
+            leader_epoch=self.leader_epoch,
+            high_watermark=self.high_watermark,
+            log_start_offset=log.log_start_offset,
+            read_from=fetch_offset,
+            effects=effects,
+        )
 
     def _refuse(self, error: ErrorCode, message: str) -> FetchDecision:
         return FetchDecision(error, message, leader_epoch=self.leader_epoch)
@@ -268,8 +343,14 @@ class PartitionState:
             return EpochEndOffset(epoch, end)
         return None
 
-    def _record_fetch(self, replica_id: int, state: ReplicaState, fetch_offset: int, now_ms: int,
-                      broker_epoch: int) -> tuple[Effect, ...]:
+    def _record_fetch(
+        self,
+        replica_id: int,
+        state: ReplicaState,
+        fetch_offset: int,
+        now_ms: int,
+        broker_epoch: int,
+    ) -> tuple[Effect, ...]:
         leader_end = self._log.log_end_offset
         if fetch_offset >= leader_end:
             state.last_caught_up_ms = max(state.last_caught_up_ms, now_ms)
@@ -285,8 +366,13 @@ class PartitionState:
     # -- leader: ISR ------------------------------------------------------------------------------
     def maybe_expand_isr(self, replica_id: int, now_ms: int) -> tuple[Effect, ...]:
         state = self._followers.get(replica_id)
-        if (not self.is_leader or state is None or replica_id in self.isr
-                or self._pending is not None or now_ms < self._propose_after_ms):
+        if (
+            not self.is_leader
+            or state is None
+            or replica_id in self.isr
+            or self._pending is not None
+            or now_ms < self._propose_after_ms
+        ):
             return ()
         if state.log_end_offset < max(self.high_watermark, self.leader_epoch_start_offset):
             return ()
@@ -297,8 +383,12 @@ class PartitionState:
         if not self.is_leader or self._pending is not None or now_ms < self._propose_after_ms:
             return ()
         leader_end = self._log.log_end_offset
-        lagging = {r for r in self.isr if r != self.replica_id
-                   and not self._caught_up(self._followers.get(r), leader_end, now_ms)}
+        lagging = {
+            r
+            for r in self.isr
+            if r != self.replica_id
+            and not self._caught_up(self._followers.get(r), leader_end, now_ms)
+        }
         if not lagging:
             return ()
         return (self._propose(tuple(r for r in self.isr if r not in lagging), now_ms),)
@@ -306,28 +396,44 @@ class PartitionState:
     def _caught_up(self, state: ReplicaState | None, leader_end: int, now_ms: int) -> bool:
         if state is None:
             return False
-        return (state.log_end_offset == leader_end
-                or now_ms - state.last_caught_up_ms <= self.config.replica_lag_time_max_ms)
+        return (
+            state.log_end_offset == leader_end
+            or now_ms - state.last_caught_up_ms <= self.config.replica_lag_time_max_ms
+        )
 
     def tick(self, now_ms: int) -> tuple[Effect, ...]:
         """Periodic work: shrink the ISR, resend an AlterPartition left unanswered."""
         pending = self._pending
-        if self.is_leader and pending is not None and not pending.awaiting_metadata and \
-                now_ms - pending.sent_ms >= self.config.alter_partition_timeout_ms:
+        if (
+            self.is_leader
+            and pending is not None
+            and not pending.awaiting_metadata
+            and now_ms - pending.sent_ms >= self.config.alter_partition_timeout_ms
+        ):
             pending.sent_ms = now_ms
             return (pending.proposal,)
         return self.maybe_shrink_isr(now_ms)
 
     def _propose(self, new_isr: tuple[int, ...], now_ms: int) -> ProposeIsr:
-        epochs = tuple(self.broker_epoch if r == self.replica_id
-                       else getattr(self._followers.get(r), "broker_epoch", -1) for r in new_isr)
+        epochs = tuple(
+            self.broker_epoch
+            if r == self.replica_id
+            else getattr(self._followers.get(r), "broker_epoch", -1)
+            for r in new_isr
+        )
         proposal = ProposeIsr(self.leader_epoch, self.partition_epoch, new_isr, epochs)
         self._pending = PendingIsr(proposal, now_ms)
         return proposal
 
-    def on_alter_partition_result(self, proposal: ProposeIsr, error: ErrorCode, leader_epoch: int,
-                                  partition_epoch: int, isr: tuple[int, ...],
-                                  now_ms: int) -> tuple[Effect, ...]:
+    def on_alter_partition_result(
+        self,
+        proposal: ProposeIsr,
+        error: ErrorCode,
+        leader_epoch: int,
+        partition_epoch: int,
+        isr: tuple[int, ...],
+        now_ms: int,
+    ) -> tuple[Effect, ...]:
         """The controller's answer to `proposal`; answers to anything but the pending proposal
         change nothing. A success newer than what we know becomes the committed ISR.
         INELIGIBLE_REPLICA says the partition epoch is current and nothing was applied: back to
@@ -344,8 +450,11 @@ class PartitionState:
         if error in _WAIT_FOR_METADATA:
             pending.awaiting_metadata = True
             return ()
-        if error != ErrorCode.NONE or leader_epoch != self.leader_epoch \
-                or partition_epoch <= self.partition_epoch:
+        if (
+            error != ErrorCode.NONE
+            or leader_epoch != self.leader_epoch
+            or partition_epoch <= self.partition_epoch
+        ):
             return ()
         self._pending = None
         return self._set_isr(tuple(isr), partition_epoch)
@@ -368,21 +477,34 @@ class PartitionState:
         """What to fetch next from the leader, or None when not a follower."""
         if self.role != FOLLOWER or self.leader_id is None:
             return None
-        return FollowerFetch(self.replica_id, self.leader_id, self.leader_epoch,
-                             self._log.log_end_offset, self._log.latest_epoch, self.broker_epoch)
+        return FollowerFetch(
+            self.replica_id,
+            self.leader_id,
+            self.leader_epoch,
+            self._log.log_end_offset,
+            self._log.latest_epoch,
+            self.broker_epoch,
+        )
 
-    def handle_fetch_response(self, request: FollowerFetch, answer: FetchAnswer,
-                              now_ms: int) -> tuple[Effect, ...]:
+    def handle_fetch_response(
+        self, request: FollowerFetch, answer: FetchAnswer, now_ms: int
+    ) -> tuple[Effect, ...]:
         """Apply the leader's answer to `request`. An answer to anything but our current
         position with our current leader is stale and dropped (so a late diverging epoch can
         never cut newer data). Errors change nothing: back off, wait for metadata."""
         log = self._log
-        if (self.role != FOLLOWER or request.leader_id != self.leader_id
-                or request.current_leader_epoch != self.leader_epoch
-                or request.fetch_offset != log.log_end_offset
-                or request.last_fetched_epoch != log.latest_epoch):
+        if (
+            self.role != FOLLOWER
+            or request.leader_id != self.leader_id
+            or request.current_leader_epoch != self.leader_epoch
+            or request.fetch_offset != log.log_end_offset
+            or request.last_fetched_epoch != log.latest_epoch
+        ):
             return ()
-        if answer.error == ErrorCode.OFFSET_OUT_OF_RANGE and answer.log_start_offset > log.log_end_offset:
+        if (
+            answer.error == ErrorCode.OFFSET_OUT_OF_RANGE
+            and answer.log_start_offset > log.log_end_offset
+        ):
             # Retention on the leader removed everything we would fetch next: no fetch can
             # ever succeed from here, so start over empty at the leader's log start (Kafka's
             # truncateFullyAndStartAt) and catch up from there into the ISR.

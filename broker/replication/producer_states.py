@@ -2,6 +2,7 @@
 hosts, kept caught up with its log, and its snapshot files: taken on the loop, written in a
 thread, dropped when the log is truncated under them. ReplicaManager owns one and checks every
 produce against it."""
+
 from __future__ import annotations
 
 import logging
@@ -72,8 +73,15 @@ class HostedProducerStates:
             try:
                 producer_state_file.catch_up(state, log_)
                 if state.end_offset != state.snapshot_offset:
-                    due.append((tp, state, self._truncations.get(tp),
-                                producer_state_file.take_snapshot(log_.dir, state), log_))
+                    due.append(
+                        (
+                            tp,
+                            state,
+                            self._truncations.get(tp),
+                            producer_state_file.take_snapshot(log_.dir, state),
+                            log_,
+                        )
+                    )
             except OSError:
                 log.exception("producer state snapshot of %s-%d failed", *tp)
         return due
@@ -85,7 +93,7 @@ class HostedProducerStates:
         for tp, state, truncations, pending, log_ in due:
             with self._snapshot_lock:
                 if self._truncations.get(tp) != truncations:
-                    os.close(pending.dir_fd)       # stale: describes batches since cut
+                    os.close(pending.dir_fd)  # stale: describes batches since cut
                     continue
                 try:
                     # The .txnindex entries the snapshot's offset covers must outlive a crash:
@@ -115,6 +123,9 @@ class HostedProducerStates:
             if hosted is not None and hosted.log is log_:
                 removed += len(state.remove_expired_producers(now_ms, expiration_ms))
         if removed:
-            log.debug("expired %d idle producer id(s) (producer.id.expiration.ms=%d)",
-                      removed, expiration_ms)
+            log.debug(
+                "expired %d idle producer id(s) (producer.id.expiration.ms=%d)",
+                removed,
+                expiration_ms,
+            )
         return removed

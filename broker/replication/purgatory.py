@@ -9,9 +9,10 @@ high watermark) wakes only the waiters that read up to the log end, followers' f
 replicas, a consumer's fetch or an acks=all answer woken by the append would find nothing new
 and park again, on the leader's thread, while the followers' answers wait to be built. Waiters
 re-check their own condition after each wake."""
+
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import trio
 
@@ -72,8 +73,9 @@ class Purgatory:
         """Until one of `partitions` moves (True) or trio's clock passes `deadline` (False)."""
         return bool(await self.wait_which_moved(partitions, deadline))
 
-    async def wait_which_moved(self, partitions: Iterable[TopicPartition], deadline: float, *,
-                               log_end: bool = False) -> set[TopicPartition]:
+    async def wait_which_moved(
+        self, partitions: Iterable[TopicPartition], deadline: float, *, log_end: bool = False
+    ) -> set[TopicPartition]:
         """Until one of `partitions` moves: those that moved by the time this task runs again
         (empty if none did before trio's clock passed `deadline`). A parked fetch re-reads
         only those. `log_end`: a move of the log end alone wakes this waiter too."""
@@ -81,7 +83,7 @@ class Purgatory:
         keys = list(dict.fromkeys(partitions))
         for key in keys:
             self._waiters.setdefault(key, set()).add(waiter)
-        times = request_times()       # the request's remote time, when metrics measure it
+        times = request_times()  # the request's remote time, when metrics measure it
         if times is not None:
             times.park()
         try:
@@ -98,8 +100,9 @@ class Purgatory:
                         del self._waiters[key]
         return waiter.moved
 
-    async def wait_until(self, partitions: Iterable[TopicPartition], ready: Callable[[], object],
-                         deadline: float) -> object:
+    async def wait_until(
+        self, partitions: Iterable[TopicPartition], ready: Callable[[], object], deadline: float
+    ) -> object:
         """`ready()` once it answers something other than None, re-checked after each move of
         `partitions`; None if the deadline passes first."""
         keys = list(partitions)

@@ -3,23 +3,31 @@ says, the data path through them (append, read, list offsets: each Partition doe
 here) and the two waits on them, acks=all (`wait_committed`) and a parked fetch
 (`wait_readable`), over one purgatory. Log errors become Kafka error codes here, so a client's
 bytes can never take the broker down."""
+
 from __future__ import annotations
 
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import trio
 
 from broker.idempotence.producer_state import ProducerStateManager
 from broker.replication.messages import FetchAnswer, FollowerFetch, ProposeIsr
-from broker.replication.topic_stats import TopicStats
 from broker.replication.partition import Partition
 from broker.replication.producer_states import HostedProducerStates
 from broker.replication.purgatory import Purgatory
-from broker.replication.results import (ACKS_ALL, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
-                                        READ_COMMITTED, READ_UNCOMMITTED, FetchResult,
-                                        OffsetResult, ProduceResult)
+from broker.replication.results import (
+    ACKS_ALL,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    FetchResult,
+    OffsetResult,
+    ProduceResult,
+)
+from broker.replication.topic_stats import TopicStats
 from clients.errors import ErrorCode, KraftError
 from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import iter_batches
@@ -33,8 +41,17 @@ from kraft.metadata.image import PartitionRegistration
 log = logging.getLogger(__name__)
 
 # Imported from here by the rest of the broker (results.py is where they live).
-__all__ = ["ACKS_ALL", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "READ_COMMITTED",
-           "READ_UNCOMMITTED", "FetchResult", "OffsetResult", "ProduceResult", "ReplicaManager"]
+__all__ = [
+    "ACKS_ALL",
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "READ_COMMITTED",
+    "READ_UNCOMMITTED",
+    "FetchResult",
+    "OffsetResult",
+    "ProduceResult",
+    "ReplicaManager",
+]
 
 
 def monotonic_ms() -> int:
@@ -46,21 +63,27 @@ def _has_transactional(records) -> bool:
 
 
 def _unknown(topic: str, partition: int) -> KraftError:
-    return KraftError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                      f"this node hosts no partition {topic}-{partition}")
+    return KraftError(
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"this node hosts no partition {topic}-{partition}"
+    )
 
 
 class ReplicaManager:
-    def __init__(self, log_manager: LogManager, node_id: int, *,
-                 replica_lag_time_max_ms: int = 30_000,
-                 broker_epoch: Callable[[], int] = lambda: -1,
-                 clock_ms: Callable[[], int] = monotonic_ms,
-                 purgatory: Purgatory | None = None) -> None:
+    def __init__(
+        self,
+        log_manager: LogManager,
+        node_id: int,
+        *,
+        replica_lag_time_max_ms: int = 30_000,
+        broker_epoch: Callable[[], int] = lambda: -1,
+        clock_ms: Callable[[], int] = monotonic_ms,
+        purgatory: Purgatory | None = None,
+    ) -> None:
         self.log_manager = log_manager
         self.node_id = node_id
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self.broker_epoch = broker_epoch
-        self.clock_ms = clock_ms          # replication timing (lag), monotonic
+        self.clock_ms = clock_ms  # replication timing (lag), monotonic
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._producer_states = HostedProducerStates(self._partitions)
         # ISR proposals waiting to go to the controller, the latest per partition.
@@ -69,14 +92,22 @@ class ReplicaManager:
         # Requests parked on a partition: woken when its log end, high watermark, ISR or
         # leadership moves (each Partition reports its own moves). Its waits are this class's.
         self.purgatory = purgatory if purgatory is not None else Purgatory()
-        self.topic_stats = TopicStats()      # read by the metrics endpoint, if there is one
+        self.topic_stats = TopicStats()  # read by the metrics endpoint, if there is one
         log_manager.on_offline = self.handle_logs_offline
         log_manager.first_unstable_offset = self.first_unstable_offset
 
     # -- hosting (driven by the metadata image) ----------------------------------------------
-    def apply_registration(self, topic: str, partition: int, topic_id: str, config: LogConfig,
-                           reg: PartitionRegistration, *, config_changed: bool = False,
-                           now_ms: int | None = None) -> Partition | None:
+    def apply_registration(
+        self,
+        topic: str,
+        partition: int,
+        topic_id: str,
+        config: LogConfig,
+        reg: PartitionRegistration,
+        *,
+        config_changed: bool = False,
+        now_ms: int | None = None,
+    ) -> Partition | None:
         """Host the replica (creating its log if needed) and tell its core the partition's
         leader, epochs and ISR as the metadata log says them. None: offline on this broker."""
         hosted = self._partitions.get((topic, partition))
@@ -84,12 +115,21 @@ class ReplicaManager:
             try:
                 log_ = self.log_manager.get_or_create_log(topic, partition, config, topic_id)
             except StorageError:
-                return None     # offline here (logged once); the heartbeat reports it
+                return None  # offline here (logged once); the heartbeat reports it
             log_.update_config(config)
-            hosted = Partition(topic, partition, topic_id, log_, self.node_id,
-                               self.replica_lag_time_max_ms, self.broker_epoch(),
-                               producer_states=self._producer_states, purgatory=self.purgatory,
-                               propose_isr=self._propose_isr, stats=self.topic_stats)
+            hosted = Partition(
+                topic,
+                partition,
+                topic_id,
+                log_,
+                self.node_id,
+                self.replica_lag_time_max_ms,
+                self.broker_epoch(),
+                producer_states=self._producer_states,
+                purgatory=self.purgatory,
+                propose_isr=self._propose_isr,
+                stats=self.topic_stats,
+            )
             self._partitions[(topic, partition)] = hosted
             self._preload_producer_state(hosted)
         elif config_changed:
@@ -118,12 +158,15 @@ class ReplicaManager:
             self._partitions.pop(tp, None)
             self._producer_states.forget(tp)
             self._proposals.pop(tp, None)
-            self.purgatory.moved(*tp)     # parked requests answer KAFKA_STORAGE_ERROR now
+            self.purgatory.moved(*tp)  # parked requests answer KAFKA_STORAGE_ERROR now
 
-    def _storage_error(self, topic: str, partition: int, exc: BaseException,
-                       during: str) -> KraftError:
-        return KraftError(ErrorCode.KAFKA_STORAGE_ERROR,
-                          self.log_manager.log_failed(topic, partition, exc, during))
+    def _storage_error(
+        self, topic: str, partition: int, exc: BaseException, during: str
+    ) -> KraftError:
+        return KraftError(
+            ErrorCode.KAFKA_STORAGE_ERROR,
+            self.log_manager.log_failed(topic, partition, exc, during),
+        )
 
     def read_failed(self, topic: str, partition: int, exc: OSError) -> None:
         """Reading a FileSlice this manager handed out failed: the log goes offline as for any
@@ -153,13 +196,22 @@ class ReplicaManager:
         return hosted
 
     # -- produce -----------------------------------------------------------------------------
-    def append(self, topic: str, partition: int, records: bytes, acks: int, now_ms: int, *,
-               coordinator: bool = False) -> ProduceResult:
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        records: bytes,
+        acks: int,
+        now_ms: int,
+        *,
+        coordinator: bool = False,
+    ) -> ProduceResult:
         """Partition.append_records_to_leader, its errors answered. `coordinator`: a group
         coordinator's own append (Kafka's AppendOrigin.COORDINATOR)."""
         try:
             return self._hosted(topic, partition).append_records_to_leader(
-                records, acks, now_ms, coordinator=coordinator)
+                records, acks, now_ms, coordinator=coordinator
+            )
         except KraftError as exc:
             return ProduceResult(exc.code, exc.message)
         except CorruptBatchError as exc:
@@ -168,21 +220,31 @@ class ReplicaManager:
             failed = self._storage_error(topic, partition, exc, "appending to")
             return ProduceResult(failed.code, failed.message)
 
-    def append_txn_marker(self, topic: str, partition: int, producer_id: int, producer_epoch: int,
-                          committed: bool, coordinator_epoch: int, now_ms: int) -> ProduceResult:
+    def append_txn_marker(
+        self,
+        topic: str,
+        partition: int,
+        producer_id: int,
+        producer_epoch: int,
+        committed: bool,
+        coordinator_epoch: int,
+        now_ms: int,
+    ) -> ProduceResult:
         """Write a transaction's COMMIT or ABORT marker as this partition's leader (Kafka's
         WriteTxnMarkers; the caller waits for acks=all)."""
         try:
             return self._hosted(topic, partition).append_txn_marker(
-                producer_id, producer_epoch, committed, coordinator_epoch, now_ms)
+                producer_id, producer_epoch, committed, coordinator_epoch, now_ms
+            )
         except KraftError as exc:
             return ProduceResult(exc.code, exc.message)
         except (OSError, SegmentCorrupt) as exc:
             failed = self._storage_error(topic, partition, exc, "writing a marker to")
             return ProduceResult(failed.code, failed.message)
 
-    def acks_satisfied(self, topic: str, partition: int, offset: int,
-                       leader_epoch: int) -> ErrorCode | None:
+    def acks_satisfied(
+        self, topic: str, partition: int, offset: int, leader_epoch: int
+    ) -> ErrorCode | None:
         """For an acks=all append: None while waiting, NONE once committed, else the error."""
         hosted = self._partitions.get((topic, partition))
         if hosted is None:
@@ -190,45 +252,76 @@ class ReplicaManager:
         return hosted.acks_satisfied(offset, leader_epoch)
 
     # -- the waits (Kafka's DelayedProduce and DelayedFetch) ---------------------------------
-    async def wait_committed(self, topic: str, partition: int, offset: int, leader_epoch: int,
-                             deadline: float) -> ErrorCode | None:
+    async def wait_committed(
+        self, topic: str, partition: int, offset: int, leader_epoch: int, deadline: float
+    ) -> ErrorCode | None:
         """The one acks=all rule: wait until `offset` (appended at `leader_epoch`) is committed
         (NONE), the wait fails (the error: leadership moved, the ISR fell below
         min.insync.replicas), or trio's clock passes `deadline` (None)."""
         return await self.purgatory.wait_until(
             [(topic, partition)],
-            lambda: self.acks_satisfied(topic, partition, offset, leader_epoch), deadline)
+            lambda: self.acks_satisfied(topic, partition, offset, leader_epoch),
+            deadline,
+        )
 
-    async def wait_readable(self, partitions: list[tuple[str, int]], deadline: float, *,
-                            follower: bool = False) -> set[tuple[str, int]]:
+    async def wait_readable(
+        self, partitions: list[tuple[str, int]], deadline: float, *, follower: bool = False
+    ) -> set[tuple[str, int]]:
         """A parked fetch's wait: until one of `partitions` moves (its high watermark,
         leadership, ISR; for a `follower`, its log end too) or trio's clock passes `deadline`.
         The partitions that moved (empty at the deadline): read those again."""
         return await self.purgatory.wait_which_moved(partitions, deadline, log_end=follower)
 
     # -- fetch -------------------------------------------------------------------------------
-    def read(self, topic: str, partition: int, fetch_offset: int, max_bytes: int, *,
-             current_leader_epoch: int = -1, min_one_batch: bool = True,
-             unread: bool = False, isolation_level: int = READ_UNCOMMITTED) -> FetchResult:
+    def read(
+        self,
+        topic: str,
+        partition: int,
+        fetch_offset: int,
+        max_bytes: int,
+        *,
+        current_leader_epoch: int = -1,
+        min_one_batch: bool = True,
+        unread: bool = False,
+        isolation_level: int = READ_UNCOMMITTED,
+    ) -> FetchResult:
         """A consumer's read (Partition.read_records). `unread`: the records come as a FileSlice
         to read before anything else runs."""
         try:
             return self._leader(topic, partition, current_leader_epoch).read_records(
-                fetch_offset, max_bytes, min_one_batch=min_one_batch, unread=unread,
-                isolation_level=isolation_level)
+                fetch_offset,
+                max_bytes,
+                min_one_batch=min_one_batch,
+                unread=unread,
+                isolation_level=isolation_level,
+            )
         except KraftError as exc:
             hosted = self._partitions.get((topic, partition))
-            return FetchResult(exc.code, exc.message,
-                               hosted.log.high_watermark if hosted else -1,
-                               hosted.log.log_start_offset if hosted else -1)
+            return FetchResult(
+                exc.code,
+                exc.message,
+                hosted.log.high_watermark if hosted else -1,
+                hosted.log.log_start_offset if hosted else -1,
+            )
         except (OSError, SegmentCorrupt) as exc:
             failed = self._storage_error(topic, partition, exc, "reading")
             return FetchResult(failed.code, failed.message)
 
-    def read_for_follower(self, topic: str, partition: int, replica_id: int, fetch_offset: int,
-                          last_fetched_epoch: int, current_leader_epoch: int, max_bytes: int,
-                          now_ms: int, *, broker_epoch: int = -1,
-                          min_one_batch: bool = True, unread: bool = False) -> FetchResult:
+    def read_for_follower(
+        self,
+        topic: str,
+        partition: int,
+        replica_id: int,
+        fetch_offset: int,
+        last_fetched_epoch: int,
+        current_leader_epoch: int,
+        max_bytes: int,
+        now_ms: int,
+        *,
+        broker_epoch: int = -1,
+        min_one_batch: bool = True,
+        unread: bool = False,
+    ) -> FetchResult:
         """A follower's fetch on the leader (Partition.read_for_follower)."""
         try:
             hosted = self._hosted(topic, partition)
@@ -236,8 +329,16 @@ class ReplicaManager:
             return FetchResult(exc.code, exc.message)
         try:
             return hosted.read_for_follower(
-                replica_id, fetch_offset, last_fetched_epoch, current_leader_epoch, max_bytes,
-                now_ms, broker_epoch=broker_epoch, min_one_batch=min_one_batch, unread=unread)
+                replica_id,
+                fetch_offset,
+                last_fetched_epoch,
+                current_leader_epoch,
+                max_bytes,
+                now_ms,
+                broker_epoch=broker_epoch,
+                min_one_batch=min_one_batch,
+                unread=unread,
+            )
         except (OSError, SegmentCorrupt) as exc:
             failed = self._storage_error(topic, partition, exc, "reading")
             return FetchResult(failed.code, failed.message)
@@ -254,12 +355,18 @@ class ReplicaManager:
         return None if hosted is None else hosted.first_unstable_offset()
 
     # -- list offsets ------------------------------------------------------------------------
-    def list_offset(self, topic: str, partition: int, timestamp: int,
-                    current_leader_epoch: int = -1,
-                    isolation_level: int = READ_UNCOMMITTED) -> OffsetResult:
+    def list_offset(
+        self,
+        topic: str,
+        partition: int,
+        timestamp: int,
+        current_leader_epoch: int = -1,
+        isolation_level: int = READ_UNCOMMITTED,
+    ) -> OffsetResult:
         try:
             return self._leader(topic, partition, current_leader_epoch).list_offset(
-                timestamp, isolation_level)
+                timestamp, isolation_level
+            )
         except KraftError as exc:
             return OffsetResult(exc.code, exc.message)
         except (OSError, SegmentCorrupt) as exc:
@@ -268,8 +375,9 @@ class ReplicaManager:
 
     # -- follower side -----------------------------------------------------------------------
     def leaders_followed(self) -> set[int]:
-        return {p.leader_id for p in self._partitions.values()
-                if not p.is_leader and p.leader_id >= 0}
+        return {
+            p.leader_id for p in self._partitions.values() if not p.is_leader and p.leader_id >= 0
+        }
 
     def followed_from(self, leader_id: int) -> list[tuple[Partition, FollowerFetch]]:
         out = []
@@ -281,15 +389,20 @@ class ReplicaManager:
                 out.append((p, fetch))
         return out
 
-    def apply_fetch_response(self, hosted: Partition, fetch: FollowerFetch, answer: FetchAnswer,
-                             now_ms: int) -> None:
+    def apply_fetch_response(
+        self, hosted: Partition, fetch: FollowerFetch, answer: FetchAnswer, now_ms: int
+    ) -> None:
         if self._partitions.get((hosted.topic, hosted.partition)) is not hosted:
-            return   # dropped or replaced while the fetch was out
+            return  # dropped or replaced while the fetch was out
         try:
             hosted.append_records_as_follower(fetch, answer, now_ms)
         except (CorruptRecords, CorruptBatchError) as exc:
-            log.error("%s-%d: the leader sent batches this replica cannot append (%s); "
-                      "fetching again", hosted.topic, hosted.partition, exc)
+            log.error(
+                "%s-%d: the leader sent batches this replica cannot append (%s); fetching again",
+                hosted.topic,
+                hosted.partition,
+                exc,
+            )
             return
         except (OSError, SegmentCorrupt) as exc:
             self.log_manager.log_failed(hosted.topic, hosted.partition, exc, "appending to")
@@ -300,8 +413,9 @@ class ReplicaManager:
             try:
                 hosted.producer_state()
             except (OSError, SegmentCorrupt) as exc:
-                self.log_manager.log_failed(hosted.topic, hosted.partition, exc,
-                                            "indexing the transactions of")
+                self.log_manager.log_failed(
+                    hosted.topic, hosted.partition, exc, "indexing the transactions of"
+                )
 
     # -- ISR (leader side) -------------------------------------------------------------------
     def tick(self, now_ms: int | None = None) -> None:
@@ -324,12 +438,20 @@ class ReplicaManager:
         self._proposals.clear()
         return out
 
-    def on_alter_partition_result(self, hosted: Partition, proposal: ProposeIsr, error: ErrorCode,
-                                  leader_epoch: int, partition_epoch: int, isr: tuple[int, ...],
-                                  now_ms: int) -> None:
+    def on_alter_partition_result(
+        self,
+        hosted: Partition,
+        proposal: ProposeIsr,
+        error: ErrorCode,
+        leader_epoch: int,
+        partition_epoch: int,
+        isr: tuple[int, ...],
+        now_ms: int,
+    ) -> None:
         if self._partitions.get((hosted.topic, hosted.partition)) is hosted:
-            hosted.on_alter_partition_result(proposal, error, leader_epoch, partition_epoch, isr,
-                                             now_ms)
+            hosted.on_alter_partition_result(
+                proposal, error, leader_epoch, partition_epoch, isr, now_ms
+            )
 
     # -- idempotent producers -----------------------------------------------------------------
     def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
@@ -347,8 +469,9 @@ class ReplicaManager:
             hosted.producer_state()
         except (OSError, ValueError):
             # Hosting must not fail on it: the first produce tries again and answers the error.
-            log.exception("loading the producer state of %s-%d failed", hosted.topic,
-                          hosted.partition)
+            log.exception(
+                "loading the producer state of %s-%d failed", hosted.topic, hosted.partition
+            )
 
     def on_log_truncated(self, topic: str, partition: int) -> None:
         self._producer_states.on_log_truncated((topic, partition))
@@ -356,7 +479,9 @@ class ReplicaManager:
     def checkpoint_producer_states(self) -> None:
         """Snapshot every partition's producer state that changed since its last snapshot, all
         inline (shutdown), so a restart replays only the log after it."""
-        self.producer_snapshots_written(self.write_producer_snapshots(self.due_producer_snapshots()))
+        self.producer_snapshots_written(
+            self.write_producer_snapshots(self.due_producer_snapshots())
+        )
 
     def due_producer_snapshots(self) -> list[tuple]:
         return self._producer_states.due_snapshots()

@@ -1,6 +1,7 @@
 """What a partition's leader answers an append, a read and an offset lookup, as Kafka's
 LogAppendInfo / LogReadInfo and ListOffsets' answer: Kafka error codes, never an exception (a
 client's bytes can never take the broker down)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,8 +34,8 @@ class FetchResult:
     error_message: str = ""
     high_watermark: int = -1
     log_start_offset: int = -1
-    records: bytes | FileSlice = b""     # a FileSlice (not read yet) when asked with unread=True
-    diverging_epoch: tuple[int, int] | None = None    # follower fetches only (KIP-101)
+    records: bytes | FileSlice = b""  # a FileSlice (not read yet) when asked with unread=True
+    diverging_epoch: tuple[int, int] | None = None  # follower fetches only (KIP-101)
     last_stable_offset: int = -1
     aborted_transactions: tuple[AbortedTxn, ...] = ()  # read_committed only
 

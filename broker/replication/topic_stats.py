@@ -1,6 +1,7 @@
 """Per-topic traffic counted where it passes (Kafka's BrokerTopicMetrics: BytesInPerSec,
 MessagesInPerSec, BytesOutPerSec, ReplicationBytesOutPerSec) and the leader's ISR changes
 (IsrShrinksPerSec, IsrExpandsPerSec): plain counters the metrics endpoint reads at scrape."""
+
 from __future__ import annotations
 
 
@@ -27,7 +28,9 @@ class TopicStats:
         counts = self.replication_bytes_out if follower else self.bytes_out
         counts[topic] = counts.get(topic, 0) + size
 
-    def isr_changed(self, topic: str, partition: int, leader_epoch: int, isr, is_leader: bool) -> None:
+    def isr_changed(
+        self, topic: str, partition: int, leader_epoch: int, isr, is_leader: bool
+    ) -> None:
         key = (topic, partition)
         if not is_leader:
             self._isr_seen.pop(key, None)

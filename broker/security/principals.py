@@ -1,5 +1,6 @@
 """Principals from certificates (Kafka's ssl.principal.mapping.rules) and the node naming
 convention: the node with id N authenticates as User:kraft-node-N."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,8 +23,8 @@ def node_principal(node_id: int) -> str:
 def node_id_of(principal: str) -> int | None:
     """The node id a principal speaks for (User:kraft-node-N), or None for anyone else."""
     prefix = f"User:{NODE_PREFIX}"
-    if principal.startswith(prefix) and principal[len(prefix):].isdigit():
-        return int(principal[len(prefix):])
+    if principal.startswith(prefix) and principal[len(prefix) :].isdigit():
+        return int(principal[len(prefix) :])
     return None
 
 
@@ -38,7 +39,7 @@ def common_name(subject: str) -> str | None:
 
 @dataclasses.dataclass(frozen=True)
 class _Rule:
-    pattern: re.Pattern | None      # None: DEFAULT
+    pattern: re.Pattern | None  # None: DEFAULT
     replacement: str = ""
     case: str = ""
 
@@ -66,7 +67,8 @@ class PrincipalRules:
             if match is None or match.end() == pos:
                 raise PrincipalRulesError(
                     f"ssl.principal.mapping.rules: cannot parse {text[pos:]!r}; write rules as "
-                    "RULE:^CN=(.*?),.*$/$1/,DEFAULT")
+                    "RULE:^CN=(.*?),.*$/$1/,DEFAULT"
+                )
             if match.group(1) == "DEFAULT":
                 self.rules.append(_Rule(None))
             else:
@@ -74,10 +76,13 @@ class PrincipalRules:
                 try:
                     compiled = re.compile(pattern)
                 except re.error as exc:
-                    raise PrincipalRulesError(f"ssl.principal.mapping.rules: {pattern!r} is not a "
-                                              f"regular expression ({exc})") from None
-                self.rules.append(_Rule(compiled, match.group(3).replace("\\/", "/"),
-                                        match.group(4) or ""))
+                    raise PrincipalRulesError(
+                        f"ssl.principal.mapping.rules: {pattern!r} is not a "
+                        f"regular expression ({exc})"
+                    ) from None
+                self.rules.append(
+                    _Rule(compiled, match.group(3).replace("\\/", "/"), match.group(4) or "")
+                )
             pos = match.end()
         self._cache: dict[str, str] = {}
 
@@ -93,6 +98,6 @@ class PrincipalRules:
                 break
         if name is None:
             name = common_name(subject) or subject
-        if len(self._cache) < 10_000:     # bounded: subjects come from trusted certificates
+        if len(self._cache) < 10_000:  # bounded: subjects come from trusted certificates
             self._cache[subject] = f"User:{name}"
         return f"User:{name}"

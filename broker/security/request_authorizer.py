@@ -1,8 +1,9 @@
 """RequestAuthorizer: what every servicer asks before it acts ("may the principal of this request
 do Operation on Resource?"), answered from the ACLs of the metadata image the node follows."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import RequestContext, request_context
@@ -20,19 +21,25 @@ ERROR_OF = {
 
 
 def _acl_flag(rtype: ResourceType, name: str) -> str:
-    return {ResourceType.TOPIC: f"--topic {name}", ResourceType.GROUP: f"--group {name}",
-            ResourceType.CLUSTER: "--cluster",
-            ResourceType.TRANSACTIONAL_ID: f"--transactional-id {name}"}[rtype]
+    return {
+        ResourceType.TOPIC: f"--topic {name}",
+        ResourceType.GROUP: f"--group {name}",
+        ResourceType.CLUSTER: "--cluster",
+        ResourceType.TRANSACTIONAL_ID: f"--transactional-id {name}",
+    }[rtype]
 
 
-def denied_message(who: RequestContext, operation: Operation, rtype: ResourceType,
-                   name: str) -> str:
+def denied_message(
+    who: RequestContext, operation: Operation, rtype: ResourceType, name: str
+) -> str:
     """Who was refused what, and the command that would allow it."""
     host = f" from host {who.host}" if who.host else ""
-    return (f"{who.principal}{host} is not authorized to {camel(operation)} "
-            f"{camel(rtype)} '{name}'; an administrator can allow it with: kraft acl add "
-            f"--allow-principal {who.principal} --operation {camel(operation)} "
-            f"{_acl_flag(rtype, name)}")
+    return (
+        f"{who.principal}{host} is not authorized to {camel(operation)} "
+        f"{camel(rtype)} '{name}'; an administrator can allow it with: kraft acl add "
+        f"--allow-principal {who.principal} --operation {camel(operation)} "
+        f"{_acl_flag(rtype, name)}"
+    )
 
 
 class RequestAuthorizer:
@@ -40,8 +47,11 @@ class RequestAuthorizer:
     (no authorizer.class.name) every check passes, as in Kafka with no authorizer. The
     authorizer is rebuilt only when the image's ACLs change."""
 
-    def __init__(self, image: Callable[[], MetadataImage] | None = None,
-                 config: AuthorizerConfig | None = None) -> None:
+    def __init__(
+        self,
+        image: Callable[[], MetadataImage] | None = None,
+        config: AuthorizerConfig | None = None,
+    ) -> None:
         self._image = image
         self.config = config
         self._acls = None
@@ -58,15 +68,21 @@ class RequestAuthorizer:
             self._acls = acls
         return self._authorizer
 
-    def allowed(self, operation: Operation, rtype: ResourceType, name: str = CLUSTER_NAME,
-                who: RequestContext | None = None) -> bool:
+    def allowed(
+        self,
+        operation: Operation,
+        rtype: ResourceType,
+        name: str = CLUSTER_NAME,
+        who: RequestContext | None = None,
+    ) -> bool:
         if not self.enabled:
             return True
         who = who or request_context()
         return self._current().authorize(who.principal, who.host, operation, rtype, name)
 
-    def allowed_any(self, operation: Operation, rtype: ResourceType,
-                    who: RequestContext | None = None) -> bool:
+    def allowed_any(
+        self, operation: Operation, rtype: ResourceType, who: RequestContext | None = None
+    ) -> bool:
         """Allowed on some resource of the type (Kafka: Write on any topic lets a producer be
         idempotent)."""
         if not self.enabled:
@@ -74,16 +90,26 @@ class RequestAuthorizer:
         who = who or request_context()
         return self._current().authorize_any(who.principal, who.host, operation, rtype)
 
-    def denial(self, operation: Operation, rtype: ResourceType, name: str = CLUSTER_NAME,
-               who: RequestContext | None = None) -> tuple[int, str] | None:
+    def denial(
+        self,
+        operation: Operation,
+        rtype: ResourceType,
+        name: str = CLUSTER_NAME,
+        who: RequestContext | None = None,
+    ) -> tuple[int, str] | None:
         """(error code, message) when the request may not do it, else None. `who`: the sender
         a wire-neutral handler names (broker/handlers/); none, the request this task serves."""
         if self.allowed(operation, rtype, name, who):
             return None
         return ERROR_OF[rtype], denied_message(who or request_context(), operation, rtype, name)
 
-    def require(self, operation: Operation, rtype: ResourceType,
-                name: str = CLUSTER_NAME, who: RequestContext | None = None) -> None:
+    def require(
+        self,
+        operation: Operation,
+        rtype: ResourceType,
+        name: str = CLUSTER_NAME,
+        who: RequestContext | None = None,
+    ) -> None:
         refused = self.denial(operation, rtype, name, who)
         if refused is not None:
             raise KraftError(*refused)

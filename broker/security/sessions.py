@@ -1,5 +1,6 @@
 """SCRAM sessions: after one SCRAM exchange a client gets a random token, valid for a short
 lifetime and only from the host that authenticated; each call carries it instead of a password."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,7 +30,7 @@ class SessionTable:
         """A new token for `principal` at `host` and its lifetime in ms."""
         if len(self._sessions) >= self.max_sessions:
             self.expire(now_ms)
-            if len(self._sessions) >= self.max_sessions:     # still full: drop the oldest
+            if len(self._sessions) >= self.max_sessions:  # still full: drop the oldest
                 self._sessions.pop(next(iter(list(self._sessions))), None)
         token = secrets.token_urlsafe(32)
         self._sessions[_key(token)] = Session(principal, host, now_ms + self.lifetime_ms)
@@ -39,7 +40,7 @@ class SessionTable:
         """The principal of a live session of `host`, or None (unknown, expired, other host)."""
         session = self._sessions.get(_key(token))
         if session is None or session.host != host or now_ms >= session.expires_ms:
-            return None     # an expired one is dropped by the next expire()
+            return None  # an expired one is dropped by the next expire()
         return session.principal
 
     def expire(self, now_ms: int) -> None:

@@ -1,13 +1,15 @@
 """Failed authentications throttled per client host (pure: now_ms in): a host with too many recent
 failures is refused at once until the oldest of them leaves the window."""
+
 from __future__ import annotations
 
 import collections
 
 
 class FailedAuthThrottle:
-    def __init__(self, max_failures: int = 5, window_ms: int = 60_000,
-                 max_hosts: int = 10_000) -> None:
+    def __init__(
+        self, max_failures: int = 5, window_ms: int = 60_000, max_hosts: int = 10_000
+    ) -> None:
         self.max_failures, self.window_ms, self.max_hosts = max_failures, window_ms, max_hosts
         self._failures: dict[str, collections.deque] = {}
 
@@ -30,7 +32,7 @@ class FailedAuthThrottle:
 
     def failed(self, host: str, now_ms: int) -> None:
         if host not in self._failures and len(self._failures) >= self.max_hosts:
-            del self._failures[next(iter(self._failures))]     # forget the oldest host
+            del self._failures[next(iter(self._failures))]  # forget the oldest host
         self._failures.setdefault(host, collections.deque()).append(now_ms)
 
     def succeeded(self, host: str) -> None:

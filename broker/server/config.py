@@ -1,17 +1,22 @@
 """A node's configuration: Kafka's server.properties key names, parsed and checked, each
 overridable with `--override key=value`. A bad value is an error that names its key."""
+
 from __future__ import annotations
 
 import dataclasses
 import pathlib
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from broker.group.messages import GroupConfig
+from broker.security.config import (
+    SECURITY_KEYS,
+    SecurityConfig,
+    SecurityConfigError,
+    build_security,
+)
 from broker.transaction.messages import TransactionConfig
 from kraft.log.log_config import ConfigError, LogConfig
 from kraft.security.authorizer import AuthorizerConfig, parse_super_users
-from broker.security.config import (SECURITY_KEYS, SecurityConfig, SecurityConfigError,
-                                    build_security)
 
 
 class ServerConfigError(ValueError):
@@ -44,6 +49,7 @@ def _int_in(low: int, high: int | None = None) -> Callable[[str, str], int]:
         if value < low or (high is not None and value > high):
             raise ServerConfigError(f"{key}: {value} is out of range; use {allowed}")
         return value
+
     return parse
 
 
@@ -51,7 +57,9 @@ def _roles(key: str, text: str) -> tuple[str, ...]:
     roles = tuple(r.strip() for r in text.split(",") if r.strip())
     bad = [r for r in roles if r not in ("broker", "controller")]
     if not roles or bad:
-        raise ServerConfigError(f"{key}: {text!r} must be 'broker', 'controller' or 'broker,controller'")
+        raise ServerConfigError(
+            f"{key}: {text!r} must be 'broker', 'controller' or 'broker,controller'"
+        )
     return roles
 
 
@@ -61,7 +69,9 @@ def parse_listener(key: str, text: str) -> tuple[str, int]:
     address = first.split("://", 1)[-1]
     host, sep, port = address.rpartition(":")
     if not sep:
-        raise ServerConfigError(f"{key}: {text!r} is not host:port (e.g. PLAINTEXT://127.0.0.1:9092)")
+        raise ServerConfigError(
+            f"{key}: {text!r} is not host:port (e.g. PLAINTEXT://127.0.0.1:9092)"
+        )
     return host or "0.0.0.0", _int_in(0, 65535)(key, port)
 
 
@@ -130,8 +140,10 @@ def parse_metrics_listener(key: str, text: str) -> tuple[str, int] | None:
     example = "e.g. http://127.0.0.1:9404, or port 0 for a free one"
     scheme, sep, address = text.partition("://")
     if not sep or scheme.lower() != "http":
-        raise ServerConfigError(f"{key}: {text!r} is not http://host:port ({example}); the "
-                                "endpoint speaks plain HTTP only")
+        raise ServerConfigError(
+            f"{key}: {text!r} is not http://host:port ({example}); the "
+            "endpoint speaks plain HTTP only"
+        )
     host, colon, port = address.rpartition(":")
     if not colon or not host or "/" in address:
         raise ServerConfigError(f"{key}: {text!r} is not http://host:port ({example})")
@@ -146,8 +158,16 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "controller.listener.names": ("controller_listener_names", _names, "CONTROLLER"),
     # kraft's own key: the listeners that speak Kafka's wire protocol instead of gRPC.
     "kafka.listener.names": ("kafka_listener_names", _names_or_none, "KAFKA"),
-    "socket.request.max.bytes": ("socket_request_max_bytes", _int_in(MIN_REQUEST_BYTES), "104857600"),
-    "log.dirs": ("log_dirs", lambda k, v: tuple(p.strip() for p in v.split(",") if p.strip()), "./kraft-data"),
+    "socket.request.max.bytes": (
+        "socket_request_max_bytes",
+        _int_in(MIN_REQUEST_BYTES),
+        "104857600",
+    ),
+    "log.dirs": (
+        "log_dirs",
+        lambda k, v: tuple(p.strip() for p in v.split(",") if p.strip()),
+        "./kraft-data",
+    ),
     "num.partitions": ("num_partitions", _int_in(1, INT_MAX), "1"),
     "default.replication.factor": ("default_replication_factor", _int_in(1, MAX_SHORT), "1"),
     "auto.create.topics.enable": ("auto_create_topics_enable", _bool, "true"),
@@ -163,17 +183,31 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "controller.quorum.fetch.timeout.ms": ("quorum_fetch_timeout_ms", _int_in(1), "2000"),
     "controller.quorum.voters": ("quorum_voters", parse_voters, ""),
     "controller.quorum.election.timeout.ms": ("quorum_election_timeout_ms", _int_in(1), "1000"),
-    "controller.quorum.election.backoff.max.ms": ("quorum_election_backoff_max_ms", _int_in(1), "1000"),
+    "controller.quorum.election.backoff.max.ms": (
+        "quorum_election_backoff_max_ms",
+        _int_in(1),
+        "1000",
+    ),
     "controller.quorum.request.timeout.ms": ("quorum_request_timeout_ms", _int_in(1), "2000"),
     "controller.quorum.retry.backoff.ms": ("quorum_retry_backoff_ms", _int_in(1), "20"),
     # Not a Kafka key (Kafka counts bytes): take a metadata snapshot every this many records.
-    "metadata.log.snapshot.interval.records": ("metadata_snapshot_interval_records", _int_in(1), "20000"),
+    "metadata.log.snapshot.interval.records": (
+        "metadata_snapshot_interval_records",
+        _int_in(1),
+        "20000",
+    ),
     # The active controller moves leadership back to preferred replicas (Kafka's names, defaults).
     "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", _bool, "true"),
-    "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_seconds",
-                                                _int_in(1), "300"),
-    "leader.imbalance.per.broker.percentage": ("leader_imbalance_per_broker_percentage",
-                                               _int_in(0, 100), "10"),
+    "leader.imbalance.check.interval.seconds": (
+        "leader_imbalance_check_interval_seconds",
+        _int_in(1),
+        "300",
+    ),
+    "leader.imbalance.per.broker.percentage": (
+        "leader_imbalance_per_broker_percentage",
+        _int_in(0, 100),
+        "10",
+    ),
     # Consumer groups and __consumer_offsets (Kafka's names and defaults).
     "group.min.session.timeout.ms": ("group_min_session_timeout_ms", _int_in(1), "6000"),
     "group.max.session.timeout.ms": ("group_max_session_timeout_ms", _int_in(1), "1800000"),
@@ -185,17 +219,32 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", _int_in(1), "5000"),
     # Transactions and __transaction_state (Kafka's names and defaults).
     "transaction.max.timeout.ms": ("transaction_max_timeout_ms", _int_in(1, INT_MAX), "900000"),
-    "transactional.id.expiration.ms": ("transactional_id_expiration_ms", _int_in(1, INT_MAX),
-                                       "604800000"),
+    "transactional.id.expiration.ms": (
+        "transactional_id_expiration_ms",
+        _int_in(1, INT_MAX),
+        "604800000",
+    ),
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": (
-        "transaction_abort_cleanup_interval_ms", _int_in(1, INT_MAX), "10000"),
-    "transaction.state.log.num.partitions": ("transaction_state_log_num_partitions",
-                                             _int_in(1), "50"),
-    "transaction.state.log.replication.factor": ("transaction_state_log_replication_factor",
-                                                 _int_in(1, MAX_SHORT), "3"),
+        "transaction_abort_cleanup_interval_ms",
+        _int_in(1, INT_MAX),
+        "10000",
+    ),
+    "transaction.state.log.num.partitions": (
+        "transaction_state_log_num_partitions",
+        _int_in(1),
+        "50",
+    ),
+    "transaction.state.log.replication.factor": (
+        "transaction_state_log_replication_factor",
+        _int_in(1, MAX_SHORT),
+        "3",
+    ),
     "transaction.state.log.min.isr": ("transaction_state_log_min_isr", _int_in(1), "2"),
-    "transaction.state.log.segment.bytes": ("transaction_state_log_segment_bytes",
-                                            _int_in(1024), "104857600"),
+    "transaction.state.log.segment.bytes": (
+        "transaction_state_log_segment_bytes",
+        _int_in(1024),
+        "104857600",
+    ),
     # Authorization (Kafka's names): any authorizer.class.name turns on ACLs from the metadata
     # log (StandardAuthorizer); super.users ("User:admin;User:broker") bypass them.
     "authorizer.class.name": ("authorizer_class_name", lambda k, v: v.strip(), ""),
@@ -203,8 +252,11 @@ _SERVER_KEYS: dict[str, tuple[str, Callable[[str, str], object], str]] = {
     "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool, "false"),
     # Idempotent producers idle this long are forgotten (Kafka's names and defaults: 1 day, 10 min).
     "producer.id.expiration.ms": ("producer_id_expiration_ms", _int_in(1), "86400000"),
-    "producer.id.expiration.check.interval.ms": ("producer_id_expiration_check_interval_ms",
-                                                 _int_in(1), "600000"),
+    "producer.id.expiration.check.interval.ms": (
+        "producer_id_expiration_check_interval_ms",
+        _int_in(1),
+        "600000",
+    ),
     # Not a Kafka key (Kafka's metrics go to JMX and metric.reporters): where this node serves
     # Prometheus text. Named as Kafka names its metrics settings (metrics.num.samples,
     # metrics.recording.level), its value written as a `listeners` entry. Empty: off.
@@ -232,19 +284,21 @@ BROKER_TO_TOPIC_KEYS = {
 }
 # Kafka's coarser spellings, converted to the ms key.
 # Kafka's precedence: ms, then minutes, then hours (the first present wins).
-_SCALED = {"log.retention.minutes": ("log.retention.ms", 60_000),
-           "log.retention.hours": ("log.retention.ms", 3_600_000),
-           "log.roll.hours": ("log.roll.ms", 3_600_000)}
+_SCALED = {
+    "log.retention.minutes": ("log.retention.ms", 60_000),
+    "log.retention.hours": ("log.retention.ms", 3_600_000),
+    "log.roll.hours": ("log.roll.ms", 3_600_000),
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class ServerConfig:
     node_id: int
     process_roles: tuple[str, ...]
-    listeners: Mapping[str, tuple[str, int]]      # listener name -> (host, port), in order
+    listeners: Mapping[str, tuple[str, int]]  # listener name -> (host, port), in order
     controller_listener_names: tuple[str, ...]
-    kafka_listener_names: tuple[str, ...]        # listeners speaking Kafka's wire protocol
-    socket_request_max_bytes: int                # the largest Kafka request frame taken
+    kafka_listener_names: tuple[str, ...]  # listeners speaking Kafka's wire protocol
+    socket_request_max_bytes: int  # the largest Kafka request frame taken
     log_dirs: tuple[str, ...]
     num_partitions: int
     default_replication_factor: int
@@ -259,7 +313,7 @@ class ServerConfig:
     broker_heartbeat_interval_ms: int
     broker_session_timeout_ms: int
     quorum_fetch_timeout_ms: int
-    quorum_voters: Mapping[int, str]              # voter node id -> "host:port"
+    quorum_voters: Mapping[int, str]  # voter node id -> "host:port"
     quorum_election_timeout_ms: int
     quorum_election_backoff_max_ms: int
     quorum_request_timeout_ms: int
@@ -288,10 +342,10 @@ class ServerConfig:
     allow_everyone_if_no_acl_found: bool
     producer_id_expiration_ms: int
     producer_id_expiration_check_interval_ms: int
-    topic_defaults: Mapping[str, str]   # topic-level keys, e.g. {"retention.ms": "..."}
+    topic_defaults: Mapping[str, str]  # topic-level keys, e.g. {"retention.ms": "..."}
     unknown_keys: tuple[str, ...] = ()
-    security: SecurityConfig | None = None     # listener protocols, TLS files, SASL
-    metrics_listener: tuple[str, int] | None = None    # (host, port) of the metrics endpoint
+    security: SecurityConfig | None = None  # listener protocols, TLS files, SASL
+    metrics_listener: tuple[str, int] | None = None  # (host, port) of the metrics endpoint
 
     @property
     def authorizer_config(self) -> AuthorizerConfig | None:
@@ -305,8 +359,11 @@ class ServerConfig:
     def listener(self) -> tuple[str, int]:
         """The broker listener: the first one not named in controller.listener.names (a node
         without one, i.e. a controller-only node, gets its first listener)."""
-        brokers = [a for n, a in self.listeners.items() if n not in self.controller_listener_names
-                   and n not in self.kafka_listener_names]
+        brokers = [
+            a
+            for n, a in self.listeners.items()
+            if n not in self.controller_listener_names and n not in self.kafka_listener_names
+        ]
         return brokers[0] if brokers else next(iter(self.listeners.values()))
 
     @property
@@ -333,12 +390,14 @@ class ServerConfig:
 
     @property
     def group_config(self) -> GroupConfig:
-        return GroupConfig(min_session_timeout_ms=self.group_min_session_timeout_ms,
-                           max_session_timeout_ms=self.group_max_session_timeout_ms,
-                           initial_rebalance_delay_ms=self.group_initial_rebalance_delay_ms,
-                           offset_metadata_max_bytes=self.offset_metadata_max_bytes,
-                           offsets_topic_num_partitions=self.offsets_topic_num_partitions,
-                           offsets_topic_replication_factor=self.offsets_topic_replication_factor)
+        return GroupConfig(
+            min_session_timeout_ms=self.group_min_session_timeout_ms,
+            max_session_timeout_ms=self.group_max_session_timeout_ms,
+            initial_rebalance_delay_ms=self.group_initial_rebalance_delay_ms,
+            offset_metadata_max_bytes=self.offset_metadata_max_bytes,
+            offsets_topic_num_partitions=self.offsets_topic_num_partitions,
+            offsets_topic_replication_factor=self.offsets_topic_replication_factor,
+        )
 
     @property
     def transaction_config(self) -> TransactionConfig:
@@ -349,13 +408,17 @@ class ServerConfig:
             state_log_num_partitions=self.transaction_state_log_num_partitions,
             state_log_replication_factor=self.transaction_state_log_replication_factor,
             state_log_min_isr=self.transaction_state_log_min_isr,
-            state_log_segment_bytes=self.transaction_state_log_segment_bytes)
+            state_log_segment_bytes=self.transaction_state_log_segment_bytes,
+        )
 
     @property
     def broker_listener_name(self) -> str:
         """The name of `listener` (see there)."""
-        names = [n for n in self.listeners if n not in self.controller_listener_names
-                 and n not in self.kafka_listener_names]
+        names = [
+            n
+            for n in self.listeners
+            if n not in self.controller_listener_names and n not in self.kafka_listener_names
+        ]
         return names[0] if names else next(iter(self.listeners))
 
     @property
@@ -391,7 +454,7 @@ def parse_properties(text: str) -> dict[str, str]:
         sep = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
         if sep < 0:
             raise ServerConfigError(f"line {number}: {raw!r} is not key=value")
-        props[line[:sep].strip()] = line[sep + 1:].strip()
+        props[line[:sep].strip()] = line[sep + 1 :].strip()
     return props
 
 
@@ -400,50 +463,67 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ServerConfigError(f"--override {pair!r} is not key=value (e.g. --override num.partitions=3)")
+            raise ServerConfigError(
+                f"--override {pair!r} is not key=value (e.g. --override num.partitions=3)"
+            )
         out[key.strip()] = value.strip()
     return out
 
 
 def build_config(props: Mapping[str, str]) -> ServerConfig:
     props = dict(props)
-    given_as = {}   # the ms key -> the coarser key the user wrote, for errors
+    given_as = {}  # the ms key -> the coarser key the user wrote, for errors
     for coarse, (fine, scale) in _SCALED.items():
         if coarse in props and fine not in props:
             coarse_value = _int_in(-1)(coarse, props[coarse])
-            props[fine] = str(-1 if coarse_value < 0 else coarse_value * scale)   # -1: unlimited
+            props[fine] = str(-1 if coarse_value < 0 else coarse_value * scale)  # -1: unlimited
             given_as[fine] = coarse
     if "log.dir" in props and "log.dirs" not in props:
         props["log.dirs"] = props["log.dir"]
-    values = {attr: parse(key, props.get(key, default)) for key, (attr, parse, default) in _SERVER_KEYS.items()}
+    values = {
+        attr: parse(key, props.get(key, default))
+        for key, (attr, parse, default) in _SERVER_KEYS.items()
+    }
     if not values["log_dirs"]:
         raise ServerConfigError("log.dirs: no directory given (e.g. log.dirs=/var/lib/kraft)")
-    topic_defaults = {topic_key: props[key] for key, topic_key in BROKER_TO_TOPIC_KEYS.items() if key in props}
+    topic_defaults = {
+        topic_key: props[key] for key, topic_key in BROKER_TO_TOPIC_KEYS.items() if key in props
+    }
     for key, topic_key in BROKER_TO_TOPIC_KEYS.items():
         if key in props:
             _check_topic_default(given_as.get(key, key), topic_key, props[key])
-    known = set(_SERVER_KEYS) | set(BROKER_TO_TOPIC_KEYS) | set(_SCALED) | {"log.dir"} \
-        | SECURITY_KEYS
-    unknown = tuple(sorted(k for k in props if k not in known
-                           and not (k.startswith("listener.name.") and k.endswith(".ssl.client.auth"))))
+    known = (
+        set(_SERVER_KEYS) | set(BROKER_TO_TOPIC_KEYS) | set(_SCALED) | {"log.dir"} | SECURITY_KEYS
+    )
+    unknown = tuple(
+        sorted(
+            k
+            for k in props
+            if k not in known
+            and not (k.startswith("listener.name.") and k.endswith(".ssl.client.auth"))
+        )
+    )
     try:
         security = build_security(props, values["listeners"], parse_listeners)
     except SecurityConfigError as exc:
         raise ServerConfigError(str(exc)) from None
-    config = ServerConfig(**values, topic_defaults=topic_defaults, unknown_keys=unknown,
-                          security=security)
+    config = ServerConfig(
+        **values, topic_defaults=topic_defaults, unknown_keys=unknown, security=security
+    )
     _check_quorum(config)
     _check_kafka_listeners(config)
     if config.group_min_session_timeout_ms > config.group_max_session_timeout_ms:
         raise ServerConfigError(
             f"group.min.session.timeout.ms: {config.group_min_session_timeout_ms} is above "
-            f"group.max.session.timeout.ms ({config.group_max_session_timeout_ms}); lower it")
+            f"group.max.session.timeout.ms ({config.group_max_session_timeout_ms}); lower it"
+        )
     if config.transaction_state_log_min_isr > config.transaction_state_log_replication_factor:
         raise ServerConfigError(
             f"transaction.state.log.min.isr: {config.transaction_state_log_min_isr} is above "
             f"transaction.state.log.replication.factor "
             f"({config.transaction_state_log_replication_factor}): no transaction could ever be "
-            "written; lower it")
+            "written; lower it"
+        )
     return config
 
 
@@ -462,45 +542,56 @@ def _check_quorum(config: ServerConfig) -> None:
         if not config.quorum_voters:
             raise ServerConfigError(
                 "controller.quorum.voters: a broker-only node reads the metadata log from the "
-                "controllers; list them, e.g. 1@127.0.0.1:9093,2@127.0.0.1:9094,3@127.0.0.1:9095")
+                "controllers; list them, e.g. 1@127.0.0.1:9093,2@127.0.0.1:9094,3@127.0.0.1:9095"
+            )
         if config.node_id in config.quorum_voters:
             raise ServerConfigError(
                 f"controller.quorum.voters names node.id {config.node_id}, but process.roles has no "
-                f"controller; add it or use another node.id")
+                f"controller; add it or use another node.id"
+            )
         return
     if not config.quorum_voters:
-        return   # a quorum of one: no listener needed, nobody calls it
+        return  # a quorum of one: no listener needed, nobody calls it
     voters = ",".join(f"{i}@{a}" for i, a in config.quorum_voters.items())
     if config.node_id not in config.quorum_voters:
-        raise ServerConfigError(f"controller.quorum.voters: node.id {config.node_id} is a controller "
-                                f"but not one of the voters ({voters}); add it or fix node.id")
+        raise ServerConfigError(
+            f"controller.quorum.voters: node.id {config.node_id} is a controller "
+            f"but not one of the voters ({voters}); add it or fix node.id"
+        )
     if config.controller_listener is None:
         names = ",".join(config.controller_listener_names)
         raise ServerConfigError(
             f"listeners: a controller needs a listener named in controller.listener.names ({names}), "
-            f"e.g. listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://{config.quorum_voters[config.node_id]}")
+            f"e.g. listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://{config.quorum_voters[config.node_id]}"
+        )
     if "broker" in config.process_roles and len(config.listeners) < 2:
-        raise ServerConfigError("listeners: a broker,controller node needs a broker listener too, "
-                                "e.g. PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093")
+        raise ServerConfigError(
+            "listeners: a broker,controller node needs a broker listener too, "
+            "e.g. PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
+        )
 
 
 def _check_kafka_listeners(config: ServerConfig) -> None:
     both = set(config.kafka_listener_names) & set(config.controller_listener_names)
     if both:
-        raise ServerConfigError(f"kafka.listener.names: {', '.join(sorted(both))} is also a "
-                                "controller listener; the controllers speak gRPC only")
+        raise ServerConfigError(
+            f"kafka.listener.names: {', '.join(sorted(both))} is also a "
+            "controller listener; the controllers speak gRPC only"
+        )
     for name in config.kafka_listeners:
         protocol = config.security.protocol(name) if config.security else "PLAINTEXT"
         if protocol != "PLAINTEXT":
             raise ServerConfigError(
                 f"listener.security.protocol.map: the Kafka wire listener {name} serves "
                 f"PLAINTEXT only so far, not {protocol}; map it {name}:PLAINTEXT (the gRPC "
-                "listeners serve SSL and SASL)")
+                "listeners serve SSL and SASL)"
+            )
     if config.kafka_listeners and config.broker_listener_name in config.kafka_listener_names:
         raise ServerConfigError(
             "listeners: a broker with a Kafka listener needs a gRPC one too (the other nodes and "
             "kraft's own clients use it), e.g. listeners=PLAINTEXT://127.0.0.1:9095,"
-            "KAFKA://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093")
+            "KAFKA://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
+        )
 
 
 def load_config(path: str | None, overrides: list[str]) -> ServerConfig:

@@ -20,6 +20,7 @@ of freed memory resident after a burst, for good. The request fuzzer's node ende
 five of them holding 6-11 MB free each, 30 MB resident in all (RSS +39 to +46 MB); so the node
 keeps every thread in the main arena (share_one_arena), where the release reaches it all: +3 MB
 one release after the burst."""
+
 from __future__ import annotations
 
 import ctypes
@@ -29,11 +30,11 @@ import trio
 
 log = logging.getLogger(__name__)
 
-M_TRIM_THRESHOLD = -1               # glibc's mallopt parameters
+M_TRIM_THRESHOLD = -1  # glibc's mallopt parameters
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
-MMAP_THRESHOLD_BYTES = 2 * 1024 * 1024    # fixed: no raise after large frees
-TRIM_THRESHOLD_BYTES = 8 * 1024 * 1024    # free heap top kept for the next large block
+MMAP_THRESHOLD_BYTES = 2 * 1024 * 1024  # fixed: no raise after large frees
+TRIM_THRESHOLD_BYTES = 8 * 1024 * 1024  # free heap top kept for the next large block
 RELEASE_INTERVAL_S = 1.0
 
 
@@ -51,11 +52,14 @@ def pin_mmap_threshold() -> bool:
     mallopt = _mallopt()
     if mallopt is None:
         return False
-    taken = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) \
-        and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
+    taken = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(
+        mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
+    )
     if not taken:
-        log.info("mallopt(M_MMAP_THRESHOLD, M_TRIM_THRESHOLD) refused; large requests may keep "
-                 "heap memory")
+        log.info(
+            "mallopt(M_MMAP_THRESHOLD, M_TRIM_THRESHOLD) refused; large requests may keep "
+            "heap memory"
+        )
     return taken
 
 

@@ -4,10 +4,11 @@ it); on a broker's listener it forwards to the active controller and answers onc
 own metadata image has caught up with what the command wrote (read-your-writes per broker).
 Protobuf in and out here; the decisions are the wire-neutral admin handler's
 (broker/handlers/admin.py)."""
+
 from __future__ import annotations
 
-from broker.edge import controller_wire
 from broker.controller.active import ActiveController
+from broker.edge import controller_wire
 from broker.edge.controller_channel import ControllerChannel
 from broker.handlers.admin import AdminHandler, Answer, forward_to_controller
 from broker.metadata.publisher import BrokerMetadata
@@ -15,12 +16,14 @@ from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from clients.errors import ErrorCode
 from clients.grpc_server import request_context
 
+
 class ControllerServicer:
     """`trust_nodes`: on a controller, a call from a node (ClusterAction) is a broker forwarding
     a client's call it has already authorized, so only the node is checked."""
 
-    def __init__(self, answer: Answer, authorizer: RequestAuthorizer = OPEN,
-                 trust_nodes: bool = False) -> None:
+    def __init__(
+        self, answer: Answer, authorizer: RequestAuthorizer = OPEN, trust_nodes: bool = False
+    ) -> None:
         self.handler = AdminHandler(answer, authorizer=authorizer, trust_nodes=trust_nodes)
 
     async def _serve(self, method: str, request_pb):
@@ -80,11 +83,13 @@ class ControllerServicer:
         return await self._serve("DescribeUserScramCredentials", request_pb)
 
 
-def on_controller(active: ActiveController,
-                  authorizer: RequestAuthorizer = OPEN) -> ControllerServicer:
+def on_controller(
+    active: ActiveController, authorizer: RequestAuthorizer = OPEN
+) -> ControllerServicer:
     return ControllerServicer(active.handle, authorizer, trust_nodes=True)
 
 
-def on_broker(channel: ControllerChannel, metadata: BrokerMetadata,
-              authorizer: RequestAuthorizer = OPEN) -> ControllerServicer:
+def on_broker(
+    channel: ControllerChannel, metadata: BrokerMetadata, authorizer: RequestAuthorizer = OPEN
+) -> ControllerServicer:
     return ControllerServicer(forward_to_controller(channel, metadata), authorizer)

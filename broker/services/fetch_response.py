@@ -1,8 +1,10 @@
 """The serialized FetchResponse, built by hand around the fetched records: what the Fetch handler
 sends, so record bytes go from the segment file into the answer with one copy in user space."""
+
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
+from typing import Union
 
 from clients.record.buffer_view import bytes_written_in_place
 from kraft.log.file_slice import FileSlice
@@ -13,9 +15,9 @@ Records = Union[bytes, FileSlice]
 # serializes fields in number order, so each partition's `records` (field 8) written after the
 # others gives the very bytes SerializeToString would; only a read_committed answer's
 # `aborted_transactions` (9) then comes before it, which every protobuf parser accepts.
-_RECORDS_TAG = 8 << 3 | 2        # FetchPartitionResponse.records
-_PARTITIONS_TAG = 2 << 3 | 2     # FetchTopicResponse.partitions
-_TOPICS_TAG = 3 << 3 | 2         # FetchResponse.topics
+_RECORDS_TAG = 8 << 3 | 2  # FetchPartitionResponse.records
+_PARTITIONS_TAG = 2 << 3 | 2  # FetchTopicResponse.partitions
+_TOPICS_TAG = 3 << 3 | 2  # FetchResponse.topics
 
 
 def varint(n: int) -> bytes:
@@ -32,25 +34,29 @@ def _field_size(n: int) -> int:
     return 1 + len(varint(n)) + n
 
 
-def serialize_fetch_response(topics: Sequence[tuple[bytes, Sequence[tuple[bytes, Records]]]]
-                             ) -> bytes:
+def serialize_fetch_response(
+    topics: Sequence[tuple[bytes, Sequence[tuple[bytes, Records]]]],
+) -> bytes:
     """`topics`: (a FetchTopicResponse serialized without partitions, [(a FetchPartitionResponse
     serialized without records, its records)]). The bytes grpcio sends, of the final size,
     written in place; the records of a FileSlice read straight into them: one copy of a fetched
     byte in user space, from the page cache."""
     sizes, total = [], 0
     for topic_head, partitions in topics:
-        part_sizes = [len(head) + (_field_size(len(records)) if len(records) else 0)
-                      for head, records in partitions]
+        part_sizes = [
+            len(head) + (_field_size(len(records)) if len(records) else 0)
+            for head, records in partitions
+        ]
         topic_size = len(topic_head) + sum(_field_size(n) for n in part_sizes)
         sizes.append((topic_size, part_sizes))
         total += _field_size(topic_size)
+
     def write(view: memoryview) -> None:
         at = 0
 
         def put(data) -> None:
             nonlocal at
-            view[at:at + len(data)] = data
+            view[at : at + len(data)] = data
             at += len(data)
 
         for (topic_head, partitions), (topic_size, part_sizes) in zip(topics, sizes):
@@ -62,9 +68,10 @@ def serialize_fetch_response(topics: Sequence[tuple[bytes, Sequence[tuple[bytes,
                     continue
                 put(bytes((_RECORDS_TAG,)) + varint(n))
                 if isinstance(records, FileSlice):
-                    records.read_into(view[at:at + n])
+                    records.read_into(view[at : at + n])
                     at += n
                 else:
                     put(records)
         assert at == total, (at, total)
+
     return bytes_written_in_place(total, write)

@@ -3,19 +3,28 @@ that each partition's records are a memoryview of the request instead of two cop
 when it parses and again into a new `bytes` when it is read). The other fields come out as
 protobuf would give them: unknown fields and fields of an unexpected wire type are skipped, the
 last of a repeated scalar wins, an int32 keeps its low 32 bits, a name must be UTF-8."""
+
 from __future__ import annotations
 
 from broker.handlers.produce import PartitionData, ProduceRequest, TopicData
 from clients.wire import broker_pb2 as pb
-from clients.wire.raw_fields import LEN as _LEN, VARINT as _VARINT, WireFormatError
+from clients.wire.raw_fields import LEN as _LEN
+from clients.wire.raw_fields import VARINT as _VARINT
+from clients.wire.raw_fields import WireFormatError
 from clients.wire.raw_fields import read_fields as _fields
 
 
 def from_message(request: pb.ProduceRequest) -> ProduceRequest:
     """For in-process callers holding the message (its records are copies already)."""
-    return ProduceRequest(request.acks, request.timeout_ms, [
-        TopicData(t.name, [PartitionData(p.partition, p.records) for p in t.partitions])
-        for t in request.topics], request.transactional_id)
+    return ProduceRequest(
+        request.acks,
+        request.timeout_ms,
+        [
+            TopicData(t.name, [PartitionData(p.partition, p.records) for p in t.partitions])
+            for t in request.topics
+        ],
+        request.transactional_id,
+    )
 
 
 # The bytes are not a ProduceRequest message.
@@ -59,7 +68,7 @@ def _partition(view: memoryview, start: int, end: int) -> PartitionData:
         if field == 1 and kind == _VARINT:
             partition = _int32(value)
         elif field == 2 and kind == _LEN:
-            records = view[value[0]:value[1]]
+            records = view[value[0] : value[1]]
     return PartitionData(partition, records)
 
 

@@ -1,9 +1,9 @@
 """Protobuf <-> the transaction coordinator's dataclasses, and the hint each error's message
 carries: the Transaction service's edge."""
+
 from __future__ import annotations
 
 from broker.transaction import messages as m
-from broker.transaction.hints import message
 from clients.types import TopicPartition
 from clients.wire import transaction_pb2 as pb
 
@@ -20,10 +20,14 @@ def txn_topics(partitions) -> list[pb.TxnTopic]:
 
 
 def add_partitions_request(req: pb.AddPartitionsToTxnRequest) -> m.AddPartitionsRequest:
-    return m.AddPartitionsRequest(req.transactional_id, req.producer_id, req.producer_epoch,
-                                  partitions_of(req.topics), req.verify_only)
+    return m.AddPartitionsRequest(
+        req.transactional_id,
+        req.producer_id,
+        req.producer_epoch,
+        partitions_of(req.topics),
+        req.verify_only,
+    )
 
 
 def end_txn_request(req: pb.EndTxnRequest) -> m.EndTxnRequest:
-    return m.EndTxnRequest(req.transactional_id, req.producer_id, req.producer_epoch,
-                           req.committed)
+    return m.EndTxnRequest(req.transactional_id, req.producer_id, req.producer_epoch, req.committed)

@@ -2,10 +2,11 @@
 partition it leads (a new leader epoch loads afresh, and is the coordinator epoch), which driver
 a transactional id goes to, and FindCoordinator's answer (creating `__transaction_state` on first
 use as Kafka does)."""
+
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from broker.coordinator.runtime import LedPartitions, create_internal_topic, live_leader
 from broker.edge.controller_channel import ControllerChannel
@@ -26,9 +27,17 @@ TOPIC = TRANSACTION_STATE_TOPIC
 
 
 class TransactionCoordinators:
-    def __init__(self, replicas: ReplicaManager, metadata: BrokerMetadata,
-                 channel: ControllerChannel, config: TransactionConfig, send_markers: Send, *,
-                 clock_ms: Callable[[], int], commit_timeout_ms: int = 5_000) -> None:
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        metadata: BrokerMetadata,
+        channel: ControllerChannel,
+        config: TransactionConfig,
+        send_markers: Send,
+        *,
+        clock_ms: Callable[[], int],
+        commit_timeout_ms: int = 5_000,
+    ) -> None:
         """`send_markers(node_id, WriteTxnMarkersRequest)` reaches partition leaders (a
         BrokerChannels' send in a node)."""
         self.replicas = replicas
@@ -36,9 +45,19 @@ class TransactionCoordinators:
         self.channel = channel
         self.config = config
         self.markers = MarkerWriter(self.leader_of, send_markers)
-        self.led = LedPartitions(replicas, TOPIC, lambda partition, epoch: TransactionDriver(
-            replicas, partition, epoch, config, self.markers, clock_ms=clock_ms,
-            commit_timeout_ms=commit_timeout_ms))
+        self.led = LedPartitions(
+            replicas,
+            TOPIC,
+            lambda partition, epoch: TransactionDriver(
+                replicas,
+                partition,
+                epoch,
+                config,
+                self.markers,
+                clock_ms=clock_ms,
+                commit_timeout_ms=commit_timeout_ms,
+            ),
+        )
 
     def leader_of(self, tp: TopicPartition) -> int | None:
         """A partition's leader from this broker's image; TOPIC_GONE once its topic is deleted."""
@@ -81,9 +100,11 @@ class TransactionCoordinators:
         partition = self.partition_for(transactional_id)
         leader = live_leader(self.metadata.image, TOPIC, partition)
         if leader is None:
-            raise KraftError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                             f"{TOPIC}-{partition}, which holds transactional id "
-                             f"'{transactional_id}', has no live leader right now; retry")
+            raise KraftError(
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                f"{TOPIC}-{partition}, which holds transactional id "
+                f"'{transactional_id}', has no live leader right now; retry",
+            )
         return leader
 
     def coordinator_id(self, transactional_id: str) -> int | None:
@@ -100,11 +121,26 @@ class TransactionCoordinators:
         live = max(len(self.metadata.image.live_brokers()), 1)
         replication = min(self.config.state_log_replication_factor, live)
         if replication < self.config.state_log_replication_factor:
-            log.warning("creating %s with replication factor %d: only %d brokers are live, "
-                        "transaction.state.log.replication.factor is %d", TOPIC, replication,
-                        live, self.config.state_log_replication_factor)
+            log.warning(
+                "creating %s with replication factor %d: only %d brokers are live, "
+                "transaction.state.log.replication.factor is %d",
+                TOPIC,
+                replication,
+                live,
+                self.config.state_log_replication_factor,
+            )
         min_isr = min(self.config.state_log_min_isr, replication)
-        await create_internal_topic(self.channel, self.metadata, CreatableTopic(
-            TOPIC, self.config.state_log_num_partitions, replication,
-            {"cleanup.policy": "compact", "min.insync.replicas": str(min_isr),
-             "segment.bytes": str(self.config.state_log_segment_bytes)}))
+        await create_internal_topic(
+            self.channel,
+            self.metadata,
+            CreatableTopic(
+                TOPIC,
+                self.config.state_log_num_partitions,
+                replication,
+                {
+                    "cleanup.policy": "compact",
+                    "min.insync.replicas": str(min_isr),
+                    "segment.bytes": str(self.config.state_log_segment_bytes),
+                },
+            ),
+        )

@@ -2,6 +2,7 @@
 one leader epoch, which is the coordinator epoch its markers carry: loads the partition, then
 carries out the core's effects (appends with acks=all, answers, and markers through the
 MarkerWriter, each decided transaction's in a task of its own) and ticks it."""
+
 from __future__ import annotations
 
 import logging
@@ -23,10 +24,18 @@ class TransactionDriver(LedPartitionDriver):
     what = "transaction state records"
     record_errors = (TransactionRecordError,)
 
-    def __init__(self, replicas: ReplicaManager, partition: int, leader_epoch: int,
-                 config: TransactionConfig, markers: MarkerWriter, **timing) -> None:
-        super().__init__(replicas, partition, leader_epoch,
-                         TransactionCoordinator(partition, config), **timing)
+    def __init__(
+        self,
+        replicas: ReplicaManager,
+        partition: int,
+        leader_epoch: int,
+        config: TransactionConfig,
+        markers: MarkerWriter,
+        **timing,
+    ) -> None:
+        super().__init__(
+            replicas, partition, leader_epoch, TransactionCoordinator(partition, config), **timing
+        )
         self.markers = markers
         self._to_send: list[SendMarkers] = []
 
@@ -39,8 +48,14 @@ class TransactionDriver(LedPartitionDriver):
         try:
             loaded = await self._load()
             effects = self.core.become_coordinator(self.leader_epoch, self.clock_ms())
-            log.debug("coordinating the transactions of %s-%d (coordinator epoch %d): replayed "
-                      "%d records", self.topic, self.partition, self.leader_epoch, loaded)
+            log.debug(
+                "coordinating the transactions of %s-%d (coordinator epoch %d): replayed "
+                "%d records",
+                self.topic,
+                self.partition,
+                self.leader_epoch,
+                loaded,
+            )
             async with trio.open_nursery() as nursery:
                 self._run(effects)
                 nursery.start_soon(self._tick_loop)
@@ -57,6 +72,11 @@ class TransactionDriver(LedPartitionDriver):
 
     async def _write_markers(self, markers: SendMarkers) -> None:
         if await self.markers.write(markers):
-            self._run(self.core.on_markers_written(markers.transactional_id,
-                                                   markers.producer_id, markers.producer_epoch,
-                                                   self.clock_ms()))
+            self._run(
+                self.core.on_markers_written(
+                    markers.transactional_id,
+                    markers.producer_id,
+                    markers.producer_epoch,
+                    self.clock_ms(),
+                )
+            )

@@ -1,4 +1,5 @@
 """The hint a person can act on beside each transaction error code: every wire's answers carry it."""
+
 from __future__ import annotations
 
 from clients.errors import ErrorCode, error_name
@@ -7,7 +8,7 @@ E = ErrorCode
 
 _HINTS = {
     E.NOT_COORDINATOR: "this broker does not coordinate the transactional id (any more); find "
-                       "its coordinator again (FindCoordinator key_type 1)",
+    "its coordinator again (FindCoordinator key_type 1)",
     E.COORDINATOR_NOT_AVAILABLE: "the transaction coordinator is not available yet; retry",
     E.COORDINATOR_LOAD_IN_PROGRESS: "the coordinator is still loading its transactions; retry",
 }

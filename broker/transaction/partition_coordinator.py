@@ -1,19 +1,43 @@
 """TransactionCoordinator: every transactional id of one `__transaction_state` partition as a
 pure core (Kafka's TransactionCoordinator with its TransactionStateManager): requests, markers
 written, `tick` and append results in with `now_ms`; effects out."""
+
 from __future__ import annotations
 
-from typing import Hashable, Iterable
+from collections.abc import Hashable, Iterable
 
-from broker.transaction.messages import (NO_PRODUCER_EPOCH, AddPartitionsRequest,
-                                         AddPartitionsResponse, AppendRecords,
-                                         DescribedTransaction, Effect, EndTxnRequest,
-                                         InitProducerIdRequest, InitProducerIdResponse, Respond,
-                                         SendMarkers, TransactionConfig, TxnResponse)
-from broker.transaction.metadata import (COMPLETE, COMPLETED, MAX_PRODUCER_EPOCH, PREPARE,
-                                         TransactionMetadata, Transit)
-from broker.transaction.records import (EMPTY, ONGOING, PREPARE_ABORT, PREPARE_COMMIT,
-                                        TransactionLogValue, decode_record, encode_record)
+from broker.transaction.messages import (
+    NO_PRODUCER_EPOCH,
+    AddPartitionsRequest,
+    AddPartitionsResponse,
+    AppendRecords,
+    DescribedTransaction,
+    Effect,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    Respond,
+    SendMarkers,
+    TransactionConfig,
+    TxnResponse,
+)
+from broker.transaction.metadata import (
+    COMPLETE,
+    COMPLETED,
+    MAX_PRODUCER_EPOCH,
+    PREPARE,
+    TransactionMetadata,
+    Transit,
+)
+from broker.transaction.records import (
+    EMPTY,
+    ONGOING,
+    PREPARE_ABORT,
+    PREPARE_COMMIT,
+    TransactionLogValue,
+    decode_record,
+    encode_record,
+)
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
 
@@ -74,7 +98,7 @@ class TransactionCoordinator:
         self.coordinator_epoch = -1
         self.loaded_offset = 0
         self._txns: dict[str, TransactionMetadata] = {}
-        self._appends: dict[int, str] = {}          # append id -> transactional id
+        self._appends: dict[int, str] = {}  # append id -> transactional id
         self._next_append_id = 0
         self._next_check_ms: int | None = None
         self._retry_complete: dict[str, int] = {}  # id -> when to write Complete* again
@@ -85,22 +109,30 @@ class TransactionCoordinator:
         may have died before writing them all)."""
         self.status, self.coordinator_epoch = ACTIVE, coordinator_epoch
         self._next_check_ms = now_ms + self.config.abort_timed_out_cleanup_interval_ms
-        return tuple(self._markers(m) for m in self._txns.values()
-                     if m.state in (PREPARE_COMMIT, PREPARE_ABORT))
+        return tuple(
+            self._markers(m)
+            for m in self._txns.values()
+            if m.state in (PREPARE_COMMIT, PREPARE_ABORT)
+        )
 
     def resign(self) -> tuple[Effect, ...]:
         """The partition moved away: answer everything parked NOT_COORDINATOR; drop all state."""
         out = []
         for meta in self._txns.values():
             if meta.pending is not None and meta.pending.handle is not None:
-                out.append(Respond(meta.pending.handle, self._error_answer(
-                    meta.pending.kind, E.NOT_COORDINATOR)))
+                out.append(
+                    Respond(
+                        meta.pending.handle,
+                        self._error_answer(meta.pending.kind, E.NOT_COORDINATOR),
+                    )
+                )
         self.status, self._txns, self._appends, self._retry_complete = RESIGNED, {}, {}, {}
         return tuple(out)
 
     def _unavailable(self) -> ErrorCode | None:
         return {LOADING: E.COORDINATOR_LOAD_IN_PROGRESS, RESIGNED: E.NOT_COORDINATOR}.get(
-            self.status)
+            self.status
+        )
 
     def metadata(self, transactional_id: str) -> TransactionMetadata | None:
         return self._txns.get(transactional_id)
@@ -115,8 +147,13 @@ class TransactionCoordinator:
         meta = self._txns.get(transactional_id)
         return meta is None or (meta.state in COMPLETED and meta.epoch_exhausted)
 
-    def handle_init_producer_id(self, handle: Hashable, req: InitProducerIdRequest, now_ms: int,
-                                new_producer_id: int | None = None) -> tuple[Effect, ...]:
+    def handle_init_producer_id(
+        self,
+        handle: Hashable,
+        req: InitProducerIdRequest,
+        now_ms: int,
+        new_producer_id: int | None = None,
+    ) -> tuple[Effect, ...]:
         def refuse(error: ErrorCode, message: str = "") -> tuple[Effect, ...]:
             return (Respond(handle, InitProducerIdResponse(error, message=message)),)
 
@@ -126,32 +163,51 @@ class TransactionCoordinator:
         if not req.transactional_id:
             return refuse(E.INVALID_REQUEST, "the transactional id is empty")
         if not 0 < req.transaction_timeout_ms <= self.config.max_timeout_ms:
-            return refuse(E.INVALID_TRANSACTION_TIMEOUT,
-                          f"transaction timeout {req.transaction_timeout_ms} ms is not in 1.."
-                          f"{self.config.max_timeout_ms} (transaction.max.timeout.ms)")
+            return refuse(
+                E.INVALID_TRANSACTION_TIMEOUT,
+                f"transaction timeout {req.transaction_timeout_ms} ms is not in 1.."
+                f"{self.config.max_timeout_ms} (transaction.max.timeout.ms)",
+            )
         meta = self._txns.get(req.transactional_id)
         if self.needs_producer_id(req.transactional_id) and new_producer_id is None:
             return refuse(E.CONCURRENT_TRANSACTIONS, "a new producer id is needed; retry")
         if meta is None:
             meta = self._txns[req.transactional_id] = TransactionMetadata(
-                req.transactional_id, new_producer_id, NO_PRODUCER_EPOCH,
-                req.transaction_timeout_ms, EMPTY, last_update_ms=now_ms)
+                req.transactional_id,
+                new_producer_id,
+                NO_PRODUCER_EPOCH,
+                req.transaction_timeout_ms,
+                EMPTY,
+                last_update_ms=now_ms,
+            )
             return self._init_transit(handle, meta, req, now_ms, new_producer_id, was_new=True)
         if meta.pending is not None or meta.state in (PREPARE_COMMIT, PREPARE_ABORT):
             return refuse(E.CONCURRENT_TRANSACTIONS, self._busy(meta))
-        if req.producer_id >= 0 and meta.producer_epoch != NO_PRODUCER_EPOCH \
-                and req.producer_id != meta.producer_id:
-            return refuse(E.PRODUCER_FENCED, f"producer id {req.producer_id} is not the current "
-                          f"one of transactional id '{meta.transactional_id}'")
+        if (
+            req.producer_id >= 0
+            and meta.producer_epoch != NO_PRODUCER_EPOCH
+            and req.producer_id != meta.producer_id
+        ):
+            return refuse(
+                E.PRODUCER_FENCED,
+                f"producer id {req.producer_id} is not the current "
+                f"one of transactional id '{meta.transactional_id}'",
+            )
         if meta.state == ONGOING:
             return self._fence(handle, meta, now_ms)
         if meta.epoch_exhausted:
             return self._init_transit(handle, meta, req, now_ms, new_producer_id)
         return self._init_transit(handle, meta, req, now_ms)
 
-    def _init_transit(self, handle, meta: TransactionMetadata, req: InitProducerIdRequest,
-                      now_ms: int, new_producer_id: int | None = None,
-                      was_new: bool = False) -> tuple[Effect, ...]:
+    def _init_transit(
+        self,
+        handle,
+        meta: TransactionMetadata,
+        req: InitProducerIdRequest,
+        now_ms: int,
+        new_producer_id: int | None = None,
+        was_new: bool = False,
+    ) -> tuple[Effect, ...]:
         """Kafka's prepareIncrementProducerEpoch (or, with `new_producer_id`, the rotation)."""
         if new_producer_id is not None:
             pid, epoch, last = new_producer_id, 0, NO_PRODUCER_EPOCH
@@ -163,17 +219,26 @@ class TransactionCoordinator:
             elif meta.producer_epoch == NO_PRODUCER_EPOCH or expected == meta.producer_epoch:
                 epoch, last = meta.producer_epoch + 1, meta.producer_epoch
             elif expected == meta.last_producer_epoch:
-                epoch, last = meta.producer_epoch, meta.last_producer_epoch     # a retry
+                epoch, last = meta.producer_epoch, meta.last_producer_epoch  # a retry
             else:
-                return (Respond(handle, InitProducerIdResponse(
-                    E.PRODUCER_FENCED, message=f"epoch {expected} of producer {pid} is neither "
-                    f"the current ({meta.producer_epoch}) nor the last one")),)
-        value = TransactionLogValue(pid, epoch, req.transaction_timeout_ms, EMPTY, frozenset(),
-                                    now_ms, -1)
+                return (
+                    Respond(
+                        handle,
+                        InitProducerIdResponse(
+                            E.PRODUCER_FENCED,
+                            message=f"epoch {expected} of producer {pid} is neither "
+                            f"the current ({meta.producer_epoch}) nor the last one",
+                        ),
+                    ),
+                )
+        value = TransactionLogValue(
+            pid, epoch, req.transaction_timeout_ms, EMPTY, frozenset(), now_ms, -1
+        )
         return self._write(meta, Transit("init", value, last, handle, was_new=was_new))
 
-    def _fence(self, handle: Hashable | None, meta: TransactionMetadata,
-               now_ms: int) -> tuple[Effect, ...]:
+    def _fence(
+        self, handle: Hashable | None, meta: TransactionMetadata, now_ms: int
+    ) -> tuple[Effect, ...]:
         """Kafka's prepareFenceProducerEpoch then an abort: the PrepareAbort record carries the
         bumped epoch, so the markers fence the old instance at every partition too."""
         epoch = min(meta.producer_epoch + 1, MAX_PRODUCER_EPOCH)
@@ -181,48 +246,94 @@ class TransactionCoordinator:
         return self._write(meta, Transit("fence", value, NO_PRODUCER_EPOCH, handle))
 
     # -- AddPartitionsToTxn, AddOffsetsToTxn ------------------------------------------------------
-    def handle_add_partitions(self, handle: Hashable, req: AddPartitionsRequest,
-                              now_ms: int) -> tuple[Effect, ...]:
+    def handle_add_partitions(
+        self, handle: Hashable, req: AddPartitionsRequest, now_ms: int
+    ) -> tuple[Effect, ...]:
         def whole(error: ErrorCode, message: str = "") -> tuple[Effect, ...]:
-            return (Respond(handle, AddPartitionsResponse(
-                error, tuple((tp, error) for tp in sorted(req.partitions)), message)),)
+            return (
+                Respond(
+                    handle,
+                    AddPartitionsResponse(
+                        error, tuple((tp, error) for tp in sorted(req.partitions)), message
+                    ),
+                ),
+            )
 
-        meta, error, message = self._check_producer(req.transactional_id, req.producer_id,
-                                                    req.producer_epoch)
+        meta, error, message = self._check_producer(
+            req.transactional_id, req.producer_id, req.producer_epoch
+        )
         if error is not None:
             return whole(error, message)
         if req.verify_only:
             # KIP-890: a partition leader asks before it accepts the producer's first batch.
             inside = meta.state == ONGOING and meta.pending is None
-            return (Respond(handle, AddPartitionsResponse(E.NONE, tuple(
-                (tp, E.NONE if inside and tp in meta.partitions else E.INVALID_TXN_STATE)
-                for tp in sorted(req.partitions)))),)
+            return (
+                Respond(
+                    handle,
+                    AddPartitionsResponse(
+                        E.NONE,
+                        tuple(
+                            (
+                                tp,
+                                E.NONE if inside and tp in meta.partitions else E.INVALID_TXN_STATE,
+                            )
+                            for tp in sorted(req.partitions)
+                        ),
+                    ),
+                ),
+            )
         answer = AddPartitionsResponse(E.NONE, tuple((tp, E.NONE) for tp in sorted(req.partitions)))
         return self._add(handle, meta, req.partitions, "add", answer, now_ms, whole)
 
-    def handle_add_offsets(self, handle: Hashable, transactional_id: str, producer_id: int,
-                           producer_epoch: int, offsets_partition: TopicPartition,
-                           now_ms: int) -> tuple[Effect, ...]:
+    def handle_add_offsets(
+        self,
+        handle: Hashable,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets_partition: TopicPartition,
+        now_ms: int,
+    ) -> tuple[Effect, ...]:
         """The group's `__consumer_offsets` partition joins the transaction (its offsets are
         committed by TxnOffsetCommit and made visible by the marker)."""
+
         def whole(error: ErrorCode, message: str = "") -> tuple[Effect, ...]:
             return (Respond(handle, TxnResponse(error, message)),)
 
         meta, error, message = self._check_producer(transactional_id, producer_id, producer_epoch)
         if error is not None:
             return whole(error, message)
-        return self._add(handle, meta, frozenset({offsets_partition}), "offsets",
-                         TxnResponse(E.NONE), now_ms, whole)
+        return self._add(
+            handle,
+            meta,
+            frozenset({offsets_partition}),
+            "offsets",
+            TxnResponse(E.NONE),
+            now_ms,
+            whole,
+        )
 
-    def _add(self, handle, meta: TransactionMetadata, partitions: frozenset, kind: str, answer,
-             now_ms: int, whole) -> tuple[Effect, ...]:
+    def _add(
+        self,
+        handle,
+        meta: TransactionMetadata,
+        partitions: frozenset,
+        kind: str,
+        answer,
+        now_ms: int,
+        whole,
+    ) -> tuple[Effect, ...]:
         if meta.pending is not None or meta.state in (PREPARE_COMMIT, PREPARE_ABORT):
             return whole(E.CONCURRENT_TRANSACTIONS, self._busy(meta))
         if meta.state == ONGOING and partitions <= meta.partitions:
             return (Respond(handle, answer),)
         start = now_ms if meta.state in COMPLETED else meta.txn_start_ms
-        value = meta.next_value(state=ONGOING, partitions=meta.partitions | partitions,
-                                txn_start_ms=start, last_update_ms=now_ms)
+        value = meta.next_value(
+            state=ONGOING,
+            partitions=meta.partitions | partitions,
+            txn_start_ms=start,
+            last_update_ms=now_ms,
+        )
         return self._write(meta, Transit(kind, value, meta.last_producer_epoch, handle, answer))
 
     def _check_producer(self, transactional_id: str, producer_id: int, producer_epoch: int):
@@ -235,30 +346,44 @@ class TransactionCoordinator:
             return None, E.INVALID_REQUEST, "the transactional id is empty"
         meta = self._txns.get(transactional_id)
         if meta is None or meta.producer_id != producer_id:
-            return None, E.INVALID_PRODUCER_ID_MAPPING, (
-                f"producer id {producer_id} is not the one of transactional id "
-                f"'{transactional_id}'; call InitProducerId")
+            return (
+                None,
+                E.INVALID_PRODUCER_ID_MAPPING,
+                (
+                    f"producer id {producer_id} is not the one of transactional id "
+                    f"'{transactional_id}'; call InitProducerId"
+                ),
+            )
         if meta.producer_epoch != producer_epoch:
-            return None, E.PRODUCER_FENCED, (
-                f"epoch {producer_epoch} of producer {producer_id} is fenced: transactional id "
-                f"'{transactional_id}' is at epoch {meta.producer_epoch} (another instance "
-                "started, or the transaction timed out)")
+            return (
+                None,
+                E.PRODUCER_FENCED,
+                (
+                    f"epoch {producer_epoch} of producer {producer_id} is fenced: transactional id "
+                    f"'{transactional_id}' is at epoch {meta.producer_epoch} (another instance "
+                    "started, or the transaction timed out)"
+                ),
+            )
         return meta, None, ""
 
     @staticmethod
     def _busy(meta: TransactionMetadata) -> str:
         what = meta.pending.kind if meta.pending is not None else meta.state
-        return (f"transactional id '{meta.transactional_id}' is busy ({what}): a previous "
-                "transaction is still being completed; retry")
+        return (
+            f"transactional id '{meta.transactional_id}' is busy ({what}): a previous "
+            "transaction is still being completed; retry"
+        )
 
     # -- EndTxn -----------------------------------------------------------------------------------
-    def handle_end_txn(self, handle: Hashable, req: EndTxnRequest,
-                       now_ms: int) -> tuple[Effect, ...]:
+    def handle_end_txn(
+        self, handle: Hashable, req: EndTxnRequest, now_ms: int
+    ) -> tuple[Effect, ...]:
         def answer(error: ErrorCode, message: str = "") -> tuple[Effect, ...]:
             return (Respond(handle, TxnResponse(error, message)),)
 
-        meta, error, message = self._check_producer(req.transactional_id, req.producer_id,
-                                                    req.producer_epoch)
+        meta, error, message = self._check_producer(
+            req.transactional_id, req.producer_id, req.producer_epoch
+        )
         if error is not None:
             return answer(error, message)
         if meta.pending is not None:
@@ -267,29 +392,45 @@ class TransactionCoordinator:
             value = meta.next_value(state=PREPARE[req.committed], last_update_ms=now_ms)
             return self._write(meta, Transit("end", value, meta.last_producer_epoch, handle))
         if meta.state == COMPLETE[req.committed]:
-            return answer(E.NONE)                   # a retry of what is done: as Kafka, success
+            return answer(E.NONE)  # a retry of what is done: as Kafka, success
         if meta.state == PREPARE[req.committed]:
             return answer(E.CONCURRENT_TRANSACTIONS, self._busy(meta))
         verb = "commit" if req.committed else "abort"
-        return answer(E.INVALID_TXN_STATE, f"cannot {verb} transactional id "
-                      f"'{req.transactional_id}' in state {meta.state}")
+        return answer(
+            E.INVALID_TXN_STATE,
+            f"cannot {verb} transactional id '{req.transactional_id}' in state {meta.state}",
+        )
 
     # -- markers ----------------------------------------------------------------------------------
     def _markers(self, meta: TransactionMetadata) -> SendMarkers:
-        return SendMarkers(meta.transactional_id, meta.producer_id, meta.producer_epoch,
-                           meta.state == PREPARE_COMMIT, self.coordinator_epoch, meta.partitions)
+        return SendMarkers(
+            meta.transactional_id,
+            meta.producer_id,
+            meta.producer_epoch,
+            meta.state == PREPARE_COMMIT,
+            self.coordinator_epoch,
+            meta.partitions,
+        )
 
-    def on_markers_written(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                           now_ms: int) -> tuple[Effect, ...]:
+    def on_markers_written(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, now_ms: int
+    ) -> tuple[Effect, ...]:
         """Every partition of the decided transaction has its marker: write Complete*."""
         meta = self._txns.get(transactional_id)
-        if (self.status != ACTIVE or meta is None or meta.pending is not None
-                or meta.state not in (PREPARE_COMMIT, PREPARE_ABORT)
-                or (meta.producer_id, meta.producer_epoch) != (producer_id, producer_epoch)):
-            return ()               # stale: the coordinator moved, or it was completed already
+        if (
+            self.status != ACTIVE
+            or meta is None
+            or meta.pending is not None
+            or meta.state not in (PREPARE_COMMIT, PREPARE_ABORT)
+            or (meta.producer_id, meta.producer_epoch) != (producer_id, producer_epoch)
+        ):
+            return ()  # stale: the coordinator moved, or it was completed already
         self._retry_complete.pop(transactional_id, None)
-        value = meta.next_value(state=COMPLETE[meta.state == PREPARE_COMMIT],
-                                partitions=frozenset(), last_update_ms=now_ms)
+        value = meta.next_value(
+            state=COMPLETE[meta.state == PREPARE_COMMIT],
+            partitions=frozenset(),
+            last_update_ms=now_ms,
+        )
         return self._write(meta, Transit("complete", value, meta.last_producer_epoch))
 
     # -- timers -----------------------------------------------------------------------------------
@@ -306,8 +447,9 @@ class TransactionCoordinator:
             if due <= now_ms:
                 del self._retry_complete[txn_id]
                 meta = self._txns[txn_id]
-                out += self.on_markers_written(txn_id, meta.producer_id, meta.producer_epoch,
-                                               now_ms)
+                out += self.on_markers_written(
+                    txn_id, meta.producer_id, meta.producer_epoch, now_ms
+                )
         if now_ms >= self._next_check_ms:
             self._next_check_ms = now_ms + self.config.abort_timed_out_cleanup_interval_ms
             for meta in list(self._txns.values()):
@@ -322,11 +464,19 @@ class TransactionCoordinator:
         meta.pending = transit
         self._next_append_id += 1
         self._appends[self._next_append_id] = meta.transactional_id
-        return (AppendRecords(self._next_append_id,
-                              (encode_record(meta.transactional_id, transit.value),)),)
+        return (
+            AppendRecords(
+                self._next_append_id, (encode_record(meta.transactional_id, transit.value),)
+            ),
+        )
 
-    def on_append_result(self, append_id: int, error: ErrorCode = ErrorCode.NONE,
-                         now_ms: int = 0, base_offset: int = -1) -> tuple[Effect, ...]:
+    def on_append_result(
+        self,
+        append_id: int,
+        error: ErrorCode = ErrorCode.NONE,
+        now_ms: int = 0,
+        base_offset: int = -1,
+    ) -> tuple[Effect, ...]:
         """The record of AppendRecords `append_id` committed (error NONE) or failed."""
         txn_id = self._appends.pop(append_id, None)
         meta = self._txns.get(txn_id) if txn_id is not None else None
@@ -342,30 +492,43 @@ class TransactionCoordinator:
             return ()
         meta.apply(transit.value, transit.last_producer_epoch)
         if transit.kind == "init":
-            return (Respond(transit.handle, InitProducerIdResponse(
-                E.NONE, meta.producer_id, meta.producer_epoch)),)
+            return (
+                Respond(
+                    transit.handle,
+                    InitProducerIdResponse(E.NONE, meta.producer_id, meta.producer_epoch),
+                ),
+            )
         if transit.kind in ("add", "offsets"):
             return (Respond(transit.handle, transit.answer),)
         if transit.kind == "end":
             return (Respond(transit.handle, TxnResponse(E.NONE)), self._markers(meta))
         if transit.kind == "fence":
             out: list[Effect] = [self._markers(meta)]
-            if transit.handle is not None:      # InitProducerId: retry once the abort is done
-                out.insert(0, Respond(transit.handle, InitProducerIdResponse(
-                    E.CONCURRENT_TRANSACTIONS, message="the ongoing transaction of transactional "
-                    f"id '{txn_id}' is being aborted; retry")))
+            if transit.handle is not None:  # InitProducerId: retry once the abort is done
+                out.insert(
+                    0,
+                    Respond(
+                        transit.handle,
+                        InitProducerIdResponse(
+                            E.CONCURRENT_TRANSACTIONS,
+                            message="the ongoing transaction of transactional "
+                            f"id '{txn_id}' is being aborted; retry",
+                        ),
+                    ),
+                )
             return tuple(out)
-        return ()                               # "complete"
+        return ()  # "complete"
 
-    def _append_failed(self, meta: TransactionMetadata, transit: Transit, error: ErrorCode,
-                       now_ms: int) -> tuple[Effect, ...]:
+    def _append_failed(
+        self, meta: TransactionMetadata, transit: Transit, error: ErrorCode, now_ms: int
+    ) -> tuple[Effect, ...]:
         if transit.was_new:
-            del self._txns[meta.transactional_id]       # it never existed durably
+            del self._txns[meta.transactional_id]  # it never existed durably
         if transit.kind == "complete":
             # The markers are written: only the record is owed. Try again shortly.
             self._retry_complete[meta.transactional_id] = now_ms + self.config.retry_backoff_ms
         if transit.handle is None:
-            return ()       # fence of a timed-out transaction, expiry: the next tick tries again
+            return ()  # fence of a timed-out transaction, expiry: the next tick tries again
         return (Respond(transit.handle, self._error_answer(transit.kind, append_error(error))),)
 
     @staticmethod
@@ -388,8 +551,11 @@ class TransactionCoordinator:
         if meta is None:
             self._txns[txn_id] = TransactionMetadata.from_value(txn_id, v)
         else:
-            last = meta.producer_epoch if v.producer_epoch > meta.producer_epoch \
-                and v.producer_id == meta.producer_id else meta.last_producer_epoch
+            last = (
+                meta.producer_epoch
+                if v.producer_epoch > meta.producer_epoch and v.producer_id == meta.producer_id
+                else meta.last_producer_epoch
+            )
             meta.apply(v, last)
 
     # -- describe and list ------------------------------------------------------------------------
@@ -400,20 +566,29 @@ class TransactionCoordinator:
             error = E.TRANSACTIONAL_ID_NOT_FOUND
         if error is not None:
             return DescribedTransaction(transactional_id, error)
-        return DescribedTransaction(transactional_id, E.NONE, meta.state, meta.producer_id,
-                                    meta.producer_epoch, meta.timeout_ms,
-                                    meta.txn_start_ms if meta.state not in COMPLETED else -1,
-                                    tuple(sorted(meta.partitions)))
+        return DescribedTransaction(
+            transactional_id,
+            E.NONE,
+            meta.state,
+            meta.producer_id,
+            meta.producer_epoch,
+            meta.timeout_ms,
+            meta.txn_start_ms if meta.state not in COMPLETED else -1,
+            tuple(sorted(meta.partitions)),
+        )
 
-    def list_transactions(self, states: frozenset[str] = frozenset(),
-                          producer_ids: frozenset[int] = frozenset()
-                          ) -> tuple[ErrorCode, tuple[tuple[str, int, str], ...]]:
+    def list_transactions(
+        self, states: frozenset[str] = frozenset(), producer_ids: frozenset[int] = frozenset()
+    ) -> tuple[ErrorCode, tuple[tuple[str, int, str], ...]]:
         """(error, ((transactional id, producer id, state), ...)); empty filters match all."""
         error = self._unavailable()
         if error is not None:
             return error, ()
-        return E.NONE, tuple(sorted(
-            (m.transactional_id, m.producer_id, m.state) for m in self._txns.values()
-            if (not states or m.state in states)
-            and (not producer_ids or m.producer_id in producer_ids)))
-
+        return E.NONE, tuple(
+            sorted(
+                (m.transactional_id, m.producer_id, m.state)
+                for m in self._txns.values()
+                if (not states or m.state in states)
+                and (not producer_ids or m.producer_id in producer_ids)
+            )
+        )

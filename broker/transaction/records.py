@@ -1,6 +1,7 @@
 """The `__transaction_state` records in Kafka's TransactionLog layout (key: version 0 and the
 transactional id; value v0: producer id, epoch, timeout, status, partitions, timestamps; a None
 value is a tombstone), their bytes, and which partition holds a transactional id."""
+
 from __future__ import annotations
 
 import struct
@@ -23,11 +24,24 @@ COMPLETE_COMMIT = "CompleteCommit"
 COMPLETE_ABORT = "CompleteAbort"
 DEAD = "Dead"
 PREPARE_EPOCH_FENCE = "PrepareEpochFence"
-STATUS_IDS = {EMPTY: 0, ONGOING: 1, PREPARE_COMMIT: 2, PREPARE_ABORT: 3, COMPLETE_COMMIT: 4,
-              COMPLETE_ABORT: 5, DEAD: 6, PREPARE_EPOCH_FENCE: 7}
+STATUS_IDS = {
+    EMPTY: 0,
+    ONGOING: 1,
+    PREPARE_COMMIT: 2,
+    PREPARE_ABORT: 3,
+    COMPLETE_COMMIT: 4,
+    COMPLETE_ABORT: 5,
+    DEAD: 6,
+    PREPARE_EPOCH_FENCE: 7,
+}
 STATES = {v: k for k, v in STATUS_IDS.items()}
 
-_I8, _I16, _I32, _I64 = struct.Struct(">b"), struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
+_I8, _I16, _I32, _I64 = (
+    struct.Struct(">b"),
+    struct.Struct(">h"),
+    struct.Struct(">i"),
+    struct.Struct(">q"),
+)
 
 
 class TransactionRecordError(ValueError):
@@ -37,6 +51,7 @@ class TransactionRecordError(ValueError):
 @dataclass(frozen=True)
 class TransactionLogValue:
     """One transactional id's durable state. `partitions` is empty (written as null) in Empty."""
+
     producer_id: int
     producer_epoch: int
     timeout_ms: int
@@ -50,8 +65,9 @@ class TransactionLogValue:
 def _string(text: str) -> bytes:
     data = text.encode()
     if len(data) > 0x7FFF:
-        raise TransactionRecordError(f"string of {len(data)} bytes is too long for a record "
-                                     "(at most 32767)")
+        raise TransactionRecordError(
+            f"string of {len(data)} bytes is too long for a record (at most 32767)"
+        )
     return _I16.pack(len(data)) + data
 
 
@@ -64,10 +80,15 @@ def encode_value(value: TransactionLogValue | None) -> bytes | None:
         return None
     if value.state not in STATUS_IDS:
         raise TransactionRecordError(f"unknown transaction state {value.state!r}")
-    out = [_I16.pack(VALUE_VERSION), _I64.pack(value.producer_id), _I16.pack(value.producer_epoch),
-           _I32.pack(value.timeout_ms), _I8.pack(STATUS_IDS[value.state])]
+    out = [
+        _I16.pack(VALUE_VERSION),
+        _I64.pack(value.producer_id),
+        _I16.pack(value.producer_epoch),
+        _I32.pack(value.timeout_ms),
+        _I8.pack(STATUS_IDS[value.state]),
+    ]
     if value.state == EMPTY or not value.partitions:
-        out.append(_I32.pack(-1))                 # Kafka writes a null array when there are none
+        out.append(_I32.pack(-1))  # Kafka writes a null array when there are none
     else:
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(value.partitions):
@@ -80,8 +101,9 @@ def encode_value(value: TransactionLogValue | None) -> bytes | None:
     return b"".join(out)
 
 
-def encode_record(transactional_id: str, value: TransactionLogValue | None
-                  ) -> tuple[bytes, bytes | None]:
+def encode_record(
+    transactional_id: str, value: TransactionLogValue | None
+) -> tuple[bytes, bytes | None]:
     return encode_key(transactional_id), encode_value(value)
 
 
@@ -92,8 +114,9 @@ class _Reader:
 
     def take(self, fmt: struct.Struct) -> int:
         if self.pos + fmt.size > len(self.data):
-            raise TransactionRecordError(f"{self.what} ends early at byte {self.pos} "
-                                         f"(length {len(self.data)})")
+            raise TransactionRecordError(
+                f"{self.what} ends early at byte {self.pos} (length {len(self.data)})"
+            )
         (value,) = fmt.unpack_from(self.data, self.pos)
         self.pos += fmt.size
         return value
@@ -102,7 +125,7 @@ class _Reader:
         n = self.take(_I16)
         if n < 0 or self.pos + n > len(self.data):
             raise TransactionRecordError(f"{self.what}: bad string length {n} at byte {self.pos}")
-        raw = self.data[self.pos:self.pos + n]
+        raw = self.data[self.pos : self.pos + n]
         self.pos += n
         try:
             return raw.decode()
@@ -111,7 +134,7 @@ class _Reader:
 
     def count(self) -> int:
         n = self.take(_I32)
-        if n > len(self.data):          # more entries than bytes left: garbage, not a record
+        if n > len(self.data):  # more entries than bytes left: garbage, not a record
             raise TransactionRecordError(f"{self.what}: array length {n} is impossible")
         return n
 
@@ -120,8 +143,9 @@ def decode_key(data: bytes) -> str:
     reader = _Reader(data, "__transaction_state key")
     version = reader.take(_I16)
     if version != KEY_VERSION:
-        raise TransactionRecordError(f"unknown __transaction_state key version {version}; was it "
-                                     "written by a newer kraft?")
+        raise TransactionRecordError(
+            f"unknown __transaction_state key version {version}; was it written by a newer kraft?"
+        )
     return reader.string()
 
 
@@ -131,20 +155,28 @@ def decode_value(data: bytes | None) -> TransactionLogValue | None:
     reader = _Reader(data, "__transaction_state value")
     version = reader.take(_I16)
     if version != VALUE_VERSION:
-        raise TransactionRecordError(f"unknown __transaction_state value version {version}; was "
-                                     "it written by a newer kraft?")
+        raise TransactionRecordError(
+            f"unknown __transaction_state value version {version}; was it written by a newer kraft?"
+        )
     producer_id, epoch = reader.take(_I64), reader.take(_I16)
     timeout_ms, status = reader.take(_I32), reader.take(_I8)
     if status not in STATES:
         raise TransactionRecordError(f"unknown transaction status {status}")
     partitions = set()
-    for _ in range(max(reader.count(), 0)):       # -1: null, none
+    for _ in range(max(reader.count(), 0)):  # -1: null, none
         topic = reader.string()
         for _ in range(reader.count()):
             partitions.add(TopicPartition(topic, reader.take(_I32)))
     last_update_ms, start_ms = reader.take(_I64), reader.take(_I64)
-    return TransactionLogValue(producer_id, epoch, timeout_ms, STATES[status],
-                               frozenset(partitions), last_update_ms, start_ms)
+    return TransactionLogValue(
+        producer_id,
+        epoch,
+        timeout_ms,
+        STATES[status],
+        frozenset(partitions),
+        last_update_ms,
+        start_ms,
+    )
 
 
 def decode_record(key: bytes, value: bytes | None) -> tuple[str, TransactionLogValue | None]:

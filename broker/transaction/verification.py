@@ -13,16 +13,19 @@ ongoing on the partition), so a transaction's later batches cost nothing. Betwee
 the append a marker may end the transaction (the coordinator aborting it meanwhile); the append
 goes ahead only if no marker of that producer was met since the check began (Kafka's
 VerificationGuard), else the producer retries and is checked again."""
+
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable, NamedTuple
+from collections.abc import Awaitable, Callable
+from typing import NamedTuple
 
 from clients import bridge
 from clients.errors import ErrorCode, KraftError, error_code_of
 from clients.record.batch_header import HEADER_SIZE, CorruptBatchError, parse_header
 from clients.types import TopicPartition
-from clients.wire import transaction_pb2 as tpb, transaction_pb2_grpc
+from clients.wire import transaction_pb2 as tpb
+from clients.wire import transaction_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,7 @@ LocalVerify = Callable[[str, int, int, frozenset], Awaitable["Verdicts | None"]]
 class Opening(NamedTuple):
     """A batch that would open its producer's transaction on a partition, and how many of that
     producer's markers the partition had met when the check began."""
+
     producer_id: int
     producer_epoch: int
     markers_seen: int
@@ -65,15 +69,16 @@ def opening(replicas, topic: str, partition: int, records) -> Opening | None:
     wrong (not the leader, a bad header) that the append itself reports."""
     header = _transactional_header(records)
     if header is None or header.producer_id < 0 or header.producer_epoch < 0:
-        return None         # (a negative id or epoch: the append refuses it, INVALID_RECORD)
+        return None  # (a negative id or epoch: the append refuses it, INVALID_RECORD)
     try:
         state = replicas.producer_state(topic, partition)
     except (KraftError, OSError, ValueError):
         return None
     if header.producer_id in state.ongoing:
         return None
-    return Opening(header.producer_id, header.producer_epoch,
-                   state.markers_seen.get(header.producer_id, 0))
+    return Opening(
+        header.producer_id, header.producer_epoch, state.markers_seen.get(header.producer_id, 0)
+    )
 
 
 def unchanged(replicas, topic: str, partition: int, checked: Opening) -> bool:
@@ -82,7 +87,7 @@ def unchanged(replicas, topic: str, partition: int, checked: Opening) -> bool:
     try:
         state = replicas.producer_state(topic, partition)
     except (KraftError, OSError, ValueError):
-        return True         # the append reports it
+        return True  # the append reports it
     return state.markers_seen.get(checked.producer_id, 0) == checked.markers_seen
 
 
@@ -92,16 +97,22 @@ class TxnVerifier:
     other brokers, over the inter-broker listener: the coordinator accepts verify_only from
     nodes only)."""
 
-    def __init__(self, local: LocalVerify, coordinator_id: Callable[[str], int | None],
-                 channels, timeout_s: float = VERIFY_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        local: LocalVerify,
+        coordinator_id: Callable[[str], int | None],
+        channels,
+        timeout_s: float = VERIFY_TIMEOUT_S,
+    ) -> None:
         """`channels.channel(node_id)`: a channel to that broker (markers.BrokerChannels)."""
         self.local = local
         self.coordinator_id = coordinator_id
         self.channels = channels
         self.timeout_s = timeout_s
 
-    async def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                     partitions: frozenset) -> Verdicts:
+    async def verify(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: frozenset
+    ) -> Verdicts:
         """One verdict per partition. A coordinator that cannot be reached answers each with a
         retriable error (the producer retries the batch)."""
         verdicts = await self.local(transactional_id, producer_id, producer_epoch, partitions)
@@ -111,29 +122,41 @@ class TxnVerifier:
         if node is None:
             return dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         request = tpb.AddPartitionsToTxnRequest(
-            transactional_id=transactional_id, producer_id=producer_id,
-            producer_epoch=producer_epoch, verify_only=True,
-            topics=[tpb.TxnTopic(topic=t, partitions=sorted(p for tt, p in partitions if tt == t))
-                    for t in sorted({tp.topic for tp in partitions})])
+            transactional_id=transactional_id,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            verify_only=True,
+            topics=[
+                tpb.TxnTopic(topic=t, partitions=sorted(p for tt, p in partitions if tt == t))
+                for t in sorted({tp.topic for tp in partitions})
+            ],
+        )
         try:
             stub = transaction_pb2_grpc.TransactionStub(self.channels.channel(node))
             response = await bridge.call(stub.AddPartitionsToTxn, request, self.timeout_s)
         except KraftError as exc:
-            log.debug("verifying transactional id %s with broker %d failed: %s",
-                      transactional_id, node, exc)
+            log.debug(
+                "verifying transactional id %s with broker %d failed: %s",
+                transactional_id,
+                node,
+                exc,
+            )
             return dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         if response.error_code:
             return dict.fromkeys(partitions, error_code_of(response.error_code))
-        answered = {TopicPartition(p.topic, p.partition): error_code_of(p.error_code)
-                    for p in response.partitions}
+        answered = {
+            TopicPartition(p.topic, p.partition): error_code_of(p.error_code)
+            for p in response.partitions
+        }
         return {tp: answered.get(tp, ErrorCode.INVALID_TXN_STATE) for tp in partitions}
 
 
 Checked = dict[tuple[str, int], tuple[Opening, ErrorCode]]
 
 
-async def verify_openings(verifier: TxnVerifier, replicas, transactional_id: str, topics,
-                          may_write: Callable[[str], bool]) -> Checked:
+async def verify_openings(
+    verifier: TxnVerifier, replicas, transactional_id: str, topics, may_write: Callable[[str], bool]
+) -> Checked:
     """The coordinator's verdict on each partition of a Produce (`topics`: its TopicData) whose
     batch would open its producer's transaction there; topics `may_write` refuses are left to
     the append's own refusal. One question per producer and epoch (a request has one)."""
@@ -148,33 +171,46 @@ async def verify_openings(verifier: TxnVerifier, replicas, transactional_id: str
     by_producer: dict[tuple[int, int], set] = {}
     for (topic, partition), o in found.items():
         by_producer.setdefault((o.producer_id, o.producer_epoch), set()).add(
-            TopicPartition(topic, partition))
+            TopicPartition(topic, partition)
+        )
     verdicts: Verdicts = {}
     for (producer_id, epoch), tps in by_producer.items():
-        verdicts.update(await verifier.verify(transactional_id, producer_id, epoch,
-                                              frozenset(tps)))
-    return {key: (o, verdicts.get(TopicPartition(*key), ErrorCode.INVALID_TXN_STATE))
-            for key, o in found.items()}
+        verdicts.update(await verifier.verify(transactional_id, producer_id, epoch, frozenset(tps)))
+    return {
+        key: (o, verdicts.get(TopicPartition(*key), ErrorCode.INVALID_TXN_STATE))
+        for key, o in found.items()
+    }
 
 
-def refusal(replicas, transactional_id: str, topic: str, partition: int,
-            checked: tuple[Opening, ErrorCode]) -> tuple[ErrorCode, str] | None:
+def refusal(
+    replicas, transactional_id: str, topic: str, partition: int, checked: tuple[Opening, ErrorCode]
+) -> tuple[ErrorCode, str] | None:
     """Why the checked batch may not be appended now, or None. Call it right before the append,
     with no await between: that is what keeps a marker from slipping in after it."""
     o, verdict = checked
     where = f"{topic}-{partition}"
-    who = (f"transactional id '{transactional_id}' (producer {o.producer_id}, epoch "
-           f"{o.producer_epoch})")
+    who = (
+        f"transactional id '{transactional_id}' (producer {o.producer_id}, epoch "
+        f"{o.producer_epoch})"
+    )
     if verdict == ErrorCode.NONE:
         if unchanged(replicas, topic, partition, o):
             return None
-        return (ErrorCode.CONCURRENT_TRANSACTIONS,
-                f"{where}: a transaction of {who} ended here while this batch was being checked "
-                "with its coordinator; retry")
+        return (
+            ErrorCode.CONCURRENT_TRANSACTIONS,
+            f"{where}: a transaction of {who} ended here while this batch was being checked "
+            "with its coordinator; retry",
+        )
     if verdict.retriable:
-        return (verdict, f"{where}: the coordinator of {who} could not confirm the partition is "
-                         f"in its transaction ({verdict.name}); retry")
-    return (verdict, f"{where} is not in an ongoing transaction of {who} at its coordinator "
-                     f"({verdict.name}): a batch that comes after its transaction ended is "
-                     "refused rather than open a transaction nothing would end (KIP-890); "
-                     "begin a transaction and send again")
+        return (
+            verdict,
+            f"{where}: the coordinator of {who} could not confirm the partition is "
+            f"in its transaction ({verdict.name}); retry",
+        )
+    return (
+        verdict,
+        f"{where} is not in an ongoing transaction of {who} at its coordinator "
+        f"({verdict.name}): a batch that comes after its transaction ended is "
+        "refused rather than open a transaction nothing would end (KIP-890); "
+        "begin a transaction and send again",
+    )

@@ -1,5 +1,6 @@
 """The audit's checks by name, what each proves, and the Violation every check reports: one shape
 (check, partition, offsets, replicas, values, message) for the JSON report, summary and HTML."""
+
 from __future__ import annotations
 
 import json
@@ -32,11 +33,11 @@ CHECKS: dict[str, str] = {
     # the transactional history (consume-transform-produce, read_committed readers)
     "txn-aborted-read": "a read_committed read returned a write of an aborted transaction (G1a)",
     "txn-intermediate-read": "a read_committed read returned a write before its transaction "
-                             "asked to commit: a read past the last stable offset (G1b)",
+    "asked to commit: a read past the last stable offset (G1b)",
     "txn-duplicate": "one input record is transformed in the committed output more than once",
     "txn-lost": "an input record below the group's committed offset is in no committed output",
     "txn-partial": "a transaction's writes to a partition are in the committed output in part, "
-                   "or an acknowledged commit's are missing",
+    "or an acknowledged commit's are missing",
 }
 TXN_CHECKS = tuple(name for name in CHECKS if name.startswith("txn-"))
 
@@ -44,15 +45,21 @@ TXN_CHECKS = tuple(name for name in CHECKS if name.startswith("txn-"))
 @dataclass(frozen=True)
 class Violation:
     check: str
-    partition: str | None = None          # "topic-p"; "__cluster_metadata-0" for the metadata log
-    offsets: tuple[int, ...] = ()         # the offsets involved (first and last of a range)
-    replicas: tuple[int, ...] = ()        # node ids whose files or answers are involved
-    values: dict = field(default_factory=dict)   # what was found, by name
+    partition: str | None = None  # "topic-p"; "__cluster_metadata-0" for the metadata log
+    offsets: tuple[int, ...] = ()  # the offsets involved (first and last of a range)
+    replicas: tuple[int, ...] = ()  # node ids whose files or answers are involved
+    values: dict = field(default_factory=dict)  # what was found, by name
     message: str = ""
 
     def to_json(self) -> dict:
-        return {"check": self.check, "partition": self.partition, "offsets": list(self.offsets),
-                "replicas": list(self.replicas), "values": self.values, "message": self.message}
+        return {
+            "check": self.check,
+            "partition": self.partition,
+            "offsets": list(self.offsets),
+            "replicas": list(self.replicas),
+            "values": self.values,
+            "message": self.message,
+        }
 
     def line(self) -> str:
         """One line for the summary: where, then what."""
@@ -61,8 +68,11 @@ class Violation:
             lo, hi = self.offsets[0], self.offsets[-1]
             where.append(f"offset {lo}" if lo == hi else f"offsets {lo}-{hi}")
         if self.replicas:
-            where.append("replica" + ("s " if len(self.replicas) > 1 else " ")
-                         + ",".join(map(str, self.replicas)))
+            where.append(
+                "replica"
+                + ("s " if len(self.replicas) > 1 else " ")
+                + ",".join(map(str, self.replicas))
+            )
         return f"{' '.join(w for w in where if w)}: {self.message}"
 
 
@@ -71,16 +81,20 @@ def violation_from_row(row) -> Violation:
     offsets = tuple(o for o in (row["offset_lo"], row["offset_hi"]) if o is not None)
     if len(offsets) == 2 and offsets[0] == offsets[1]:
         offsets = offsets[:1]
-    return Violation(row["check"], row["partition"], offsets,
-                     tuple(sorted(set(row["replicas"] or ()))),
-                     json.loads(row["values_json"]) if row["values_json"] else {},
-                     row["message"])
+    return Violation(
+        row["check"],
+        row["partition"],
+        offsets,
+        tuple(sorted(set(row["replicas"] or ()))),
+        json.loads(row["values_json"]) if row["values_json"] else {},
+        row["message"],
+    )
 
 
 @dataclass
 class AuditResult:
     violations: list[Violation] = field(default_factory=list)
-    totals: dict[str, int] = field(default_factory=dict)     # check -> violations found
+    totals: dict[str, int] = field(default_factory=dict)  # check -> violations found
     checks_run: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     # per nemesis the run had: what it may cost and what it never may (chaos.audit.fault_costs)

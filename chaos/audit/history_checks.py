@@ -2,13 +2,18 @@
 the values the replica logs hold below their high watermark: every row of a Kafka partition is
 shuffled to one task, which checks that partition's whole history at once
 (chaos/audit/partition_checks.py)."""
+
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from chaos.audit.partition_checks import (LIST_FIELDS, SCALAR_FIELDS, VIOLATION_FIELDS,
-                                          check_partition)
+from chaos.audit.partition_checks import (
+    LIST_FIELDS,
+    SCALAR_FIELDS,
+    VIOLATION_FIELDS,
+    check_partition,
+)
 from chaos.audit.segments import arrow_schema, ddl, list_fields
 
 # the history's event kinds the checks read, besides resets (which every partition's rows get)
@@ -22,8 +27,9 @@ def frame(spark: SparkSession, rows, fields) -> DataFrame:
 
     schema = arrow_schema(fields)
     columns = list(zip(*rows)) if rows else [[] for _ in fields]
-    table = pa.Table.from_arrays([pa.array(c, type=schema.field(i).type)
-                                  for i, c in enumerate(columns)], schema=schema)
+    table = pa.Table.from_arrays(
+        [pa.array(c, type=schema.field(i).type) for i, c in enumerate(columns)], schema=schema
+    )
     return spark.createDataFrame(table)
 
 
@@ -33,8 +39,9 @@ def _shaped(df: DataFrame) -> DataFrame:
     return df.select(*[F.col(n) if n in have else F.lit(None).cast(k).alias(n) for n, k in _FIELDS])
 
 
-def partition_rows(events: DataFrame, log: DataFrame | None,
-                   high_watermarks: DataFrame | None) -> DataFrame:
+def partition_rows(
+    events: DataFrame, log: DataFrame | None, high_watermarks: DataFrame | None
+) -> DataFrame:
     """What the checks read, as chunk rows keyed by partition: the history's sends, polled values,
     rebalances and commits (HistoryFrames.events); each consumer reset once per partition read
     (a reset changes the consumer's session in all of them); the replicas' records (the
@@ -45,8 +52,9 @@ def partition_rows(events: DataFrame, log: DataFrame | None,
     resets = events.filter(kind == "reset").drop("key").crossJoin(F.broadcast(read))
     rows = rows.unionByName(_shaped(resets))
     if log is not None and high_watermarks is not None:
-        rows = rows.unionByName(_shaped(log.join(F.broadcast(high_watermarks),
-                                                 ["topic", "partition"])))
+        rows = rows.unionByName(
+            _shaped(log.join(F.broadcast(high_watermarks), ["topic", "partition"]))
+        )
     return rows
 
 

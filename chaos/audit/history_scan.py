@@ -2,6 +2,7 @@
 into event rows (sends, polled values, commits, resets, ops); the driver only plans the ranges.
 A range goes through pyarrow's JSON reader (history_columns) where that reads it exactly, else
 line by line (json.loads and Op.from_json), which names bad lines."""
+
 from __future__ import annotations
 
 import json
@@ -11,16 +12,26 @@ from chaos.audit.history_columns import Events, Unfit, events
 from chaos.audit.segments import chunk_batch
 from chaos.history import HistoryError, JsonLinesWriter, Op
 
-RANGE_BYTES = 16 * 2**20        # history bytes per task, about
+RANGE_BYTES = 16 * 2**20  # history bytes per task, about
 ROWS_PER_BATCH = 65_536
 # The scan's rows are chunks: a row per event kind and key (the partition of sends, polled
 # values, rebalances and commits; the process of ops; none for resets and errors) per
 # ROWS_PER_BATCH events of a task, each event field a list (null where the kind has no such
 # field). Spark's per-row cost falls on a few hundred rows, not on every polled value.
 KEY_FIELDS = [("kind", "string"), ("key", "string")]
-EVENT_FIELDS = [("idx", "long"), ("pos", "int"), ("process", "string"), ("type", "string"),
-                ("f", "string"), ("time", "long"), ("value", "long"), ("offset", "long"),
-                ("group", "string"), ("assign", "boolean"), ("error", "string")]
+EVENT_FIELDS = [
+    ("idx", "long"),
+    ("pos", "int"),
+    ("process", "string"),
+    ("type", "string"),
+    ("f", "string"),
+    ("time", "long"),
+    ("value", "long"),
+    ("offset", "long"),
+    ("group", "string"),
+    ("assign", "boolean"),
+    ("error", "string"),
+]
 
 
 def _int(v):
@@ -56,8 +67,9 @@ class _Rows:
 
     def batches(self):
         if self.chunks:
-            yield chunk_batch(list(self.chunks), KEY_FIELDS, EVENT_FIELDS,
-                              list(self.chunks.values()))
+            yield chunk_batch(
+                list(self.chunks), KEY_FIELDS, EVENT_FIELDS, list(self.chunks.values())
+            )
         self.chunks, self.count = {}, 0
 
 
@@ -75,7 +87,7 @@ def _scan_range(row, path: str, start: int, end: int):
     path cannot read them exactly (history_columns.Unfit), line by line into `row`. A torn
     last line always goes the per-line way, which skips it."""
     base, buf = _range_bytes(path, start, end)
-    whole = buf[:buf.rfind(b"\n") + 1]
+    whole = buf[: buf.rfind(b"\n") + 1]
     found = Events()
     try:
         if whole:
@@ -88,7 +100,7 @@ def _scan_range(row, path: str, start: int, end: int):
         return
     yield from _column_batches(found)
     if len(whole) < len(buf):
-        _line(row, base + len(whole), buf[len(whole):], torn=True)
+        _line(row, base + len(whole), buf[len(whole) :], torn=True)
 
 
 def _range_bytes(path: str, start: int, end: int) -> tuple[int, bytes]:
@@ -126,7 +138,7 @@ def _line(row, idx: int, line: bytes, torn: bool) -> None:
     try:
         doc = json.loads(line)
     except ValueError as exc:
-        if not torn:        # a killed workload's torn last line is skipped (Jepsen)
+        if not torn:  # a killed workload's torn last line is skipped (Jepsen)
             row("error", None, idx, error=f"not JSON ({exc})")
         return
     try:
@@ -158,20 +170,24 @@ def _column_batches(found: Events):
         runs = zip(np.concatenate(([0], change)), np.append(change, n))
         starts = np.concatenate([np.arange(lo, hi, ROWS_PER_BATCH) for lo, hi in runs])
         offsets = pa.array(np.append(starts, n), pa.int32())
-        columns = [pa.array(np.full(len(starts), kind, dtype=object), pa.string()),
-                   key.take(pa.array(starts))]
+        columns = [
+            pa.array(np.full(len(starts), kind, dtype=object), pa.string()),
+            key.take(pa.array(starts)),
+        ]
         for field in types:
             if field.name == "idx":
                 flat = pa.array(idx, pa.int64())
             elif field.name in parts[0][2]:
-                flat = pa.concat_arrays([_array(p[field.name], field.type)
-                                         for _, _, p in parts]).take(order)
-            else:       # a field the kind lacks: a null list, as chunk_batch makes it
+                flat = pa.concat_arrays(
+                    [_array(p[field.name], field.type) for _, _, p in parts]
+                ).take(order)
+            else:  # a field the kind lacks: a null list, as chunk_batch makes it
                 columns.append(pa.nulls(len(starts), pa.list_(field.type)))
                 continue
             columns.append(pa.ListArray.from_arrays(offsets, flat))
         yield pa.RecordBatch.from_arrays(
-            columns, names=[name for name, _ in KEY_FIELDS] + [f.name for f in types])
+            columns, names=[name for name, _ in KEY_FIELDS] + [f.name for f in types]
+        )
 
 
 def _array(values, kind):
@@ -190,8 +206,15 @@ def _events(row, idx: int, op: Op) -> None:
     if op.type == "invoke":
         return
     if op.f == "send":
-        row("send", op.partition, idx, process=p, type=op.type, value=_int(op.value),
-            offset=op.offset)
+        row(
+            "send",
+            op.partition,
+            idx,
+            process=p,
+            type=op.type,
+            value=_int(op.value),
+            offset=op.offset,
+        )
     elif op.type != "ok":
         return
     elif op.f in ("assign", "subscribe"):
@@ -236,12 +259,20 @@ class HistoryFrames:
         rdd = spark.sparkContext.parallelize(ranges, len(ranges))
         ranges_df = spark.createDataFrame(rdd, "path string, start long, end long")
         self.events = ranges_df.mapInArrow(
-            scan, ddl(KEY_FIELDS + list_fields(EVENT_FIELDS))).cache()
+            scan, ddl(KEY_FIELDS + list_fields(EVENT_FIELDS))
+        ).cache()
         # a chunk's lists are in file order: its first idx is its first line
         first = F.element_at("idx", 1)
-        counts = {r["kind"]: r for r in self.events.groupBy("kind").agg(
-            F.sum(F.size("idx")).alias("n"), F.min(first).alias("first_idx"),
-            F.min_by(F.element_at("error", 1), first).alias("first_error")).collect()}
+        counts = {
+            r["kind"]: r
+            for r in self.events.groupBy("kind")
+            .agg(
+                F.sum(F.size("idx")).alias("n"),
+                F.min(first).alias("first_idx"),
+                F.min_by(F.element_at("error", 1), first).alias("first_error"),
+            )
+            .collect()
+        }
         if "error" in counts:
             self.events.unpersist()
             raise_first_error(path, counts["error"]["first_idx"], counts["error"]["first_error"])
@@ -258,6 +289,7 @@ TIMELINE_FIELDS = [("f", "string"), ("b", "long"), ("n", "long"), ("ms", "array<
 def _latencies(t0: int, bucket: float):
     """applyInArrow over one process's op chunks: per (f, time bucket) the latencies in ms of
     its ok completions that follow an invoke (its ops in history order)."""
+
     def run(table):
         import numpy as np
         import pyarrow as pa
@@ -275,10 +307,22 @@ def _latencies(t0: int, bucket: float):
         for key, m in zip(zip(f[done], b.tolist()), ms.tolist()):
             groups.setdefault(key, []).append(m)
         return pa.Table.from_pydict(
-            {"f": [k[0] for k in groups], "b": [k[1] for k in groups],
-             "n": [len(v) for v in groups.values()], "ms": list(groups.values())},
-            schema=pa.schema([("f", pa.string()), ("b", pa.int64()), ("n", pa.int64()),
-                              ("ms", pa.list_(pa.float64()))]))
+            {
+                "f": [k[0] for k in groups],
+                "b": [k[1] for k in groups],
+                "n": [len(v) for v in groups.values()],
+                "ms": list(groups.values()),
+            },
+            schema=pa.schema(
+                [
+                    ("f", pa.string()),
+                    ("b", pa.int64()),
+                    ("n", pa.int64()),
+                    ("ms", pa.list_(pa.float64())),
+                ]
+            ),
+        )
+
     return run
 
 
@@ -290,18 +334,23 @@ def timeline(ops, buckets: int = 100) -> tuple[dict, dict, float, int]:
 
     from chaos.audit.segments import ddl
 
-    span_row = ops.agg(F.min_by(F.element_at("time", 1), F.element_at("idx", 1)).alias("t0"),
-                       F.max(F.array_max("time")).alias("top")).collect()[0]
+    span_row = ops.agg(
+        F.min_by(F.element_at("time", 1), F.element_at("idx", 1)).alias("t0"),
+        F.max(F.array_max("time")).alias("top"),
+    ).collect()[0]
     if span_row["t0"] is None:
         return {}, {}, 1.0, 0
     t0 = span_row["t0"]
     span = span_row["top"] - t0 or 1
-    bucket = max(span / buckets, 1e6)      # at least a millisecond, in ns
+    bucket = max(span / buckets, 1e6)  # at least a millisecond, in ns
     # only what _latencies reads crosses the shuffle (not each op's process, its key already)
-    done = (ops.select("key", "idx", "type", "f", "time")
-            .groupBy("key").applyInArrow(_latencies(t0, bucket), ddl(TIMELINE_FIELDS))
-            .groupBy("f", "b").agg(F.sum("n").alias("n"),
-                                   F.sort_array(F.flatten(F.collect_list("ms"))).alias("ms")))
+    done = (
+        ops.select("key", "idx", "type", "f", "time")
+        .groupBy("key")
+        .applyInArrow(_latencies(t0, bucket), ddl(TIMELINE_FIELDS))
+        .groupBy("f", "b")
+        .agg(F.sum("n").alias("n"), F.sort_array(F.flatten(F.collect_list("ms"))).alias("ms"))
+    )
     return *series(done, bucket), span / 1e9, t0
 
 
@@ -309,9 +358,13 @@ def series(done, bucket: float) -> tuple[dict, dict]:
     """(rate, latency) per f from the (f, b, n, ms sorted) rows of each f's time buckets."""
     from pyspark.sql import functions as F
 
-    rows = done.select("f", "b", "n", F.element_at("ms", (F.floor(F.size("ms") / 2) + 1)
-                                                    .cast("int")).alias("p50"),
-                       F.array_max("ms").alias("max")).collect()
+    rows = done.select(
+        "f",
+        "b",
+        "n",
+        F.element_at("ms", (F.floor(F.size("ms") / 2) + 1).cast("int")).alias("p50"),
+        F.array_max("ms").alias("max"),
+    ).collect()
     rate, latency = {}, {}
     for r in sorted(rows, key=lambda r: (r["f"], r["b"])):
         t = r["b"] * bucket / 1e9

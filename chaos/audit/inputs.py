@@ -1,5 +1,6 @@
 """Finds what the audit reads, read-only and on the driver: node data dirs under each --data path,
 their partition segment files, checkpoints, quorum-state and metadata snapshots."""
+
 from __future__ import annotations
 
 import os
@@ -8,12 +9,16 @@ from pathlib import Path
 
 from kraft.log import file_names as fn
 from kraft.log.checkpoint import (
-    CheckpointError, read_epoch_checkpoint, read_offset_checkpoint, read_properties)
+    CheckpointError,
+    read_epoch_checkpoint,
+    read_offset_checkpoint,
+    read_properties,
+)
 
 METADATA_TOPIC = fn.METADATA_TOPIC
 METADATA_DIR = f"{METADATA_TOPIC}-0"
-QUORUM_STATE = "quorum-state"      # kraft/raft/quorum_state.py's file, inside METADATA_DIR
-SCAN_DEPTH = 4                     # <D>/node-<id>/data is depth 2; leave room for one more level
+QUORUM_STATE = "quorum-state"  # kraft/raft/quorum_state.py's file, inside METADATA_DIR
+SCAN_DEPTH = 4  # <D>/node-<id>/data is depth 2; leave room for one more level
 
 
 class AuditInputError(ValueError):
@@ -25,11 +30,11 @@ class SegmentFile:
     replica: int
     topic: str
     partition: int
-    segment: int          # base offset in the file name
+    segment: int  # base offset in the file name
     path: str
     index_path: str
     size: int
-    is_last: bool         # the partition's active segment: only there may a crash tear a batch
+    is_last: bool  # the partition's active segment: only there may a crash tear a batch
 
 
 @dataclass
@@ -38,9 +43,13 @@ class NodeFiles:
     log_dir: Path
     high_watermarks: dict[tuple[str, int], int] = field(default_factory=dict)
     # (topic, partition) -> [(epoch, start_offset)], or the reason it could not be read
-    epoch_checkpoints: dict[tuple[str, int], list[tuple[int, int]] | str] = field(default_factory=dict)
-    quorum_state: dict | None = None       # the quorum-state JSON, when readable
-    snapshots: list[tuple[int, int, Path]] = field(default_factory=list)   # (end offset, epoch, path)
+    epoch_checkpoints: dict[tuple[str, int], list[tuple[int, int]] | str] = field(
+        default_factory=dict
+    )
+    quorum_state: dict | None = None  # the quorum-state JSON, when readable
+    snapshots: list[tuple[int, int, Path]] = field(
+        default_factory=list
+    )  # (end offset, epoch, path)
 
 
 @dataclass
@@ -73,9 +82,11 @@ def find_node_dirs(paths) -> list[Path]:
             elif len(Path(root).parts) - base_depth >= SCAN_DEPTH:
                 dirs[:] = []
         if len(found) == before:
-            raise AuditInputError(f"--data {path}: no node data dir (one holding meta.properties) "
-                                  f"found in it; point --data at e.g. <dev dir>/node-1/data or at "
-                                  f"the `kraft dev --data` dir")
+            raise AuditInputError(
+                f"--data {path}: no node data dir (one holding meta.properties) "
+                f"found in it; point --data at e.g. <dev dir>/node-1/data or at "
+                f"the `kraft dev --data` dir"
+            )
     return sorted(set(found))
 
 
@@ -84,18 +95,32 @@ def _node_id(log_dir: Path) -> int:
         props = read_properties(log_dir / fn.META_PROPERTIES) or {}
         return int(props["node.id"])
     except (CheckpointError, KeyError, ValueError, OSError) as exc:
-        raise AuditInputError(f"{log_dir / fn.META_PROPERTIES}: no readable node.id ({exc})") from None
+        raise AuditInputError(
+            f"{log_dir / fn.META_PROPERTIES}: no readable node.id ({exc})"
+        ) from None
 
 
 def _segments(node_id: int, pdir: Path, topic: str, partition: int) -> list[SegmentFile]:
-    bases = sorted(b for b in (fn.parse_base_offset(e.name, fn.LOG_SUFFIX) for e in os.scandir(pdir))
-                   if b is not None)
+    bases = sorted(
+        b
+        for b in (fn.parse_base_offset(e.name, fn.LOG_SUFFIX) for e in os.scandir(pdir))
+        if b is not None
+    )
     out = []
     for i, base in enumerate(bases):
         path = fn.log_file(pdir, base)
-        out.append(SegmentFile(node_id, topic, partition, base, str(path),
-                               str(fn.index_file(pdir, base)), path.stat().st_size,
-                               i == len(bases) - 1))
+        out.append(
+            SegmentFile(
+                node_id,
+                topic,
+                partition,
+                base,
+                str(path),
+                str(fn.index_file(pdir, base)),
+                path.stat().st_size,
+                i == len(bases) - 1,
+            )
+        )
     return out
 
 
@@ -104,8 +129,11 @@ def _read_quorum_state(path: Path, notices: list[str]) -> dict | None:
 
     try:
         doc = json.loads(path.read_text().splitlines()[0])
-        return {"epoch": int(doc["leaderEpoch"]), "leader": int(doc["leaderId"]),
-                "voters": sorted(int(v["voterId"]) for v in doc.get("currentVoters") or ())}
+        return {
+            "epoch": int(doc["leaderEpoch"]),
+            "leader": int(doc["leaderId"]),
+            "voters": sorted(int(v["voterId"]) for v in doc.get("currentVoters") or ()),
+        }
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
@@ -152,12 +180,16 @@ def load_cluster(paths) -> ClusterFiles:
     for node in nodes:
         if node.node_id in by_id:
             # Several log dirs of one node: fine, as long as no partition is in two of them.
-            notices.append(f"node {node.node_id} has log dirs {by_id[node.node_id]} and {node.log_dir}")
+            notices.append(
+                f"node {node.node_id} has log dirs {by_id[node.node_id]} and {node.log_dir}"
+            )
         by_id[node.node_id] = node.log_dir
     for seg in segments:
         key = (seg.replica, seg.topic, seg.partition)
         pdir = Path(seg.path).parent
         if seen.setdefault(key, pdir) != pdir:
-            raise AuditInputError(f"node {seg.replica} holds {seg.topic}-{seg.partition} twice: in "
-                                  f"{seen[key]} and {pdir}; audit one copy (pass fewer --data dirs)")
+            raise AuditInputError(
+                f"node {seg.replica} holds {seg.topic}-{seg.partition} twice: in "
+                f"{seen[key]} and {pdir}; audit one copy (pass fewer --data dirs)"
+            )
     return ClusterFiles(nodes, segments, notices)

@@ -1,5 +1,6 @@
 """The audit's Spark driver: starts (or reuses) a SparkSession, reads segment files on the workers,
 runs every check whose input was given, and returns the violations, notices and figures."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from chaos.audit import history_checks as hc
-from chaos.audit import metadata_checks, replica_checks as rc, segments
-from chaos.audit import txn_checks
+from chaos.audit import metadata_checks, segments, txn_checks
+from chaos.audit import replica_checks as rc
 from chaos.audit.checks import CHECKS, TXN_CHECKS, AuditResult, Violation, violation_from_row
 from chaos.audit.history_scan import HistoryFrames, timeline, write_ops
 from chaos.audit.inputs import ClusterFiles, load_cluster
@@ -20,9 +21,9 @@ from chaos.history import Op
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("chaos", "clients", "kraft")
-LISTED_PER_CHECK = 200        # violations kept per check; the rest are counted
-TASK_BYTES = 32 * 2**20       # segment bytes per scan task, about
-SHUFFLE_BYTES = 16 * 2**20    # input bytes per shuffle partition, about
+LISTED_PER_CHECK = 200  # violations kept per check; the rest are counted
+TASK_BYTES = 32 * 2**20  # segment bytes per scan task, about
+SHUFFLE_BYTES = 16 * 2**20  # input bytes per shuffle partition, about
 
 
 def _driver_memory() -> str:
@@ -97,17 +98,20 @@ def create_session(master: str = "local[*]", shuffle_partitions: int | None = No
         # The driver is the executor: the JIT's optimising tier costs a short audit more CPU
         # than it ever wins back (measured: a third less CPU per audit with C1 only).
         java_options.append(os.environ.get("KRAFT_AUDIT_JIT", "-XX:TieredStopAtLevel=1"))
-    spark = (SparkSession.builder.master(master).appName("kraft-audit")
-             .config("spark.ui.enabled", "false")
-             .config("spark.driver.memory", DRIVER_MEMORY)
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 2 * cores))
-             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-             # Adaptive execution runs every shuffle stage as a job of its own: on the audit's
-             # many small stages that costs more than it saves.
-             .config("spark.sql.adaptive.enabled", "false")
-             .config("spark.driver.extraJavaOptions", " ".join(java_options))
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("kraft-audit")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", DRIVER_MEMORY)
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 2 * cores))
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # Adaptive execution runs every shuffle stage as a job of its own: on the audit's
+        # many small stages that costs more than it saves.
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.driver.extraJavaOptions", " ".join(java_options))
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     if not master.startswith("local"):
         spark.sparkContext.addPyFile(_code_zip())
@@ -160,8 +164,9 @@ def _high_watermarks(frame, cluster: ClusterFiles):
         for tp, offset in node.high_watermarks.items():
             hw[tp] = max(hw.get(tp, 0), offset)
     rows = [(t, p, o) for (t, p), o in sorted(hw.items())]
-    return frame(rows, [("topic", "string"), ("partition", "int"), ("high_watermark", "long")]), \
-        bool(rows)
+    return frame(
+        rows, [("topic", "string"), ("partition", "int"), ("high_watermark", "long")]
+    ), bool(rows)
 
 
 def _checkpoints(frame, cluster: ClusterFiles):
@@ -170,14 +175,27 @@ def _checkpoints(frame, cluster: ClusterFiles):
         for (topic, p), entries in sorted(node.epoch_checkpoints.items()):
             if isinstance(entries, str) and entries != "missing":
                 unreadable.append((node.node_id, topic, p))
-                problems.append(Violation("epoch-checkpoint", f"{topic}-{p}", (), (node.node_id,),
-                                          {"problem": entries},
-                                          f"replica {node.node_id}: leader-epoch-checkpoint {entries}"))
+                problems.append(
+                    Violation(
+                        "epoch-checkpoint",
+                        f"{topic}-{p}",
+                        (),
+                        (node.node_id,),
+                        {"problem": entries},
+                        f"replica {node.node_id}: leader-epoch-checkpoint {entries}",
+                    )
+                )
                 continue
             for i, (epoch, start) in enumerate(entries if isinstance(entries, list) else []):
                 rows.append((node.node_id, topic, p, epoch, start, i == 0))
-    fields = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("epoch", "int"),
-              ("start_offset", "long"), ("first", "boolean")]
+    fields = [
+        ("replica", "int"),
+        ("topic", "string"),
+        ("partition", "int"),
+        ("epoch", "int"),
+        ("start_offset", "long"),
+        ("first", "boolean"),
+    ]
     return frame(rows, fields), frame(unreadable, fields[:3]), problems
 
 
@@ -191,31 +209,51 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     files = _files_frame(spark, cluster.segments, _segment)
     batches = files.mapInArrow(segments.batch_rows, segments.ddl(segments.BATCH_FIELDS)).cache()
     metadata = F.col("topic") == segments.METADATA_TOPIC
-    records = files.filter(metadata).mapInArrow(
-        segments.record_rows, segments.ddl(segments.RECORD_FIELDS)).cache()
+    records = (
+        files.filter(metadata)
+        .mapInArrow(segments.record_rows, segments.ddl(segments.RECORD_FIELDS))
+        .cache()
+    )
     frame.keep(batches, records)
     # the data topics' records, for the history checks: a row per file, read when they run
-    log = files.filter(~metadata).mapInArrow(segments.log_chunks, segments.ddl(
-        segments.LOG_KEY_FIELDS + segments.list_fields(segments.LOG_LIST_FIELDS))) \
-        if history_given else None
-    progress(f"scanning {len(cluster.segments)} segment files "
-             f"({cluster.total_bytes / 2**20:.1f} MB) on {spark.sparkContext.master}")
+    log = (
+        files.filter(~metadata).mapInArrow(
+            segments.log_chunks,
+            segments.ddl(segments.LOG_KEY_FIELDS + segments.list_fields(segments.LOG_LIST_FIELDS)),
+        )
+        if history_given
+        else None
+    )
+    progress(
+        f"scanning {len(cluster.segments)} segment files "
+        f"({cluster.total_bytes / 2**20:.1f} MB) on {spark.sparkContext.master}"
+    )
     started = time.monotonic()
-    torn = F.when(F.col("problem_kind") == "torn-tail", F.struct("replica", "topic", "partition",
-                                                                 "segment", "problem"))
-    totals = batches.agg(F.count("base_offset").alias("batches"),
-                         F.sum("records_count").alias("records"),
-                         F.collect_list(torn).alias("torn")).collect()[0]
+    torn = F.when(
+        F.col("problem_kind") == "torn-tail",
+        F.struct("replica", "topic", "partition", "segment", "problem"),
+    )
+    totals = batches.agg(
+        F.count("base_offset").alias("batches"),
+        F.sum("records_count").alias("records"),
+        F.collect_list(torn).alias("torn"),
+    ).collect()[0]
     meta_rows = records.collect()
     scan = time.monotonic() - started
-    result.stats.update(batches=totals["batches"], records=totals["records"] or 0,
-                        segment_bytes=cluster.total_bytes, scan_seconds=round(scan, 2),
-                        mb_per_s=round(cluster.total_bytes / 2**20 / scan, 1) if scan else None)
+    result.stats.update(
+        batches=totals["batches"],
+        records=totals["records"] or 0,
+        segment_bytes=cluster.total_bytes,
+        scan_seconds=round(scan, 2),
+        mb_per_s=round(cluster.total_bytes / 2**20 / scan, 1) if scan else None,
+    )
     result.stats["torn_replicas"] = sorted({row["replica"] for row in totals["torn"]})
     for row in totals["torn"]:
-        result.notices.append(f"replica {row['replica']} {row['topic']}-{row['partition']}: torn "
-                              f"tail in segment {row['segment']} ({row['problem']}); the log "
-                              f"engine cuts it on restart")
+        result.notices.append(
+            f"replica {row['replica']} {row['topic']}-{row['partition']}: torn "
+            f"tail in segment {row['segment']} ({row['problem']}); the log "
+            f"engine cuts it on restart"
+        )
 
     nodes = cluster.nodes
     result.violations += metadata_checks.check_metadata(meta_rows, nodes)
@@ -229,19 +267,28 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     checkpoints, unreadable, problems = _checkpoints(frame, cluster)
     result.violations += problems
     compacted = facts.compacted_topics()
-    frames = [rc.integrity(batches), rc.order(valid, broken, compacted),
-              rc.epoch_checkpoint(valid, broken.unionByName(unreadable), checkpoints,
-                                  compacted),
-              rc.divergence(valid, hw, compacted),
-              rc.producer_sequences(valid, broken, compacted)]
-    result.checks_run += ["batch-integrity", "offset-order", "leader-epoch-order",
-                          "epoch-checkpoint", "replica-divergence", "producer-sequence"]
+    frames = [
+        rc.integrity(batches),
+        rc.order(valid, broken, compacted),
+        rc.epoch_checkpoint(valid, broken.unionByName(unreadable), checkpoints, compacted),
+        rc.divergence(valid, hw, compacted),
+        rc.producer_sequences(valid, broken, compacted),
+    ]
+    result.checks_run += [
+        "batch-integrity",
+        "offset-order",
+        "leader-epoch-order",
+        "epoch-checkpoint",
+        "replica-divergence",
+        "producer-sequence",
+    ]
     if not have_hw:
         result.notices.append("no replication-offset-checkpoint found: replicas were not compared")
     if facts.found:
         rows = [(t, p, lo, hi) for (t, p), (lo, hi) in sorted(facts.epochs.items())]
-        assigned = frame(rows, [("topic", "string"), ("partition", "int"), ("lo", "int"),
-                                ("hi", "int")])
+        assigned = frame(
+            rows, [("topic", "string"), ("partition", "int"), ("lo", "int"), ("hi", "int")]
+        )
         frames.append(rc.epoch_assigned(valid, assigned))
         result.checks_run.append("epoch-not-assigned")
     else:
@@ -249,8 +296,13 @@ def _segment_checks(spark, frame, cluster, result: AuditResult, history_given: b
     return frames, log, hw
 
 
-def run_audit(spark, data: list[str] | None = None, history: str | Path | list[Op] | None = None,
-              progress=lambda line: None, txn_history: str | Path | None = None) -> AuditResult:
+def run_audit(
+    spark,
+    data: list[str] | None = None,
+    history: str | Path | list[Op] | None = None,
+    progress=lambda line: None,
+    txn_history: str | Path | None = None,
+) -> AuditResult:
     """Every check whose input is given: segment checks need `data`, history checks `history`
     (the history.jsonl path, read in the executors; a list of ops is written to one first),
     the transactional checks `txn_history` (txn_history.jsonl)."""
@@ -265,11 +317,15 @@ def run_audit(spark, data: list[str] | None = None, history: str | Path | list[O
     # Shuffles sized to the data: a shuffle partition is one task in each of the audit's dozens
     # of small stages, so a small audit runs fastest with one. A history byte weighs about as
     # much as a segment byte.
-    work = (cluster.total_bytes if cluster else 0) + (os.path.getsize(history) if history else 0) \
+    work = (
+        (cluster.total_bytes if cluster else 0)
+        + (os.path.getsize(history) if history else 0)
         + (os.path.getsize(txn_history) if txn_history else 0)
+    )
     configured = spark.conf.get("spark.sql.shuffle.partitions")
-    spark.conf.set("spark.sql.shuffle.partitions",
-                   str(max(1, min(int(configured), -(-work // SHUFFLE_BYTES)))))
+    spark.conf.set(
+        "spark.sql.shuffle.partitions", str(max(1, min(int(configured), -(-work // SHUFFLE_BYTES))))
+    )
     frame = _Frames(spark)
     try:
         return _run(spark, frame, cluster, history, progress, result, started, txn_history)
@@ -285,29 +341,48 @@ def _run(spark, frame, cluster, history, progress, result, started, txn_history)
     frames, log, hw = [], None, None
     if cluster:
         result.notices += cluster.notices
-        progress(f"found {len(cluster.nodes)} node dirs, "
-                 f"{len({(s.replica, s.topic, s.partition) for s in cluster.segments})} partition replicas")
-        frames, log, hw = _segment_checks(spark, frame, cluster, result, history is not None,
-                                          progress)
+        progress(
+            f"found {len(cluster.nodes)} node dirs, "
+            f"{len({(s.replica, s.topic, s.partition) for s in cluster.segments})} partition replicas"
+        )
+        frames, log, hw = _segment_checks(
+            spark, frame, cluster, result, history is not None, progress
+        )
     if history is not None:
-        progress(f"reading the history ({os.path.getsize(history) / 2**20:.1f} MB) on "
-                 f"{spark.sparkContext.master}")
+        progress(
+            f"reading the history ({os.path.getsize(history) / 2**20:.1f} MB) on "
+            f"{spark.sparkContext.master}"
+        )
         h = HistoryFrames(spark, str(history))
         frame.on_release(h.release)
-        result.stats.update(operations=h.counts.get("op", 0), sends=h.counts.get("send", 0),
-                            polled_values=h.counts.get("read", 0))
+        result.stats.update(
+            operations=h.counts.get("op", 0),
+            sends=h.counts.get("send", 0),
+            polled_values=h.counts.get("read", 0),
+        )
         result.timeline = timeline(h.ops)
         frames.append(hc.check_history(hc.partition_rows(h.events, log, hw)))
-        result.checks_run += [c for c in ("lost-write", "duplicate", "inconsistent-offsets",
-                                          "aborted-read", "nonmonotonic-send", "nonmonotonic-poll",
-                                          "poll-skip", "unseen", "commit-backwards")]
+        result.checks_run += [
+            c
+            for c in (
+                "lost-write",
+                "duplicate",
+                "inconsistent-offsets",
+                "aborted-read",
+                "nonmonotonic-send",
+                "nonmonotonic-poll",
+                "poll-skip",
+                "unseen",
+                "commit-backwards",
+            )
+        ]
     if txn_history is not None:
         from chaos.txn_workload import IN_TOPIC
 
         ops = txn_checks.read_txn_history(spark, str(Path(txn_history).resolve()))
         frames.append(txn_checks.check_transactions(ops, IN_TOPIC))
         result.checks_run += TXN_CHECKS
-    for v in result.violations:      # found on the driver, all listed
+    for v in result.violations:  # found on the driver, all listed
         result.totals[v.check] = result.totals.get(v.check, 0) + 1
     if frames:
         progress(f"running {len(result.checks_run)} checks")
@@ -315,9 +390,11 @@ def _run(spark, frame, cluster, history, progress, result, started, txn_history)
         for f in frames[1:]:
             union = union.unionByName(f)
         w = Window.partitionBy("check").orderBy("partition", "offset_lo", "message")
-        ranked = (union.withColumn("n", F.row_number().over(w))
-                  .withColumn("total", F.count("*").over(Window.partitionBy("check")))
-                  .filter(F.col("n") <= LISTED_PER_CHECK))
+        ranked = (
+            union.withColumn("n", F.row_number().over(w))
+            .withColumn("total", F.count("*").over(Window.partitionBy("check")))
+            .filter(F.col("n") <= LISTED_PER_CHECK)
+        )
         counted = set()
         for row in ranked.collect():
             result.violations.append(violation_from_row(row))

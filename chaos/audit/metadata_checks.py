@@ -4,6 +4,7 @@ the committed prefix, one leader per epoch, and which leader epochs each partiti
 Raft keeps no high watermark on disk, so "committed" is judged from the logs as they end: an
 offset is committed when a majority of the voters hold the same entry there. This assumes the run
 healed and the quorum committed after the last fault (chaos/run.sh drains before auditing)."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -28,7 +29,7 @@ class MetaEntry:
     def describe(self) -> str:
         try:
             kind = msgpack.unpackb(self.payload, raw=False).get("type", "?")
-        except Exception:   # noqa: BLE001 - msgpack raises many types; any of them means unreadable
+        except Exception:  # noqa: BLE001 - msgpack raises many types; any of them means unreadable
             kind = "unreadable"
         return f"{kind}@epoch {self.epoch}"
 
@@ -38,6 +39,7 @@ class MetadataFacts:
     """What the data checks need from the metadata: per (topic, partition) the lowest and highest
     leader epoch ever assigned (replay bumps by exactly one, so every epoch between was given),
     and the topics whose cleanup.policy ever included compact."""
+
     epochs: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
     compacted: set[str] = field(default_factory=set)
     found: bool = False
@@ -51,8 +53,9 @@ class MetadataFacts:
 def logs_by_node(rows) -> dict[int, dict[int, MetaEntry]]:
     logs: dict[int, dict[int, MetaEntry]] = defaultdict(dict)
     for row in rows:
-        logs[row["replica"]][row["offset"]] = MetaEntry(row["epoch"], row["control"],
-                                                        bytes(row["payload"] or b""))
+        logs[row["replica"]][row["offset"]] = MetaEntry(
+            row["epoch"], row["control"], bytes(row["payload"] or b"")
+        )
     return dict(logs)
 
 
@@ -90,12 +93,18 @@ def _log_matching(logs) -> list[Violation]:
     out = []
     for o, (nodes, anchor) in sorted(found.items()):
         held = {str(n): logs[n][o].describe() for n in sorted(nodes)}
-        out.append(Violation(
-            "metadata-divergence", PARTITION, (o,), tuple(sorted(nodes)),
-            {"entries": held, "matching_offset": anchor},
-            f"nodes hold different entries at offset {o} ("
-            + ", ".join(f"node {n}: {e}" for n, e in held.items())
-            + f") though they agree on the epoch of offset {anchor}"))
+        out.append(
+            Violation(
+                "metadata-divergence",
+                PARTITION,
+                (o,),
+                tuple(sorted(nodes)),
+                {"entries": held, "matching_offset": anchor},
+                f"nodes hold different entries at offset {o} ("
+                + ", ".join(f"node {n}: {e}" for n, e in held.items())
+                + f") though they agree on the epoch of offset {anchor}",
+            )
+        )
     return out
 
 
@@ -124,14 +133,24 @@ def _committed_divergence(voters, logs, seen) -> list[Violation]:
             superseded = any(e.epoch > mine.epoch for p, e in held.items() if p >= o)
             if mine.epoch >= theirs.epoch and not superseded:
                 holders = sorted(w for w, other in present.items() if other.get(o) == theirs)
-                out.append(Violation(
-                    "metadata-divergence", PARTITION, (o,), tuple(sorted([v] + holders)),
-                    {str(v): mine.describe(), "majority": theirs.describe(), "majority_nodes": holders},
-                    f"node {v} holds {mine.describe()} at offset {o}, committed on a majority "
-                    f"(nodes {','.join(map(str, holders))}) as {theirs.describe()}"))
-                break   # the first is the cause; the rest of that log follows from it
+                out.append(
+                    Violation(
+                        "metadata-divergence",
+                        PARTITION,
+                        (o,),
+                        tuple(sorted([v] + holders)),
+                        {
+                            str(v): mine.describe(),
+                            "majority": theirs.describe(),
+                            "majority_nodes": holders,
+                        },
+                        f"node {v} holds {mine.describe()} at offset {o}, committed on a majority "
+                        f"(nodes {','.join(map(str, holders))}) as {theirs.describe()}",
+                    )
+                )
+                break  # the first is the cause; the rest of that log follows from it
             if mine.epoch < theirs.epoch:
-                break   # an older, uncommitted suffix this voter never truncated: Raft allows it
+                break  # an older, uncommitted suffix this voter never truncated: Raft allows it
     return out
 
 
@@ -144,16 +163,25 @@ def _leaders(nodes, logs) -> list[Violation]:
                 continue
             try:
                 doc = msgpack.unpackb(e.payload, raw=False)
-            except Exception:   # noqa: BLE001 - see MetaEntry.describe
+            except Exception:  # noqa: BLE001 - see MetaEntry.describe
                 continue
             if not isinstance(doc, dict) or doc.get("type") != "LeaderChange":
                 continue
             if doc.get("leader_epoch") != e.epoch:
-                out.append(Violation("multiple-leaders", PARTITION, (o,), (node,),
-                                     {"record_epoch": doc.get("leader_epoch"), "batch_epoch": e.epoch},
-                                     f"LeaderChange for epoch {doc.get('leader_epoch')} sits in a "
-                                     f"batch of epoch {e.epoch} on node {node}"))
-            claims[e.epoch][doc.get("leader_id")].append(f"LeaderChange at offset {o} on node {node}")
+                out.append(
+                    Violation(
+                        "multiple-leaders",
+                        PARTITION,
+                        (o,),
+                        (node,),
+                        {"record_epoch": doc.get("leader_epoch"), "batch_epoch": e.epoch},
+                        f"LeaderChange for epoch {doc.get('leader_epoch')} sits in a "
+                        f"batch of epoch {e.epoch} on node {node}",
+                    )
+                )
+            claims[e.epoch][doc.get("leader_id")].append(
+                f"LeaderChange at offset {o} on node {node}"
+            )
     for n in nodes:
         qs = n.quorum_state
         if qs and qs["leader"] >= 0:
@@ -161,12 +189,23 @@ def _leaders(nodes, logs) -> list[Violation]:
     for epoch, leaders in sorted(claims.items()):
         if len(leaders) > 1:
             ids = tuple(sorted(leaders))
-            said = "; ".join(f"leader {lid} per {', '.join(sorted(set(src)))}"
-                             for lid, src in sorted(leaders.items()))
-            out.append(Violation("multiple-leaders", PARTITION, (), ids,
-                                 {"epoch": epoch, "leaders": {str(k): sorted(set(v))
-                                                              for k, v in leaders.items()}},
-                                 f"epoch {epoch} has {len(leaders)} leaders: {said}"))
+            said = "; ".join(
+                f"leader {lid} per {', '.join(sorted(set(src)))}"
+                for lid, src in sorted(leaders.items())
+            )
+            out.append(
+                Violation(
+                    "multiple-leaders",
+                    PARTITION,
+                    (),
+                    ids,
+                    {
+                        "epoch": epoch,
+                        "leaders": {str(k): sorted(set(v)) for k, v in leaders.items()},
+                    },
+                    f"epoch {epoch} has {len(leaders)} leaders: {said}",
+                )
+            )
     return out
 
 
@@ -218,8 +257,13 @@ def _replay_node(log: dict[int, MetaEntry], snapshot, facts: MetadataFacts, noti
         elif isinstance(rec, r.PartitionChangeRecord) and rec.leader is not None:
             if (rec.topic_id, rec.partition) in current:
                 give(rec.topic_id, rec.partition, current[(rec.topic_id, rec.partition)] + 1)
-        elif (isinstance(rec, r.ConfigRecord) and rec.resource_type == "topic"
-              and rec.name == "cleanup.policy" and rec.value and "compact" in rec.value):
+        elif (
+            isinstance(rec, r.ConfigRecord)
+            and rec.resource_type == "topic"
+            and rec.name == "cleanup.policy"
+            and rec.value
+            and "compact" in rec.value
+        ):
             facts.compacted.add(rec.resource_name)
 
 
@@ -234,7 +278,10 @@ def metadata_facts(rows, nodes, notices: list[str]) -> MetadataFacts:
         snapshot = None
         for end, epoch, path in sorted(n.snapshots, reverse=True):
             try:
-                snapshot = (end, snapshot_from_bytes(decode_snapshot(path.read_bytes(), path), end, epoch))
+                snapshot = (
+                    end,
+                    snapshot_from_bytes(decode_snapshot(path.read_bytes(), path), end, epoch),
+                )
                 break
             except (OSError, CorruptSnapshotError, MetadataRecordError) as exc:
                 notices.append(f"{path}: {exc}; an older snapshot or the log is used instead")

@@ -3,6 +3,7 @@ audit shuffles the history (and the replica logs' values) once by partition and 
 partition's rows to `check_partition` (an applyInArrow function), instead of running a dozen
 Spark joins and windows per row. Each check gives the rows, values and messages the Spark SQL
 checks gave (tests/chaos/audit/test_history_differential.py compares the two)."""
+
 from __future__ import annotations
 
 import json
@@ -17,20 +18,42 @@ from chaos.audit.segments import arrow_schema
 # where the kind has no such field). Kinds: send (a send's completion: type ok, fail or info),
 # read (a polled value at its poll's `pos`), rebalance and reset (a consumer's position
 # sessions), commit, log (a replica's records: value null for one that is not a workload value).
-SCALAR_FIELDS = [("kind", "string"), ("key", "string"), ("replica", "int"),
-                 ("high_watermark", "long")]
-LIST_FIELDS = [("idx", "long"), ("pos", "int"), ("process", "string"), ("type", "string"),
-               ("value", "long"), ("offset", "long"), ("group", "string"), ("assign", "boolean")]
-VIOLATION_FIELDS = [("check", "string"), ("partition", "string"), ("offset_lo", "long"),
-                    ("offset_hi", "long"), ("replicas", "array<int>"), ("values_json", "string"),
-                    ("message", "string")]
+SCALAR_FIELDS = [
+    ("kind", "string"),
+    ("key", "string"),
+    ("replica", "int"),
+    ("high_watermark", "long"),
+]
+LIST_FIELDS = [
+    ("idx", "long"),
+    ("pos", "int"),
+    ("process", "string"),
+    ("type", "string"),
+    ("value", "long"),
+    ("offset", "long"),
+    ("group", "string"),
+    ("assign", "boolean"),
+]
+VIOLATION_FIELDS = [
+    ("check", "string"),
+    ("partition", "string"),
+    ("offset_lo", "long"),
+    ("offset_hi", "long"),
+    ("replicas", "array<int>"),
+    ("values_json", "string"),
+    ("message", "string"),
+]
 
 
 def violation_schema():
     import pyarrow as pa
 
-    return pa.schema([(n, pa.list_(pa.int32()) if k == "array<int>" else arrow_schema([(n, k)])
-                       .field(0).type) for n, k in VIOLATION_FIELDS])
+    return pa.schema(
+        [
+            (n, pa.list_(pa.int32()) if k == "array<int>" else arrow_schema([(n, k)]).field(0).type)
+            for n, k in VIOLATION_FIELDS
+        ]
+    )
 
 
 class _Out:
@@ -48,8 +71,9 @@ class _Out:
         c["offset_hi"].append(None if hi is None else int(hi))
         c["replicas"].append([int(r) for r in replicas])
         # as Spark's to_json wrote them: null fields left out
-        c["values_json"].append(json.dumps({k: v for k, v in values.items() if v is not None},
-                                           separators=(",", ":")))
+        c["values_json"].append(
+            json.dumps({k: v for k, v in values.items() if v is not None}, separators=(",", ":"))
+        )
         c["message"].append(message)
 
     def table(self):
@@ -73,8 +97,10 @@ def _columns(table) -> dict:
     lists = [n for n, _ in LIST_FIELDS]
     lengths = np.zeros(table.num_rows, np.int64)
     for name in lists:
-        lengths = np.maximum(lengths, pc.fill_null(pc.list_value_length(table[name]), 0)
-                             .to_numpy(zero_copy_only=False))
+        lengths = np.maximum(
+            lengths,
+            pc.fill_null(pc.list_value_length(table[name]), 0).to_numpy(zero_copy_only=False),
+        )
     out = {}
     for name in table.column_names:
         col = table.column(name).chunk(0) if table.num_rows else table.column(name)
@@ -82,9 +108,12 @@ def _columns(table) -> dict:
             if col.null_count == 0:
                 col = col.flatten()
             else:
-                col = pa.concat_arrays([col[i].values if col[i].is_valid else
-                                        pa.nulls(n, col.type.value_type)
-                                        for i, n in enumerate(lengths.tolist())])
+                col = pa.concat_arrays(
+                    [
+                        col[i].values if col[i].is_valid else pa.nulls(n, col.type.value_type)
+                        for i, n in enumerate(lengths.tolist())
+                    ]
+                )
         else:
             col = col.take(pa.array(np.repeat(np.arange(table.num_rows), lengths)))
         out[name + "?"] = np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), bool)
@@ -121,7 +150,9 @@ def check_partition(table):
     kind = c["kind"]
     is_send, is_read = kind == "send", kind == "read"
     # the replicas' records below the high watermark; another topic's are not workload values
-    is_log = (kind == "log") & (c["offset"] < c["high_watermark"]) & (is_send.any() or is_read.any())
+    is_log = (
+        (kind == "log") & (c["offset"] < c["high_watermark"]) & (is_send.any() or is_read.any())
+    )
     _commit_backwards(out, c, kind == "commit")
     reads = _sessions(c, is_read, kind == "rebalance", kind == "reset")
     acked = is_send & (c["type"] == "ok") & c["offset?"] & c["value?"]
@@ -129,8 +160,9 @@ def check_partition(table):
     valued_log = is_log & c["value?"]
     _nonmonotonic_send(out, c, acked)
     # the offsets known to hold something (values, and log records of other values): ranks
-    known = np.unique(np.concatenate([c["offset"][acked], c["offset"][valued_reads],
-                                      c["offset"][is_log]]))
+    known = np.unique(
+        np.concatenate([c["offset"][acked], c["offset"][valued_reads], c["offset"][is_log]])
+    )
     _poll_checks(out, c, reads, known)
     obs = acked | valued_reads | valued_log
     _inconsistent_offsets(out, c, obs, is_send, is_read)
@@ -171,11 +203,12 @@ def _sessions(c, is_read, is_rebalance, is_reset):
     # the assign flag of the process's last reset so far (false before any)
     last = np.where(is_reset[rows], np.arange(len(rows)), -1)
     last = np.maximum.accumulate(last) if len(rows) else last
-    first_of_process = np.maximum.accumulate(np.where(~same, np.arange(len(rows)), 0)) \
-        if len(rows) else last
+    first_of_process = (
+        np.maximum.accumulate(np.where(~same, np.arange(len(rows)), 0)) if len(rows) else last
+    )
     has_reset = last >= first_of_process
     assign = np.zeros(len(rows), bool)
-    assign[has_reset] = (c["assign"][rows[last[has_reset]]] == True)  # noqa: E712 (None is false)
+    assign[has_reset] = c["assign"][rows[last[has_reset]]] == True  # noqa: E712 (None is false)
     keep = is_read[rows]
     rows, resets, rebalances, assign = (a[keep] for a in (rows, resets, rebalances, assign))
     # sessions are runs within a process (both counts only rise along it): a read follows one
@@ -183,8 +216,11 @@ def _sessions(c, is_read, is_rebalance, is_reset):
     follows = np.zeros(len(rows), bool)
     if len(rows) > 1:
         proc = proc[keep]
-        follows[1:] = ((proc[1:] == proc[:-1]) & (resets[1:] == resets[:-1])
-                       & (rebalances[1:] == rebalances[:-1]))
+        follows[1:] = (
+            (proc[1:] == proc[:-1])
+            & (resets[1:] == resets[:-1])
+            & (rebalances[1:] == rebalances[:-1])
+        )
     return rows, follows, assign
 
 
@@ -197,21 +233,35 @@ def _poll_checks(out, c, reads, known) -> None:
     back = np.flatnonzero(same & (offset <= prev))
     for i in back:
         r = rows[i]
-        out("nonmonotonic-poll", prev[i], offset[i], {"process": c["process"][r]},
-            f"process {c['process'][r]} polled offset {offset[i]} after offset {prev[i]}")
+        out(
+            "nonmonotonic-poll",
+            prev[i],
+            offset[i],
+            {"process": c["process"][r]},
+            f"process {c['process'][r]} polled offset {offset[i]} after offset {prev[i]}",
+        )
     steps = np.flatnonzero(same & assign & (offset > prev + 1))
     if not len(steps):
         return
     i_at = np.searchsorted(known, offset[steps])
     i_prev = np.searchsorted(known, prev[steps])
-    found = ((i_at < len(known)) & (known[np.minimum(i_at, len(known) - 1)] == offset[steps])
-             & (i_prev < len(known)) & (known[np.minimum(i_prev, len(known) - 1)] == prev[steps]))
+    found = (
+        (i_at < len(known))
+        & (known[np.minimum(i_at, len(known) - 1)] == offset[steps])
+        & (i_prev < len(known))
+        & (known[np.minimum(i_prev, len(known) - 1)] == prev[steps])
+    )
     for j in np.flatnonzero(found & (i_at - i_prev > 1)):
         i, r = steps[j], rows[steps[j]]
         skipped = int(i_at[j] - i_prev[j] - 1)
-        out("poll-skip", prev[i], offset[i], {"process": c["process"][r], "skipped": skipped},
+        out(
+            "poll-skip",
+            prev[i],
+            offset[i],
+            {"process": c["process"][r], "skipped": skipped},
             f"process {c['process'][r]} polled offset {offset[i]} right after offset {prev[i]}, "
-            f"skipping {skipped} offsets known to hold values")
+            f"skipping {skipped} offsets known to hold values",
+        )
 
 
 def _nonmonotonic_send(out, c, acked) -> None:
@@ -223,10 +273,14 @@ def _nonmonotonic_send(out, c, acked) -> None:
     prev_o, prev_v = np.roll(offset, 1), np.roll(value, 1)
     for i in np.flatnonzero(same & (offset <= prev_o)):
         p = c["process"][rows[i]]
-        out("nonmonotonic-send", prev_o[i], offset[i],
+        out(
+            "nonmonotonic-send",
+            prev_o[i],
+            offset[i],
             {"process": p, "values": [int(prev_v[i]), int(value[i])]},
             f"process {p} sent {prev_v[i]} then {value[i]}, acknowledged at offsets {prev_o[i]} "
-            f"then {offset[i]}")
+            f"then {offset[i]}",
+        )
 
 
 def _commit_backwards(out, c, is_commit) -> None:
@@ -241,10 +295,14 @@ def _commit_backwards(out, c, is_commit) -> None:
     for i in np.flatnonzero(same & (offset < prev)):
         r, q = rows[i], rows[i - 1]
         g, p, pp = c["group"][r], c["process"][r], c["process"][q]
-        out("commit-backwards", offset[i], prev[i],
+        out(
+            "commit-backwards",
+            offset[i],
+            prev[i],
             {"group": g, "process": p, "previous_process": pp},
             f"group '{g}' committed offset {offset[i]} (process {p}) after {prev[i]} "
-            f"(process {pp})")
+            f"(process {pp})",
+        )
 
 
 def _several(mask, key, other):
@@ -268,8 +326,14 @@ def _inconsistent_offsets(out, c, obs, is_send, is_read) -> None:
                 reps.add(int(c["replica"][r]))
         values = [{"value": v, "seen_by": sorted(seen[v])} for v in sorted(seen)]
         text = "; ".join(f"{x['value']} ({', '.join(x['seen_by'])})" for x in values)
-        out("inconsistent-offsets", o, o, {"values": values},
-            f"offset {o} holds {len(values)} values: {text}", sorted(reps))
+        out(
+            "inconsistent-offsets",
+            o,
+            o,
+            {"values": values},
+            f"offset {o} holds {len(values)} values: {text}",
+            sorted(reps),
+        )
 
 
 def _duplicates(out, c, obs, is_log) -> None:
@@ -277,8 +341,14 @@ def _duplicates(out, c, obs, is_log) -> None:
     for v, at in _several(obs, c["value"], c["offset"]):
         offsets = sorted({int(o) for o in c["offset"][at]})
         reps = sorted({int(c["replica"][r]) for r in at if is_log[r]})
-        out("duplicate", offsets[0], offsets[-1], {"value": int(v), "offsets": offsets},
-            f"value {v} appears at offsets {', '.join(map(str, offsets))}", reps)
+        out(
+            "duplicate",
+            offsets[0],
+            offsets[-1],
+            {"value": int(v), "offsets": offsets},
+            f"value {v} appears at offsets {', '.join(map(str, offsets))}",
+            reps,
+        )
 
 
 def _unpolled(out, c, acked, valued_reads, valued_log, is_read, is_log) -> None:
@@ -294,14 +364,23 @@ def _unpolled(out, c, acked, valued_reads, valued_log, is_read, is_log) -> None:
     for r, logged in zip(rows, in_log):
         v, o, p = int(c["value"][r]), int(c["offset"][r]), c["process"][r]
         if not logged and reach is not None and o <= reach:
-            out("lost-write", o, o, {"value": v, "process": p, "max_polled": max_polled,
-                                     "log_top": log_top},
+            out(
+                "lost-write",
+                o,
+                o,
+                {"value": v, "process": p, "max_polled": max_polled, "log_top": log_top},
                 f"value {v} acknowledged at offset {o} (process {p}) is in no poll and not in "
-                f"the log, though polls or the log reach offset {_d(reach)}")
+                f"the log, though polls or the log reach offset {_d(reach)}",
+            )
         else:
-            out("unseen", o, o, {"value": v, "process": p, "in_log": bool(logged)},
+            out(
+                "unseen",
+                o,
+                o,
+                {"value": v, "process": p, "in_log": bool(logged)},
                 f"value {v} acknowledged at offset {o} (process {p}) was never polled"
-                + (" (it is in the log)" if logged else ""))
+                + (" (it is in the log)" if logged else ""),
+            )
 
 
 def _aborted_reads(out, c, valued_reads, failed) -> None:
@@ -314,7 +393,11 @@ def _aborted_reads(out, c, valued_reads, failed) -> None:
         v = c["value"][r]
         for w in writers[c["value"][writers] == v]:
             reader, writer = c["process"][r], c["process"][w]
-            out("aborted-read", c["offset"][r], c["offset"][r],
+            out(
+                "aborted-read",
+                c["offset"][r],
+                c["offset"][r],
                 {"value": int(v), "reader": reader, "writer": writer},
                 f"process {reader} polled value {v} at offset {c['offset'][r]}, but its send "
-                f"(process {writer}) failed")
+                f"(process {writer}) failed",
+            )

@@ -1,43 +1,71 @@
 """Runs on Spark's Python workers: reads one segment file (and its offset index) with the project's
 batch readers into Arrow rows, one per batch with its integrity verdict, or one per record."""
+
 from __future__ import annotations
 
 import hashlib
 import itertools
 import os
 
-from clients.record.batch_header import (
-    HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError, validate_batch)
+from clients.record.batch_header import HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError, validate_batch
 from clients.record.codec import decode_batch
 from clients.record.compression import MAX_DECOMPRESSED_SIZE
 from clients.record.control import decode_marker
 from clients.record.record_scan import walk_batch
 from kraft.log.offset_index import ENTRY as INDEX_ENTRY
 
-CHUNK = 16 * 1024 * 1024          # bytes read per pread: the memory a task holds per file
-ARROW_ROWS = 65536                # rows per Arrow batch handed back to Spark
+CHUNK = 16 * 1024 * 1024  # bytes read per pread: the memory a task holds per file
+ARROW_ROWS = 65536  # rows per Arrow batch handed back to Spark
 METADATA_TOPIC = "__cluster_metadata"
 
 # The files each Spark task gets: one row per segment file (inputs.SegmentFile).
-FILE_FIELDS = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("segment", "long"),
-               ("path", "string"), ("index_path", "string"), ("size", "long"),
-               ("is_last", "boolean")]
+FILE_FIELDS = [
+    ("replica", "int"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("segment", "long"),
+    ("path", "string"),
+    ("index_path", "string"),
+    ("size", "long"),
+    ("is_last", "boolean"),
+]
 # One row per batch, or per problem: problem_kind is null for a valid batch, else "corrupt"
 # (unreadable from here to the end of the file), "index" (a bad .index entry), "records" (an
 # intact batch whose records do not walk: a count that lies, bad framing, a bad or bomb
 # compressed section; a row of its own, after the batch's) or "torn-tail"
 # (an incomplete last batch of the active segment: what a kill -9 mid-write leaves; the log
 # engine cuts it at the next start, so it is reported as a notice, not a violation).
-BATCH_FIELDS = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("segment", "long"),
-                ("position", "long"), ("base_offset", "long"), ("last_offset", "long"),
-                ("epoch", "int"), ("size", "int"), ("attributes", "int"), ("producer_id", "long"),
-                ("producer_epoch", "int"), ("base_sequence", "int"), ("records_count", "int"),
-                ("digest", "string"), ("problem", "string"), ("problem_kind", "string")]
+BATCH_FIELDS = [
+    ("replica", "int"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("segment", "long"),
+    ("position", "long"),
+    ("base_offset", "long"),
+    ("last_offset", "long"),
+    ("epoch", "int"),
+    ("size", "int"),
+    ("attributes", "int"),
+    ("producer_id", "long"),
+    ("producer_epoch", "int"),
+    ("base_sequence", "int"),
+    ("records_count", "int"),
+    ("digest", "string"),
+    ("problem", "string"),
+    ("problem_kind", "string"),
+]
 # One row per record of a valid, non-control data batch (value: the workload's int, parsed from
 # its decimal ASCII, null for anything else) or of any metadata-log batch (payload: its bytes).
-RECORD_FIELDS = [("replica", "int"), ("topic", "string"), ("partition", "int"), ("offset", "long"),
-                 ("epoch", "int"), ("control", "boolean"), ("value", "long"),
-                 ("payload", "binary")]
+RECORD_FIELDS = [
+    ("replica", "int"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("offset", "long"),
+    ("epoch", "int"),
+    ("control", "boolean"),
+    ("value", "long"),
+    ("payload", "binary"),
+]
 
 
 def ddl(fields) -> str:
@@ -48,8 +76,13 @@ def ddl(fields) -> str:
 def arrow_schema(fields):
     import pyarrow as pa
 
-    kinds = {"int": pa.int32(), "long": pa.int64(), "string": pa.string(),
-             "boolean": pa.bool_(), "binary": pa.binary()}
+    kinds = {
+        "int": pa.int32(),
+        "long": pa.int64(),
+        "string": pa.string(),
+        "boolean": pa.bool_(),
+        "binary": pa.binary(),
+    }
     return pa.schema([(name, kinds[kind]) for name, kind in fields])
 
 
@@ -74,10 +107,15 @@ def chunk_batch(keys: list[tuple], key_fields, list_fields_, chunks: list[dict])
         if all(lacks):
             arrays.append(pa.nulls(len(chunks), pa.list_(f.type)))
             continue
-        flat = pa.concat_arrays([pa.array(c[f.name], f.type) if f.name in c else
-                                 pa.nulls(n, f.type) for c, n in zip(chunks, lengths)])
-        arrays.append(pa.ListArray.from_arrays(offsets, flat, mask=pa.array(lacks)
-                                               if any(lacks) else None))
+        flat = pa.concat_arrays(
+            [
+                pa.array(c[f.name], f.type) if f.name in c else pa.nulls(n, f.type)
+                for c, n in zip(chunks, lengths)
+            ]
+        )
+        arrays.append(
+            pa.ListArray.from_arrays(offsets, flat, mask=pa.array(lacks) if any(lacks) else None)
+        )
     names = [n for n, _ in key_fields] + [f.name for f in elems]
     return pa.RecordBatch.from_arrays(arrays, names=names)
 
@@ -90,12 +128,24 @@ def _batches(fd: int, size: int):
         rel = pos - chunk_pos
         if rel + LOG_OVERHEAD > len(chunk):
             chunk, chunk_pos, rel = os.pread(fd, min(CHUNK, size - pos), pos), pos, 0
-        length = int.from_bytes(chunk[rel + 8:rel + 12], "big", signed=True) \
-            if rel + LOG_OVERHEAD <= len(chunk) else -1
+        length = (
+            int.from_bytes(chunk[rel + 8 : rel + 12], "big", signed=True)
+            if rel + LOG_OVERHEAD <= len(chunk)
+            else -1
+        )
         total = LOG_OVERHEAD + length
-        if size - pos < HEADER_SIZE or (length >= HEADER_SIZE - LOG_OVERHEAD and pos + total > size):
-            yield pos, None, ("incomplete", f"incomplete batch at position {pos}: "
-                                            f"{size - pos} bytes left in a {size}-byte file")
+        if size - pos < HEADER_SIZE or (
+            length >= HEADER_SIZE - LOG_OVERHEAD and pos + total > size
+        ):
+            yield (
+                pos,
+                None,
+                (
+                    "incomplete",
+                    f"incomplete batch at position {pos}: "
+                    f"{size - pos} bytes left in a {size}-byte file",
+                ),
+            )
             return
         if length >= HEADER_SIZE - LOG_OVERHEAD and rel + total > len(chunk):
             chunk, chunk_pos, rel = os.pread(fd, min(max(CHUNK, total), size - pos), pos), pos, 0
@@ -105,7 +155,7 @@ def _batches(fd: int, size: int):
             # The reader names the position within the chunk; say the file's.
             yield pos, None, ("corrupt", str(exc).replace(f"position {rel}", f"position {pos}"))
             return
-        yield pos, header, memoryview(chunk)[rel:rel + header.size]
+        yield pos, header, memoryview(chunk)[rel : rel + header.size]
         pos += header.size
 
 
@@ -129,12 +179,14 @@ def _marker_problem(view, header) -> str | None:
     producer, as the coordinator writes it. (The metadata log's control records are Raft's own,
     and its batches carry no partition leader epoch: they are left alone here.)"""
     if not header.is_transactional or header.producer_id < 0:
-        return (f"control batch at offset {header.base_offset} is not a transaction marker "
-                f"(transactional flag {header.is_transactional}, producer id {header.producer_id})")
+        return (
+            f"control batch at offset {header.base_offset} is not a transaction marker "
+            f"(transactional flag {header.is_transactional}, producer id {header.producer_id})"
+        )
     _, records = decode_batch(bytes(view), verify_crc=False)
     if len(records) != 1:
         return f"control batch at offset {header.base_offset} holds {len(records)} records, not one"
-    decode_marker(records[0].key, records[0].value)     # raises CorruptBatchError, named
+    decode_marker(records[0].key, records[0].value)  # raises CorruptBatchError, named
     return None
 
 
@@ -145,11 +197,11 @@ def _index_problems(seg: dict, starts: dict[int, int], end: int) -> list[tuple[i
         with open(seg["index_path"], "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        return []      # the log engine rebuilds a missing index
+        return []  # the log engine rebuilds a missing index
     base, out = seg["segment"], []
     if len(data) % INDEX_ENTRY.size:
         out.append((base, 0, f"index size {len(data)} is not a multiple of {INDEX_ENTRY.size}"))
-        data = data[:len(data) - len(data) % INDEX_ENTRY.size]
+        data = data[: len(data) - len(data) % INDEX_ENTRY.size]
     last = None
     for relative, position in INDEX_ENTRY.iter_unpack(data):
         offset = base + relative
@@ -157,12 +209,22 @@ def _index_problems(seg: dict, starts: dict[int, int], end: int) -> list[tuple[i
             # Past what is readable: a torn or corrupt tail already reports that region.
             continue
         if position not in starts:
-            out.append((offset, position, f"index entry ({offset}, {position}) points inside a batch"))
+            out.append(
+                (offset, position, f"index entry ({offset}, {position}) points inside a batch")
+            )
         elif starts[position] != offset:
-            out.append((offset, position, f"index entry ({offset}, {position}) is at a batch whose "
-                                          f"last offset is {starts[position]}"))
+            out.append(
+                (
+                    offset,
+                    position,
+                    f"index entry ({offset}, {position}) is at a batch whose "
+                    f"last offset is {starts[position]}",
+                )
+            )
         elif last is not None and offset <= last:
-            out.append((offset, position, f"index entry ({offset}, {position}) does not follow {last}"))
+            out.append(
+                (offset, position, f"index entry ({offset}, {position}) does not follow {last}")
+            )
         last = offset
     return out
 
@@ -182,8 +244,21 @@ def scan_batches(seg: dict, memo: dict | None = None):
     for row in rows:
         yield key + row
     for offset, position, problem in _index_problems(seg, starts, end):
-        yield key + (position, offset, offset, None, None, None, None, None, None, None, None,
-                     f"{seg['index_path']}: {problem}", "index")
+        yield key + (
+            position,
+            offset,
+            offset,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            f"{seg['index_path']}: {problem}",
+            "index",
+        )
 
 
 def _log_rows(seg: dict) -> tuple[list[tuple], dict[int, int], int]:
@@ -198,19 +273,63 @@ def _log_rows(seg: dict) -> tuple[list[tuple], dict[int, int], int]:
                 kind, message = view
                 if kind == "incomplete":
                     kind = "torn-tail" if seg["is_last"] else "corrupt"
-                rows.append((pos, None, None, None, size - pos, None, None, None, None, None,
-                             None, message, kind))
+                rows.append(
+                    (
+                        pos,
+                        None,
+                        None,
+                        None,
+                        size - pos,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        message,
+                        kind,
+                    )
+                )
                 break
             starts[pos] = h.last_offset
             end = pos + h.size
             digest = hashlib.blake2b(view, digest_size=16).hexdigest()
-            rows.append((pos, h.base_offset, h.last_offset, h.partition_leader_epoch, h.size,
-                         h.attributes, h.producer_id, h.producer_epoch, h.base_sequence,
-                         h.records_count, digest, None, None))
+            rows.append(
+                (
+                    pos,
+                    h.base_offset,
+                    h.last_offset,
+                    h.partition_leader_epoch,
+                    h.size,
+                    h.attributes,
+                    h.producer_id,
+                    h.producer_epoch,
+                    h.base_sequence,
+                    h.records_count,
+                    digest,
+                    None,
+                    None,
+                )
+            )
             problem = _records_problem(view, h, seg["topic"] == METADATA_TOPIC)
             if problem:
-                rows.append((pos, h.base_offset, h.last_offset, None, None, None, None, None,
-                             None, None, None, f"batch at position {pos}: {problem}", "records"))
+                rows.append(
+                    (
+                        pos,
+                        h.base_offset,
+                        h.last_offset,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        f"batch at position {pos}: {problem}",
+                        "records",
+                    )
+                )
     finally:
         os.close(fd)
     return rows, starts, end
@@ -236,8 +355,8 @@ def scan_records(seg: dict):
                 break
             control = h.is_control
             if control and not metadata:
-                continue     # transaction markers: consumers never see them
-            try:       # _batches checked the CRC; a bad batch is scan_batches' to report
+                continue  # transaction markers: consumers never see them
+            try:  # _batches checked the CRC; a bad batch is scan_batches' to report
                 _, records = decode_batch(bytes(view), verify_crc=False)
             except CorruptBatchError:
                 continue
@@ -264,24 +383,35 @@ def _to_arrow(scan, fields, memo: bool = False):
         kept = {}
         for batch in batches:
             for seg in batch.to_pylist():
-                for row in (scan(seg, kept) if memo else scan(seg)):
+                for row in scan(seg, kept) if memo else scan(seg):
                     rows.append(row)
                     if len(rows) >= ARROW_ROWS:
                         yield pa.RecordBatch.from_arrays(
-                            [pa.array(col, type=schema.field(n).type)
-                             for n, col in zip(names, zip(*rows))], schema=schema)
+                            [
+                                pa.array(col, type=schema.field(n).type)
+                                for n, col in zip(names, zip(*rows))
+                            ],
+                            schema=schema,
+                        )
                         rows = []
         if rows:
             yield pa.RecordBatch.from_arrays(
                 [pa.array(col, type=schema.field(n).type) for n, col in zip(names, zip(*rows))],
-                schema=schema)
+                schema=schema,
+            )
+
     return run
 
 
 # The data topics' records as the history checks read them: a row per segment file, key
 # "topic-p", the file's valid records' offsets and values (null: not a workload value) as lists.
-LOG_KEY_FIELDS = [("kind", "string"), ("key", "string"), ("replica", "int"), ("topic", "string"),
-                  ("partition", "int")]
+LOG_KEY_FIELDS = [
+    ("kind", "string"),
+    ("key", "string"),
+    ("replica", "int"),
+    ("topic", "string"),
+    ("partition", "int"),
+]
 LOG_LIST_FIELDS = [("offset", "long"), ("value", "long")]
 
 
@@ -300,8 +430,15 @@ def log_chunks(batches):
                     offsets.append(row[3])
                     values.append(row[6])
                 last = ((seg["topic"], digest), {"offset": offsets, "value": values})
-            keys.append(("log", f"{seg['topic']}-{seg['partition']}", seg["replica"], seg["topic"],
-                         seg["partition"]))
+            keys.append(
+                (
+                    "log",
+                    f"{seg['topic']}-{seg['partition']}",
+                    seg["replica"],
+                    seg["topic"],
+                    seg["partition"],
+                )
+            )
             chunks.append(last[1])
             if sum(len(c["offset"]) for c in chunks) >= ARROW_ROWS:
                 yield chunk_batch(keys, LOG_KEY_FIELDS, LOG_LIST_FIELDS, chunks)

@@ -18,6 +18,7 @@ poll 160 us; kraft under it ran 3-6 times slower and its quorum kept losing its 
 library here (wallclock.c, built with cc into the run's dir) wraps only clock_gettime on the
 realtime clocks, gettimeofday and time, and reads the offset from a mapped 8-byte file: no
 system call per reading, a write by the nemesis is seen at once."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,13 +30,13 @@ import shutil
 import struct
 import subprocess
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 SOURCE = pathlib.Path(__file__).with_name("wallclock.c")
 LIBRARY_NAME = "libkraftclock.so"
 KINDS = ("bump", "strobe")
-BUMP_S = (1.0, 300.0)        # |offset| of a bump: 1 s to 5 min, log-uniform
-STROBE_S = (1.0, 60.0)       # the strobe's offset
+BUMP_S = (1.0, 300.0)  # |offset| of a bump: 1 s to 5 min, log-uniform
+STROBE_S = (1.0, 60.0)  # the strobe's offset
 STROBE_PERIOD_S = (0.01, 0.5)
 
 
@@ -45,9 +46,9 @@ class ClockError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class ClockFault:
-    kind: str                  # bump | strobe
-    offset_s: float            # bump: the new offset; strobe: the offset it flips to
-    period_s: float = 0.0      # strobe: time between flips
+    kind: str  # bump | strobe
+    offset_s: float  # bump: the new offset; strobe: the offset it flips to
+    period_s: float = 0.0  # strobe: time between flips
 
     def describe(self) -> str:
         if self.kind == "bump":
@@ -78,8 +79,12 @@ def build(into: pathlib.Path) -> pathlib.Path:
     """Compile wallclock.c into `into`; returns the library's path."""
     into.mkdir(parents=True, exist_ok=True)
     out = into / LIBRARY_NAME
-    done = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(out), str(SOURCE), "-ldl"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["cc", "-shared", "-fPIC", "-O2", "-o", str(out), str(SOURCE), "-ldl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if done.returncode != 0:
         raise ClockError(f"cannot build {SOURCE.name}: {done.stderr.strip()[-500:]}")
     return out
@@ -102,7 +107,11 @@ class ClockFaults:
     def prefix(self, node_id: int) -> list[str]:
         """The command prefix that starts a node with its clock offset (`env` execs, so the
         pid stays the node's own and signals reach it)."""
-        return ["env", f"LD_PRELOAD={self.library}", f"KRAFT_CLOCK_FILE={self.control_file(node_id)}"]
+        return [
+            "env",
+            f"LD_PRELOAD={self.library}",
+            f"KRAFT_CLOCK_FILE={self.control_file(node_id)}",
+        ]
 
     def _write(self, node_id: int, offset_s: float) -> None:
         # In place, one aligned 8-byte write: the nodes map this file, a new one would not be
@@ -133,6 +142,7 @@ class ClockFaults:
                 self._write(node_id, fault.offset_s if on else 0.0)
                 on = not on
                 stop.wait(fault.period_s)
+
         thread = threading.Thread(target=flip, name=f"strobe-{node_id}", daemon=True)
         self._strobes[node_id] = (stop, thread)
         thread.start()

@@ -9,6 +9,7 @@ nemesis never aims there. The audit then proves no damage was served.
 
 Only partition logs are damaged, never `__cluster_metadata` (the Raft log is kraft.raft's: its
 own recovery is another fault)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,8 @@ from kraft.log import file_names as fn
 from kraft.log.checkpoint import CheckpointError, read_offset_checkpoint
 
 KINDS = ("bitflip", "truncate", "index-bitflip", "index-truncate")
-LOG_OVERHEAD = 12            # base offset (8) + batch length (4)
-CRC_FROM = 21                # the CRC32C covers attributes onward: a flip there fails it
+LOG_OVERHEAD = 12  # base offset (8) + batch length (4)
+CRC_FROM = 21  # the CRC32C covers attributes onward: a flip there fails it
 LAST_OFFSET_DELTA_AT = 23
 
 
@@ -30,22 +31,28 @@ class Batch:
     position: int
     base_offset: int
     last_offset: int
-    size: int                # LOG_OVERHEAD + batch length
+    size: int  # LOG_OVERHEAD + batch length
 
 
 @dataclasses.dataclass(frozen=True)
 class Damage:
     kind: str
     path: pathlib.Path
-    position: int            # the byte flipped, or the new length
-    base_offset: int         # of the batch hit (for index damage, of the segment)
+    position: int  # the byte flipped, or the new length
+    base_offset: int  # of the batch hit (for index damage, of the segment)
     recovery_point: int
 
     def describe(self) -> str:
-        what = {"bitflip": "flipped a byte at", "truncate": "cut the file at",
-                "index-bitflip": "flipped a byte at", "index-truncate": "cut the file at"}[self.kind]
-        return (f"{self.kind}: {what} {self.position} of {self.path.parent.name}/{self.path.name} "
-                f"(batch at offset {self.base_offset}, recovery point {self.recovery_point})")
+        what = {
+            "bitflip": "flipped a byte at",
+            "truncate": "cut the file at",
+            "index-bitflip": "flipped a byte at",
+            "index-truncate": "cut the file at",
+        }[self.kind]
+        return (
+            f"{self.kind}: {what} {self.position} of {self.path.parent.name}/{self.path.name} "
+            f"(batch at offset {self.base_offset}, recovery point {self.recovery_point})"
+        )
 
 
 def batches(path: pathlib.Path) -> list[Batch]:
@@ -53,11 +60,13 @@ def batches(path: pathlib.Path) -> list[Batch]:
     out, data = [], path.read_bytes()
     pos = 0
     while pos + LOG_OVERHEAD + 15 <= len(data):
-        length = int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+        length = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
         if length < 49 or pos + LOG_OVERHEAD + length > len(data):
             break
-        base = int.from_bytes(data[pos:pos + 8], "big", signed=True)
-        delta = int.from_bytes(data[pos + LAST_OFFSET_DELTA_AT:pos + LAST_OFFSET_DELTA_AT + 4], "big")
+        base = int.from_bytes(data[pos : pos + 8], "big", signed=True)
+        delta = int.from_bytes(
+            data[pos + LAST_OFFSET_DELTA_AT : pos + LAST_OFFSET_DELTA_AT + 4], "big"
+        )
         out.append(Batch(pos, base, base + delta, LOG_OVERHEAD + length))
         pos += LOG_OVERHEAD + length
     return out
@@ -67,7 +76,7 @@ def recovery_points(data_dir: pathlib.Path) -> dict[tuple[str, int], int]:
     try:
         return read_offset_checkpoint(data_dir / fn.RECOVERY_POINT_CHECKPOINT)
     except CheckpointError:
-        return {}       # kraft then recovers every log in full: any damage is past the point
+        return {}  # kraft then recovers every log in full: any damage is past the point
 
 
 def candidates(data_dir: pathlib.Path) -> list[tuple[pathlib.Path, Batch, bool, int]]:
@@ -82,8 +91,9 @@ def candidates(data_dir: pathlib.Path) -> list[tuple[pathlib.Path, Batch, bool, 
         point = points.get(tp, 0)
         segs = sorted(s for s in part.iterdir() if s.name.endswith(fn.LOG_SUFFIX))
         for i, seg in enumerate(segs):
-            out += [(seg, b, i == len(segs) - 1, point) for b in batches(seg)
-                    if b.base_offset >= point]
+            out += [
+                (seg, b, i == len(segs) - 1, point) for b in batches(seg) if b.base_offset >= point
+            ]
     return out
 
 
@@ -93,7 +103,7 @@ def choose(data_dir: pathlib.Path, rng: random.Random) -> Damage | None:
     if not found:
         return None
     seg, batch, last, point = rng.choice(found)
-    kinds = [k for k in KINDS if last or k != "truncate"]      # a torn write is at the end
+    kinds = [k for k in KINDS if last or k != "truncate"]  # a torn write is at the end
     index = seg.with_suffix(fn.INDEX_SUFFIX)
     if not index.exists() or index.stat().st_size < 8:
         kinds = [k for k in kinds if not k.startswith("index")]
@@ -107,7 +117,9 @@ def choose(data_dir: pathlib.Path, rng: random.Random) -> Damage | None:
     size = index.stat().st_size
     if kind == "index-bitflip":
         return Damage(kind, index, rng.randrange(0, size), seg_base(seg), point)
-    return Damage(kind, index, rng.randrange(1, size) | 1, seg_base(seg), point)   # odd: no entry fits
+    return Damage(
+        kind, index, rng.randrange(1, size) | 1, seg_base(seg), point
+    )  # odd: no entry fits
 
 
 def seg_base(seg: pathlib.Path) -> int:

@@ -6,17 +6,18 @@ the node restarts (kraft/log/log_dir_failure.py), so the heal restarts a node wh
 A tmpfs, not a loop device: no image file to size and no mkfs, and the kernel counts only pages
 written, so six nodes' mounts cost what they hold. At the end `unmount_all` copies each mount's
 files back into a plain data dir, so the audit reads them after the mounts are gone."""
+
 from __future__ import annotations
 
 import os
 import pathlib
 import shutil
 import subprocess
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 SIZE = "256m"
-FILLER = ".chaos-disk-full"      # a file: kraft's log dir scan skips whatever is not a dir
-FAILED_DIR = "failed while"       # kraft's log line when a log dir goes offline
+FILLER = ".chaos-disk-full"  # a file: kraft's log dir scan skips whatever is not a dir
+FAILED_DIR = "failed while"  # kraft's log line when a log dir goes offline
 
 Runner = Callable[[list[str]], subprocess.CompletedProcess]
 
@@ -68,11 +69,16 @@ def free_bytes(directory: pathlib.Path) -> int:
 class DiskFaults:
     """Each node's data dir, its own tmpfs from `mount_all` until `unmount_all`."""
 
-    def __init__(self, data_dirs: dict[int, pathlib.Path], size: str = SIZE,
-                 log_of: Callable[[int], pathlib.Path] | None = None, run: Runner = _run) -> None:
+    def __init__(
+        self,
+        data_dirs: dict[int, pathlib.Path],
+        size: str = SIZE,
+        log_of: Callable[[int], pathlib.Path] | None = None,
+        run: Runner = _run,
+    ) -> None:
         self.data_dirs, self.size, self._run = dict(data_dirs), size, run
         self.log_of = log_of
-        self.full: dict[int, int] = {}        # node -> its log's size when the disk filled
+        self.full: dict[int, int] = {}  # node -> its log's size when the disk filled
 
     def mount_all(self) -> None:
         for node_id, d in sorted(self.data_dirs.items()):
@@ -81,8 +87,17 @@ class DiskFaults:
                 continue
             if any(d.iterdir()):
                 raise DiskError(f"{d} is not empty: a tmpfs mounted on it would hide its files")
-            done = self._run(["mount", "-t", "tmpfs", "-o", f"size={self.size},mode=0755",
-                              f"kraft-disk-{node_id}", str(d)])
+            done = self._run(
+                [
+                    "mount",
+                    "-t",
+                    "tmpfs",
+                    "-o",
+                    f"size={self.size},mode=0755",
+                    f"kraft-disk-{node_id}",
+                    str(d),
+                ]
+            )
             if done.returncode != 0:
                 raise DiskError(f"mount tmpfs on {d} failed: {done.stderr.strip()}")
 
@@ -109,7 +124,7 @@ class DiskFaults:
         """Copy each mount's files into a plain dir of the same name, then unmount; safe to
         repeat. The nodes must be stopped. Returns a line per mount removed."""
         lines = []
-        for node_id, d in sorted(self.data_dirs.items()):
+        for _node_id, d in sorted(self.data_dirs.items()):
             if not mounted(d):
                 continue
             empty(d)
@@ -118,7 +133,7 @@ class DiskFaults:
             shutil.copytree(d, keep, symlinks=True)
             done = self._run(["umount", str(d)])
             if done.returncode != 0:
-                done = self._run(["umount", "-l", str(d)])     # a straggler holds it: detach
+                done = self._run(["umount", "-l", str(d)])  # a straggler holds it: detach
             if done.returncode != 0:
                 lines.append(f"umount {d} failed: {done.stderr.strip()}")
                 continue

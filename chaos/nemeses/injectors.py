@@ -2,12 +2,13 @@
 up before the nodes start (libfaketime's control files, the data dirs' tmpfs mounts), the
 Executor's injector for each (chaos.nemesis.Injector), the heal-everything at the end of the
 faulty phase and the teardown that leaves nothing mounted or shaped."""
+
 from __future__ import annotations
 
 import os
 import pathlib
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 from chaos import netns
 from chaos.nemeses import clock, corrupt, disk, net
@@ -27,7 +28,7 @@ class NetInjector:
 
     def begin(self, fault: Fault, hit: list[int], rng: random.Random) -> str:
         done = []
-        for node_id in hit:        # each node its own mix, as Jepsen draws per target
+        for node_id in hit:  # each node its own mix, as Jepsen draws per target
             behaviour = net.draw(rng)
             how = self.faults.start(node_id, behaviour, seed=rng.randrange(2**31))
             done.append(f"{node_id} {behaviour.describe()} ({how})")
@@ -79,8 +80,10 @@ class CorruptInjector:
         for node_id in hit:
             self.cluster.kill(node_id)
             damage = corrupt.damage_node(self.cluster.nodes[node_id].data_dir, rng)
-            done.append(f"{node_id} killed, " + (damage.describe() if damage else
-                                                   "nothing lies past a recovery point"))
+            done.append(
+                f"{node_id} killed, "
+                + (damage.describe() if damage else "nothing lies past a recovery point")
+            )
         return "; ".join(done)
 
     def end(self, fault: Fault, hit: list[int]) -> None:
@@ -94,16 +97,29 @@ class Extras:
 
     def __init__(self, out: pathlib.Path, cluster, chosen: Sequence[str]) -> None:
         self.cluster, self.chosen = cluster, set(chosen)
-        self.clocks = (clock.ClockFaults(out / "clock", cluster.nodes)
-                       if "clock" in self.chosen else None)
-        self.disks = (disk.DiskFaults({i: n.data_dir for i, n in cluster.nodes.items()},
-                                      log_of=lambda i: cluster.nodes[i].log_path)
-                      if "disk-full" in self.chosen else None)
+        self.clocks = (
+            clock.ClockFaults(out / "clock", cluster.nodes) if "clock" in self.chosen else None
+        )
+        self.disks = (
+            disk.DiskFaults(
+                {i: n.data_dir for i, n in cluster.nodes.items()},
+                log_of=lambda i: cluster.nodes[i].log_path,
+            )
+            if "disk-full" in self.chosen
+            else None
+        )
         peers = [netns.address(i) for i in cluster.nodes] + [netns.HOST_ADDRESS]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.net = (net.NetFaults(lambda i: ["ip", "netns", "exec", netns.ns_name(i)], peers,
-                                  env=env, python=cluster.python)
-                    if "net" in self.chosen else None)
+        self.net = (
+            net.NetFaults(
+                lambda i: ["ip", "netns", "exec", netns.ns_name(i)],
+                peers,
+                env=env,
+                python=cluster.python,
+            )
+            if "net" in self.chosen
+            else None
+        )
         self.injectors = {}
         if self.net:
             self.injectors["net"] = NetInjector(self.net)

@@ -8,6 +8,7 @@ reordering some verdicts given at once while others wait. Duplication is iptable
 (chaos/nemeses/net.py), not this process. Only the standard library is used: the netlink messages
 are packed by hand (linux/netfilter/nfnetlink_queue.h).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,7 @@ NFQNL_COPY_META = 1
 NLM_F_REQUEST, NLM_F_ACK = 1, 4
 NLMSG_ERROR = 2
 NF_DROP, NF_ACCEPT = 0, 1
-QUEUE_MAXLEN = 8192          # packets held at once; beyond it the kernel drops (counted as loss)
+QUEUE_MAXLEN = 8192  # packets held at once; beyond it the kernel drops (counted as loss)
 
 
 def _attr(kind: int, payload: bytes) -> bytes:
@@ -41,7 +42,9 @@ def _attr(kind: int, payload: bytes) -> bytes:
 
 def _message(msg: int, queue: int, attrs: bytes, seq: int, flags: int = NLM_F_REQUEST) -> bytes:
     body = struct.pack("=BBH", socket.AF_UNSPEC, 0, socket.htons(queue)) + attrs
-    return struct.pack("=IHHII", 16 + len(body), (NFNL_SUBSYS_QUEUE << 8) | msg, flags, seq, 0) + body
+    return (
+        struct.pack("=IHHII", 16 + len(body), (NFNL_SUBSYS_QUEUE << 8) | msg, flags, seq, 0) + body
+    )
 
 
 def packet_ids(data: bytes) -> list[int]:
@@ -52,7 +55,7 @@ def packet_ids(data: bytes) -> list[int]:
         if length < 16:
             break
         if kind == (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET:
-            pos, end = at + 20, at + length          # past nlmsghdr and nfgenmsg
+            pos, end = at + 20, at + length  # past nlmsghdr and nfgenmsg
             while pos + 4 <= end:
                 alen, atype = struct.unpack_from("=HH", data, pos)
                 if alen < 4:
@@ -78,8 +81,9 @@ class Queue:
 
     def _config(self, attrs: bytes) -> None:
         self.seq += 1
-        self.sock.send(_message(NFQNL_MSG_CONFIG, self.number, attrs, self.seq,
-                                NLM_F_REQUEST | NLM_F_ACK))
+        self.sock.send(
+            _message(NFQNL_MSG_CONFIG, self.number, attrs, self.seq, NLM_F_REQUEST | NLM_F_ACK)
+        )
         reply = self.sock.recv(65536)
         _, kind = struct.unpack_from("=IH", reply)
         if kind == NLMSG_ERROR and struct.unpack_from("=i", reply, 16)[0] != 0:
@@ -91,28 +95,35 @@ class Queue:
             return packet_ids(self.sock.recv(1 << 20, socket.MSG_DONTWAIT))
         except BlockingIOError:
             return []
-        except OSError:       # ENOBUFS: the kernel dropped messages; those packets are lost
+        except OSError:  # ENOBUFS: the kernel dropped messages; those packets are lost
             return []
 
     def verdict(self, packet_id: int, verdict: int) -> None:
         self.seq += 1
-        self.sock.send(_message(NFQNL_MSG_VERDICT, self.number,
-                                _attr(NFQA_VERDICT_HDR, struct.pack("!II", verdict, packet_id)),
-                                self.seq))
+        self.sock.send(
+            _message(
+                NFQNL_MSG_VERDICT,
+                self.number,
+                _attr(NFQA_VERDICT_HDR, struct.pack("!II", verdict, packet_id)),
+                self.seq,
+            )
+        )
 
 
 class Shaper:
     """What to do with each packet: the pure part, seeded. `decide` returns None to drop the
     packet, else the delay in seconds before it is let through."""
 
-    def __init__(self, delay_ms: float, jitter_ms: float, loss: float, reorder: float,
-                 seed: int) -> None:
+    def __init__(
+        self, delay_ms: float, jitter_ms: float, loss: float, reorder: float, seed: int
+    ) -> None:
         for name, p in (("loss", loss), ("reorder", reorder)):
             if not 0 <= p <= 1:
                 raise ValueError(f"{name} {p}: a probability is between 0 and 1")
         if delay_ms < 0 or jitter_ms < 0 or jitter_ms > delay_ms:
-            raise ValueError(f"delay {delay_ms} ms, jitter {jitter_ms} ms: both >= 0, "
-                             f"jitter at most the delay")
+            raise ValueError(
+                f"delay {delay_ms} ms, jitter {jitter_ms} ms: both >= 0, jitter at most the delay"
+            )
         self.delay, self.jitter = delay_ms / 1000, jitter_ms / 1000
         self.loss, self.reorder = loss, reorder
         self.rng = random.Random(seed)
@@ -121,7 +132,7 @@ class Shaper:
         if self.loss and self.rng.random() < self.loss:
             return None
         if self.reorder and self.rng.random() < self.reorder:
-            return 0.0      # netem's reorder: this one goes at once, overtaking the delayed ones
+            return 0.0  # netem's reorder: this one goes at once, overtaking the delayed ones
         return max(0.0, self.delay + self.rng.uniform(-self.jitter, self.jitter))
 
 
@@ -154,8 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--delay-ms", type=float, default=0)
     p.add_argument("--jitter-ms", type=float, default=0)
     p.add_argument("--loss", type=float, default=0, help="probability a packet is dropped")
-    p.add_argument("--reorder", type=float, default=0,
-                   help="probability a packet skips the delay")
+    p.add_argument("--reorder", type=float, default=0, help="probability a packet skips the delay")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
     try:
@@ -166,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    print("shaper: bound", flush=True)     # net.py waits for this line before adding its rule
+    print("shaper: bound", flush=True)  # net.py waits for this line before adding its rule
     serve(queue, shaper, lambda: bool(stop))
     return 0
 

@@ -1,6 +1,7 @@
 """The client commands of `kraft` (topic, produce, consume, group, bench, ...): each module's
 register(subparsers, add_common) adds its commands to the one tree (entry/commands.py), and
 `run_command` runs one, turning failures into one line of help."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,11 +12,11 @@ import sys
 import threading
 import traceback
 
-from clients.errors import ErrorCode, KraftError
 from clients.cli import common
 from clients.cli.common import CliError
+from clients.errors import ErrorCode, KraftError
 
-DEFAULT_BOOTSTRAP = "127.0.0.1:9095"   # kraft dev's gRPC listener (Kafka clients: 9092)
+DEFAULT_BOOTSTRAP = "127.0.0.1:9095"  # kraft dev's gRPC listener (Kafka clients: 9092)
 
 # Codes meaning "could not talk to the cluster"; the hint says how to get one.
 _UNREACHABLE = {ErrorCode.NETWORK_EXCEPTION, ErrorCode.BROKER_NOT_AVAILABLE}
@@ -26,22 +27,34 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     for its commands): on the top parser too, a subparser's default would overwrite the value."""
     group = parser.add_argument_group("common options")
     default = os.environ.get("KRAFT_BOOTSTRAP") or DEFAULT_BOOTSTRAP
-    group.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]", default=default,
-                       help=f"brokers to contact first (env KRAFT_BOOTSTRAP; default {default})")
-    group.add_argument("--format", choices=("table", "json"), default="table",
-                       help="table for people (default), json for scripts")
+    group.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT[,...]",
+        default=default,
+        help=f"brokers to contact first (env KRAFT_BOOTSTRAP; default {default})",
+    )
+    group.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="table for people (default), json for scripts",
+    )
     group.add_argument("--debug", action="store_true", help="show tracebacks of failures")
-    group.add_argument("--command-config", metavar="FILE",
-                       default=os.environ.get("KRAFT_COMMAND_CONFIG"),
-                       help="client properties: security.protocol, sasl.mechanism, "
-                            "sasl.jaas.config or sasl.username/sasl.password, "
-                            "ssl.truststore.location, ssl.keystore.location (PEM); "
-                            "env KRAFT_COMMAND_CONFIG")
+    group.add_argument(
+        "--command-config",
+        metavar="FILE",
+        default=os.environ.get("KRAFT_COMMAND_CONFIG"),
+        help="client properties: security.protocol, sasl.mechanism, "
+        "sasl.jaas.config or sasl.username/sasl.password, "
+        "ssl.truststore.location, ssl.keystore.location (PEM); "
+        "env KRAFT_COMMAND_CONFIG",
+    )
 
 
 def version_line() -> str:
     """What `kraft --version` prints: the installed package's version."""
     from clients import __version__
+
     return f"kraft {__version__} (Python {sys.version.split()[0]})"
 
 
@@ -65,7 +78,7 @@ def graceful_signals():
     until its session times out, and uncommitted positions); a second signal of either kind
     ends it at once, as a last resort should the clean stop hang."""
     if threading.current_thread() is not threading.main_thread():
-        yield                                 # signal handlers belong to the main thread
+        yield  # signal handlers belong to the main thread
         return
     previous = {s: signal.signal(s, _stop_gracefully) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -107,8 +120,10 @@ def describe_error(exc: BaseException, args: argparse.Namespace) -> str:
     """One line: what happened and, where we know it, what to do about it."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     bootstrap = getattr(args, "bootstrap_server", DEFAULT_BOOTSTRAP)
-    unreachable = (f"cannot reach the cluster at {bootstrap} ({text}); start one with: kraft dev, "
-                   "or point --bootstrap-server (env KRAFT_BOOTSTRAP) at a broker")
+    unreachable = (
+        f"cannot reach the cluster at {bootstrap} ({text}); start one with: kraft dev, "
+        "or point --bootstrap-server (env KRAFT_BOOTSTRAP) at a broker"
+    )
     if isinstance(exc, KraftError):
         return unreachable if exc.code in _UNREACHABLE else text
     if isinstance(exc, ConnectionError):

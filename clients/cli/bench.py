@@ -1,12 +1,14 @@
 """`kraft bench produce|consume`: throughput and latency of the real clients against a cluster,
 with progress on stderr and one result table (or one JSON object)."""
+
 from __future__ import annotations
 
 import argparse
 import random
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from clients._sync import Doorbell
 from clients.cli import common
@@ -20,46 +22,92 @@ _clock = time.perf_counter  # swapped in tests
 _sleep = time.sleep
 
 
-def register(subparsers: argparse._SubParsersAction,
-             add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(
+    subparsers: argparse._SubParsersAction, add_common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     from clients.cli import bench_consume, bench_e2e
+
     bench = subparsers.add_parser(
-        "bench", help="measure produce and consume throughput and latency",
+        "bench",
+        help="measure produce and consume throughput and latency",
         description="Measure produce and consume throughput and latency.",
         epilog="examples:\n  kraft bench produce --num-records 1000000 --record-size 100\n"
-               "  kraft bench consume --topic bench",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "  kraft bench consume --topic bench",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = bench.add_subparsers(dest="bench_command", metavar="COMMAND", required=True)
-    p = add_leaf(sub, "produce", help="send records as fast as allowed; report rate and latency",
-                 func=bench_produce, add_common=add_common,
-                 examples="kraft bench produce\n"
-                          "kraft bench produce --topic t --partitions 6 --acks all "
-                          "--compression lz4\n"
-                          "kraft bench produce --throughput 50000 --num-records 500000 "
-                          "--format json")
-    p.add_argument("--topic", default="bench",
-                   help="topic to write (default bench; created if missing)")
-    p.add_argument("--partitions", type=positive_int, default=1, metavar="N",
-                   help="partitions when the topic is created (default 1)")
-    p.add_argument("--replication-factor", type=positive_int, default=-1, metavar="N",
-                   help="replicas when the topic is created (default: the cluster's)")
-    p.add_argument("--num-records", type=positive_int, default=1_000_000, metavar="N",
-                   help="records to send (default 1000000)")
-    p.add_argument("--record-size", type=non_negative_int, default=100, metavar="BYTES",
-                   help="value size (default 100)")
-    p.add_argument("--acks", type=common.acks, default=-1, metavar="{0,1,-1,all}",
-                   help="as kraft produce and Kafka's producer: all (default), 1 or 0")
+    p = add_leaf(
+        sub,
+        "produce",
+        help="send records as fast as allowed; report rate and latency",
+        func=bench_produce,
+        add_common=add_common,
+        examples="kraft bench produce\n"
+        "kraft bench produce --topic t --partitions 6 --acks all "
+        "--compression lz4\n"
+        "kraft bench produce --throughput 50000 --num-records 500000 "
+        "--format json",
+    )
+    p.add_argument(
+        "--topic", default="bench", help="topic to write (default bench; created if missing)"
+    )
+    p.add_argument(
+        "--partitions",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="partitions when the topic is created (default 1)",
+    )
+    p.add_argument(
+        "--replication-factor",
+        type=positive_int,
+        default=-1,
+        metavar="N",
+        help="replicas when the topic is created (default: the cluster's)",
+    )
+    p.add_argument(
+        "--num-records",
+        type=positive_int,
+        default=1_000_000,
+        metavar="N",
+        help="records to send (default 1000000)",
+    )
+    p.add_argument(
+        "--record-size",
+        type=non_negative_int,
+        default=100,
+        metavar="BYTES",
+        help="value size (default 100)",
+    )
+    p.add_argument(
+        "--acks",
+        type=common.acks,
+        default=-1,
+        metavar="{0,1,-1,all}",
+        help="as kraft produce and Kafka's producer: all (default), 1 or 0",
+    )
     p.add_argument("--compression", choices=COMPRESSION_TYPES, default="none")
     p.add_argument("--batch-size", type=positive_int, default=16384, metavar="BYTES")
     p.add_argument("--linger-ms", type=non_negative_int, default=5, metavar="MS")
-    p.add_argument("--throughput", type=positive_int, metavar="RECORDS/S",
-                   help="cap in records/s (default: unlimited)")
-    p.add_argument("--sample-every", type=positive_int, metavar="N",
-                   help="time every Nth record (default: about 4 per full batch, at most 1 in 64)")
-    p.add_argument("--send-batch", action="store_true",
-                   help="send each sampling chunk (--sample-every records) with one send_batch "
-                        "call, the bulk API, instead of one send per record; the latency is then "
-                        "that of the chunk's last acknowledgement")
+    p.add_argument(
+        "--throughput",
+        type=positive_int,
+        metavar="RECORDS/S",
+        help="cap in records/s (default: unlimited)",
+    )
+    p.add_argument(
+        "--sample-every",
+        type=positive_int,
+        metavar="N",
+        help="time every Nth record (default: about 4 per full batch, at most 1 in 64)",
+    )
+    p.add_argument(
+        "--send-batch",
+        action="store_true",
+        help="send each sampling chunk (--sample-every records) with one send_batch "
+        "call, the bulk API, instead of one send per record; the latency is then "
+        "that of the chunk's last acknowledgement",
+    )
     p.add_argument("--histogram", action="store_true", help="also print a latency histogram")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     bench_consume.register(sub, add_common)
@@ -98,7 +146,7 @@ class _Timed:
 
     __slots__ = ("samples", "sent_at")
 
-    def __init__(self, samples: "Samples", sent_at: float) -> None:
+    def __init__(self, samples: Samples, sent_at: float) -> None:
         self.samples, self.sent_at = samples, sent_at
 
     def __call__(self, future: Any) -> None:
@@ -148,9 +196,14 @@ def bench_produce(args: argparse.Namespace) -> int:
     samples = Samples()
     progress = Progress(enabled=not args.quiet)
     topic, total = args.topic, args.num_records
-    with common.make_producer(args.bootstrap_server, acks=args.acks, batch_size=args.batch_size,
-                              linger_ms=args.linger_ms, compression_type=args.compression,
-                              client_id="kraft-bench-produce") as producer:
+    with common.make_producer(
+        args.bootstrap_server,
+        acks=args.acks,
+        batch_size=args.batch_size,
+        linger_ms=args.linger_ms,
+        compression_type=args.compression,
+        client_id="kraft-bench-produce",
+    ) as producer:
         send = producer.send
         start = _clock()
         window = (start, 0, 0)  # (time, records sent, latency samples seen) at the last report
@@ -181,17 +234,26 @@ def bench_produce(args: argparse.Namespace) -> int:
         partitions = len(producer.partitions_for(topic))
     progress.done()
     if samples.errors:
-        raise CliError(f"bench stopped after {sent} records: {samples.errors} timed record(s) "
-                       f"failed, first: {' '.join(str(samples.first_error).split())}")
-    result = {"topic": topic, "records": sent, "seconds": round(seconds, 3),
-              "records_per_sec": round(sent / seconds, 1),
-              "mb_per_sec": round(sent * args.record_size / MB / seconds, 3),
-              **summarize(samples.latencies_ms).as_dict(),
-              "latency": "send to acknowledgement of sampled records",
-              "acks": acks_name(args.acks), "record_size": args.record_size,
-              "compression": args.compression, "partitions": partitions,
-              "batch_size": args.batch_size, "linger_ms": args.linger_ms,
-              "errors": samples.errors}
+        raise CliError(
+            f"bench stopped after {sent} records: {samples.errors} timed record(s) "
+            f"failed, first: {' '.join(str(samples.first_error).split())}"
+        )
+    result = {
+        "topic": topic,
+        "records": sent,
+        "seconds": round(seconds, 3),
+        "records_per_sec": round(sent / seconds, 1),
+        "mb_per_sec": round(sent * args.record_size / MB / seconds, 3),
+        **summarize(samples.latencies_ms).as_dict(),
+        "latency": "send to acknowledgement of sampled records",
+        "acks": acks_name(args.acks),
+        "record_size": args.record_size,
+        "compression": args.compression,
+        "partitions": partitions,
+        "batch_size": args.batch_size,
+        "linger_ms": args.linger_ms,
+        "errors": samples.errors,
+    }
     print_result(args, result, samples.latencies_ms)
     return 0
 
@@ -205,25 +267,47 @@ def _window_line(samples: Samples, window: tuple, now: float, sent: int, size: i
     then, sent_then, seen = window
     rate = (sent - sent_then) / max(now - then, 1e-9)
     recent = samples.latencies_ms[seen:]
-    latency = (f", latency avg {sum(recent) / len(recent):.1f} ms max {max(recent):.1f} ms"
-               if recent else "")
+    latency = (
+        f", latency avg {sum(recent) / len(recent):.1f} ms max {max(recent):.1f} ms"
+        if recent
+        else ""
+    )
     return f"{sent} records sent, {rate:,.0f} rec/s ({rate * size / MB:.2f} MB/s){latency}"
 
 
 # The settings a figure depends on, printed beside it (table) or in it (JSON).
-SETTINGS = (("ACKS", "acks"), ("SIZE", "record_size"), ("COMPRESSION", "compression"),
-            ("PARTITIONS", "partitions"))
-LATENCY = (("P50-MS", "p50_ms"), ("P99-MS", "p99_ms"), ("P99.9-MS", "p999_ms"),
-           ("MAX-MS", "max_ms"))
+SETTINGS = (
+    ("ACKS", "acks"),
+    ("SIZE", "record_size"),
+    ("COMPRESSION", "compression"),
+    ("PARTITIONS", "partitions"),
+)
+LATENCY = (
+    ("P50-MS", "p50_ms"),
+    ("P99-MS", "p99_ms"),
+    ("P99.9-MS", "p999_ms"),
+    ("MAX-MS", "max_ms"),
+)
 
 
-def print_result(args: argparse.Namespace, result: dict, latencies_ms: list[float],
-                 latency_columns: tuple = LATENCY, settings: tuple = SETTINGS) -> None:
+def print_result(
+    args: argparse.Namespace,
+    result: dict,
+    latencies_ms: list[float],
+    latency_columns: tuple = LATENCY,
+    settings: tuple = SETTINGS,
+) -> None:
     if args.format == "json":
         print_json(result)
         return
-    columns = (("RECORDS", "records"), ("SECONDS", "seconds"), ("RECORDS/S", "records_per_sec"),
-               ("MB/S", "mb_per_sec"), *latency_columns, *settings)
+    columns = (
+        ("RECORDS", "records"),
+        ("SECONDS", "seconds"),
+        ("RECORDS/S", "records_per_sec"),
+        ("MB/S", "mb_per_sec"),
+        *latency_columns,
+        *settings,
+    )
     row = [round(result[k]) if k == "records_per_sec" else result[k] for _, k in columns]
     print_table([name for name, _ in columns], [row])
     if getattr(args, "histogram", False) and latencies_ms:

@@ -1,9 +1,11 @@
 """What every client command shares: the error a user can act on, the client factories that tests
 swap for fakes, and parsers for the small value formats of the flags (key=value, acks)."""
+
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from clients.errors import ErrorCode, KraftError
 
@@ -42,6 +44,7 @@ _security: dict[str, Any] = {}
 def use_command_config(path: str | None) -> None:
     """Read --command-config (a Kafka client properties file); PLAINTEXT without one."""
     from clients.security import SecurityConfigError, load_command_config, security_options
+
     try:
         _security.clear()
         _security.update(security_options(load_command_config(path)))
@@ -52,21 +55,25 @@ def use_command_config(path: str | None) -> None:
 def command_security() -> Any:
     """The ClientSecurity of --command-config (None: PLAINTEXT), for channels opened by hand."""
     from clients.security import client_security
+
     return client_security(**_security)
 
 
 def _producer(bootstrap: str, **kwargs: Any) -> Any:
     from clients.producer import Producer
+
     return Producer(bootstrap, **kwargs, **_security)
 
 
 def _consumer(bootstrap: str, **kwargs: Any) -> Any:
     from clients.consumer import Consumer
+
     return Consumer(bootstrap, **kwargs, **_security)
 
 
 def _admin(bootstrap: str) -> Any:
     from clients.admin import Admin
+
     return Admin(bootstrap, **_security)
 
 
@@ -75,15 +82,25 @@ make_consumer: Callable[..., Any] = _consumer
 make_admin: Callable[[str], Any] = _admin
 
 
-def new_topic(name: str, partitions: int = -1, replication_factor: int = -1,
-              configs: dict[str, str] | None = None) -> Any:
+def new_topic(
+    name: str,
+    partitions: int = -1,
+    replication_factor: int = -1,
+    configs: dict[str, str] | None = None,
+) -> Any:
     from clients.admin import NewTopic
-    return NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
-                    configs=configs or {})
+
+    return NewTopic(
+        name,
+        num_partitions=partitions,
+        replication_factor=replication_factor,
+        configs=configs or {},
+    )
 
 
 def topic_partition(topic: str, partition: int) -> Any:
     from clients.types import TopicPartition
+
     return TopicPartition(topic, partition)
 
 
@@ -126,14 +143,23 @@ def non_negative_int(text: str) -> int:
 COMPRESSION_TYPES = ("none", "gzip", "lz4", "zstd")
 
 
-def add_leaf(subparsers: argparse._SubParsersAction, name: str, *, help: str, examples: str,
-             func: Callable[[argparse.Namespace], int],
-             add_common: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
+def add_leaf(
+    subparsers: argparse._SubParsersAction,
+    name: str,
+    *,
+    help: str,
+    examples: str,
+    func: Callable[[argparse.Namespace], int],
+    add_common: Callable[[argparse.ArgumentParser], None],
+) -> argparse.ArgumentParser:
     """A leaf command whose --help ends with examples (kept verbatim), with the common options."""
     parser = subparsers.add_parser(
-        name, help=help, description=help,
+        name,
+        help=help,
+        description=help,
         epilog="examples:\n" + "\n".join(f"  {line}" for line in examples.strip().splitlines()),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.set_defaults(func=func)
     add_common(parser)
     return parser

@@ -1,10 +1,12 @@
 """How commands print: aligned tables and key/value summaries for people, one-line JSON for scripts,
 and progress lines on stderr (rewritten in place on a terminal, one per line in a log)."""
+
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Iterable, Sequence, TextIO
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
 
 
 def cell(value: Any) -> str:
@@ -32,8 +34,10 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     for r in texts:
         for i, t in enumerate(r):
             widths[i] = max(widths[i], len(t))
-    numeric = [bool(rows) and all(_is_number(r[i]) or r[i] is None for r in rows)
-               for i in range(len(headers))]
+    numeric = [
+        bool(rows) and all(_is_number(r[i]) or r[i] is None for r in rows)
+        for i in range(len(headers))
+    ]
     lines = []
     for r in [list(headers)] + texts:
         parts = [t.rjust(widths[i]) if numeric[i] else t.ljust(widths[i]) for i, t in enumerate(r)]
@@ -41,8 +45,9 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]],
-                file: TextIO | None = None) -> None:
+def print_table(
+    headers: Sequence[str], rows: Iterable[Sequence[Any]], file: TextIO | None = None
+) -> None:
     print(format_table(headers, rows), file=file or sys.stdout)
 
 

@@ -1,40 +1,81 @@
 """`kraft produce TOPIC`: one record per line of stdin (optionally KEY<SEP>VALUE), sent without
 waiting per record; a summary on stderr, or one JSON line per acknowledged record."""
+
 from __future__ import annotations
 
 import argparse
 import collections
 import sys
 import threading
-from typing import Any, BinaryIO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
 from clients.cli import common
-from clients.cli.common import (COMPRESSION_TYPES, CliError, add_leaf, key_value,
-                                non_negative_int, positive_int)
+from clients.cli.common import (
+    COMPRESSION_TYPES,
+    CliError,
+    add_leaf,
+    key_value,
+    non_negative_int,
+    positive_int,
+)
 from clients.cli.output import info, plural, print_json
 
 
-def register(subparsers: argparse._SubParsersAction,
-             add_common: Callable[[argparse.ArgumentParser], None]) -> None:
-    p = add_leaf(subparsers, "produce", help="produce records read from stdin, one per line",
-                 func=produce, add_common=add_common,
-                 examples="echo hello | kraft produce orders\n"
-                          "printf 'k1:v1\\nk2:v2\\n' | kraft produce orders --key-separator :\n"
-                          "kraft produce orders --acks all --compression zstd < records.txt")
+def register(
+    subparsers: argparse._SubParsersAction, add_common: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    p = add_leaf(
+        subparsers,
+        "produce",
+        help="produce records read from stdin, one per line",
+        func=produce,
+        add_common=add_common,
+        examples="echo hello | kraft produce orders\n"
+        "printf 'k1:v1\\nk2:v2\\n' | kraft produce orders --key-separator :\n"
+        "kraft produce orders --acks all --compression zstd < records.txt",
+    )
     p.add_argument("topic", metavar="TOPIC")
-    p.add_argument("--key-separator", metavar="SEP",
-                   help="split each line into key and value at the first SEP")
-    p.add_argument("--partition", type=non_negative_int, metavar="N",
-                   help="send every record to this partition (default: by key, or spread)")
-    p.add_argument("-H", "--header", type=key_value, action="append", default=[],
-                   metavar="KEY=VALUE", help="a header added to every record; repeat for more")
-    p.add_argument("--acks", type=common.acks, default=-1, metavar="{0,1,-1,all}",
-                   help="acknowledgements to wait for (default: all)")
+    p.add_argument(
+        "--key-separator", metavar="SEP", help="split each line into key and value at the first SEP"
+    )
+    p.add_argument(
+        "--partition",
+        type=non_negative_int,
+        metavar="N",
+        help="send every record to this partition (default: by key, or spread)",
+    )
+    p.add_argument(
+        "-H",
+        "--header",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a header added to every record; repeat for more",
+    )
+    p.add_argument(
+        "--acks",
+        type=common.acks,
+        default=-1,
+        metavar="{0,1,-1,all}",
+        help="acknowledgements to wait for (default: all)",
+    )
     p.add_argument("--compression", choices=COMPRESSION_TYPES, default="none")
-    p.add_argument("--linger-ms", type=non_negative_int, default=5, metavar="MS",
-                   help="how long a batch waits for more records (default 5)")
-    p.add_argument("--batch-size", type=positive_int, default=16384, metavar="BYTES",
-                   help="largest batch in bytes (default 16384)")
+    p.add_argument(
+        "--linger-ms",
+        type=non_negative_int,
+        default=5,
+        metavar="MS",
+        help="how long a batch waits for more records (default 5)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=16384,
+        metavar="BYTES",
+        help="largest batch in bytes (default 16384)",
+    )
 
 
 def read_records(stream: BinaryIO, separator: bytes | None) -> Iterator[tuple[bytes | None, bytes]]:
@@ -47,8 +88,10 @@ def read_records(stream: BinaryIO, separator: bytes | None) -> Iterator[tuple[by
             continue
         key, sep, value = line.partition(separator)
         if not sep:
-            raise CliError(f"line {number} has no key separator {separator.decode()!r}; "
-                           "write each line as KEY<SEP>VALUE, or drop --key-separator")
+            raise CliError(
+                f"line {number} has no key separator {separator.decode()!r}; "
+                "write each line as KEY<SEP>VALUE, or drop --key-separator"
+            )
         yield key, value
 
 
@@ -88,16 +131,19 @@ def produce(args: argparse.Namespace) -> int:
     pending: collections.deque = collections.deque()
     as_json = args.format == "json"
     sent = 0
-    with common.make_producer(args.bootstrap_server, acks=args.acks,
-                              compression_type=args.compression, linger_ms=args.linger_ms,
-                              batch_size=args.batch_size) as producer:
+    with common.make_producer(
+        args.bootstrap_server,
+        acks=args.acks,
+        compression_type=args.compression,
+        linger_ms=args.linger_ms,
+        batch_size=args.batch_size,
+    ) as producer:
         _check_topic(producer, topic, args.partition)
         try:
             for key, value in read_records(stdin, separator):
                 if outcome.error is not None:
                     break  # fail fast: stop reading once the cluster refuses a record
-                future = producer.send(topic, value, key, partition=args.partition,
-                                       headers=headers)
+                future = producer.send(topic, value, key, partition=args.partition, headers=headers)
                 future.add_done_callback(outcome)
                 sent += 1
                 if as_json:
@@ -125,9 +171,11 @@ def _check_topic(producer: Any, topic: str, partition: int | None) -> None:
     if not partitions:
         raise common.topic_missing(topic)
     if partition is not None and partition not in partitions:
-        raise CliError(f"topic '{topic}' has no partition {partition}; it has partitions "
-                       f"0..{max(partitions)} (add more with: kraft topic alter {topic} "
-                       f"--partitions {partition + 1})")
+        raise CliError(
+            f"topic '{topic}' has no partition {partition}; it has partitions "
+            f"0..{max(partitions)} (add more with: kraft topic alter {topic} "
+            f"--partitions {partition + 1})"
+        )
 
 
 def _print_done(pending: collections.deque, block: bool) -> None:
@@ -137,12 +185,20 @@ def _print_done(pending: collections.deque, block: bool) -> None:
         if future.exception() is not None:
             continue  # reported once, after the loop
         meta = future.result()
-        print_json({"topic": meta.topic, "partition": meta.partition, "offset": meta.offset,
-                    "timestamp": meta.timestamp})
+        print_json(
+            {
+                "topic": meta.topic,
+                "partition": meta.partition,
+                "offset": meta.offset,
+                "timestamp": meta.timestamp,
+            }
+        )
 
 
 def _raise_failure(error: BaseException, topic: str, acked: int, sent: int) -> None:
     if common.is_unknown_topic(error):
         raise common.topic_missing(topic) from None
-    raise CliError(f"producing to {topic} failed after {acked} of {sent} records: "
-                   f"{' '.join(str(error).split())}") from error
+    raise CliError(
+        f"producing to {topic} failed after {acked} of {sent} records: "
+        f"{' '.join(str(error).split())}"
+    ) from error

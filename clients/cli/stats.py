@@ -1,10 +1,11 @@
 """Latency statistics for the benchmarks: nearest-rank percentiles, a summary with the keys the
 JSON output promises, and a power-of-two histogram for eyeballing tails."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -30,16 +31,27 @@ class LatencySummary:
     max_ms: float | None
 
     def as_dict(self) -> dict:
-        return {"latency_samples": self.count, "avg_ms": _round(self.avg_ms),
-                "p50_ms": _round(self.p50_ms), "p99_ms": _round(self.p99_ms),
-                "p999_ms": _round(self.p999_ms), "max_ms": _round(self.max_ms)}
+        return {
+            "latency_samples": self.count,
+            "avg_ms": _round(self.avg_ms),
+            "p50_ms": _round(self.p50_ms),
+            "p99_ms": _round(self.p99_ms),
+            "p999_ms": _round(self.p999_ms),
+            "max_ms": _round(self.max_ms),
+        }
 
 
 def summarize(latencies_ms: Sequence[float]) -> LatencySummary:
     values = sorted(latencies_ms)
     avg = sum(values) / len(values) if values else None
-    return LatencySummary(len(values), avg, percentile(values, 50), percentile(values, 99),
-                          percentile(values, 99.9), values[-1] if values else None)
+    return LatencySummary(
+        len(values),
+        avg,
+        percentile(values, 50),
+        percentile(values, 99),
+        percentile(values, 99.9),
+        values[-1] if values else None,
+    )
 
 
 def histogram(latencies_ms: Sequence[float]) -> list[tuple[float, int]]:

@@ -1,9 +1,11 @@
 """`kraft topic elect-leaders`: move partition leadership back to the preferred replicas (or, unclean,
 give leaderless partitions any live replica) through the controller's ElectLeaders."""
+
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from clients.cli import common
 from clients.cli.common import CliError, add_leaf
@@ -13,24 +15,42 @@ from clients.errors import ErrorCode
 TYPES = ("preferred", "unclean")
 
 
-def add_parser(sub: argparse._SubParsersAction,
-               add_common: Callable[[argparse.ArgumentParser], None]) -> None:
-    p = add_leaf(sub, "elect-leaders",
-                 help="move partition leadership to the preferred replicas (or, unclean, to any "
-                      "live replica of a leaderless partition)",
-                 func=elect_leaders, add_common=add_common,
-                 examples="kraft topic elect-leaders orders\n"
-                          "kraft topic elect-leaders orders:0 payments:3 --type preferred\n"
-                          "kraft topic elect-leaders --all-topics --format json\n"
-                          "kraft topic elect-leaders orders:2 --type unclean")
-    p.add_argument("partitions", nargs="*", type=partition_arg, metavar="TOPIC[:PARTITION]",
-                   help="a topic (all its partitions) or one partition; repeat for more")
-    p.add_argument("--all-topics", action="store_true",
-                   help="every partition of every topic (those already as asked are not listed)")
-    p.add_argument("--type", dest="election_type", choices=TYPES, default="preferred",
-                   help="preferred (default): the first replica leads again if it is in sync; "
-                        "unclean: a partition without a leader takes any live replica, even one "
-                        "out of sync (acknowledged records may be lost)")
+def add_parser(
+    sub: argparse._SubParsersAction, add_common: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    p = add_leaf(
+        sub,
+        "elect-leaders",
+        help="move partition leadership to the preferred replicas (or, unclean, to any "
+        "live replica of a leaderless partition)",
+        func=elect_leaders,
+        add_common=add_common,
+        examples="kraft topic elect-leaders orders\n"
+        "kraft topic elect-leaders orders:0 payments:3 --type preferred\n"
+        "kraft topic elect-leaders --all-topics --format json\n"
+        "kraft topic elect-leaders orders:2 --type unclean",
+    )
+    p.add_argument(
+        "partitions",
+        nargs="*",
+        type=partition_arg,
+        metavar="TOPIC[:PARTITION]",
+        help="a topic (all its partitions) or one partition; repeat for more",
+    )
+    p.add_argument(
+        "--all-topics",
+        action="store_true",
+        help="every partition of every topic (those already as asked are not listed)",
+    )
+    p.add_argument(
+        "--type",
+        dest="election_type",
+        choices=TYPES,
+        default="preferred",
+        help="preferred (default): the first replica leads again if it is in sync; "
+        "unclean: a partition without a leader takes any live replica, even one "
+        "out of sync (acknowledged records may be lost)",
+    )
 
 
 def partition_arg(text: str) -> tuple[str, int | None]:
@@ -39,16 +59,19 @@ def partition_arg(text: str) -> tuple[str, int | None]:
     if not sep:
         return text, None
     if not topic or not partition.isdigit():
-        raise argparse.ArgumentTypeError(f"expected TOPIC or TOPIC:PARTITION (e.g. orders:0), "
-                                         f"got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected TOPIC or TOPIC:PARTITION (e.g. orders:0), got {text!r}"
+        )
     return topic, int(partition)
 
 
 def elect_leaders(args: argparse.Namespace) -> int:
     if bool(args.partitions) == args.all_topics:
-        raise CliError("name partitions (TOPIC or TOPIC:PARTITION) or pass --all-topics, not "
-                       + ("both" if args.all_topics else "neither")
-                       + " (e.g. kraft topic elect-leaders orders)")
+        raise CliError(
+            "name partitions (TOPIC or TOPIC:PARTITION) or pass --all-topics, not "
+            + ("both" if args.all_topics else "neither")
+            + " (e.g. kraft topic elect-leaders orders)"
+        )
     with common.make_admin(args.bootstrap_server) as admin:
         wanted = None if args.all_topics else _expand(admin, args.partitions)
         results = admin.elect_leaders(args.election_type, wanted)
@@ -56,14 +79,20 @@ def elect_leaders(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(rows)
     elif not rows:
-        print("no partition needed an election" + (
-            ": every one is led by its preferred replica" if args.election_type == "preferred"
-            else ": every one has a leader"))
+        print(
+            "no partition needed an election"
+            + (
+                ": every one is led by its preferred replica"
+                if args.election_type == "preferred"
+                else ": every one has a leader"
+            )
+        )
     else:
         # "-" spelled out: a column of only None would be taken as numeric and right-aligned.
-        print_table(["TOPIC", "PARTITION", "STATUS", "DETAIL"],
-                    [(r["topic"], r["partition"], r["status"].upper(), r["message"] or "-")
-                     for r in rows])
+        print_table(
+            ["TOPIC", "PARTITION", "STATUS", "DETAIL"],
+            [(r["topic"], r["partition"], r["status"].upper(), r["message"] or "-") for r in rows],
+        )
     return 1 if any(r["status"] == "failed" for r in rows) else 0
 
 
@@ -81,14 +110,21 @@ def _expand(admin: Any, wanted: list[tuple[str, int | None]]) -> list:
     return list(dict.fromkeys(out))
 
 
-
 def _row(result: Any) -> dict[str, Any]:
     code = result.error_code
-    status = "elected" if code == 0 else (
-        "not-needed" if code == ErrorCode.ELECTION_NOT_NEEDED else "failed")
+    status = (
+        "elected"
+        if code == 0
+        else ("not-needed" if code == ErrorCode.ELECTION_NOT_NEEDED else "failed")
+    )
     try:
         name = ErrorCode(code).name
     except ValueError:
         name = str(code)
-    return {"topic": result.topic, "partition": result.partition, "status": status,
-            "error": None if code == 0 else name, "message": result.error_message or None}
+    return {
+        "topic": result.topic,
+        "partition": result.partition,
+        "status": status,
+        "error": None if code == 0 else name,
+        "message": result.error_message or None,
+    }

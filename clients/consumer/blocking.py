@@ -1,5 +1,6 @@
 """Consumer: the blocking facade of AsyncConsumer for scripts. Poll reads the prefetch buffer under
 a lock without entering the trio thread; rebalance callbacks run in the thread that polls."""
+
 from __future__ import annotations
 
 import inspect
@@ -91,8 +92,9 @@ class Consumer:
         try:
             self._runner.run(self._async.commit, offsets)
         except KraftError as exc:
-            log.warning("group %s: commit before giving partitions back failed: %s",
-                        self.group_id, exc)
+            log.warning(
+                "group %s: commit before giving partitions back failed: %s", self.group_id, exc
+            )
 
     def _run_group_callbacks(self) -> None:
         a = self._async
@@ -170,7 +172,7 @@ class Consumer:
             finally:
                 self._runner.close()
 
-    def __enter__(self) -> "Consumer":
+    def __enter__(self) -> Consumer:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -188,5 +190,7 @@ def _call_listener(listener, what: str, lost: bool, partitions: set) -> None:
     result = method(partitions)
     if inspect.isawaitable(result):
         result.close()
-        raise TypeError("the blocking Consumer runs listener methods in the polling thread: "
-                        "make them plain functions, or use AsyncConsumer")
+        raise TypeError(
+            "the blocking Consumer runs listener methods in the polling thread: "
+            "make them plain functions, or use AsyncConsumer"
+        )

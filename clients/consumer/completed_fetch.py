@@ -7,6 +7,7 @@ the collector to promote them and walk them again in every full collection, whic
 third of a fast consumer's time. Decoded here, a record is made just before the user gets it and
 dies young if the user drops it, and the consumer's trio thread (heartbeats, fetches) never
 spends time decoding."""
+
 from __future__ import annotations
 
 import bisect
@@ -35,19 +36,39 @@ class CompletedFetch:
     does not decode (bad CRC, bad lengths) raises CorruptBatchError from `take`, and every later
     `take` raises it again: nothing past it is returned and nothing before it is lost."""
 
-    __slots__ = ("tp", "data", "pos", "end", "records", "index", "skip_below", "next_offset",
-                 "into", "verify_crc", "error")
+    __slots__ = (
+        "tp",
+        "data",
+        "pos",
+        "end",
+        "records",
+        "index",
+        "skip_below",
+        "next_offset",
+        "into",
+        "verify_crc",
+        "error",
+    )
 
-    def __init__(self, tp, data: bytes, end: int, fetch_offset: int, next_offset: int, *,
-                 record_type: type, verify_crc: bool) -> None:
+    def __init__(
+        self,
+        tp,
+        data: bytes,
+        end: int,
+        fetch_offset: int,
+        next_offset: int,
+        *,
+        record_type: type,
+        verify_crc: bool,
+    ) -> None:
         self.tp = tp
-        self.data = data                  # whole batches in data[:end]
-        self.pos = 0                      # where the batches not decoded yet start
+        self.data = data  # whole batches in data[:end]
+        self.pos = 0  # where the batches not decoded yet start
         self.end = end
-        self.records: list = []           # decoded, not all taken yet
+        self.records: list = []  # decoded, not all taken yet
         self.index = 0
-        self.skip_below = fetch_offset    # a batch may start before the offset asked for
-        self.next_offset = next_offset    # the partition's position once all are taken
+        self.skip_below = fetch_offset  # a batch may start before the offset asked for
+        self.next_offset = next_offset  # the partition's position once all are taken
         self.into = (record_type, tp[0], tp[1])
         self.verify_crc = verify_crc
         self.error: Exception | None = None
@@ -64,11 +85,11 @@ class CompletedFetch:
                     more = self._decode(n - len(out))
                 except ValueError:
                     if out:
-                        return out      # the next take raises it
+                        return out  # the next take raises it
                     raise
                 if not more:
                     break
-            part = self.records[self.index:self.index + n - len(out)]
+            part = self.records[self.index : self.index + n - len(out)]
             self.index += len(part)
             out += part
         return out
@@ -81,25 +102,26 @@ class CompletedFetch:
         if self.pos >= self.end:
             return False
         start, stop, count, spanned = self.pos, self.pos, 0, 0
-        for pos, header in iter_batches(memoryview(self.data)[start:self.end]):
+        for pos, header in iter_batches(memoryview(self.data)[start : self.end]):
             stop = start + pos + header.size
             count += header.records_count
             spanned += 1
             if count >= want:
                 break
-        if stop == start:       # not even one whole batch: nothing to take (never sent so)
+        if stop == start:  # not even one whole batch: nothing to take (never sent so)
             self.pos = self.end
             return False
         try:
-            records = decode_records(self.data[start:stop], verify_crc=self.verify_crc,
-                                     skip_control=True, into=self.into)
+            records = decode_records(
+                self.data[start:stop], verify_crc=self.verify_crc, skip_control=True, into=self.into
+            )
         except ValueError as exc:
-            if spanned > 1:     # one batch at a time up to the bad one: those before it count
+            if spanned > 1:  # one batch at a time up to the bad one: those before it count
                 return self._decode(1)
             self.error = exc
             raise
         self.pos = stop
         if records and records[0].offset < self.skip_below:
-            del records[:bisect.bisect_left(records, self.skip_below, key=_offset_of)]
+            del records[: bisect.bisect_left(records, self.skip_below, key=_offset_of)]
         self.records, self.index = records, 0
         return True

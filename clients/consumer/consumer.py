@@ -1,6 +1,7 @@
 """AsyncConsumer (trio) over one Fetcher: manual assignment and seeks, or a consumer group
 (subscribe, commits, rebalance callbacks); poll reads the prefetched buffer and never waits on an
 RPC when it has data. The blocking facade is Consumer (blocking.py)."""
+
 from __future__ import annotations
 
 import inspect
@@ -18,8 +19,12 @@ from clients.consumer.from_thread import FromThreads
 from clients.consumer.membership import MembershipConfig
 from clients.errors import ErrorCode, KraftError
 from clients.security import client_security
-from clients.types import (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ConsumerGroupMetadata,
-                           TopicPartition)
+from clients.types import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    ConsumerGroupMetadata,
+    TopicPartition,
+)
 
 log = logging.getLogger(__name__)
 RETRY_BACKOFF_S = 0.1
@@ -30,49 +35,81 @@ class AsyncConsumer(FromThreads, BackgroundService):
     commits go to it; `enable_auto_commit` then defaults to True (every auto_commit_interval_ms,
     before each rebalance and on close)."""
 
-    def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *, fetch_min_bytes: int = 1,
-                 fetch_max_wait_ms: int = 500, fetch_max_bytes: int = 52428800,
-                 max_partition_fetch_bytes: int = 1048576, max_poll_records: int = 500,
-                 auto_offset_reset: str = "latest", client_id: str = "kraft-consumer",
-                 check_crcs: bool = True, request_timeout_ms: int = 30000,
-                 group_id: str | None = None, group_instance_id: str | None = None,
-                 session_timeout_ms: int = 45000, heartbeat_interval_ms: int = 3000,
-                 max_poll_interval_ms: int = 300000,
-                 partition_assignment_strategy: list[str] | tuple[str, ...] = ("range", "sticky"),
-                 enable_auto_commit: bool | None = None, auto_commit_interval_ms: int = 5000,
-                 metadata_max_age_ms: int = 300000, retry_backoff_ms: int = 100,
-                 isolation_level: str = "read_uncommitted", **security: Any) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str = "127.0.0.1:9092",
+        *,
+        fetch_min_bytes: int = 1,
+        fetch_max_wait_ms: int = 500,
+        fetch_max_bytes: int = 52428800,
+        max_partition_fetch_bytes: int = 1048576,
+        max_poll_records: int = 500,
+        auto_offset_reset: str = "latest",
+        client_id: str = "kraft-consumer",
+        check_crcs: bool = True,
+        request_timeout_ms: int = 30000,
+        group_id: str | None = None,
+        group_instance_id: str | None = None,
+        session_timeout_ms: int = 45000,
+        heartbeat_interval_ms: int = 3000,
+        max_poll_interval_ms: int = 300000,
+        partition_assignment_strategy: list[str] | tuple[str, ...] = ("range", "sticky"),
+        enable_auto_commit: bool | None = None,
+        auto_commit_interval_ms: int = 5000,
+        metadata_max_age_ms: int = 300000,
+        retry_backoff_ms: int = 100,
+        isolation_level: str = "read_uncommitted",
+        **security: Any,
+    ) -> None:
         self.client_id = client_id
         self.max_poll_records = max_poll_records
         self.request_timeout_ms = request_timeout_ms
         # How long position() and the offset lookups retry through a leader change (Kafka's
         # default.api.timeout.ms plays this part; ours is the request timeout).
         self._api_timeout_s = request_timeout_ms / 1000
-        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms,
-                                security=client_security(**security))
+        self._cluster = Cluster(
+            bootstrap_servers,
+            request_timeout_ms=request_timeout_ms,
+            security=client_security(**security),
+        )
         self._fetcher = Fetcher(
-            self._cluster, fetch_min_bytes=fetch_min_bytes, fetch_max_wait_ms=fetch_max_wait_ms,
-            fetch_max_bytes=fetch_max_bytes, max_partition_fetch_bytes=max_partition_fetch_bytes,
-            auto_offset_reset=auto_offset_reset, check_crcs=check_crcs,
-            request_timeout_ms=request_timeout_ms, isolation_level=isolation_level)
+            self._cluster,
+            fetch_min_bytes=fetch_min_bytes,
+            fetch_max_wait_ms=fetch_max_wait_ms,
+            fetch_max_bytes=fetch_max_bytes,
+            max_partition_fetch_bytes=max_partition_fetch_bytes,
+            auto_offset_reset=auto_offset_reset,
+            check_crcs=check_crcs,
+            request_timeout_ms=request_timeout_ms,
+            isolation_level=isolation_level,
+        )
         if enable_auto_commit and group_id is None:
             raise ValueError("enable_auto_commit needs a group_id to commit to")
-        self.enable_auto_commit = bool(group_id is not None if enable_auto_commit is None
-                                       else enable_auto_commit)
+        self.enable_auto_commit = bool(
+            group_id is not None if enable_auto_commit is None else enable_auto_commit
+        )
         self._group: ConsumerCoordinator | None = None
         if group_id is not None:
             config = MembershipConfig(
-                group_id, group_instance_id=group_instance_id,
+                group_id,
+                group_instance_id=group_instance_id,
                 session_timeout_ms=session_timeout_ms,
                 heartbeat_interval_ms=heartbeat_interval_ms,
                 max_poll_interval_ms=max_poll_interval_ms,
-                assignors=tuple(partition_assignment_strategy), retry_backoff_ms=retry_backoff_ms)
+                assignors=tuple(partition_assignment_strategy),
+                retry_backoff_ms=retry_backoff_ms,
+            )
             self._fetcher.group_id = group_id
             self._group = ConsumerCoordinator(
-                self._cluster, self._fetcher, config, client_id=client_id,
+                self._cluster,
+                self._fetcher,
+                config,
+                client_id=client_id,
                 enable_auto_commit=self.enable_auto_commit,
                 auto_commit_interval_ms=auto_commit_interval_ms,
-                metadata_max_age_ms=metadata_max_age_ms, request_timeout_ms=request_timeout_ms)
+                metadata_max_age_ms=metadata_max_age_ms,
+                request_timeout_ms=request_timeout_ms,
+            )
         elif group_instance_id is not None:
             raise ValueError("group_instance_id needs a group_id")
         super().__init__(self._run)
@@ -96,8 +133,11 @@ class AsyncConsumer(FromThreads, BackgroundService):
     async def aclose(self) -> None:
         """With a group: commit (auto-commit), run the revocation callback and leave the group
         (a static member does not send LeaveGroup), all within request_timeout_ms."""
-        if self._group is not None and self._close_requested is not None \
-                and not self._close_requested.is_set():
+        if (
+            self._group is not None
+            and self._close_requested is not None
+            and not self._close_requested.is_set()
+        ):
             with trio.move_on_after(self.request_timeout_ms / 1000):
                 await self._leave_group()
         await self._stop()
@@ -114,17 +154,20 @@ class AsyncConsumer(FromThreads, BackgroundService):
 
     # --- group membership -------------------------------------------------------------------
 
-    def subscribe(self, topics=None, listener=None, *, pattern: str | re.Pattern | None = None
-                  ) -> None:
+    def subscribe(
+        self, topics=None, listener=None, *, pattern: str | re.Pattern | None = None
+    ) -> None:
         """Join the group for `topics` (a list of names, or a compiled regex matching whole topic
         names, internal topics excepted; `pattern=` takes a regex string). `listener` gets the
         rebalance callbacks (ConsumerRebalanceListener). Partitions come with a later poll."""
         g = self._require_group("subscribe")
         with self._fetcher.cond:
             if self._fetcher.assigned and g.wanted is None:
-                raise KraftError(ErrorCode.INVALID_REQUEST,
-                                 "this consumer has partitions from assign(); subscribe() and "
-                                 "assign() are exclusive: assign([]) first")
+                raise KraftError(
+                    ErrorCode.INVALID_REQUEST,
+                    "this consumer has partitions from assign(); subscribe() and "
+                    "assign() are exclusive: assign([]) first",
+                )
         g.wanted = _subscription(topics, pattern)
         g.listener = listener
         g.wake()
@@ -147,14 +190,16 @@ class AsyncConsumer(FromThreads, BackgroundService):
         try:
             await self._group.commit(offsets)
         except KraftError as exc:
-            log.warning("group %s: commit before giving partitions back failed: %s",
-                        self.group_id, exc)
+            log.warning(
+                "group %s: commit before giving partitions back failed: %s", self.group_id, exc
+            )
 
     def _require_group(self, what: str) -> ConsumerCoordinator:
         if self._group is None:
-            raise KraftError(ErrorCode.INVALID_GROUP_ID,
-                             f"{what}() needs a consumer group: create the consumer with "
-                             "group_id='my-group'")
+            raise KraftError(
+                ErrorCode.INVALID_GROUP_ID,
+                f"{what}() needs a consumer group: create the consumer with group_id='my-group'",
+            )
         return self._group
 
     async def _run_group_callbacks(self) -> None:
@@ -201,8 +246,9 @@ class AsyncConsumer(FromThreads, BackgroundService):
         generation -1 and no member id while it is not in a generation."""
         g = self._require_group("group_metadata")
         core = g.core
-        return ConsumerGroupMetadata(g.group_id, core.generation, core.member_id,
-                                     core.config.group_instance_id)
+        return ConsumerGroupMetadata(
+            g.group_id, core.generation, core.member_id, core.config.group_instance_id
+        )
 
     async def committed(self, partitions) -> dict[TopicPartition, int | None]:
         """The group's committed offset of each partition, None where there is none."""
@@ -228,9 +274,11 @@ class AsyncConsumer(FromThreads, BackgroundService):
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         if self._group is not None and self._group.wanted is not None:
-            raise KraftError(ErrorCode.INVALID_REQUEST,
-                             "this consumer subscribed to a group; subscribe() and assign() are "
-                             "exclusive: unsubscribe() first")
+            raise KraftError(
+                ErrorCode.INVALID_REQUEST,
+                "this consumer subscribed to a group; subscribe() and assign() are "
+                "exclusive: unsubscribe() first",
+            )
         with self._fetcher.cond:
             self._fetcher.assign_locked(partitions)
         self._fetcher.wake()
@@ -253,7 +301,7 @@ class AsyncConsumer(FromThreads, BackgroundService):
     def _reset(self, tps, timestamp: int) -> None:
         f = self._fetcher
         with f.cond:
-            for tp in (tps or list(f.assigned)):
+            for tp in tps or list(f.assigned):
                 f.reset_locked(TopicPartition(*tp), timestamp)
         f.wake()
 
@@ -270,9 +318,11 @@ class AsyncConsumer(FromThreads, BackgroundService):
                     return f.positions[tp]
                 reset = f.resets.get(tp)
             if reset is None:
-                raise KraftError(ErrorCode.OFFSET_OUT_OF_RANGE,
-                                 f"{tp.topic}-{tp.partition} has no position and "
-                                 f"auto_offset_reset='none'; seek() first")
+                raise KraftError(
+                    ErrorCode.OFFSET_OUT_OF_RANGE,
+                    f"{tp.topic}-{tp.partition} has no position and "
+                    f"auto_offset_reset='none'; seek() first",
+                )
             try:
                 await f.resolve({tp})
             except KraftError as exc:
@@ -284,8 +334,9 @@ class AsyncConsumer(FromThreads, BackgroundService):
 
     # --- reading ----------------------------------------------------------------------------
 
-    async def poll(self, timeout_ms: int = 1000,
-                   max_records: int | None = None) -> list[ConsumerRecord]:
+    async def poll(
+        self, timeout_ms: int = 1000, max_records: int | None = None
+    ) -> list[ConsumerRecord]:
         """Records from the prefetch buffer as soon as there are some; [] after timeout_ms."""
         f = self._fetcher
         g = self._group
@@ -315,18 +366,21 @@ class AsyncConsumer(FromThreads, BackgroundService):
         state = self._cluster.metadata.topics.get(topic)
         if state is None or state.error_code:
             code = state.error_code if state else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            raise KraftError(code, f"topic '{topic}' does not exist; create it with: "
-                                   f"kraft topic create {topic}")
+            raise KraftError(
+                code, f"topic '{topic}' does not exist; create it with: kraft topic create {topic}"
+            )
         return sorted(state.partitions)
 
     async def beginning_offsets(self, tps) -> dict[TopicPartition, int]:
         answers = await self._fetcher.list_offsets_until(
-            {TopicPartition(*tp): EARLIEST_TIMESTAMP for tp in tps}, self._api_timeout_s)
+            {TopicPartition(*tp): EARLIEST_TIMESTAMP for tp in tps}, self._api_timeout_s
+        )
         return {tp: offset for tp, (offset, _ts) in answers.items()}
 
     async def end_offsets(self, tps) -> dict[TopicPartition, int]:
         answers = await self._fetcher.list_offsets_until(
-            {TopicPartition(*tp): LATEST_TIMESTAMP for tp in tps}, self._api_timeout_s)
+            {TopicPartition(*tp): LATEST_TIMESTAMP for tp in tps}, self._api_timeout_s
+        )
         return {tp: offset for tp, (offset, _ts) in answers.items()}
 
     async def offsets_for_times(self, timestamps: dict) -> dict:
@@ -335,7 +389,8 @@ class AsyncConsumer(FromThreads, BackgroundService):
         if any(ts < 0 for ts in timestamps.values()):
             raise ValueError("offsets_for_times takes timestamps in ms >= 0")
         answers = await self._fetcher.list_offsets_until(
-            {TopicPartition(*tp): ts for tp, ts in timestamps.items()}, self._api_timeout_s)
+            {TopicPartition(*tp): ts for tp, ts in timestamps.items()}, self._api_timeout_s
+        )
         return {tp: (None if offset < 0 else (offset, ts)) for tp, (offset, ts) in answers.items()}
 
 

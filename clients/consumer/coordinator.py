@@ -1,5 +1,6 @@
 """The consumer's group driver (the I/O half of Kafka's ConsumerCoordinator): runs the Membership
 core in a trio task, sends its requests, commits, and queues the rebalance callbacks poll runs."""
+
 from __future__ import annotations
 
 import logging
@@ -12,11 +13,23 @@ import trio
 
 from clients.cluster import Cluster
 from clients.consumer.fetcher import Fetcher
+from clients.consumer.membership import (
+    Assign,
+    CoordinatorUnknown,
+    Fatal,
+    Heartbeat,
+    JoinedMember,
+    JoinGroup,
+    JoinResult,
+    LeaveGroup,
+    Membership,
+    MembershipConfig,
+    NeedPartitionCounts,
+    Revoke,
+    SyncGroup,
+    SyncResult,
+)
 from clients.consumer.read_committed import READ_COMMITTED
-from clients.consumer.membership import (Assign, CoordinatorUnknown, Fatal, Heartbeat,
-                                         JoinedMember, JoinGroup, JoinResult, LeaveGroup,
-                                         Membership, MembershipConfig, NeedPartitionCounts,
-                                         Revoke, SyncGroup, SyncResult)
 from clients.errors import ErrorCode, KraftError
 from clients.group.protocol import PROTOCOL_TYPE
 from clients.group_rpc import CoordinatorClient, deadline_after
@@ -30,8 +43,9 @@ RETRY_BACKOFF_S = 0.1
 # Kafka gives a JoinGroup the rebalance timeout plus this: the coordinator parks it that long.
 JOIN_SLACK_MS = 5_000
 METADATA_RETRY_MS = 1_000
-_MEMBERSHIP_ERRORS = frozenset({E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION,
-                                E.REBALANCE_IN_PROGRESS, E.FENCED_INSTANCE_ID})
+_MEMBERSHIP_ERRORS = frozenset(
+    {E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION, E.REBALANCE_IN_PROGRESS, E.FENCED_INSTANCE_ID}
+)
 
 
 def now_ms() -> int:
@@ -56,16 +70,25 @@ class ConsumerRebalanceListener:
 
 @dataclass
 class Callback:
-    kind: str                                   # "revoke" or "assign"
+    kind: str  # "revoke" or "assign"
     partitions: tuple[TopicPartition, ...]
     lost: bool = False
-    ready: bool = True                          # an assignment: once its positions are set
+    ready: bool = True  # an assignment: once its positions are set
 
 
 class ConsumerCoordinator:
-    def __init__(self, cluster: Cluster, fetcher: Fetcher, config: MembershipConfig, *,
-                 client_id: str, enable_auto_commit: bool, auto_commit_interval_ms: int,
-                 metadata_max_age_ms: int, request_timeout_ms: int) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        fetcher: Fetcher,
+        config: MembershipConfig,
+        *,
+        client_id: str,
+        enable_auto_commit: bool,
+        auto_commit_interval_ms: int,
+        metadata_max_age_ms: int,
+        request_timeout_ms: int,
+    ) -> None:
         self.config = config
         self.group_id = config.group_id
         self.cluster, self.fetcher = cluster, fetcher
@@ -84,7 +107,7 @@ class ConsumerCoordinator:
         self.callbacks: deque[Callback] = deque()
         self.user_assignment: frozenset[TopicPartition] = frozenset()
         self.error: KraftError | None = None
-        self.commits_done: deque = deque()      # (callback, offsets, error) for the user's poll
+        self.commits_done: deque = deque()  # (callback, offsets, error) for the user's poll
         self._applied: frozenset[str] | re.Pattern | None = None
         self._committed: dict[TopicPartition, int] = {}
         self._commit_lock = trio.Lock()
@@ -132,7 +155,7 @@ class ConsumerCoordinator:
         if wanted is not self._applied:
             self._applied = wanted
             if isinstance(wanted, re.Pattern):
-                self._next_metadata = now          # resolve the pattern now
+                self._next_metadata = now  # resolve the pattern now
             elif wanted is not None:
                 self._apply(self.core.subscribe(wanted, now))
         self._apply(self.core.note_poll(self.last_poll_ms))
@@ -180,8 +203,12 @@ class ConsumerCoordinator:
                     self.callbacks.append(cb)
                 start(self._prepare_assignment, cb)
             elif isinstance(e, CoordinatorUnknown):
-                self.coordinator_lost.info("lost", "group %s: looking for the coordinator again "
-                                           "(%s)", self.group_id, e.reason)
+                self.coordinator_lost.info(
+                    "lost",
+                    "group %s: looking for the coordinator again (%s)",
+                    self.group_id,
+                    e.reason,
+                )
                 self.rpc.invalidate()
             elif isinstance(e, Fatal):
                 with f.cond:
@@ -192,43 +219,68 @@ class ConsumerCoordinator:
     # -- requests -----------------------------------------------------------------------------
     async def _join(self, req: JoinGroup) -> None:
         pb = group_pb2.JoinGroupRequest(
-            group_id=self.group_id, member_id=req.member_id, protocol_type=PROTOCOL_TYPE,
+            group_id=self.group_id,
+            member_id=req.member_id,
+            protocol_type=PROTOCOL_TYPE,
             protocols=[group_pb2.Protocol(name=n, metadata=m) for n, m in req.protocols],
             session_timeout_ms=req.session_timeout_ms,
             rebalance_timeout_ms=req.rebalance_timeout_ms,
-            group_instance_id=req.group_instance_id, client_id=self.client_id)
+            group_instance_id=req.group_instance_id,
+            client_id=self.client_id,
+        )
         try:
-            resp = await self.rpc.call("JoinGroup", pb,
-                                       (req.rebalance_timeout_ms + JOIN_SLACK_MS) / 1000)
-            result = JoinResult(resp.error_code, resp.member_id, resp.generation_id,
-                                resp.protocol_name, resp.leader, tuple(
-                                    JoinedMember(m.member_id, m.group_instance_id
-                                                 if m.HasField("group_instance_id") else None,
-                                                 m.metadata) for m in resp.members),
-                                resp.error_message, resp.skip_assignment)
+            resp = await self.rpc.call(
+                "JoinGroup", pb, (req.rebalance_timeout_ms + JOIN_SLACK_MS) / 1000
+            )
+            result = JoinResult(
+                resp.error_code,
+                resp.member_id,
+                resp.generation_id,
+                resp.protocol_name,
+                resp.leader,
+                tuple(
+                    JoinedMember(
+                        m.member_id,
+                        m.group_instance_id if m.HasField("group_instance_id") else None,
+                        m.metadata,
+                    )
+                    for m in resp.members
+                ),
+                resp.error_message,
+                resp.skip_assignment,
+            )
         except KraftError as exc:
             result = JoinResult(exc.code, req.member_id, message=exc.message)
         self._apply(self.core.on_join(req, result, now_ms()))
 
     async def _sync(self, req: SyncGroup) -> None:
         pb = group_pb2.SyncGroupRequest(
-            group_id=self.group_id, generation_id=req.generation, member_id=req.member_id,
-            group_instance_id=req.group_instance_id, protocol_type=PROTOCOL_TYPE,
+            group_id=self.group_id,
+            generation_id=req.generation,
+            member_id=req.member_id,
+            group_instance_id=req.group_instance_id,
+            protocol_type=PROTOCOL_TYPE,
             protocol_name=req.protocol_name,
-            assignments=[group_pb2.MemberAssignment(member_id=m, assignment=a)
-                         for m, a in req.assignments])
+            assignments=[
+                group_pb2.MemberAssignment(member_id=m, assignment=a) for m, a in req.assignments
+            ],
+        )
         try:
-            resp = await self.rpc.call("SyncGroup", pb,
-                                       (self.config.max_poll_interval_ms + JOIN_SLACK_MS) / 1000)
+            resp = await self.rpc.call(
+                "SyncGroup", pb, (self.config.max_poll_interval_ms + JOIN_SLACK_MS) / 1000
+            )
             result = SyncResult(resp.error_code, resp.assignment, resp.error_message)
         except KraftError as exc:
             result = SyncResult(exc.code, message=exc.message)
         self._apply(self.core.on_sync(req, result, now_ms()))
 
     async def _heartbeat(self, req: Heartbeat) -> None:
-        pb = group_pb2.HeartbeatRequest(group_id=self.group_id, generation_id=req.generation,
-                                        member_id=req.member_id,
-                                        group_instance_id=req.group_instance_id)
+        pb = group_pb2.HeartbeatRequest(
+            group_id=self.group_id,
+            generation_id=req.generation,
+            member_id=req.member_id,
+            group_instance_id=req.group_instance_id,
+        )
         try:
             error = (await self.rpc.call("Heartbeat", pb, self.timeout_s)).error_code
         except KraftError as exc:
@@ -236,16 +288,18 @@ class ConsumerCoordinator:
         self._apply(self.core.on_heartbeat(req, error, now_ms()))
 
     async def _send_leave(self, req: LeaveGroup, timeout_s: float) -> None:
-        pb = group_pb2.LeaveGroupRequest(group_id=self.group_id, members=[
-            group_pb2.MemberIdentity(member_id=req.member_id)])
+        pb = group_pb2.LeaveGroupRequest(
+            group_id=self.group_id, members=[group_pb2.MemberIdentity(member_id=req.member_id)]
+        )
         with trio.move_on_after(timeout_s):
             try:
                 resp = await self.rpc.call("LeaveGroup", pb, timeout_s)
                 if resp.error_code:
                     log.info("group %s: LeaveGroup: %s", self.group_id, resp.error_message)
             except KraftError as exc:
-                log.info("group %s: LeaveGroup failed (the session will expire): %s",
-                         self.group_id, exc)
+                log.info(
+                    "group %s: LeaveGroup failed (the session will expire): %s", self.group_id, exc
+                )
 
     async def _partition_counts(self, need: NeedPartitionCounts) -> None:
         """The leader's assignor input, from fresh metadata (retried until it comes, unless the
@@ -270,8 +324,10 @@ class ConsumerCoordinator:
         while cb.partitions:
             try:
                 committed = await self.rpc.fetch_committed(
-                    list(cb.partitions), deadline_after(self.timeout_s),
-                    require_stable=self.require_stable)
+                    list(cb.partitions),
+                    deadline_after(self.timeout_s),
+                    require_stable=self.require_stable,
+                )
                 break
             except KraftError as exc:
                 if not exc.retriable:
@@ -280,8 +336,12 @@ class ConsumerCoordinator:
                     break
                 log.info("group %s: committed offsets not available yet: %s", self.group_id, exc)
                 await trio.sleep(RETRY_BACKOFF_S)
-        log.info("group %s: assigned %s; committed (offset, leader epoch) %s", self.group_id,
-                 sorted(cb.partitions), {f"{t}-{p}": c for (t, p), c in sorted(committed.items())})
+        log.info(
+            "group %s: assigned %s; committed (offset, leader epoch) %s",
+            self.group_id,
+            sorted(cb.partitions),
+            {f"{t}-{p}": c for (t, p), c in sorted(committed.items())},
+        )
         f = self.fetcher
         with f.cond:
             f.assign_locked(cb.partitions)
@@ -298,8 +358,11 @@ class ConsumerCoordinator:
             wanted = self._applied
             if isinstance(wanted, re.Pattern):
                 resp = await self.cluster.refresh(None)
-                topics = [t.name for t in resp.topics if not t.error_code and not t.is_internal
-                          and wanted.fullmatch(t.name)]
+                topics = [
+                    t.name
+                    for t in resp.topics
+                    if not t.error_code and not t.is_internal and wanted.fullmatch(t.name)
+                ]
                 if self._applied is wanted:
                     self._apply(self.core.subscribe(topics, now_ms()))
             snapshot = self.core.leader_counts
@@ -331,28 +394,36 @@ class ConsumerCoordinator:
         async with self._commit_lock:
             identity = self.core.commit_identity()
             if identity is None:
-                raise KraftError(E.REBALANCE_IN_PROGRESS, f"group '{self.group_id}' is "
-                                 "rebalancing, so nothing was committed (its partitions may be "
-                                 "someone else's by now); poll() to finish the rebalance")
+                raise KraftError(
+                    E.REBALANCE_IN_PROGRESS,
+                    f"group '{self.group_id}' is "
+                    "rebalancing, so nothing was committed (its partitions may be "
+                    "someone else's by now); poll() to finish the rebalance",
+                )
             with self.fetcher.cond:
                 epochs = self.fetcher.epochs_at_locked(offsets)
             try:
-                await self.rpc.commit_offsets(offsets, *identity,
-                                              deadline_after(timeout_s or self.timeout_s), epochs)
+                await self.rpc.commit_offsets(
+                    offsets, *identity, deadline_after(timeout_s or self.timeout_s), epochs
+                )
             except KraftError as exc:
                 if exc.code not in _MEMBERSHIP_ERRORS or identity[0] < 0:
                     raise
                 self._apply(self.core.on_commit_error(exc.code, now_ms()))
-                raise KraftError(exc.code, f"commit failed: group '{self.group_id}' has "
-                                 "rebalanced and these partitions may belong to another member "
-                                 "now, which will read again from the last committed offsets "
-                                 f"(Kafka's CommitFailedException; {exc.message})") from None
+                raise KraftError(
+                    exc.code,
+                    f"commit failed: group '{self.group_id}' has "
+                    "rebalanced and these partitions may belong to another member "
+                    "now, which will read again from the last committed offsets "
+                    f"(Kafka's CommitFailedException; {exc.message})",
+                ) from None
             for tp, o in offsets.items():
                 self._committed[tp] = o
 
     def commit_async(self, offsets: dict, callback=None) -> None:
         """Any thread: commit in the background; the outcome goes to `commits_done` for the
         user's next poll (where Kafka runs commit callbacks)."""
+
         async def run() -> None:
             error = None
             try:
@@ -363,14 +434,16 @@ class ConsumerCoordinator:
                     log.warning("group %s: async commit failed: %s", self.group_id, exc)
             if callback is not None:
                 self.commits_done.append((callback, offsets, error))
+
         self.fetcher.home.call_soon(self._nursery.start_soon, run)
 
     async def _auto_commit(self) -> None:
         if self._commit_lock.locked():
             return
         with self.fetcher.cond:
-            offsets = {tp: o for tp, o in self.consumed_locked().items()
-                       if self._committed.get(tp) != o}
+            offsets = {
+                tp: o for tp, o in self.consumed_locked().items() if self._committed.get(tp) != o
+            }
         if not offsets or self.core.commit_identity() is None:
             return
         try:
@@ -378,11 +451,13 @@ class ConsumerCoordinator:
         except KraftError as exc:
             log.warning("group %s: auto-commit failed: %s", self.group_id, exc)
 
-    async def committed(self, partitions, timeout_s: float | None = None
-                        ) -> dict[TopicPartition, int | None]:
+    async def committed(
+        self, partitions, timeout_s: float | None = None
+    ) -> dict[TopicPartition, int | None]:
         tps = [TopicPartition(*tp) for tp in partitions]
-        got = await self.rpc.fetch_offsets(tps, deadline_after(timeout_s or self.timeout_s),
-                                           require_stable=self.require_stable)
+        got = await self.rpc.fetch_offsets(
+            tps, deadline_after(timeout_s or self.timeout_s), require_stable=self.require_stable
+        )
         return {tp: got.get(tp) for tp in tps}
 
     # -- what poll, close and unsubscribe call ------------------------------------------------

@@ -1,5 +1,6 @@
 """Fetch answers into the consumer's buffer, the part of Fetcher (a mixin) that reads an answer
 (in grpc's thread for a small one, else in trio's) and buffers its CompletedFetches for poll."""
+
 from __future__ import annotations
 
 import logging
@@ -7,9 +8,9 @@ from typing import NamedTuple
 
 import trio
 
-from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.consumer.completed_fetch import CompletedFetch, batch_span
 from clients.consumer.read_committed import drop_aborted
+from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.types import TopicPartition
 
 # The Fetcher's logger: the consumer's fetch messages stay under one name.
@@ -58,8 +59,9 @@ class FetchAnswers:
                         continue  # only a partial batch: a bigger partition_max_bytes is needed
                     if p.aborted_transactions:
                         # Positions still move past the dropped batches (next_offset above).
-                        data = drop_aborted(data, [(a.producer_id, a.first_offset)
-                                                   for a in p.aborted_transactions])
+                        data = drop_aborted(
+                            data, [(a.producer_id, a.first_offset) for a in p.aborted_transactions]
+                        )
                         _n, _e, end, has_records = batch_span(data, offset)
                 except ValueError as exc:
                     # A batch header that does not parse (bad magic or length): the partition
@@ -67,9 +69,19 @@ class FetchAnswers:
                     results.append((tp, gen, ErrorCode.CORRUPT_MESSAGE, str(exc), None, 0, -1))
                     continue
                 # Decoded by poll, a few batches at a time (completed_fetch.py says why).
-                chunk = CompletedFetch(tp, data, end, offset, next_offset,
-                                       record_type=ConsumerRecord,
-                                       verify_crc=self.check_crcs) if has_records else None
+                chunk = (
+                    CompletedFetch(
+                        tp,
+                        data,
+                        end,
+                        offset,
+                        next_offset,
+                        record_type=ConsumerRecord,
+                        verify_crc=self.check_crcs,
+                    )
+                    if has_records
+                    else None
+                )
                 results.append((tp, gen, 0, "", chunk, next_offset, epoch))
         return asked, results, refresh
 
@@ -122,8 +134,14 @@ class FetchAnswers:
                 # old) already moved past this offset: these records are buffered already.
                 continue
             if code == ErrorCode.OFFSET_OUT_OF_RANGE and self.reset_policy != "none":
-                log.info("fetch offset %d of %s-%d is out of range (%s); resetting to %s",
-                         asked[tp][0], tp[0], tp[1], message, self.reset_policy)
+                log.info(
+                    "fetch offset %d of %s-%d is out of range (%s); resetting to %s",
+                    asked[tp][0],
+                    tp[0],
+                    tp[1],
+                    message,
+                    self.reset_policy,
+                )
                 self._reset_locked(tp, self._policy_timestamp(tp))
                 wake = True
             elif code in INVALID_METADATA:

@@ -1,6 +1,7 @@
 """The consumer's I/O side: one prefetching Fetch loop per leader node and lazy offset resets by
 ListOffsets. The positions the user's thread moves are in subscription_state.py, the reading of
 Fetch answers into the buffer `poll` decodes in fetch_answers.py (mixins of Fetcher)."""
+
 from __future__ import annotations
 
 import logging
@@ -13,12 +14,11 @@ import trio
 from clients import bridge
 from clients._sync import TrioHome
 from clients.cluster import Cluster
-from clients.list_offsets import list_offsets, list_offsets_until
-from clients.errors import KraftError
-from clients.consumer.fetch_answers import (  # noqa: F401  (imported from here by callers)
-    SMALL_ANSWER_BYTES, ConsumerRecord, FetchAnswers)
+from clients.consumer.fetch_answers import SMALL_ANSWER_BYTES, ConsumerRecord, FetchAnswers  # noqa: F401  (imported from here by callers)
 from clients.consumer.read_committed import isolation_level_of
 from clients.consumer.subscription_state import MAX_BUFFERED_CHUNKS, SubscriptionState
+from clients.errors import KraftError
+from clients.list_offsets import list_offsets, list_offsets_until
 from clients.types import LATEST_TIMESTAMP, TopicPartition
 from clients.wire import broker_pb2
 
@@ -30,13 +30,24 @@ RETRY_BACKOFF_S = 0.1
 class Fetcher(SubscriptionState, FetchAnswers):
     """State shared by the user's thread (poll, seek) and the trio tasks, under one Condition."""
 
-    def __init__(self, cluster: Cluster, *, fetch_min_bytes: int, fetch_max_wait_ms: int,
-                 fetch_max_bytes: int, max_partition_fetch_bytes: int, auto_offset_reset: str,
-                 check_crcs: bool, request_timeout_ms: int,
-                 isolation_level: str = "read_uncommitted") -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        fetch_min_bytes: int,
+        fetch_max_wait_ms: int,
+        fetch_max_bytes: int,
+        max_partition_fetch_bytes: int,
+        auto_offset_reset: str,
+        check_crcs: bool,
+        request_timeout_ms: int,
+        isolation_level: str = "read_uncommitted",
+    ) -> None:
         if auto_offset_reset not in ("earliest", "latest", "none"):
-            raise ValueError("auto_offset_reset must be 'earliest', 'latest' or 'none', "
-                             f"not {auto_offset_reset!r}")
+            raise ValueError(
+                "auto_offset_reset must be 'earliest', 'latest' or 'none', "
+                f"not {auto_offset_reset!r}"
+            )
         self.cluster = cluster
         self.min_bytes = fetch_min_bytes
         self.max_wait_ms = fetch_max_wait_ms
@@ -48,19 +59,19 @@ class Fetcher(SubscriptionState, FetchAnswers):
         self.timeout = (request_timeout_ms + fetch_max_wait_ms) / 1000
         self.cond = threading.Condition(threading.Lock())
         self.assigned: list[TopicPartition] = []
-        self.positions: dict[tuple, int] = {}       # next offset poll returns
-        self.fetch_offsets: dict[tuple, int] = {}   # next offset to fetch (ahead of positions)
-        self.resets: dict[tuple, int] = {}          # tp -> ListOffsets timestamp, resolved lazily
-        self.gens: dict[tuple, int] = {}            # bumped by every seek: stale answers dropped
+        self.positions: dict[tuple, int] = {}  # next offset poll returns
+        self.fetch_offsets: dict[tuple, int] = {}  # next offset to fetch (ahead of positions)
+        self.resets: dict[tuple, int] = {}  # tp -> ListOffsets timestamp, resolved lazily
+        self.gens: dict[tuple, int] = {}  # bumped by every seek: stale answers dropped
         # KIP-320's bound: a leader epoch known to have held the data up to the position (the
         # newest batch fetched, or a committed offset's). A leader with an older epoch is a
         # deposed one its metadata has not caught up with: never fetch from it (its shorter log
         # would answer OFFSET_OUT_OF_RANGE, and a reset would reread or skip).
         self.epochs: dict[tuple, int] = {}
         self.chunks: dict[tuple, int] = {}
-        self.paused: set[TopicPartition] = set()    # assigned but neither fetched nor returned
-        self.buffer: deque = deque()                # CompletedFetch, oldest first
-        self.group_id: str | None = None            # named in errors about missing positions
+        self.paused: set[TopicPartition] = set()  # assigned but neither fetched nor returned
+        self.buffer: deque = deque()  # CompletedFetch, oldest first
+        self.group_id: str | None = None  # named in errors about missing positions
         self.error: KraftError | None = None
         self.wake_requested = False
         self.refetch = False
@@ -127,12 +138,15 @@ class Fetcher(SubscriptionState, FetchAnswers):
             has_resets = bool(self.resets)
         leaders = self.cluster.metadata.leaders
         retry = False
-        with self.cond:     # (a partition with no leader known yet is simply unknown)
+        with self.cond:  # (a partition with no leader known yet is simply unknown)
             stale = [tp for tp in assigned if tp in leaders and self._stale_leader(tp)]
         if stale:
             if set(stale) != self._stale_logged:
-                log.info("the metadata's leaders of %s are older than the data read or "
-                         "committed there; asking again", ", ".join(f"{t}-{p}" for t, p in stale))
+                log.info(
+                    "the metadata's leaders of %s are older than the data read or "
+                    "committed there; asking again",
+                    ", ".join(f"{t}-{p}" for t, p in stale),
+                )
             self._metadata_wanted = retry = True
         self._stale_logged = set(stale)
         if assigned and (self._metadata_wanted or any(tp not in leaders for tp in assigned)):
@@ -167,8 +181,9 @@ class Fetcher(SubscriptionState, FetchAnswers):
 
     async def list_offsets_until(self, wanted: dict, timeout_s: float) -> dict:
         """`list_offsets` for the user's calls: retried through a leader change."""
-        return await list_offsets_until(self.cluster, wanted, timeout_s, RETRY_BACKOFF_S,
-                                        self.isolation_level)
+        return await list_offsets_until(
+            self.cluster, wanted, timeout_s, RETRY_BACKOFF_S, self.isolation_level
+        )
 
     async def resolve(self, only=None) -> None:
         """Turn pending resets (of the partitions in `only`, or all) into positions, unless a
@@ -202,10 +217,15 @@ class Fetcher(SubscriptionState, FetchAnswers):
         leaders = self.cluster.metadata.leaders
         chunks = self.chunks
         paused = self.paused
-        return [(tp, self.fetch_offsets[tp], self.gens.get(tp, 0)) for tp in self.assigned
-                if tp in self.fetch_offsets and leaders.get(tp) == node
-                and chunks.get(tp, 0) < MAX_BUFFERED_CHUNKS and tp not in paused
-                and not self._stale_leader(tp)]
+        return [
+            (tp, self.fetch_offsets[tp], self.gens.get(tp, 0))
+            for tp in self.assigned
+            if tp in self.fetch_offsets
+            and leaders.get(tp) == node
+            and chunks.get(tp, 0) < MAX_BUFFERED_CHUNKS
+            and tp not in paused
+            and not self._stale_leader(tp)
+        ]
 
     def _stale_leader(self, tp) -> bool:
         """The metadata names a leader older than data this consumer already knows of."""
@@ -224,19 +244,33 @@ class Fetcher(SubscriptionState, FetchAnswers):
             topics: dict[str, list] = {}
             epoch_of = self.cluster.metadata.leader_epoch
             for tp, offset, _gen in wanted:
-                topics.setdefault(tp[0], []).append(broker_pb2.FetchPartition(
-                    partition=tp[1], current_leader_epoch=epoch_of(tp), fetch_offset=offset,
-                    last_fetched_epoch=-1, log_start_offset=-1,
-                    partition_max_bytes=self.partition_max_bytes))
+                topics.setdefault(tp[0], []).append(
+                    broker_pb2.FetchPartition(
+                        partition=tp[1],
+                        current_leader_epoch=epoch_of(tp),
+                        fetch_offset=offset,
+                        last_fetched_epoch=-1,
+                        log_start_offset=-1,
+                        partition_max_bytes=self.partition_max_bytes,
+                    )
+                )
             req = broker_pb2.FetchRequest(
-                replica_id=-1, max_wait_ms=self.max_wait_ms, min_bytes=self.min_bytes,
-                max_bytes=self.max_bytes, isolation_level=self.isolation_level,
-                topics=[broker_pb2.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()])
+                replica_id=-1,
+                max_wait_ms=self.max_wait_ms,
+                min_bytes=self.min_bytes,
+                max_bytes=self.max_bytes,
+                isolation_level=self.isolation_level,
+                topics=[broker_pb2.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()],
+            )
             try:
                 with trio.CancelScope() as scope:
                     self._fetch_scopes[node] = scope
-                    pending = bridge.start(self.cluster.broker_stub(node).Fetch, req,
-                                           self.timeout, partial(self._take_answer, wanted))
+                    pending = bridge.start(
+                        self.cluster.broker_stub(node).Fetch,
+                        req,
+                        self.timeout,
+                        partial(self._take_answer, wanted),
+                    )
                     resp = await bridge.finish(pending)
                 del self._fetch_scopes[node]
                 if scope.cancelled_caught:

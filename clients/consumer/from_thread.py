@@ -1,5 +1,6 @@
 """What AsyncConsumer offers pollers in other threads (the blocking Consumer): waiting for records,
 taking the rebalance callbacks to run there, the positions reached, leaving the group."""
+
 from __future__ import annotations
 
 import time
@@ -17,8 +18,9 @@ class FromThreads:
     _group: ConsumerCoordinator | None
     max_poll_records: int
 
-    def poll_from_thread(self, timeout_ms: int, max_records: int | None = None
-                         ) -> tuple[list[ConsumerRecord], bool]:
+    def poll_from_thread(
+        self, timeout_ms: int, max_records: int | None = None
+    ) -> tuple[list[ConsumerRecord], bool]:
         """Block this thread (never the trio one) until records are buffered, or a rebalance
         callback or a group error waits for the poller, or timeout_ms passes. Returns
         (records, attention): with attention, run the callbacks and look again."""

@@ -1,14 +1,23 @@
 """A consumer's membership in its group (Kafka's AbstractCoordinator + ConsumerCoordinator, the
 classic eager protocol) as a pure core: responses and `now_ms` in, requests and callbacks out."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Union
+from typing import Union
 
 from clients.errors import ErrorCode, error_name
 from clients.group.assignors import ASSIGNORS, assign
-from clients.group.protocol import (NO_GENERATION, Assignment, Subscription, decode_assignment,
-                                    decode_subscription, encode_assignment, encode_subscription)
+from clients.group.protocol import (
+    NO_GENERATION,
+    Assignment,
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from clients.types import TopicPartition
 
 # The rules (Kafka's, in one place):
@@ -35,17 +44,18 @@ from clients.types import TopicPartition
 # - Leaving (close, unsubscribe): LeaveGroup for a dynamic member; a static member
 #   (group_instance_id) only goes quiet, so a restart within session_timeout_ms keeps its place.
 
-UNJOINED = "unjoined"        # not a member: nothing subscribed, left, or fatal
-REVOKING = "revoking"        # a rejoin waits for the user's revocation callback
-JOINING = "joining"          # JoinGroup in flight, or waiting to go out
-ASSIGNING = "assigning"      # the leader waits for partition counts to run its assignor
-SYNCING = "syncing"          # SyncGroup in flight
-STABLE = "stable"            # has its assignment; heartbeats
+UNJOINED = "unjoined"  # not a member: nothing subscribed, left, or fatal
+REVOKING = "revoking"  # a rejoin waits for the user's revocation callback
+JOINING = "joining"  # JoinGroup in flight, or waiting to go out
+ASSIGNING = "assigning"  # the leader waits for partition counts to run its assignor
+SYNCING = "syncing"  # SyncGroup in flight
+STABLE = "stable"  # has its assignment; heartbeats
 
 E = ErrorCode
 # Answers that mean "ask someone else": the driver forgets the coordinator it knew.
-COORDINATOR_ERRORS = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE,
-                                E.NETWORK_EXCEPTION, E.REQUEST_TIMED_OUT})
+COORDINATOR_ERRORS = frozenset(
+    {E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE, E.NETWORK_EXCEPTION, E.REQUEST_TIMED_OUT}
+)
 _RETRY_LATER = COORDINATOR_ERRORS | {E.COORDINATOR_LOAD_IN_PROGRESS}
 
 
@@ -55,7 +65,7 @@ class MembershipConfig:
     group_instance_id: str | None = None
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 3_000
-    max_poll_interval_ms: int = 300_000      # also the rebalance timeout sent on JoinGroup
+    max_poll_interval_ms: int = 300_000  # also the rebalance timeout sent on JoinGroup
     assignors: tuple[str, ...] = ("range", "sticky")
     retry_backoff_ms: int = 100
 
@@ -64,11 +74,15 @@ class MembershipConfig:
             raise ValueError("group_id must not be empty")
         unknown = [a for a in self.assignors if a not in ASSIGNORS]
         if unknown or not self.assignors:
-            raise ValueError(f"partition_assignment_strategy {list(self.assignors)!r}: choose "
-                             f"from {', '.join(sorted(ASSIGNORS))}")
+            raise ValueError(
+                f"partition_assignment_strategy {list(self.assignors)!r}: choose "
+                f"from {', '.join(sorted(ASSIGNORS))}"
+            )
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
-            raise ValueError("heartbeat_interval_ms must be lower than session_timeout_ms "
-                             f"({self.heartbeat_interval_ms} >= {self.session_timeout_ms})")
+            raise ValueError(
+                "heartbeat_interval_ms must be lower than session_timeout_ms "
+                f"({self.heartbeat_interval_ms} >= {self.session_timeout_ms})"
+            )
 
 
 # -- requests out -------------------------------------------------------------------------------
@@ -106,6 +120,7 @@ class LeaveGroup:
 @dataclass(frozen=True)
 class NeedPartitionCounts:
     """The leader's assignor needs {topic: partition count}: answer with on_partition_counts."""
+
     generation: int
     topics: tuple[str, ...]
 
@@ -113,6 +128,7 @@ class NeedPartitionCounts:
 @dataclass(frozen=True)
 class Revoke:
     """Run the revocation callback (committing first unless `lost`), then call `revoked`."""
+
     partitions: tuple[TopicPartition, ...]
     lost: bool = False
 
@@ -134,8 +150,17 @@ class Fatal:
     message: str
 
 
-Effect = Union[JoinGroup, SyncGroup, Heartbeat, LeaveGroup, NeedPartitionCounts, Revoke, Assign,
-               CoordinatorUnknown, Fatal]
+Effect = Union[
+    JoinGroup,
+    SyncGroup,
+    Heartbeat,
+    LeaveGroup,
+    NeedPartitionCounts,
+    Revoke,
+    Assign,
+    CoordinatorUnknown,
+    Fatal,
+]
 
 
 # -- answers in ---------------------------------------------------------------------------------
@@ -155,7 +180,7 @@ class JoinResult:
     leader: str = ""
     members: tuple[JoinedMember, ...] = ()
     message: str = ""
-    skip_assignment: bool = False           # a static leader's rejoin: the group keeps its plan
+    skip_assignment: bool = False  # a static leader's rejoin: the group keeps its plan
 
 
 @dataclass(frozen=True)
@@ -179,7 +204,7 @@ class Membership:
         self.protocol = ""
         self.leader_id = ""
         self.owned: tuple[TopicPartition, ...] = ()
-        self.lost = False                       # owned's generation is gone
+        self.lost = False  # owned's generation is gone
         self.poll_expired_at: int | None = None
         self._revoke_pending = False
         self.fatal: Fatal | None = None
@@ -203,8 +228,11 @@ class Membership:
             self.subscription = topics
             if first:
                 self._last_poll = max(self._last_poll, now_ms)
-            if self.state in (UNJOINED, STABLE) and self.poll_expired_at is None \
-                    and self.fatal is None:
+            if (
+                self.state in (UNJOINED, STABLE)
+                and self.poll_expired_at is None
+                and self.fatal is None
+            ):
                 self._rejoin()
             # JOINING / ASSIGNING / SYNCING: looked at when the join is over.
         return self._flush(now_ms)
@@ -249,8 +277,12 @@ class Membership:
 
     def on_commit_error(self, error: int, now_ms: int) -> list[Effect]:
         """A commit answered with a membership error: the same reaction as a heartbeat's."""
-        if error in (E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION, E.REBALANCE_IN_PROGRESS,
-                     E.FENCED_INSTANCE_ID) and self.state in (STABLE, REVOKING):
+        if error in (
+            E.UNKNOWN_MEMBER_ID,
+            E.ILLEGAL_GENERATION,
+            E.REBALANCE_IN_PROGRESS,
+            E.FENCED_INSTANCE_ID,
+        ) and self.state in (STABLE, REVOKING):
             self._membership_error(error, "")
         return self._flush(now_ms)
 
@@ -266,15 +298,17 @@ class Membership:
     # -- answers --------------------------------------------------------------------------------
     def on_join(self, sent: JoinGroup, result: JoinResult, now_ms: int) -> list[Effect]:
         if sent is not self._inflight:
-            return self._flush(now_ms)          # an answer to a request we gave up on
+            return self._flush(now_ms)  # an answer to a request we gave up on
         self._inflight = None
         error = result.error
         if error == E.NONE:
             self.member_id, self.generation = result.member_id, result.generation
             self.protocol, self.leader_id = result.protocol_name, result.leader
             if result.leader == result.member_id and not result.skip_assignment:
-                self._members = {m.member_id: decode_subscription(m.metadata, m.group_instance_id)
-                                 for m in result.members}
+                self._members = {
+                    m.member_id: decode_subscription(m.metadata, m.group_instance_id)
+                    for m in result.members
+                }
                 self.state = ASSIGNING
                 topics = sorted({t for s in self._members.values() for t in s.topics})
                 self._out.append(NeedPartitionCounts(self.generation, tuple(topics)))
@@ -293,8 +327,9 @@ class Membership:
             self._fail(error, result.message or "JoinGroup refused")
         return self._flush(now_ms)
 
-    def on_partition_counts(self, generation: int, counts: Mapping[str, int],
-                            now_ms: int) -> list[Effect]:
+    def on_partition_counts(
+        self, generation: int, counts: Mapping[str, int], now_ms: int
+    ) -> list[Effect]:
         if self.state != ASSIGNING or generation != self.generation:
             return self._flush(now_ms)
         known = {t: n for t, n in counts.items() if n > 0}
@@ -306,8 +341,11 @@ class Membership:
         topics = {t for s in self._members.values() for t in s.topics}
         self.leader_counts = {t: counts.get(t, 0) for t in topics}
         self._members = {}
-        self._send_sync(tuple((m, encode_assignment(Assignment(tuple(tps))))
-                              for m, tps in sorted(result.items())))
+        self._send_sync(
+            tuple(
+                (m, encode_assignment(Assignment(tuple(tps)))) for m, tps in sorted(result.items())
+            )
+        )
         return self._flush(now_ms)
 
     def on_sync(self, sent: SyncGroup, result: SyncResult, now_ms: int) -> list[Effect]:
@@ -325,7 +363,7 @@ class Membership:
             self._hb_received_at = now_ms
             self._out.append(Assign(partitions, self.generation))
             if self._joined_topics != self.subscription:
-                self._rejoin()                  # subscribed to something else meanwhile
+                self._rejoin()  # subscribed to something else meanwhile
         elif error == E.REBALANCE_IN_PROGRESS:
             self.state = JOINING
         elif error in (E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION):
@@ -343,7 +381,7 @@ class Membership:
             return self._flush(now_ms)
         self._hb_inflight = None
         if sent.generation != self.generation or sent.member_id != self.member_id:
-            return self._flush(now_ms)          # the member moved on since it was sent
+            return self._flush(now_ms)  # the member moved on since it was sent
         if error in (E.NONE, E.REBALANCE_IN_PROGRESS):
             self._hb_received_at = now_ms
         if error == E.NONE:
@@ -370,8 +408,9 @@ class Membership:
             self.lost = True
             self._previous = ((), NO_GENERATION)
             self.poll_expired_at = now_ms
-        elif self._heartbeating() and now_ms - self._hb_received_at > \
-                self.config.session_timeout_ms:
+        elif (
+            self._heartbeating() and now_ms - self._hb_received_at > self.config.session_timeout_ms
+        ):
             self._hb_received_at = now_ms
             self._hb_inflight = None
             self._out.append(CoordinatorUnknown("no heartbeat answer within the session timeout"))
@@ -397,7 +436,7 @@ class Membership:
         """Start a rebalance from this side: give back what it owns first (eager)."""
         if self.state == REVOKING:
             return
-        if self._revoke_pending:                # asked for already (before a poll timeout)
+        if self._revoke_pending:  # asked for already (before a poll timeout)
             self.state = REVOKING
         elif self.owned:
             self.state = REVOKING
@@ -414,7 +453,7 @@ class Membership:
         elif error in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID):
             self._reset_generation(keep_member_id=error == E.ILLEGAL_GENERATION)
             self.lost = True
-            self._previous = ((), NO_GENERATION)    # someone else may own them by now
+            self._previous = ((), NO_GENERATION)  # someone else may own them by now
             if self.state == STABLE:
                 self._rejoin()
             elif self.state == REVOKING:
@@ -438,12 +477,14 @@ class Membership:
             self._out.append(CoordinatorUnknown(f"{error_name(error)}: {message}".rstrip(": ")))
 
     def _fail(self, error: int, message: str) -> None:
-        hint = {E.FENCED_INSTANCE_ID: "another consumer runs with the same group_instance_id",
-                E.INVALID_SESSION_TIMEOUT: f"session_timeout_ms={self.config.session_timeout_ms} "
-                                           "is outside the broker's group.min/max.session."
-                                           "timeout.ms",
-                E.INCONSISTENT_GROUP_PROTOCOL: "no partition assignor in common with the "
-                                               "group's other members"}.get(error, "")
+        hint = {
+            E.FENCED_INSTANCE_ID: "another consumer runs with the same group_instance_id",
+            E.INVALID_SESSION_TIMEOUT: f"session_timeout_ms={self.config.session_timeout_ms} "
+            "is outside the broker's group.min/max.session."
+            "timeout.ms",
+            E.INCONSISTENT_GROUP_PROTOCOL: "no partition assignor in common with the "
+            "group's other members",
+        }.get(error, "")
         text = "; ".join(x for x in (message, hint) if x)
         self.fatal = Fatal(error, f"group '{self.config.group_id}': {text}")
         self.state = UNJOINED
@@ -452,16 +493,22 @@ class Membership:
 
     def _send_sync(self, assignments: tuple[tuple[str, bytes], ...]) -> None:
         self.state = SYNCING
-        self._inflight = SyncGroup(self.generation, self.member_id, self.config.group_instance_id,
-                                   self.protocol, assignments)
+        self._inflight = SyncGroup(
+            self.generation,
+            self.member_id,
+            self.config.group_instance_id,
+            self.protocol,
+            assignments,
+        )
         self._out.append(self._inflight)
 
     def _protocols(self) -> tuple[tuple[str, bytes], ...]:
         # Eager members own nothing when they join; what they had last is still sent, as Kafka's
         # StickyAssignor sends it in its user data, so the sticky assignor can keep it.
         owned, generation = self._previous
-        sub = encode_subscription(Subscription(tuple(sorted(self.subscription or ())), owned,
-                                               generation))
+        sub = encode_subscription(
+            Subscription(tuple(sorted(self.subscription or ())), owned, generation)
+        )
         return tuple((name, sub) for name in self.config.assignors)
 
     def _flush(self, now_ms: int) -> list[Effect]:
@@ -469,14 +516,18 @@ class Membership:
         if self.fatal is None:
             if self.state == JOINING and self._inflight is None and now_ms >= self._retry_at:
                 self._joined_topics = self.subscription or frozenset()
-                self._inflight = JoinGroup(self.member_id, self._protocols(),
-                                           self.config.session_timeout_ms,
-                                           self.config.max_poll_interval_ms,
-                                           self.config.group_instance_id)
+                self._inflight = JoinGroup(
+                    self.member_id,
+                    self._protocols(),
+                    self.config.session_timeout_ms,
+                    self.config.max_poll_interval_ms,
+                    self.config.group_instance_id,
+                )
                 self._out.append(self._inflight)
             if self._heartbeating() and self._hb_inflight is None and now_ms >= self._hb_next_at:
-                self._hb_inflight = Heartbeat(self.generation, self.member_id,
-                                              self.config.group_instance_id)
+                self._hb_inflight = Heartbeat(
+                    self.generation, self.member_id, self.config.group_instance_id
+                )
                 self._hb_next_at = now_ms + self.config.heartbeat_interval_ms
                 self._out.append(self._hb_inflight)
         out, self._out = self._out, []

@@ -7,10 +7,11 @@ or below the batch's last offset marks its producer aborted; a transactional bat
 producer is dropped; that producer's ABORT marker ends it (its later batches are a new
 transaction). Control batches are never records to the user and are dropped too.
 """
+
 from __future__ import annotations
 
 import heapq
-from typing import Iterable
+from collections.abc import Iterable
 
 from clients.record.batch_header import CorruptBatchError
 from clients.record.codec import decode_batch, iter_batches
@@ -25,8 +26,9 @@ def isolation_level_of(name: str) -> int:
     try:
         return ISOLATION_LEVELS[name]
     except KeyError:
-        raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', "
-                         f"not {name!r}") from None
+        raise ValueError(
+            f"isolation_level must be 'read_uncommitted' or 'read_committed', not {name!r}"
+        ) from None
 
 
 def drop_aborted(data: bytes, aborted: Iterable[tuple[int, int]]) -> bytes:

@@ -1,5 +1,6 @@
 """The consumer's positions, the part of Fetcher (a mixin) the user's thread calls with the
 Fetcher's Condition held: assign, pause, seek, reset, and taking buffered records for poll."""
+
 from __future__ import annotations
 
 from collections import deque
@@ -89,8 +90,11 @@ class SubscriptionState:
     def epochs_at_locked(self, offsets: dict) -> dict:
         """For a commit: the leader epoch bound of each partition committed at its position
         (what poll returned); an offset chosen elsewhere gets none."""
-        return {tp: self.epochs[tp] for tp, o in offsets.items()
-                if tp in self.epochs and self.positions.get(tp) == o}
+        return {
+            tp: self.epochs[tp]
+            for tp, o in offsets.items()
+            if tp in self.epochs and self.positions.get(tp) == o
+        }
 
     def _reset_locked(self, tp, timestamp: int | None) -> None:
         self._drop_chunks_locked(tp)
@@ -110,8 +114,10 @@ class SubscriptionState:
 
     def _check_assigned(self, tp) -> None:
         if tp not in self.assigned:
-            raise KraftError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                             f"{tp[0]}-{tp[1]} is not assigned to this consumer; assign() it first")
+            raise KraftError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                f"{tp[0]}-{tp[1]} is not assigned to this consumer; assign() it first",
+            )
 
     def take_locked(self, max_records: int) -> tuple[list, bool]:
         """Up to max_records buffered records, advancing positions; returns (records, wake):
@@ -123,12 +129,17 @@ class SubscriptionState:
         if not buffer and self.reset_policy == "none":
             for tp in self.assigned:
                 if tp not in self.positions and tp not in self.resets:
-                    group = (f"no offset committed in group '{self.group_id}' and "
-                             if self.group_id else "")
-                    raise KraftError(ErrorCode.OFFSET_OUT_OF_RANGE,
-                                     f"{tp[0]}-{tp[1]} has {group}no position and "
-                                     f"auto_offset_reset='none'; seek() or seek_to_beginning() "
-                                     "first")
+                    group = (
+                        f"no offset committed in group '{self.group_id}' and "
+                        if self.group_id
+                        else ""
+                    )
+                    raise KraftError(
+                        ErrorCode.OFFSET_OUT_OF_RANGE,
+                        f"{tp[0]}-{tp[1]} has {group}no position and "
+                        f"auto_offset_reset='none'; seek() or seek_to_beginning() "
+                        "first",
+                    )
         out: list = []
         wake = False
         while buffer and len(out) < max_records:
@@ -142,12 +153,13 @@ class SubscriptionState:
                 # flight and fetches the bad batch again, so each poll says so until the user
                 # seeks past it (Kafka's consumer stops at a corrupt record the same way).
                 error = KraftError(ErrorCode.CORRUPT_MESSAGE, f"{tp[0]}-{tp[1]}: {exc}")
-                self.seek_locked(tp, self.positions.setdefault(tp, chunk.skip_below),
-                                 self.epochs.get(tp, -1))
+                self.seek_locked(
+                    tp, self.positions.setdefault(tp, chunk.skip_below), self.epochs.get(tp, -1)
+                )
                 if out:
-                    self.error = error      # raised by the next poll: these records go now
+                    self.error = error  # raised by the next poll: these records go now
                     return out, True
-                self.wake()                 # takes no lock: safe under self.cond
+                self.wake()  # takes no lock: safe under self.cond
                 raise error from None
             if part:
                 out += part

@@ -1,8 +1,9 @@
 """Partition assignors a group's leader member runs (Kafka's RangeAssignor, RoundRobinAssignor,
 StickyAssignor): pure functions from topics and subscriptions to each member's partitions."""
+
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from clients.group.protocol import NO_GENERATION, Subscription
 from clients.types import TopicPartition
@@ -27,8 +28,9 @@ def _sorted_members(subscriptions: Mapping[str, Subscription]) -> list[str]:
     return sorted(subscriptions, key=lambda m: member_order(m, subscriptions[m]))
 
 
-def _subscribed_partitions(partitions_per_topic: Mapping[str, int],
-                           subscriptions: Mapping[str, Subscription]) -> list[TopicPartition]:
+def _subscribed_partitions(
+    partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+) -> list[TopicPartition]:
     topics = {t for s in subscriptions.values() for t in s.topics if t in partitions_per_topic}
     return [TopicPartition(t, p) for t in sorted(topics) for p in range(partitions_per_topic[t])]
 
@@ -37,8 +39,9 @@ def _finish(result: Assignment) -> Assignment:
     return {m: sorted(tps) for m, tps in result.items()}
 
 
-def range_assign(partitions_per_topic: Mapping[str, int],
-                 subscriptions: Mapping[str, Subscription]) -> Assignment:
+def range_assign(
+    partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+) -> Assignment:
     """Per topic, consecutive ranges: with n partitions and c subscribers each gets n // c and the
     first n % c one more. Balanced per topic only: the same members get the extras every time."""
     result: Assignment = {m: [] for m in subscriptions}
@@ -56,8 +59,9 @@ def range_assign(partitions_per_topic: Mapping[str, int],
     return _finish(result)
 
 
-def round_robin_assign(partitions_per_topic: Mapping[str, int],
-                       subscriptions: Mapping[str, Subscription]) -> Assignment:
+def round_robin_assign(
+    partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+) -> Assignment:
     """All partitions in (topic, partition) order dealt to members in turn, skipping members
     not subscribed to the partition's topic."""
     result: Assignment = {m: [] for m in subscriptions}
@@ -71,8 +75,9 @@ def round_robin_assign(partitions_per_topic: Mapping[str, int],
     return _finish(result)
 
 
-def _previous_owners(subscriptions: Mapping[str, Subscription], members: list[str],
-                     existing: set[TopicPartition]) -> dict[TopicPartition, str]:
+def _previous_owners(
+    subscriptions: Mapping[str, Subscription], members: list[str], existing: set[TopicPartition]
+) -> dict[TopicPartition, str]:
     """Kafka's rules: only members of the newest generation any member reports keep what they
     owned; a partition two of them claim is taken from both; a partition that no longer exists
     or that its owner no longer subscribes to is dropped."""
@@ -95,8 +100,9 @@ def _previous_owners(subscriptions: Mapping[str, Subscription], members: list[st
     return owner
 
 
-def sticky_assign(partitions_per_topic: Mapping[str, int],
-                  subscriptions: Mapping[str, Subscription]) -> Assignment:
+def sticky_assign(
+    partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+) -> Assignment:
     """Kafka's StickyAssignor goals, in order: (1) balanced: no member holds two or more
     partitions more than another member that could take one of them (with equal subscriptions:
     counts within one); (2) sticky: as many partitions as possible stay with their previous
@@ -106,8 +112,9 @@ def sticky_assign(partitions_per_topic: Mapping[str, int],
     rank = {m: i for i, m in enumerate(members)}
     partitions = _subscribed_partitions(partitions_per_topic, subscriptions)
     owner = _previous_owners(subscriptions, members, set(partitions))
-    topic_sets = {frozenset(t for t in s.topics if t in partitions_per_topic)
-                  for s in subscriptions.values()}
+    topic_sets = {
+        frozenset(t for t in s.topics if t in partitions_per_topic) for s in subscriptions.values()
+    }
     if len(topic_sets) <= 1:
         held = _by_quota(members, partitions, owner)
     else:
@@ -139,7 +146,7 @@ def _by_quota(members, partitions, owner) -> dict[str, set[TopicPartition]]:
             at_low.append(m)
         held[m] = set(mine[:keep])
         pool.extend(mine[keep:])
-    pool.sort(reverse=True)                 # pop() deals the lowest partition first
+    pool.sort(reverse=True)  # pop() deals the lowest partition first
     for m in under:
         while len(held[m]) < low:
             held[m].add(pool.pop())
@@ -152,14 +159,16 @@ def _by_quota(members, partitions, owner) -> dict[str, set[TopicPartition]]:
 
 
 def _by_moves(members, partitions, owner, subscriptions, rank) -> dict[str, set[TopicPartition]]:
-    eligible = {tp: [m for m in members if tp.topic in subscriptions[m].topics]
-                for tp in partitions}
+    eligible = {
+        tp: [m for m in members if tp.topic in subscriptions[m].topics] for tp in partitions
+    }
     held: dict[str, set[TopicPartition]] = {m: set() for m in members}
     for tp, m in owner.items():
         held[m].add(tp)
     # Partitions with the fewest candidates first, so the flexible ones fill the gaps they leave.
-    for tp in sorted((tp for tp in partitions if tp not in owner),
-                     key=lambda tp: (len(eligible[tp]), tp)):
+    for tp in sorted(
+        (tp for tp in partitions if tp not in owner), key=lambda tp: (len(eligible[tp]), tp)
+    ):
         taker = min(eligible[tp], key=lambda m: (len(held[m]), rank[m]))
         held[taker].add(tp)
     # Each move lowers the sum of squared counts by at least 2, so this ends.
@@ -183,8 +192,9 @@ def _best_move(members, held, subscriptions, owner, rank):
                 break
             movable = [tp for tp in held[giver] if tp.topic in topics]
             if movable:
-                best = max(movable, key=lambda tp: (owner.get(tp) == taker,
-                                                    owner.get(tp) != giver, tp))
+                best = max(
+                    movable, key=lambda tp: (owner.get(tp) == taker, owner.get(tp) != giver, tp)
+                )
                 return best, giver, taker
     return None
 
@@ -196,11 +206,13 @@ ASSIGNORS: dict[str, Callable[[Mapping[str, int], Mapping[str, Subscription]], A
 }
 
 
-def assign(name: str, partitions_per_topic: Mapping[str, int],
-           subscriptions: Mapping[str, Subscription]) -> Assignment:
+def assign(
+    name: str, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+) -> Assignment:
     try:
         assignor = ASSIGNORS[name]
     except KeyError:
-        raise ValueError(f"unknown partition assignor {name!r}; choose one of "
-                         f"{', '.join(sorted(ASSIGNORS))}") from None
+        raise ValueError(
+            f"unknown partition assignor {name!r}; choose one of {', '.join(sorted(ASSIGNORS))}"
+        ) from None
     return assignor(partitions_per_topic, subscriptions)

@@ -1,9 +1,10 @@
 """The "consumer" embedded protocol (Kafka's ConsumerProtocol): what a member subscribes to and
 owns, what the leader assigns it; opaque bytes to the coordinator, msgpack maps here."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import msgpack
 
@@ -18,6 +19,7 @@ NO_GENERATION = -1
 class Subscription:
     """A member's JoinGroup metadata for one assignor. `owned_partitions` and `generation` let
     the sticky assignor keep what each member had (ConsumerProtocolSubscription v2)."""
+
     topics: tuple[str, ...]
     owned_partitions: tuple[TopicPartition, ...] = ()
     generation: int = NO_GENERATION
@@ -45,20 +47,36 @@ def _flatten(pairs) -> tuple[TopicPartition, ...]:
 
 
 def encode_subscription(sub: Subscription) -> bytes:
-    return msgpack.packb({"version": VERSION, "topics": sorted(sub.topics),
-                          "owned": _group_by_topic(sub.owned_partitions),
-                          "generation": sub.generation, "user_data": sub.user_data})
+    return msgpack.packb(
+        {
+            "version": VERSION,
+            "topics": sorted(sub.topics),
+            "owned": _group_by_topic(sub.owned_partitions),
+            "generation": sub.generation,
+            "user_data": sub.user_data,
+        }
+    )
 
 
 def decode_subscription(data: bytes, group_instance_id: str | None = None) -> Subscription:
     m = msgpack.unpackb(data)
-    return Subscription(tuple(m["topics"]), _flatten(m.get("owned", ())),
-                        m.get("generation", NO_GENERATION), m.get("user_data"), group_instance_id)
+    return Subscription(
+        tuple(m["topics"]),
+        _flatten(m.get("owned", ())),
+        m.get("generation", NO_GENERATION),
+        m.get("user_data"),
+        group_instance_id,
+    )
 
 
 def encode_assignment(assignment: Assignment) -> bytes:
-    return msgpack.packb({"version": VERSION, "partitions": _group_by_topic(assignment.partitions),
-                          "user_data": assignment.user_data})
+    return msgpack.packb(
+        {
+            "version": VERSION,
+            "partitions": _group_by_topic(assignment.partitions),
+            "user_data": assignment.user_data,
+        }
+    )
 
 
 def decode_assignment(data: bytes) -> Assignment:

@@ -24,10 +24,12 @@ Rules, in Kafka's words (RecordAccumulator):
 - a transactional producer drains a partition only once it was added to the transaction
   (`allowed`); the others are reported `blocked`, for the sender to add them.
 """
+
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from clients.errors import RecordTooLarge
 
@@ -38,9 +40,24 @@ BATCH_OVERHEAD = 61
 
 
 class ProducerBatch:
-    __slots__ = ("topic", "partition", "records", "size", "created_ms", "result", "attempts",
-                 "retry_at_ms", "closed", "seq", "encoded", "producer_id", "producer_epoch",
-                 "base_sequence", "fate_unknown", "sent_behind")
+    __slots__ = (
+        "topic",
+        "partition",
+        "records",
+        "size",
+        "created_ms",
+        "result",
+        "attempts",
+        "retry_at_ms",
+        "closed",
+        "seq",
+        "encoded",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "fate_unknown",
+        "sent_behind",
+    )
 
     def __init__(self, topic: str, partition: int, result: Any, created_ms: int, seq: int) -> None:
         self.topic = topic
@@ -58,19 +75,21 @@ class ProducerBatch:
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = -1
-        self.fate_unknown = False   # an attempt's outcome was never learned (see idempotence.py)
-        self.sent_behind = False    # its last attempt left while an earlier batch was unresolved
+        self.fate_unknown = False  # an attempt's outcome was never learned (see idempotence.py)
+        self.sent_behind = False  # its last attempt left while an earlier batch was unresolved
 
     def __repr__(self) -> str:
-        return (f"ProducerBatch({self.topic}-{self.partition}, {len(self.records)} records, "
-                f"{self.size} B, attempts={self.attempts})")
+        return (
+            f"ProducerBatch({self.topic}-{self.partition}, {len(self.records)} records, "
+            f"{self.size} B, attempts={self.attempts})"
+        )
 
 
 class Drained(NamedTuple):
-    requests: dict          # node id -> list[ProducerBatch] for one ProduceRequest
-    expired: list           # batches past delivery_timeout_ms (not in flight): fail them
-    unknown: set            # topics whose partition leaders are unknown: refresh metadata
-    next_ms: int | None     # when the next batch becomes ready (None: nothing waits)
+    requests: dict  # node id -> list[ProducerBatch] for one ProduceRequest
+    expired: list  # batches past delivery_timeout_ms (not in flight): fail them
+    unknown: set  # topics whose partition leaders are unknown: refresh metadata
+    next_ms: int | None  # when the next batch becomes ready (None: nothing waits)
     blocked: set = frozenset()  # partitions with batches that `allowed` refused
 
 
@@ -89,28 +108,42 @@ def too_large(size: int, max_request_size: int, buffer_memory: int | None) -> Re
             f"the record is {size} bytes when serialized (with its batch's {BATCH_OVERHEAD}), "
             f"over max_request_size={max_request_size} (Kafka's max.request.size), the largest "
             f"request this producer sends: raise max_request_size (and the topic's "
-            f"max.message.bytes if the record is larger than it too), or send a smaller record")
+            f"max.message.bytes if the record is larger than it too), or send a smaller record"
+        )
     return RecordTooLarge(
         f"the record is {size} bytes when serialized, over buffer_memory={buffer_memory} "
         f"(Kafka's buffer.memory), the most this producer holds unsent: raise buffer_memory, "
-        f"or send a smaller record")
+        f"or send a smaller record"
+    )
 
 
 class RecordAccumulator:
-    def __init__(self, *, batch_size: int, linger_ms: int, max_request_size: int,
-                 delivery_timeout_ms: int, retry_backoff_ms: int, max_in_flight: int,
-                 partitioner: Any, key_partitioner: Callable[[bytes, int], int],
-                 new_result: Callable[[str, int], Any],
-                 make_future: Callable[[Any, int, int], Any],
-                 buffer_memory: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        linger_ms: int,
+        max_request_size: int,
+        delivery_timeout_ms: int,
+        retry_backoff_ms: int,
+        max_in_flight: int,
+        partitioner: Any,
+        key_partitioner: Callable[[bytes, int], int],
+        new_result: Callable[[str, int], Any],
+        make_future: Callable[[Any, int, int], Any],
+        buffer_memory: int | None = None,
+    ) -> None:
         self.batch_size = batch_size
         self.linger_ms = linger_ms
         self.max_request_size = max_request_size
         self.buffer_memory = buffer_memory
         # A record's key and value may take this many bytes before its size needs a closer look
         # (the largest record whose batch of one fits both limits, without headers).
-        self._fits = min(max_request_size, buffer_memory or max_request_size) \
-            - BATCH_OVERHEAD - RECORD_OVERHEAD
+        self._fits = (
+            min(max_request_size, buffer_memory or max_request_size)
+            - BATCH_OVERHEAD
+            - RECORD_OVERHEAD
+        )
         self.delivery_timeout_ms = delivery_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.max_in_flight = max(1, max_in_flight)
@@ -134,8 +167,17 @@ class RecordAccumulator:
 
     # --- the user's side -------------------------------------------------------------------
 
-    def append(self, topic: str, partition: int | None, key: bytes | None, value: bytes | None,
-               headers, timestamp_ms: int, now_ms: int, future: Any = None) -> tuple[Any, bool]:
+    def append(
+        self,
+        topic: str,
+        partition: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers,
+        timestamp_ms: int,
+        now_ms: int,
+        future: Any = None,
+    ) -> tuple[Any, bool]:
         """Add one record; returns (future, wake): wake says the sender must look again (a batch
         was opened or filled). The future comes from `make_future(result, index, ts)`; future is
         None when `partition` does not exist (the caller fails the record). Raises
@@ -160,7 +202,8 @@ class RecordAccumulator:
             if future is None:
                 future = self._make_future(None, 0, timestamp_ms)
             self._pending.setdefault(topic, []).append(
-                (key, value, headers, timestamp_ms, partition, future, now_ms))
+                (key, value, headers, timestamp_ms, partition, future, now_ms)
+            )
             self.buffered_bytes += record_size(key, value, headers)
             return future, len(self._pending[topic]) == 1
         placed = self._place(topic, n, partition, key, value, headers, timestamp_ms, now_ms)
@@ -173,8 +216,9 @@ class RecordAccumulator:
         future._place(batch.result, index)
         return future, wake
 
-    def append_many(self, topic: str, partition: int | None, keys, values,
-                    timestamp_ms: int, now_ms: int) -> tuple[list | None, bool]:
+    def append_many(
+        self, topic: str, partition: int | None, keys, values, timestamp_ms: int, now_ms: int
+    ) -> tuple[list | None, bool]:
         """Add many records of a topic whose partition count is known, with no future each:
         returns (parts, wake), parts being [result, first index, count] per run of records that
         went to one batch, in order; parts is None when the topic's partition count is not
@@ -204,8 +248,16 @@ class RecordAccumulator:
                     self.buffered_bytes += size
                     last[2] += 1
                     continue
-            batch, opened = place(topic, n, partition, None if keys is None else keys[i], value,
-                                  None, timestamp_ms, now_ms)
+            batch, opened = place(
+                topic,
+                n,
+                partition,
+                None if keys is None else keys[i],
+                value,
+                None,
+                timestamp_ms,
+                now_ms,
+            )
             wake = wake or opened
             if last is not None and last[0] is batch.result:
                 last[2] += 1
@@ -216,12 +268,22 @@ class RecordAccumulator:
 
     def _check_size(self, size: int) -> None:
         limit = self.max_request_size
-        if size + BATCH_OVERHEAD > limit or (self.buffer_memory is not None
-                                             and size + BATCH_OVERHEAD > self.buffer_memory):
+        if size + BATCH_OVERHEAD > limit or (
+            self.buffer_memory is not None and size + BATCH_OVERHEAD > self.buffer_memory
+        ):
             raise too_large(size + BATCH_OVERHEAD, limit, self.buffer_memory)
 
-    def _place(self, topic: str, n: int, partition: int | None, key, value, headers,
-               timestamp_ms: int, now_ms: int) -> tuple[ProducerBatch, bool] | None:
+    def _place(
+        self,
+        topic: str,
+        n: int,
+        partition: int | None,
+        key,
+        value,
+        headers,
+        timestamp_ms: int,
+        now_ms: int,
+    ) -> tuple[ProducerBatch, bool] | None:
         """Put one record in its partition's open batch, opening one if need be: (batch,
         opened); None when `partition` does not exist."""
         sticky = False
@@ -324,10 +386,14 @@ class RecordAccumulator:
 
     # --- the sender's side --------------------------------------------------------------------
 
-    def drain(self, now_ms: int, leader_of: Callable[[tuple], int | None],
-              can_send: Callable[[int], bool],
-              limit_of: Callable[[tuple], int] | None = None,
-              allowed: Callable[[tuple], bool] | None = None) -> Drained:
+    def drain(
+        self,
+        now_ms: int,
+        leader_of: Callable[[tuple], int | None],
+        can_send: Callable[[int], bool],
+        limit_of: Callable[[tuple], int] | None = None,
+        allowed: Callable[[tuple], bool] | None = None,
+    ) -> Drained:
         """Take every sendable batch, grouped per leader node, one ProduceRequest each.
         `limit_of(tp)`: that partition's requests-in-flight limit (default max_in_flight);
         `allowed(tp)`: False holds the partition's batches back (reported in `blocked`)."""
@@ -350,18 +416,26 @@ class RecordAccumulator:
             if not dq:
                 continue
             if allowed is not None and not allowed(tp):
-                blocked.add(tp)     # the sender wakes when it is allowed
+                blocked.add(tp)  # the sender wakes when it is allowed
                 continue
             head = dq[0]
-            ready_at = head.retry_at_ms if head.attempts else (
-                now_ms if (len(dq) > 1 or head.closed or flushing) else head.created_ms + linger)
+            ready_at = (
+                head.retry_at_ms
+                if head.attempts
+                else (
+                    now_ms if (len(dq) > 1 or head.closed or flushing) else head.created_ms + linger
+                )
+            )
             deadline = min(ready_at, head.created_ms + self.delivery_timeout_ms)
             if ready_at > now_ms:
                 next_ms = deadline if next_ms is None else min(next_ms, deadline)
                 continue
             out = self._in_flight.get(tp, 0)
-            if out and (out >= (self.max_in_flight if limit_of is None else limit_of(tp))
-                        or head.attempts or not head.closed):
+            if out and (
+                out >= (self.max_in_flight if limit_of is None else limit_of(tp))
+                or head.attempts
+                or not head.closed
+            ):
                 continue
             node = leader_of(tp)
             if node is None:
@@ -376,10 +450,17 @@ class RecordAccumulator:
                 batch = dq[0]
                 if batch.attempts and batch.retry_at_ms > now_ms:
                     break
-                if len(dq) == 1 and not (batch.closed or flushing or batch.attempts
-                                         or batch.created_ms + linger <= now_ms):
-                    next_ms = batch.created_ms + linger if next_ms is None else min(
-                        next_ms, batch.created_ms + linger)
+                if len(dq) == 1 and not (
+                    batch.closed
+                    or flushing
+                    or batch.attempts
+                    or batch.created_ms + linger <= now_ms
+                ):
+                    next_ms = (
+                        batch.created_ms + linger
+                        if next_ms is None
+                        else min(next_ms, batch.created_ms + linger)
+                    )
                     break
                 if used and used + batch.size > self.max_request_size:
                     next_ms = now_ms  # more is ready: send it in the next request
@@ -390,7 +471,7 @@ class RecordAccumulator:
                 requests.setdefault(node, []).append(batch)
                 took = True
                 if batch.attempts:
-                    break   # a retry goes alone (see the rules above)
+                    break  # a retry goes alone (see the rules above)
             if took:
                 sizes[node] = used
                 self._in_flight[tp] = self._in_flight.get(tp, 0) + 1

@@ -1,5 +1,6 @@
 """Producer: the blocking facade of AsyncProducer for scripts. `send` never enters the trio
 thread (AsyncProducer.send_from_thread); flush and close run in it through a SyncRunner."""
+
 from __future__ import annotations
 
 from clients._sync import SyncRunner
@@ -20,18 +21,39 @@ class Producer:
         self._runner.start_service(self._async.serve)
         self._closed = False
 
-    def send(self, topic: str, value: bytes | None, key: bytes | None = None, *,
-             partition: int | None = None, headers=None,
-             timestamp_ms: int | None = None) -> RecordFuture:
-        return self._async.send_from_thread(topic, value, key, partition=partition,
-                                            headers=headers, timestamp_ms=timestamp_ms)
+    def send(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        *,
+        partition: int | None = None,
+        headers=None,
+        timestamp_ms: int | None = None,
+    ) -> RecordFuture:
+        return self._async.send_from_thread(
+            topic, value, key, partition=partition, headers=headers, timestamp_ms=timestamp_ms
+        )
 
-    def send_batch(self, topic: str, values, keys=None, *, partition: int | None = None,
-                   timestamp_ms: int | None = None, on_delivery=None) -> RecordsFuture:
+    def send_batch(
+        self,
+        topic: str,
+        values,
+        keys=None,
+        *,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        on_delivery=None,
+    ) -> RecordsFuture:
         """Many records in one call, without a future each (AsyncProducer.send_batch)."""
-        return self._async.send_batch_from_thread(topic, values, keys, partition=partition,
-                                                  timestamp_ms=timestamp_ms,
-                                                  on_delivery=on_delivery)
+        return self._async.send_batch_from_thread(
+            topic,
+            values,
+            keys,
+            partition=partition,
+            timestamp_ms=timestamp_ms,
+            on_delivery=on_delivery,
+        )
 
     def flush(self, timeout: float | None = None) -> None:
         self._runner.run(self._async.flush, timeout=timeout)
@@ -44,10 +66,10 @@ class Producer:
     def begin_transaction(self) -> None:
         self._async.begin_transaction()
 
-    def send_offsets_to_transaction(self, offsets: dict, group_metadata: ConsumerGroupMetadata,
-                                    timeout: float | None = None) -> None:
-        self._runner.run(self._async.send_offsets_to_transaction, offsets, group_metadata,
-                         timeout)
+    def send_offsets_to_transaction(
+        self, offsets: dict, group_metadata: ConsumerGroupMetadata, timeout: float | None = None
+    ) -> None:
+        self._runner.run(self._async.send_offsets_to_transaction, offsets, group_metadata, timeout)
 
     def commit_transaction(self, timeout: float | None = None) -> None:
         self._runner.run(self._async.commit_transaction, timeout)
@@ -71,7 +93,7 @@ class Producer:
         finally:
             self._runner.close()
 
-    def __enter__(self) -> "Producer":
+    def __enter__(self) -> Producer:
         return self
 
     def __exit__(self, *exc_info) -> None:

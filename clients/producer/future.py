@@ -1,11 +1,13 @@
 """What `send` hands back: one tiny RecordFuture per record pointing at its batch's shared
 BatchResult (a record's offset is the batch's base offset plus its index)."""
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from clients.errors import ErrorCode, KraftError
 
@@ -37,8 +39,15 @@ class BatchResult:
     """Completion state shared by every record of one batch. Completed once, from the sender;
     waited on from any thread (threading.Event) or from trio (callbacks set a trio.Event)."""
 
-    __slots__ = ("topic", "partition", "base_offset", "log_append_time", "error", "_event",
-                 "_callbacks")
+    __slots__ = (
+        "topic",
+        "partition",
+        "base_offset",
+        "log_append_time",
+        "error",
+        "_event",
+        "_callbacks",
+    )
 
     def __init__(self, topic: str, partition: int) -> None:
         self.topic = topic
@@ -52,8 +61,9 @@ class BatchResult:
     def done(self) -> bool:
         return self._event.is_set()
 
-    def complete(self, base_offset: int, log_append_time: int = -1,
-                 error: KraftError | None = None) -> None:
+    def complete(
+        self, base_offset: int, log_append_time: int = -1, error: KraftError | None = None
+    ) -> None:
         with _callback_lock:
             if self._event.is_set():
                 return
@@ -89,7 +99,7 @@ class RecordFuture:
     __slots__ = ("_batch", "_index", "_timestamp", "_callbacks")
 
     def __init__(self, batch: BatchResult | None, index: int, timestamp: int) -> None:
-        self._batch = batch      # None while the record waits for its topic's metadata
+        self._batch = batch  # None while the record waits for its topic's metadata
         self._index = index
         self._timestamp = timestamp
         self._callbacks = None
@@ -118,17 +128,19 @@ class RecordFuture:
         """Block the calling thread until the record is acknowledged; raises its KraftError.
         Never call it from the trio thread that runs the producer (use send_and_wait there)."""
         if not self._wait(timeout):
-            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                             f"record not acknowledged within {timeout} s")
+            raise KraftError(
+                ErrorCode.REQUEST_TIMED_OUT, f"record not acknowledged within {timeout} s"
+            )
         return self._metadata()
 
     def exception(self, timeout: float | None = None) -> KraftError | None:
         if not self._wait(timeout):
-            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                             f"record not acknowledged within {timeout} s")
+            raise KraftError(
+                ErrorCode.REQUEST_TIMED_OUT, f"record not acknowledged within {timeout} s"
+            )
         return self._batch.error
 
-    def add_done_callback(self, fn: Callable[["RecordFuture"], None]) -> None:
+    def add_done_callback(self, fn: Callable[[RecordFuture], None]) -> None:
         """`fn(future)` runs once the record is acknowledged or failed, on the producer's
         thread (keep it short), or at once when already done."""
         if self._batch is None:
@@ -186,8 +198,9 @@ class RecordsFuture:
     def result(self, timeout: float | None = None) -> list[RecordMetadata]:
         """Block until every record is acknowledged (never from the producer's trio thread)."""
         if not self._wait(timeout):
-            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                             f"records not acknowledged within {timeout} s")
+            raise KraftError(
+                ErrorCode.REQUEST_TIMED_OUT, f"records not acknowledged within {timeout} s"
+            )
         out: list[RecordMetadata] = []
         for p in self._parts:
             if isinstance(p, RecordFuture):
@@ -198,21 +211,24 @@ class RecordsFuture:
                 raise b.error
             ts = b.log_append_time if b.log_append_time >= 0 else self._timestamp
             base = b.base_offset + first if b.base_offset >= 0 else -1
-            out += [RecordMetadata(b.topic, b.partition, base + i if base >= 0 else -1, ts)
-                    for i in range(count)]
+            out += [
+                RecordMetadata(b.topic, b.partition, base + i if base >= 0 else -1, ts)
+                for i in range(count)
+            ]
         return out
 
     def exception(self, timeout: float | None = None) -> KraftError | None:
         if not self._wait(timeout):
-            raise KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                             f"records not acknowledged within {timeout} s")
+            raise KraftError(
+                ErrorCode.REQUEST_TIMED_OUT, f"records not acknowledged within {timeout} s"
+            )
         for r in self._results():
             err = r.exception(0) if isinstance(r, RecordFuture) else r.error
             if err is not None:
                 return err
         return None
 
-    def add_done_callback(self, fn: Callable[["RecordsFuture"], None]) -> None:
+    def add_done_callback(self, fn: Callable[[RecordsFuture], None]) -> None:
         """`fn(self)` once every record is acknowledged or failed (on the producer's thread)."""
         results = self._results()
         left = [len(results)]
@@ -224,6 +240,7 @@ class RecordsFuture:
                 last = left[0] == 0
             if last:
                 fn(self)
+
         if not results:
             _run_callback(lambda: fn(self))
         for r in results:
@@ -247,8 +264,11 @@ class RecordsFuture:
                 t = b.log_append_time if b.log_append_time >= 0 else ts
                 base = b.base_offset + first if b.error is None and b.base_offset >= 0 else -1
                 for i in range(count):
-                    fn(b.error, RecordMetadata(b.topic, b.partition,
-                                               base + i if base >= 0 else -1, t))
+                    fn(
+                        b.error,
+                        RecordMetadata(b.topic, b.partition, base + i if base >= 0 else -1, t),
+                    )
+
             b.on_done(report)
 
 

@@ -28,6 +28,7 @@ Rules:
   bumps the epoch instead of giving its sequences back (the later ones carry sequences after it).
 No trio, grpc or clock here: the sender calls in with the lock held.
 """
+
 from __future__ import annotations
 
 from clients.errors import ErrorCode
@@ -37,13 +38,19 @@ NO_PRODUCER_ID = -1
 
 # Codes a leader may send after it appended the batch (acks=all waited in vain), or whose cause
 # is not the leader's answer: the batch's fate is unknown.
-_UNKNOWN_OUTCOME = frozenset({ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                              ErrorCode.NETWORK_EXCEPTION, ErrorCode.UNKNOWN_SERVER_ERROR})
+_UNKNOWN_OUTCOME = frozenset(
+    {
+        ErrorCode.REQUEST_TIMED_OUT,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.UNKNOWN_SERVER_ERROR,
+    }
+)
 _STATE_DIFFERS = frozenset({ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode.UNKNOWN_PRODUCER_ID})
 
 READY = "ready"
-NEEDS_ID = "needs-id"        # no id yet, or the old one was fenced: ask for a fresh one
-NEEDS_BUMP = "needs-bump"    # ask for the next epoch of the current id
+NEEDS_ID = "needs-id"  # no id yet, or the old one was fenced: ask for a fresh one
+NEEDS_BUMP = "needs-bump"  # ask for the next epoch of the current id
 
 
 class IdempotenceManager:
@@ -97,8 +104,9 @@ class IdempotenceManager:
         send it again after them, without counting it as a failure."""
         # A batch whose fate is unknown keeps its old stamp: under a replaced epoch it would be
         # refused the same way forever.
-        return batch.sent_behind or (not batch.fate_unknown and (
-            self.state != READY or batch.producer_epoch != self.epoch))
+        return batch.sent_behind or (
+            not batch.fate_unknown and (self.state != READY or batch.producer_epoch != self.epoch)
+        )
 
     def _resolve(self, batch) -> None:
         tp = (batch.topic, batch.partition)
@@ -114,8 +122,10 @@ class IdempotenceManager:
     def stamp(self, batch) -> bool:
         """Give a drained batch its producer id, epoch and sequences unless it already has them
         under the current epoch; True when it got new ones (its old bytes, if any, are stale)."""
-        if batch.base_sequence >= 0 and (batch.fate_unknown or (
-                batch.producer_id == self.producer_id and batch.producer_epoch == self.epoch)):
+        if batch.base_sequence >= 0 and (
+            batch.fate_unknown
+            or (batch.producer_id == self.producer_id and batch.producer_epoch == self.epoch)
+        ):
             return False
         tp = (batch.topic, batch.partition)
         seq = self._next.get(tp, 0)
@@ -124,8 +134,11 @@ class IdempotenceManager:
             pending.append(batch)
             if len(pending) > 1 and pending[-2].seq > batch.seq:
                 pending.sort(key=lambda b: b.seq)
-        batch.producer_id, batch.producer_epoch, batch.base_sequence = \
-            self.producer_id, self.epoch, seq
+        batch.producer_id, batch.producer_epoch, batch.base_sequence = (
+            self.producer_id,
+            self.epoch,
+            seq,
+        )
         self._next[tp] = (seq + len(batch.records)) % SEQUENCE_LIMIT
         return True
 
@@ -139,22 +152,29 @@ class IdempotenceManager:
         unknown (transport failure, expiry after an attempt); `siblings`: the batches of its
         request, which fail with it."""
         self._resolve(batch)
-        if batch.base_sequence < 0 or batch.producer_id != self.producer_id \
-                or batch.producer_epoch != self.epoch:
-            return   # never stamped, or stamped under an id or epoch already replaced
+        if (
+            batch.base_sequence < 0
+            or batch.producer_id != self.producer_id
+            or batch.producer_epoch != self.epoch
+        ):
+            return  # never stamped, or stamped under an id or epoch already replaced
         if code == ErrorCode.INVALID_PRODUCER_EPOCH:
             self.state = NEEDS_ID
-        elif code is None or code in _UNKNOWN_OUTCOME or code in _STATE_DIFFERS \
-                or batch.fate_unknown:
+        elif (
+            code is None or code in _UNKNOWN_OUTCOME or code in _STATE_DIFFERS or batch.fate_unknown
+        ):
             if self.state == READY:
                 self.state = NEEDS_BUMP
         else:
             # Not appended: later batches of the partition must not leave a gap where it was.
             # Batches of one request fail together in order, so the lowest start wins.
             tp = (batch.topic, batch.partition)
-            later = any(b.producer_epoch == self.epoch and b.producer_id == self.producer_id
-                        and not any(b is s for s in siblings)
-                        for b in self._unresolved.get(tp, ()))
+            later = any(
+                b.producer_epoch == self.epoch
+                and b.producer_id == self.producer_id
+                and not any(b is s for s in siblings)
+                for b in self._unresolved.get(tp, ())
+            )
             if later and self.state == READY:
                 # Later batches already carry sequences after it (several requests out): a
                 # new epoch renumbers them instead.

@@ -2,20 +2,24 @@
 every batch into its message and again into the bytes it serializes; here each batch is copied
 once, into the bytes grpcio sends. Fields go in number order, as SerializeToString writes them,
 so the bytes are the ones protobuf would produce (tests/clients/wire checks this)."""
+
 from __future__ import annotations
 
 from clients.record.varint import encode_unsigned
 from clients.wire import broker_pb2 as pb
 
-_LEN = 2                                      # wire type of a length-delimited field
-_TOPICS_TAG = bytes((3 << 3 | _LEN,))         # ProduceRequest.topics
-_PARTITIONS_TAG = bytes((2 << 3 | _LEN,))     # TopicProduceData.partitions
-_RECORDS_TAG = bytes((2 << 3 | _LEN,))        # PartitionProduceData.records
+_LEN = 2  # wire type of a length-delimited field
+_TOPICS_TAG = bytes((3 << 3 | _LEN,))  # ProduceRequest.topics
+_PARTITIONS_TAG = bytes((2 << 3 | _LEN,))  # TopicProduceData.partitions
+_RECORDS_TAG = bytes((2 << 3 | _LEN,))  # PartitionProduceData.records
 
 
-def serialize_produce_request(acks: int, timeout_ms: int,
-                              topics: dict[str, list[tuple[int, list[bytes]]]],
-                              transactional_id: str = "") -> bytes:
+def serialize_produce_request(
+    acks: int,
+    timeout_ms: int,
+    topics: dict[str, list[tuple[int, list[bytes]]]],
+    transactional_id: str = "",
+) -> bytes:
     """`topics`: topic -> [(partition, [encoded batches, in order])]."""
     pieces = [pb.ProduceRequest(acks=acks, timeout_ms=timeout_ms).SerializeToString()]
     for topic, partitions in topics.items():

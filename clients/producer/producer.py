@@ -1,6 +1,7 @@
 """AsyncProducer, the trio producer: `send` appends to the accumulator under a threading lock
 (waiting for buffer memory if need be); the sender task in trio does all the I/O. Threads other
 than the trio one (the blocking Producer in blocking.py) use `send_from_thread`."""
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,6 @@ from clients._service import BackgroundService
 from clients._sync import Doorbell, TrioHome
 from clients.cluster import Cluster
 from clients.errors import ErrorCode, KraftError
-from clients.security import client_security
 from clients.partitioner import StickyPartitioner, default_partition
 from clients.producer.accumulator import RecordAccumulator
 from clients.producer.future import BatchResult, RecordFuture, RecordMetadata, RecordsFuture
@@ -23,11 +23,12 @@ from clients.producer.idempotence import IdempotenceManager
 from clients.producer.sender import Sender
 from clients.producer.transaction import TransactionManager
 from clients.producer.transactional import TransactionalDriver
-from clients.types import ConsumerGroupMetadata
 from clients.record.compression import codec_from_name
+from clients.security import client_security
+from clients.types import ConsumerGroupMetadata
 
-PARTITION_REQUESTS_IN_FLIGHT = 1           # without idempotence
-IDEMPOTENT_REQUESTS_IN_FLIGHT = 5          # at most, with it (Kafka's limit)
+PARTITION_REQUESTS_IN_FLIGHT = 1  # without idempotence
+IDEMPOTENT_REQUESTS_IN_FLIGHT = 5  # at most, with it (Kafka's limit)
 
 
 def _partition_requests(idempotent: bool, max_in_flight: int) -> int:
@@ -53,16 +54,21 @@ def _idempotence(enable: bool | None, acks: int, retries: int, transactional: bo
     """Kafka's rule: on by default with acks=all; asking for it with anything else is an error.
     Transactions need it."""
     if transactional and enable is False:
-        raise ValueError("a transactional producer is idempotent: drop enable_idempotence=False "
-                         "or transactional_id")
+        raise ValueError(
+            "a transactional producer is idempotent: drop enable_idempotence=False "
+            "or transactional_id"
+        )
     if enable is None:
         return acks == -1 and retries > 0
     if enable and acks != -1:
-        raise ValueError(f"enable_idempotence=True needs acks='all' (acks={acks} given): set "
-                         f"acks='all', or enable_idempotence=False")
+        raise ValueError(
+            f"enable_idempotence=True needs acks='all' (acks={acks} given): set "
+            f"acks='all', or enable_idempotence=False"
+        )
     if enable and retries <= 0:
-        raise ValueError("enable_idempotence=True needs retries > 0: set retries, or "
-                         "enable_idempotence=False")
+        raise ValueError(
+            "enable_idempotence=True needs retries > 0: set retries, or enable_idempotence=False"
+        )
     return bool(enable)
 
 
@@ -73,9 +79,11 @@ REQUEST_OVERHEAD = 64 * 1024
 def _check_max_request_size(max_request_size: int) -> None:
     limit = bridge.MAX_MESSAGE_BYTES - REQUEST_OVERHEAD
     if not 0 < max_request_size <= limit:
-        raise ValueError(f"max_request_size={max_request_size} must be between 1 and {limit} "
-                         f"(the largest gRPC message kraft's channels carry, less a request's "
-                         f"framing): lower max_request_size")
+        raise ValueError(
+            f"max_request_size={max_request_size} must be between 1 and {limit} "
+            f"(the largest gRPC message kraft's channels carry, less a request's "
+            f"framing): lower max_request_size"
+        )
 
 
 def _failed(topic: str, partition: int, exc: KraftError) -> RecordFuture:
@@ -110,54 +118,96 @@ class AsyncProducer(BackgroundService):
     produce loop), commit_transaction() or abort_transaction(); sends are allowed only inside a
     transaction. A fenced producer (a newer one took the transactional id) can only be closed."""
 
-    def __init__(self, bootstrap_servers: str = "127.0.0.1:9092", *,
-                 acks: int | str | None = None,
-                 batch_size: int = 16384, linger_ms: int = 5, compression_type: str = "none",
-                 max_request_size: int = 1048576, request_timeout_ms: int = 30000,
-                 delivery_timeout_ms: int = 120000, buffer_memory: int = 33554432,
-                 max_in_flight_requests_per_connection: int = 5, retries: int = 2**31 - 1,
-                 retry_backoff_ms: int = 100, client_id: str = "kraft-producer",
-                 max_block_ms: int = 60000, enable_idempotence: bool | None = None,
-                 transactional_id: str | None = None, transaction_timeout_ms: int = 60000,
-                 **security: Any) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str = "127.0.0.1:9092",
+        *,
+        acks: int | str | None = None,
+        batch_size: int = 16384,
+        linger_ms: int = 5,
+        compression_type: str = "none",
+        max_request_size: int = 1048576,
+        request_timeout_ms: int = 30000,
+        delivery_timeout_ms: int = 120000,
+        buffer_memory: int = 33554432,
+        max_in_flight_requests_per_connection: int = 5,
+        retries: int = 2**31 - 1,
+        retry_backoff_ms: int = 100,
+        client_id: str = "kraft-producer",
+        max_block_ms: int = 60000,
+        enable_idempotence: bool | None = None,
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int = 60000,
+        **security: Any,
+    ) -> None:
         transactional = transactional_id is not None
         acks = _parse_acks(acks, transactional)
         _check_max_request_size(max_request_size)
         # Idempotence: each batch carries (producer id, epoch, sequence) so the leader drops a
         # retry it already appended and refuses a gap; default with acks='all', as in Kafka.
-        idempotence = IdempotenceManager() \
-            if _idempotence(enable_idempotence, acks, retries, transactional) else None
+        idempotence = (
+            IdempotenceManager()
+            if _idempotence(enable_idempotence, acks, retries, transactional)
+            else None
+        )
         self.client_id = client_id
         self.acks = acks
         self.buffer_memory = buffer_memory
         self.max_block_ms = max_block_ms
-        self._cluster = Cluster(bootstrap_servers, request_timeout_ms=request_timeout_ms,
-                                security=client_security(**security))
+        self._cluster = Cluster(
+            bootstrap_servers,
+            request_timeout_ms=request_timeout_ms,
+            security=client_security(**security),
+        )
         # A bare lock, never a Condition: threads that send (and may get a Ctrl-C) and the
         # sender in trio share the accumulator; see Doorbell for why.
         self._lock = threading.Lock()
-        self._room = Doorbell()                 # rung for threads waiting for buffer memory
-        self._room_event = trio.Event()         # set for trio tasks waiting for it
+        self._room = Doorbell()  # rung for threads waiting for buffer memory
+        self._room_event = trio.Event()  # set for trio tasks waiting for it
         self._acc = RecordAccumulator(
-            batch_size=batch_size, linger_ms=linger_ms, max_request_size=max_request_size,
-            delivery_timeout_ms=delivery_timeout_ms, retry_backoff_ms=retry_backoff_ms,
+            batch_size=batch_size,
+            linger_ms=linger_ms,
+            max_request_size=max_request_size,
+            delivery_timeout_ms=delivery_timeout_ms,
+            retry_backoff_ms=retry_backoff_ms,
             # Requests of one partition may reach the leader in either order (grpcio may run
             # two calls of one channel in either order on the server): without sequence
             # numbers to restore the order, one request per partition at a time; with
             # idempotence up to max_in_flight_requests_per_connection (at most 5, the batches
             # a leader remembers per producer), as Kafka. Several partitions overlap anyway.
-            max_in_flight=_partition_requests(idempotence is not None,
-                                              max_in_flight_requests_per_connection),
-            partitioner=StickyPartitioner(), key_partitioner=default_partition,
-            new_result=BatchResult, make_future=RecordFuture, buffer_memory=buffer_memory)
-        self._txn = None if not transactional else TransactionalDriver(
-            self._cluster, TransactionManager(transactional_id, transaction_timeout_ms),
-            idempotence, self._lock, retry_backoff_ms=retry_backoff_ms)
+            max_in_flight=_partition_requests(
+                idempotence is not None, max_in_flight_requests_per_connection
+            ),
+            partitioner=StickyPartitioner(),
+            key_partitioner=default_partition,
+            new_result=BatchResult,
+            make_future=RecordFuture,
+            buffer_memory=buffer_memory,
+        )
+        self._txn = (
+            None
+            if not transactional
+            else TransactionalDriver(
+                self._cluster,
+                TransactionManager(transactional_id, transaction_timeout_ms),
+                idempotence,
+                self._lock,
+                retry_backoff_ms=retry_backoff_ms,
+            )
+        )
         self._sender = Sender(
-            self._acc, self._lock, self._cluster, acks=acks,
-            compression=codec_from_name(compression_type), request_timeout_ms=request_timeout_ms,
-            max_in_flight_per_node=max_in_flight_requests_per_connection, retries=retries,
-            idempotence=idempotence, transactional=self._txn, memory_freed=self._memory_freed)
+            self._acc,
+            self._lock,
+            self._cluster,
+            acks=acks,
+            compression=codec_from_name(compression_type),
+            request_timeout_ms=request_timeout_ms,
+            max_in_flight_per_node=max_in_flight_requests_per_connection,
+            retries=retries,
+            idempotence=idempotence,
+            transactional=self._txn,
+            memory_freed=self._memory_freed,
+        )
         self._home = TrioHome()
         super().__init__(self._run)
         self._closed = False
@@ -169,8 +219,11 @@ class AsyncProducer(BackgroundService):
     # --- lifecycle (start, serve, async with: BackgroundService) ----------------------------
 
     def _on_stopped(self) -> None:
-        self._sender.abort(KraftError(ErrorCode.NETWORK_EXCEPTION,
-                                      "the producer was closed before the record was sent"))
+        self._sender.abort(
+            KraftError(
+                ErrorCode.NETWORK_EXCEPTION, "the producer was closed before the record was sent"
+            )
+        )
         self._cluster.close()
 
     async def aclose(self, timeout: float | None = None) -> None:
@@ -187,53 +240,96 @@ class AsyncProducer(BackgroundService):
 
     # --- sending ----------------------------------------------------------------------------
 
-    async def send(self, topic: str, value: bytes | None, key: bytes | None = None, *,
-                   partition: int | None = None, headers=None,
-                   timestamp_ms: int | None = None) -> RecordFuture:
+    async def send(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        *,
+        partition: int | None = None,
+        headers=None,
+        timestamp_ms: int | None = None,
+    ) -> RecordFuture:
         """Queue one record and return its future, which completes when the leader answers.
         Waits (up to max_block_ms) only while the buffer is full."""
         deadline = trio.current_time() + self.max_block_ms / 1000
         while True:
             room = self._room_event
             try:
-                return self.send_nowait(topic, value, key, partition=partition,
-                                        headers=headers, timestamp_ms=timestamp_ms)
+                return self.send_nowait(
+                    topic,
+                    value,
+                    key,
+                    partition=partition,
+                    headers=headers,
+                    timestamp_ms=timestamp_ms,
+                )
             except BufferFull:
                 if trio.current_time() >= deadline:
                     raise self._still_full() from None
             with trio.move_on_at(deadline):
                 await room.wait()
 
-    def send_nowait(self, topic: str, value: bytes | None, key: bytes | None = None, *,
-                    partition: int | None = None, headers=None,
-                    timestamp_ms: int | None = None) -> RecordFuture:
+    def send_nowait(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        *,
+        partition: int | None = None,
+        headers=None,
+        timestamp_ms: int | None = None,
+    ) -> RecordFuture:
         """`send` without waiting: raises BufferFull (a KraftError) when buffer_memory bytes
         wait unsent."""
         self._check_can_send()
         now = int(time.time() * 1000)
         with self._lock:
             if self._acc.buffered_bytes >= self.buffer_memory:
-                raise BufferFull(ErrorCode.REQUEST_TIMED_OUT,
-                                 f"the producer's buffer is full (buffer_memory="
-                                 f"{self.buffer_memory} bytes): await send() waits for room")
-            future, wake = self._acc.append(topic, partition, key, value, headers,
-                                            now if timestamp_ms is None else timestamp_ms, now)
+                raise BufferFull(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"the producer's buffer is full (buffer_memory="
+                    f"{self.buffer_memory} bytes): await send() waits for room",
+                )
+            future, wake = self._acc.append(
+                topic,
+                partition,
+                key,
+                value,
+                headers,
+                now if timestamp_ms is None else timestamp_ms,
+                now,
+            )
         if wake or future is None:
             return self._sent(topic, partition, future, wake)
         return future
 
-    def send_from_thread(self, topic: str, value: bytes | None, key: bytes | None = None, *,
-                         partition: int | None = None, headers=None,
-                         timestamp_ms: int | None = None) -> RecordFuture:
+    def send_from_thread(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        *,
+        partition: int | None = None,
+        headers=None,
+        timestamp_ms: int | None = None,
+    ) -> RecordFuture:
         """`send` for any thread but the producer's trio thread (it would block the sender):
         blocks that thread up to max_block_ms while the buffer is full."""
         self._check_can_send()
         now = int(time.time() * 1000)
-        with self._lock:    # a bare lock's `with` cannot be left half-done by a KeyboardInterrupt
+        with self._lock:  # a bare lock's `with` cannot be left half-done by a KeyboardInterrupt
             if self._acc.buffered_bytes >= self.buffer_memory:
                 self._wait_for_room_locked()
-            future, wake = self._acc.append(topic, partition, key, value, headers,
-                                            now if timestamp_ms is None else timestamp_ms, now)
+            future, wake = self._acc.append(
+                topic,
+                partition,
+                key,
+                value,
+                headers,
+                now if timestamp_ms is None else timestamp_ms,
+                now,
+            )
         if wake or future is None:
             return self._sent(topic, partition, future, wake)
         return future
@@ -248,9 +344,11 @@ class AsyncProducer(BackgroundService):
 
     def _transactional(self, what: str) -> TransactionalDriver:
         if self._txn is None:
-            raise KraftError(ErrorCode.INVALID_TXN_STATE,
-                             f"{what}() needs a transactional producer: create it with "
-                             "transactional_id='my-app-1'")
+            raise KraftError(
+                ErrorCode.INVALID_TXN_STATE,
+                f"{what}() needs a transactional producer: create it with "
+                "transactional_id='my-app-1'",
+            )
         return self._txn
 
     async def init_transactions(self, timeout: float | None = None) -> None:
@@ -265,14 +363,15 @@ class AsyncProducer(BackgroundService):
         with self._lock:
             txn.core.begin_transaction()
 
-    async def send_offsets_to_transaction(self, offsets: dict,
-                                          group_metadata: ConsumerGroupMetadata,
-                                          timeout: float | None = None) -> None:
+    async def send_offsets_to_transaction(
+        self, offsets: dict, group_metadata: ConsumerGroupMetadata, timeout: float | None = None
+    ) -> None:
         """Commit a consumer's offsets ({TopicPartition: next offset to read}) as part of the
         transaction: they count only if it commits. `group_metadata`: the consumer's
         Consumer.group_metadata()."""
         await self._transactional("send_offsets_to_transaction").send_offsets(
-            offsets, group_metadata, timeout)
+            offsets, group_metadata, timeout
+        )
 
     async def commit_transaction(self, timeout: float | None = None) -> None:
         """Flush, then commit. Raises when a record of the transaction failed (then only
@@ -286,8 +385,16 @@ class AsyncProducer(BackgroundService):
 
     # --- many records at once ----------------------------------------------------------------
 
-    async def send_batch(self, topic: str, values, keys=None, *, partition: int | None = None,
-                         timestamp_ms: int | None = None, on_delivery=None) -> RecordsFuture:
+    async def send_batch(
+        self,
+        topic: str,
+        values,
+        keys=None,
+        *,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        on_delivery=None,
+    ) -> RecordsFuture:
         """Queue many records in one call (one lock, one clock reading, no future per record):
         `values` a sequence of bytes, `keys` None or a sequence as long. Records go where `send`
         would put them one by one. Waits (up to max_block_ms) only while the buffer is full;
@@ -303,23 +410,35 @@ class AsyncProducer(BackgroundService):
                 raise self._still_full()
             with trio.move_on_at(deadline):
                 await room.wait()
-        return self._send_batch(topic, values, keys, partition, timestamp_ms, on_delivery,
-                                wait_for_room=False)
+        return self._send_batch(
+            topic, values, keys, partition, timestamp_ms, on_delivery, wait_for_room=False
+        )
 
-    def send_batch_from_thread(self, topic: str, values, keys=None, *,
-                               partition: int | None = None, timestamp_ms: int | None = None,
-                               on_delivery=None) -> RecordsFuture:
+    def send_batch_from_thread(
+        self,
+        topic: str,
+        values,
+        keys=None,
+        *,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        on_delivery=None,
+    ) -> RecordsFuture:
         """`send_batch` for any thread but the producer's trio thread: blocks that thread up to
         max_block_ms while the buffer is full."""
-        return self._send_batch(topic, values, keys, partition, timestamp_ms, on_delivery,
-                                wait_for_room=True)
+        return self._send_batch(
+            topic, values, keys, partition, timestamp_ms, on_delivery, wait_for_room=True
+        )
 
-    def _send_batch(self, topic, values, keys, partition, timestamp_ms, on_delivery, *,
-                    wait_for_room: bool) -> RecordsFuture:
+    def _send_batch(
+        self, topic, values, keys, partition, timestamp_ms, on_delivery, *, wait_for_room: bool
+    ) -> RecordsFuture:
         self._check_can_send()
         if keys is not None and len(keys) != len(values):
-            raise ValueError(f"send_batch: {len(keys)} keys for {len(values)} values; give one "
-                             f"key per value, or keys=None")
+            raise ValueError(
+                f"send_batch: {len(keys)} keys for {len(values)} values; give one "
+                f"key per value, or keys=None"
+            )
         now = int(time.time() * 1000)
         ts = now if timestamp_ms is None else timestamp_ms
         acc = self._acc
@@ -331,9 +450,9 @@ class AsyncProducer(BackgroundService):
                 # The topic's metadata is not known yet: one by one, as `send` (rare).
                 parts = []
                 for i, value in enumerate(values):
-                    future, opened = acc.append(topic, partition,
-                                                None if keys is None else keys[i], value, None,
-                                                ts, now)
+                    future, opened = acc.append(
+                        topic, partition, None if keys is None else keys[i], value, None, ts, now
+                    )
                     parts.append(future)
                     wake = wake or opened
         if parts is None:
@@ -364,18 +483,25 @@ class AsyncProducer(BackgroundService):
         if wake:
             self._wake_sender()
         if future is None:
-            return _failed(topic, partition, KraftError(
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                f"partition {partition} of topic '{topic}' does not exist (it has "
-                f"{self._acc.num_partitions(topic)} partitions)"))
+            return _failed(
+                topic,
+                partition,
+                KraftError(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"partition {partition} of topic '{topic}' does not exist (it has "
+                    f"{self._acc.num_partitions(topic)} partitions)",
+                ),
+            )
         return future
 
     def _still_full(self) -> KraftError:
-        return KraftError(ErrorCode.REQUEST_TIMED_OUT,
-                          f"the producer's buffer stayed full for max_block_ms="
-                          f"{self.max_block_ms} (buffer_memory={self.buffer_memory} bytes): the "
-                          "brokers take records slower than they are sent; is the cluster "
-                          "reachable?")
+        return KraftError(
+            ErrorCode.REQUEST_TIMED_OUT,
+            f"the producer's buffer stayed full for max_block_ms="
+            f"{self.max_block_ms} (buffer_memory={self.buffer_memory} bytes): the "
+            "brokers take records slower than they are sent; is the cluster "
+            "reachable?",
+        )
 
     def _wake_sender(self) -> None:
         """The sender looks at the accumulator again (from any thread; one wake-up in flight
@@ -393,11 +519,19 @@ class AsyncProducer(BackgroundService):
         event, self._room_event = self._room_event, trio.Event()
         event.set()
 
-    async def send_and_wait(self, topic: str, value: bytes | None, key: bytes | None = None, *,
-                            partition: int | None = None, headers=None,
-                            timestamp_ms: int | None = None) -> RecordMetadata:
-        future = await self.send(topic, value, key, partition=partition, headers=headers,
-                                 timestamp_ms=timestamp_ms)
+    async def send_and_wait(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        *,
+        partition: int | None = None,
+        headers=None,
+        timestamp_ms: int | None = None,
+    ) -> RecordMetadata:
+        future = await self.send(
+            topic, value, key, partition=partition, headers=headers, timestamp_ms=timestamp_ms
+        )
         await _wait_future(future)
         return future._metadata()
 
@@ -423,8 +557,11 @@ class AsyncProducer(BackgroundService):
             state = self._cluster.metadata.topics.get(topic)
             if state is None or state.error_code:
                 code = state.error_code if state else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                raise KraftError(code, f"topic '{topic}': {state.error_message if state else ''}"
-                                       f" (create it with: kraft topic create {topic})")
+                raise KraftError(
+                    code,
+                    f"topic '{topic}': {state.error_message if state else ''}"
+                    f" (create it with: kraft topic create {topic})",
+                )
             partitions = self._cluster.metadata.partitions_for(topic)
         return partitions
 

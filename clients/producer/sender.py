@@ -2,13 +2,14 @@
 leader node (pipelined), completes batch results, retries retriable errors, refreshes metadata,
 and for an idempotent producer gets (and bumps) its producer id and stamps batches with it; for
 a transactional one adds each partition to the transaction before its first batch goes out."""
+
 from __future__ import annotations
 
 import logging
 import math
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import trio
 
@@ -36,12 +37,21 @@ def now_ms() -> int:
 
 
 class Sender:
-    def __init__(self, acc: RecordAccumulator, lock: threading.Lock, cluster: Cluster, *,
-                 acks: int, compression: int, request_timeout_ms: int,
-                 max_in_flight_per_node: int, retries: int,
-                 idempotence: IdempotenceManager | None = None,
-                 transactional: TransactionalDriver | None = None,
-                 memory_freed: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        acc: RecordAccumulator,
+        lock: threading.Lock,
+        cluster: Cluster,
+        *,
+        acks: int,
+        compression: int,
+        request_timeout_ms: int,
+        max_in_flight_per_node: int,
+        retries: int,
+        idempotence: IdempotenceManager | None = None,
+        transactional: TransactionalDriver | None = None,
+        memory_freed: Callable[[], None] = lambda: None,
+    ) -> None:
         self.acc = acc
         self.lock = lock  # the accumulator's, shared with the threads that send
         self.memory_freed = memory_freed  # called (lock held) when batches leave the buffer
@@ -53,20 +63,20 @@ class Sender:
         self.retries = retries
         self.wake_requested = False  # set by user threads so they schedule one wake at a time
         self._event = trio.Event()
-        self._sleep: trio.CancelScope | None = None     # the run loop's wait, while it waits
+        self._sleep: trio.CancelScope | None = None  # the run loop's wait, while it waits
         self._in_flight: dict[int, int] = {}
         self._metadata_running = False
         self._metadata_wanted = True
         self._last_metadata_ms = 0
         self._unknown_since: dict[str, int] = {}
         self._nursery: trio.Nursery | None = None
-        self.idempotence = idempotence      # None: batches carry no producer id
+        self.idempotence = idempotence  # None: batches carry no producer id
         self._init_running = False
         self._last_init_ms = 0
-        self._init_error: KraftError | None = None   # a producer id cannot be had: fail batches
+        self._init_error: KraftError | None = None  # a producer id cannot be had: fail batches
         # Transactions: the producer id comes from init_transactions, not from this loop.
         self.txn = transactional
-        self._adding = False      # an AddPartitionsToTxn is out
+        self._adding = False  # an AddPartitionsToTxn is out
 
     def wake(self) -> None:
         """Trio thread only: look at the accumulator again."""
@@ -79,11 +89,11 @@ class Sender:
         self.wake_requested = False
         sleep = self._sleep
         if sleep is None or self._nursery is None:
-            self._event.set()           # the loop is between steps: it drains next anyway
+            self._event.set()  # the loop is between steps: it drains next anyway
             return
         try:
             wait_ms = self._step()
-        except Exception:   # noqa: BLE001 - raised in a callback it would end trio's run
+        except Exception:  # noqa: BLE001 - raised in a callback it would end trio's run
             log.exception("sender step failed in a wake-up; the sender task tries again")
             self._event.set()
             return
@@ -99,8 +109,9 @@ class Sender:
             while True:
                 wait_ms = self._step()
                 if wait_ms is None or wait_ms > 0:
-                    with trio.move_on_after(math.inf if wait_ms is None else wait_ms / 1000) \
-                            as self._sleep:
+                    with trio.move_on_after(
+                        math.inf if wait_ms is None else wait_ms / 1000
+                    ) as self._sleep:
                         await self._event.wait()
                     self._sleep = None
                 self._event = trio.Event()
@@ -119,17 +130,20 @@ class Sender:
             self.wake_requested = False
             if txn is not None and txn.dropping:
                 self._drop_undrained_locked(txn)
-            drained = self.acc.drain(now, self.cluster.metadata.leaders.get,
-                                     lambda node: ready and in_flight.get(node, 0) < limit,
-                                     None if idem is None else self._partition_limit,
-                                     None if txn is None else txn.is_send_allowed)
+            drained = self.acc.drain(
+                now,
+                self.cluster.metadata.leaders.get,
+                lambda node: ready and in_flight.get(node, 0) < limit,
+                None if idem is None else self._partition_limit,
+                None if txn is None else txn.is_send_allowed,
+            )
             for tp in drained.blocked:
                 txn.maybe_add_partition(tp)
             if idem is not None:
                 for batches in drained.requests.values():
                     for batch in batches:
                         if idem.stamp(batch):
-                            batch.encoded = None   # stamped anew (a new epoch): encode again
+                            batch.encoded = None  # stamped anew (a new epoch): encode again
                         idem.note_sent(batch)
             pending = self.acc.pending_topics()
             expired_pending = []
@@ -137,16 +151,24 @@ class Sender:
                 expired_pending += self.acc.fail_pending(topic, now)
             for batch in drained.expired:
                 if idem is not None:
-                    idem.on_failed(batch, None)   # sent before, its fate unknown
-                self._fail_locked(batch, KraftError(
-                    ErrorCode.REQUEST_TIMED_OUT,
-                    f"expiring {len(batch.records)} record(s) for {batch.topic}-{batch.partition}: "
-                    f"{now - batch.created_ms} ms passed since the batch was created "
-                    f"(delivery_timeout_ms={self.acc.delivery_timeout_ms})"))
+                    idem.on_failed(batch, None)  # sent before, its fate unknown
+                self._fail_locked(
+                    batch,
+                    KraftError(
+                        ErrorCode.REQUEST_TIMED_OUT,
+                        f"expiring {len(batch.records)} record(s) for {batch.topic}-{batch.partition}: "
+                        f"{now - batch.created_ms} ms passed since the batch was created "
+                        f"(delivery_timeout_ms={self.acc.delivery_timeout_ms})",
+                    ),
+                )
         if expired_pending:
-            _fail_futures(expired_pending, KraftError(
-                ErrorCode.REQUEST_TIMED_OUT,
-                f"no metadata for the topic within delivery_timeout_ms={self.acc.delivery_timeout_ms}"))
+            _fail_futures(
+                expired_pending,
+                KraftError(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"no metadata for the topic within delivery_timeout_ms={self.acc.delivery_timeout_ms}",
+                ),
+            )
         for node, batches in drained.requests.items():
             in_flight[node] = in_flight.get(node, 0) + 1
             # Issued here, not in the task: the bytes leave in this step instead of one
@@ -205,11 +227,13 @@ class Sender:
         batches, futures = self.acc.abort_undrained()
         if not batches and not futures:
             return
-        exc = KraftError(txn.error.code if txn.error else ErrorCode.INVALID_TXN_STATE,
-                         f"not sent: the transaction is being aborted"
-                         f"{f' ({txn.error.message})' if txn.error else ''}")
+        exc = KraftError(
+            txn.error.code if txn.error else ErrorCode.INVALID_TXN_STATE,
+            f"not sent: the transaction is being aborted"
+            f"{f' ({txn.error.message})' if txn.error else ''}",
+        )
         for b in batches:
-            self.idempotence.on_failed(b, None)   # a retry's earlier attempt may have landed
+            self.idempotence.on_failed(b, None)  # a retry's earlier attempt may have landed
             self._fail_locked(b, exc)
         self.memory_freed()
         _fail_futures(futures, exc)
@@ -253,8 +277,10 @@ class Sender:
             log.debug("InitProducerId failed: %s", exc)
             if not exc.retriable:
                 self._init_error = KraftError(
-                    exc.code, f"no producer id for the idempotent producer ({exc.message}); "
-                              f"send without idempotence with enable_idempotence=False")
+                    exc.code,
+                    f"no producer id for the idempotent producer ({exc.message}); "
+                    f"send without idempotence with enable_idempotence=False",
+                )
         finally:
             self._last_init_ms = now_ms()
             self._init_running = False
@@ -287,18 +313,27 @@ class Sender:
                     n = max(p.partition for p in t.partitions) + 1
                     bad = self.acc.set_num_partitions(t.name, n)
                     if bad:
-                        failed.append((bad, KraftError(
-                            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                            f"topic '{t.name}' has {n} partitions (0..{n - 1}); add more with: "
-                            f"kraft topic alter {t.name} --partitions N")))
+                        failed.append(
+                            (
+                                bad,
+                                KraftError(
+                                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                    f"topic '{t.name}' has {n} partitions (0..{n - 1}); add more with: "
+                                    f"kraft topic alter {t.name} --partitions N",
+                                ),
+                            )
+                        )
                     continue
                 code = t.error_code or ErrorCode.LEADER_NOT_AVAILABLE
                 err = KraftError(code, t.error_message)
                 if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                     since = self._unknown_since.setdefault(t.name, now)
                     if now - since >= min(UNKNOWN_TOPIC_TIMEOUT_MS, self.acc.delivery_timeout_ms):
-                        err = KraftError(code, f"topic '{t.name}' does not exist; create it with: "
-                                               f"kraft topic create {t.name}")
+                        err = KraftError(
+                            code,
+                            f"topic '{t.name}' does not exist; create it with: "
+                            f"kraft topic create {t.name}",
+                        )
                         failed.append((self.acc.fail_pending(t.name), err))
                         self._unknown_since.pop(t.name, None)
                     else:
@@ -323,8 +358,9 @@ class Sender:
         except Exception as exc:  # noqa: BLE001 - surface anything to the futures
             return KraftError(ErrorCode.UNKNOWN_SERVER_ERROR, repr(exc))
 
-    async def _produce(self, node: int, batches: list[ProducerBatch],
-                       pending: bridge.PendingCall | KraftError) -> None:
+    async def _produce(
+        self, node: int, batches: list[ProducerBatch], pending: bridge.PendingCall | KraftError
+    ) -> None:
         try:
             if isinstance(pending, KraftError):
                 self._handle_failed_request(batches, pending)
@@ -335,8 +371,9 @@ class Sender:
                 self._handle_failed_request(batches, exc)
                 return
             except Exception as exc:  # noqa: BLE001 - surface anything to the futures
-                self._handle_failed_request(batches, KraftError(ErrorCode.UNKNOWN_SERVER_ERROR,
-                                                                repr(exc)))
+                self._handle_failed_request(
+                    batches, KraftError(ErrorCode.UNKNOWN_SERVER_ERROR, repr(exc))
+                )
                 return
             self._handle_response(batches, resp)
         finally:
@@ -348,18 +385,24 @@ class Sender:
         by_tp: dict[tuple, list[bytes]] = {}
         for b in batches:
             if b.encoded is None:
-                b.encoded = encode_batch(b.records, compression=self.compression,
-                                         producer_id=b.producer_id,
-                                         producer_epoch=b.producer_epoch,
-                                         base_sequence=b.base_sequence,
-                                         is_transactional=self.txn is not None)
+                b.encoded = encode_batch(
+                    b.records,
+                    compression=self.compression,
+                    producer_id=b.producer_id,
+                    producer_epoch=b.producer_epoch,
+                    base_sequence=b.base_sequence,
+                    is_transactional=self.txn is not None,
+                )
             by_tp.setdefault((b.topic, b.partition), []).append(b.encoded)
         topics: dict[str, list] = {}
         for (topic, partition), chunks in by_tp.items():
             topics.setdefault(topic, []).append((partition, chunks))
         return serialize_produce_request(
-            self.acks, self.request_timeout_ms, topics,
-            self.txn.core.transactional_id if self.txn is not None else "")
+            self.acks,
+            self.request_timeout_ms,
+            topics,
+            self.txn.core.transactional_id if self.txn is not None else "",
+        )
 
     def _handle_response(self, batches: list[ProducerBatch], resp) -> None:
         answers = {}
@@ -376,8 +419,13 @@ class Sender:
                 if self.acks == 0:
                     self._succeed_locked(b, -1, -1)
                 elif p is None:
-                    self._fail_locked(b, KraftError(ErrorCode.UNKNOWN_SERVER_ERROR,
-                                                    f"no answer for {tp[0]}-{tp[1]} in the produce response"))
+                    self._fail_locked(
+                        b,
+                        KraftError(
+                            ErrorCode.UNKNOWN_SERVER_ERROR,
+                            f"no answer for {tp[0]}-{tp[1]} in the produce response",
+                        ),
+                    )
                 elif p.error_code in (0, ErrorCode.DUPLICATE_SEQUENCE_NUMBER):
                     # Several batches of one partition were appended together: offsets are dense.
                     # A duplicate (a retry the leader had appended) carries the original offset.
@@ -385,8 +433,9 @@ class Sender:
                     offsets[tp] = base + len(b.records)
                     self._succeed_locked(b, base, p.log_append_time_ms)
                 else:
-                    self._retry_or_fail_locked(b, KraftError(p.error_code, p.error_message), now,
-                                               p.error_code, batches)
+                    self._retry_or_fail_locked(
+                        b, KraftError(p.error_code, p.error_message), now, p.error_code, batches
+                    )
             self.memory_freed()
 
     def _handle_failed_request(self, batches: list[ProducerBatch], exc: KraftError) -> None:
@@ -397,16 +446,26 @@ class Sender:
                 self._retry_or_fail_locked(b, exc, now, None, batches)
             self.memory_freed()
 
-    def _retry_or_fail_locked(self, b: ProducerBatch, exc: KraftError, now: int,
-                              leader_code: int | None = None, siblings=()) -> None:
+    def _retry_or_fail_locked(
+        self,
+        b: ProducerBatch,
+        exc: KraftError,
+        now: int,
+        leader_code: int | None = None,
+        siblings=(),
+    ) -> None:
         """`leader_code`: the leader's error for this batch; None when the request itself
         failed. `siblings`: the batches of its request."""
         if exc.code in INVALID_METADATA:
             self.cluster.metadata.invalidate_leader((b.topic, b.partition))
             self._metadata_wanted = True
         idem = self.idempotence
-        if idem is not None and leader_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER \
-                and idem.retry_out_of_order(b) and not self.acc.expired(b, now):
+        if (
+            idem is not None
+            and leader_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+            and idem.retry_out_of_order(b)
+            and not self.acc.expired(b, now)
+        ):
             # An earlier batch of the partition has not landed yet (requests of one partition
             # may arrive in either order): send this one again right after it.
             log.debug("resending %r after the earlier batches of its partition", b)

@@ -21,6 +21,7 @@ added it (`is_send_allowed`); the sender collects the partitions to add (`maybe_
 `take_partitions_to_add`) and reports each answer (`on_add_partitions_result`).
 No trio, grpc or clock here: the producer and the sender call in.
 """
+
 from __future__ import annotations
 
 from clients.errors import ErrorCode, KraftError
@@ -44,14 +45,14 @@ CALLS = {
     "commit_transaction": ({IN_TRANSACTION, COMMITTING}, COMMITTING),
     "abort_transaction": ({IN_TRANSACTION, ABORTABLE_ERROR, ABORTING}, ABORTING),
     "end the transaction": ({COMMITTING, ABORTING}, READY),
-    "bump the epoch": ({ABORTING}, INITIALIZING),      # after an abort, before the next one
+    "bump the epoch": ({ABORTING}, INITIALIZING),  # after an abort, before the next one
 }
 
 # What an error answer means for a transactional request.
-COORDINATOR_MOVED = "coordinator-moved"      # find the coordinator again, then retry
-RETRY = "retry"                              # retry after the backoff
-ABORTABLE = "abortable"                      # the transaction can only be aborted
-FATAL = "fatal"                              # the producer can only be closed
+COORDINATOR_MOVED = "coordinator-moved"  # find the coordinator again, then retry
+RETRY = "retry"  # retry after the backoff
+ABORTABLE = "abortable"  # the transaction can only be aborted
+FATAL = "fatal"  # the producer can only be closed
 
 FENCED = frozenset({E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH})
 _KINDS = {
@@ -86,16 +87,17 @@ class TransactionManager:
         if not transactional_id:
             raise ValueError("transactional_id must not be empty")
         if transaction_timeout_ms <= 0:
-            raise ValueError(f"transaction_timeout_ms must be positive, not "
-                             f"{transaction_timeout_ms}")
+            raise ValueError(
+                f"transaction_timeout_ms must be positive, not {transaction_timeout_ms}"
+            )
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
         self.state = UNINITIALIZED
-        self.error: KraftError | None = None     # why abortable_error or fatal_error
-        self.partitions: set[tuple] = set()       # added to the transaction
-        self._to_add: set[tuple] = set()          # waiting for AddPartitionsToTxn
-        self._adding: set[tuple] = set()          # in the AddPartitionsToTxn out now
-        self.offsets_added = False                # AddOffsetsToTxn succeeded
+        self.error: KraftError | None = None  # why abortable_error or fatal_error
+        self.partitions: set[tuple] = set()  # added to the transaction
+        self._to_add: set[tuple] = set()  # waiting for AddPartitionsToTxn
+        self._adding: set[tuple] = set()  # in the AddPartitionsToTxn out now
+        self.offsets_added = False  # AddOffsetsToTxn succeeded
 
     # -- transitions ------------------------------------------------------------------------------
     def _move(self, action: str) -> None:
@@ -104,19 +106,25 @@ class TransactionManager:
             raise self._fatal()
         if self.state not in allowed:
             if self.state == ABORTABLE_ERROR and to == COMMITTING:
-                raise KraftError(self.error.code if self.error else E.INVALID_TXN_STATE,
-                                 f"cannot commit: the transaction failed "
-                                 f"({self.error.message if self.error else 'unknown'}); "
-                                 "call abort_transaction()")
-            raise KraftError(E.INVALID_TXN_STATE,
-                             f"cannot {action} in state {self.state}{_HINT.get(self.state, '')}")
+                raise KraftError(
+                    self.error.code if self.error else E.INVALID_TXN_STATE,
+                    f"cannot commit: the transaction failed "
+                    f"({self.error.message if self.error else 'unknown'}); "
+                    "call abort_transaction()",
+                )
+            raise KraftError(
+                E.INVALID_TXN_STATE,
+                f"cannot {action} in state {self.state}{_HINT.get(self.state, '')}",
+            )
         self.state = to
 
     def _fatal(self) -> KraftError:
         err = self.error
-        return KraftError(err.code if err else E.INVALID_TXN_STATE,
-                          f"the transactional producer failed for good "
-                          f"({err.message if err else 'unknown'}); close it and create a new one")
+        return KraftError(
+            err.code if err else E.INVALID_TXN_STATE,
+            f"the transactional producer failed for good "
+            f"({err.message if err else 'unknown'}); close it and create a new one",
+        )
 
     def begin_init(self) -> None:
         self._move("init_transactions")
@@ -176,12 +184,15 @@ class TransactionManager:
         if self.state == FATAL_ERROR:
             raise self._fatal()
         if self.state == ABORTABLE_ERROR:
-            raise KraftError(self.error.code if self.error else E.INVALID_TXN_STATE,
-                             f"cannot {action}: the transaction failed "
-                             f"({self.error.message if self.error else ''}); call "
-                             "abort_transaction() first")
-        raise KraftError(E.INVALID_TXN_STATE, f"cannot {action} in state {self.state}"
-                                              f"{_HINT.get(self.state, '')}")
+            raise KraftError(
+                self.error.code if self.error else E.INVALID_TXN_STATE,
+                f"cannot {action}: the transaction failed "
+                f"({self.error.message if self.error else ''}); call "
+                "abort_transaction() first",
+            )
+        raise KraftError(
+            E.INVALID_TXN_STATE, f"cannot {action} in state {self.state}{_HINT.get(self.state, '')}"
+        )
 
     @property
     def sending(self) -> bool:

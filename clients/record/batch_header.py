@@ -1,5 +1,6 @@
 """The fixed 61-byte header of a v2 record batch: parse it, check it, and set the two fields the
 broker assigns in place (base offset, partition leader epoch), which lie outside the CRC."""
+
 from __future__ import annotations
 
 import struct
@@ -79,7 +80,8 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
     """Decode the header at `pos` without checking it (see `validate_batch`)."""
     if len(buf) - pos < HEADER_SIZE:
         raise CorruptBatchError(
-            f"truncated batch header: {len(buf) - pos} bytes at position {pos}, need {HEADER_SIZE}")
+            f"truncated batch header: {len(buf) - pos} bytes at position {pos}, need {HEADER_SIZE}"
+        )
     return BatchHeader._make(HEADER.unpack_from(buf, pos))
 
 
@@ -93,17 +95,22 @@ def validate_batch(buf, pos: int = 0) -> BatchHeader:
     if magic != MAGIC:
         raise CorruptBatchError(f"unsupported magic {magic} at position {pos} (only v2, magic 2)")
     if batch_length < HEADER_SIZE - LOG_OVERHEAD:
-        raise CorruptBatchError(f"batch length {batch_length} at position {pos} is below the "
-                                f"minimum {HEADER_SIZE - LOG_OVERHEAD}")
+        raise CorruptBatchError(
+            f"batch length {batch_length} at position {pos} is below the "
+            f"minimum {HEADER_SIZE - LOG_OVERHEAD}"
+        )
     if batch_length > available - LOG_OVERHEAD:
-        raise CorruptBatchError(f"batch at position {pos} claims {batch_length} bytes but only "
-                                f"{available - LOG_OVERHEAD} follow")
+        raise CorruptBatchError(
+            f"batch at position {pos} claims {batch_length} bytes but only "
+            f"{available - LOG_OVERHEAD} follow"
+        )
     header = parse_header(buf, pos)
     end = pos + LOG_OVERHEAD + batch_length
     actual = crc32c(buf, pos + ATTRIBUTES_OFFSET, end)
     if actual != header.crc:
-        raise CorruptBatchError(f"CRC mismatch at position {pos}: stored {header.crc:#010x}, "
-                                f"computed {actual:#010x}")
+        raise CorruptBatchError(
+            f"CRC mismatch at position {pos}: stored {header.crc:#010x}, computed {actual:#010x}"
+        )
     if header.last_offset_delta < 0 or header.records_count < 0:
         raise CorruptBatchError(f"negative lastOffsetDelta or recordsCount at position {pos}")
     return header
@@ -119,7 +126,9 @@ def iter_valid_batches(buf, pos: int = 0):
         pos += header.size
 
 
-def set_base_offset_and_epoch(buf: bytearray, pos: int, base_offset: int, leader_epoch: int) -> None:
+def set_base_offset_and_epoch(
+    buf: bytearray, pos: int, base_offset: int, leader_epoch: int
+) -> None:
     """The broker's in-place stamp: neither field is covered by the CRC."""
     _BASE_OFFSET.pack_into(buf, pos, base_offset)
     _EPOCH.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, leader_epoch)

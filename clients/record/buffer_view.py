@@ -3,10 +3,11 @@ any buffer (google_crc32c takes only objects that need no buffer release, so a l
 handed to it as a ctypes array over the buffer's own memory), and a new `bytes` written in place
 (grpcio sends only `bytes`; building a bytearray and copying it into one costs a zero-fill and a
 copy of every byte)."""
+
 from __future__ import annotations
 
 import ctypes
-from typing import Callable
+from collections.abc import Callable
 
 import google_crc32c
 
@@ -16,18 +17,27 @@ VIEW_FROM_BYTES = 64 * 1024
 
 class _PyBuffer(ctypes.Structure):
     """CPython's Py_buffer (Include/pybuffer.h), filled by PyObject_GetBuffer."""
-    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
-                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int),
-                ("ndim", ctypes.c_int), ("format", ctypes.c_char_p),
-                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
-                ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+
+    _fields_ = [
+        ("buf", ctypes.c_void_p),
+        ("obj", ctypes.c_void_p),
+        ("len", ctypes.c_ssize_t),
+        ("itemsize", ctypes.c_ssize_t),
+        ("readonly", ctypes.c_int),
+        ("ndim", ctypes.c_int),
+        ("format", ctypes.c_char_p),
+        ("shape", ctypes.c_void_p),
+        ("strides", ctypes.c_void_p),
+        ("suboffsets", ctypes.c_void_p),
+        ("internal", ctypes.c_void_p),
+    ]
 
 
 _get_buffer = ctypes.pythonapi.PyObject_GetBuffer
 _get_buffer.argtypes = (ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int)
 _release_buffer = ctypes.pythonapi.PyBuffer_Release
 _release_buffer.argtypes = (ctypes.POINTER(_PyBuffer),)
-_SIMPLE = 0     # PyBUF_SIMPLE: one contiguous run of bytes, or an error
+_SIMPLE = 0  # PyBUF_SIMPLE: one contiguous run of bytes, or an error
 _new_bytes = ctypes.pythonapi.PyBytes_FromStringAndSize
 _new_bytes.argtypes = (ctypes.c_char_p, ctypes.c_ssize_t)
 _new_bytes.restype = ctypes.py_object
@@ -41,7 +51,7 @@ def crc32c(buf, start: int = 0, end: int | None = None) -> int:
     if not 0 <= start <= end <= len(buf):
         raise IndexError(f"range {start}:{end} is outside a buffer of {len(buf)} bytes")
     view = _PyBuffer()
-    _get_buffer(buf, ctypes.byref(view), _SIMPLE)     # holds the buffer still until released
+    _get_buffer(buf, ctypes.byref(view), _SIMPLE)  # holds the buffer still until released
     try:
         return google_crc32c.value((ctypes.c_char * (end - start)).from_address(view.buf + start))
     finally:
@@ -54,8 +64,8 @@ def bytes_written_in_place(size: int, write: Callable[[memoryview], None]) -> by
     returned (not hashed, not shared), and `write` must fill every byte."""
     if size == 0:
         write(memoryview(bytearray()))
-        return b""      # the shared empty bytes: never written
-    out = _new_bytes(None, size)     # not zeroed: `write` fills it
+        return b""  # the shared empty bytes: never written
+    out = _new_bytes(None, size)  # not zeroed: `write` fills it
     view = _PyBuffer()
     _get_buffer(out, ctypes.byref(view), _SIMPLE)
     try:

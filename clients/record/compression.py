@@ -1,6 +1,7 @@
 """Compression of a v2 batch's records section: gzip, snappy (xerial-framed or raw), lz4 (frame
 format) and zstd, by Kafka's codec numbers; bad input comes back as CorruptBatchError, never as a
 library's own exception."""
+
 from __future__ import annotations
 
 import gzip
@@ -80,8 +81,10 @@ def compress(codec: int, data: bytes) -> bytes:
         return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
     if codec == SNAPPY:
         return _snappy_xerial(data)
-    raise ValueError(f"cannot compress with codec {codec} ({NAMES.get(codec, 'unknown')}); "
-                     f"use one of: {', '.join(_SUPPORTED)}")
+    raise ValueError(
+        f"cannot compress with codec {codec} ({NAMES.get(codec, 'unknown')}); "
+        f"use one of: {', '.join(_SUPPORTED)}"
+    )
 
 
 class DecompressedTooLarge(CorruptBatchError):
@@ -105,18 +108,29 @@ def decompress(codec: int, data, max_size: int = MAX_DECOMPRESSED_SIZE) -> bytes
             return _inflate_frames(data, max_size, _gzip_member)
         if codec == NONE:
             if len(data) > max_size:
-                raise DecompressedTooLarge(f"records section of {len(data)} bytes is over the "
-                                           f"{max_size}-byte bound")
+                raise DecompressedTooLarge(
+                    f"records section of {len(data)} bytes is over the {max_size}-byte bound"
+                )
             return bytes(data)
     except CorruptBatchError:
         raise
-    except (RuntimeError, OSError, EOFError, zlib.error, zstandard.ZstdError, ValueError,
-            cramjam.DecompressionError) as exc:
-        raise CorruptBatchError(f"cannot decompress {NAMES[codec]} records section: "
-                                f"{exc}") from None
-    raise CorruptBatchError(f"unsupported compression codec {codec} "
-                            f"({NAMES.get(codec, 'unknown')}) in batch attributes; kraft reads "
-                            f"{', '.join(_SUPPORTED)}")
+    except (
+        RuntimeError,
+        OSError,
+        EOFError,
+        zlib.error,
+        zstandard.ZstdError,
+        ValueError,
+        cramjam.DecompressionError,
+    ) as exc:
+        raise CorruptBatchError(
+            f"cannot decompress {NAMES[codec]} records section: {exc}"
+        ) from None
+    raise CorruptBatchError(
+        f"unsupported compression codec {codec} "
+        f"({NAMES.get(codec, 'unknown')}) in batch attributes; kraft reads "
+        f"{', '.join(_SUPPORTED)}"
+    )
 
 
 def _inflate_frames(data, max_size: int, one_frame) -> bytes:
@@ -133,13 +147,15 @@ def _inflate_frames(data, max_size: int, one_frame) -> bytes:
 
 
 def _too_large(room: int) -> DecompressedTooLarge:
-    return DecompressedTooLarge(f"the records section inflates past the bound ({room} bytes "
-                                f"were left of it); the batch decompresses to more than the "
-                                f"limit allows")
+    return DecompressedTooLarge(
+        f"the records section inflates past the bound ({room} bytes "
+        f"were left of it); the batch decompresses to more than the "
+        f"limit allows"
+    )
 
 
 def _gzip_member(data: bytes, room: int) -> tuple[bytes, bytes]:
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)        # gzip header and trailer
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip header and trailer
     out = d.decompress(data, room + 1)
     if len(out) > room:
         raise _too_large(room)
@@ -181,7 +197,7 @@ def _zstd_frames(data, max_size: int) -> bytes:
         if size > room:
             raise _too_large(room)
         if size < 0 and not measured:
-            _measure_zstd(dctx, rest, room)   # all the frames left: once is enough
+            _measure_zstd(dctx, rest, room)  # all the frames left: once is enough
             measured = True
         dobj = dctx.decompressobj()
         out = dobj.decompress(rest)
@@ -217,7 +233,7 @@ def _snappy_xerial(data) -> bytes:
     data = bytes(data)
     out = [_XERIAL_HEADER.pack(_XERIAL_MAGIC, 1, 1)]
     for i in range(0, len(data), _XERIAL_BLOCK):
-        block = bytes(cramjam.snappy.compress_raw(data[i:i + _XERIAL_BLOCK]))
+        block = bytes(cramjam.snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
         out += (_BLOCK_LENGTH.pack(len(block)), block)
     return b"".join(out)
 
@@ -239,19 +255,24 @@ def _snappy(data, max_size: int) -> bytes:
                 raise _bad_snappy("its xerial header is truncated")
             _, version, _compatible = _XERIAL_HEADER.unpack_from(data, pos)
             if version < 1:
-                raise _bad_snappy(f"xerial stream version {version}; Kafka's readers take 1 "
-                                  "and later")
+                raise _bad_snappy(
+                    f"xerial stream version {version}; Kafka's readers take 1 and later"
+                )
             pos += _XERIAL_HEADER.size
             continue
         if end - pos < _BLOCK_LENGTH.size:
-            raise _bad_snappy(f"{end - pos} bytes at byte {pos} are too few for a block length "
-                              "(truncated or trailing data)")
+            raise _bad_snappy(
+                f"{end - pos} bytes at byte {pos} are too few for a block length "
+                "(truncated or trailing data)"
+            )
         n = _BLOCK_LENGTH.unpack_from(data, pos)[0]
         pos += _BLOCK_LENGTH.size
         if n <= 0 or n > end - pos:
-            raise _bad_snappy(f"a block of {n} bytes at byte {pos} does not fit the {end}-byte "
-                              "section (truncated or trailing data)")
-        out = _snappy_block(data[pos:pos + n], max_size - total)
+            raise _bad_snappy(
+                f"a block of {n} bytes at byte {pos} does not fit the {end}-byte "
+                "section (truncated or trailing data)"
+            )
+        out = _snappy_block(data[pos : pos + n], max_size - total)
         total += len(out)
         parts.append(out)
         pos += n

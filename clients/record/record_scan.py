@@ -1,11 +1,16 @@
 """Walks the records section of a v2 batch without building a record: exact varint framing, the
 count, offset deltas 0..n-1, timestamp range and keys (the broker's LogValidator scan, pure)."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from clients.record.batch_header import (
-    COMPRESSION_MASK, HEADER_SIZE, BatchHeader, CorruptBatchError)
+    COMPRESSION_MASK,
+    HEADER_SIZE,
+    BatchHeader,
+    CorruptBatchError,
+)
 from clients.record.compression import decompress
 from clients.record.varint import decode_varint, read_unsigned
 
@@ -25,11 +30,12 @@ class InvalidRecordsError(CorruptBatchError):
 class RecordsScan(NamedTuple):
     min_timestamp_delta: int
     max_timestamp_delta: int
-    first_keyless: int        # index of the first record without a key, -1 if all have one
+    first_keyless: int  # index of the first record without a key, -1 if all have one
 
 
-def walk_batch(buf, pos: int, header: BatchHeader, max_size: int, *,
-               compacted: bool = False) -> RecordsScan:
+def walk_batch(
+    buf, pos: int, header: BatchHeader, max_size: int, *, compacted: bool = False
+) -> RecordsScan:
     """The records of the intact batch at `pos` (CRC already checked): recordsCount equal to
     lastOffsetDelta + 1 and to the records present, inflated to at most `max_size` bytes.
     `compacted`: a batch in a log the cleaner may have thinned (fewer records, offset deltas
@@ -39,9 +45,11 @@ def walk_batch(buf, pos: int, header: BatchHeader, max_size: int, *,
     last = header.last_offset_delta
     thinned = compacted and 0 < count <= last
     if count <= 0 or (count != last + 1 and not thinned):
-        raise InvalidRecordsError(f"recordsCount {count} does not match lastOffsetDelta "
-                                  f"{header.last_offset_delta} (a batch of n records has "
-                                  f"lastOffsetDelta n-1, n >= 1)")
+        raise InvalidRecordsError(
+            f"recordsCount {count} does not match lastOffsetDelta "
+            f"{header.last_offset_delta} (a batch of n records has "
+            f"lastOffsetDelta n-1, n >= 1)"
+        )
     start, end = pos + HEADER_SIZE, pos + header.size
     codec = header.attributes & COMPRESSION_MASK
     if codec:
@@ -51,7 +59,7 @@ def walk_batch(buf, pos: int, header: BatchHeader, max_size: int, *,
         # the batch end as a copy would) costs less than copying megabytes.
         section = memoryview(buf)[start:end]
     else:
-        section = bytes(buf[start:end])   # bytes index fastest: small records take many reads
+        section = bytes(buf[start:end])  # bytes index fastest: small records take many reads
     return scan_records(section, 0, count, last if thinned else None)
 
 
@@ -70,21 +78,23 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
     # Seven bytes is the smallest record (length, attributes, timestamp and offset deltas, null
     # key, null value, no headers): a count above that is a lie we can see without the walk.
     if count > (end_all - p) // 7:
-        raise InvalidRecordsError(f"recordsCount {count} cannot fit in {end_all - p} bytes of "
-                                  f"records (a record takes at least 7)")
+        raise InvalidRecordsError(
+            f"recordsCount {count} cannot fit in {end_all - p} bytes of "
+            f"records (a record takes at least 7)"
+        )
     slow = read_unsigned
     limit = _INT32_ZIGZAG_LIMIT
     lo, hi = _NO_LOW, _NO_HIGH
     keyless = -1
     i = 0
-    zi = 0          # zigzag(i): the offset delta record i must carry
+    zi = 0  # zigzag(i): the offset delta record i must carry
     step = 2
     if thinned_to is not None:
-        zi, step = -1, 0   # matches no zigzag value, so every delta takes the slow check
+        zi, step = -1, 0  # matches no zigzag value, so every delta takes the slow check
         previous = -1
     try:
         for i in range(count):
-            b = data[p]                 # the record's length; zigzag's low bit is the sign
+            b = data[p]  # the record's length; zigzag's low bit is the sign
             if b & 1:
                 z, _ = slow(data, p)
                 raise _bad(i, f"record length {(z >> 1) ^ -(z & 1)} is negative")
@@ -101,7 +111,7 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
                     if z >= limit:
                         raise _bad(i, f"record length {z >> 1} exceeds 2^31-1")
                     end = p + (z >> 1)
-            b = data[p + 1]       # past the record's attributes byte (unused in v2)
+            b = data[p + 1]  # past the record's attributes byte (unused in v2)
             if b < 0x80:
                 z = b
                 p += 2
@@ -131,11 +141,17 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
             if z != zi:
                 d = (z >> 1) ^ -(z & 1)
                 if thinned_to is None:
-                    raise _bad(i, f"offset delta is {d}, expected {i} (deltas run "
-                                  f"0..recordsCount-1 in order)")
+                    raise _bad(
+                        i,
+                        f"offset delta is {d}, expected {i} (deltas run "
+                        f"0..recordsCount-1 in order)",
+                    )
                 if not previous < d <= thinned_to:
-                    raise _bad(i, f"offset delta {d} does not follow {previous} within "
-                                  f"lastOffsetDelta {thinned_to}")
+                    raise _bad(
+                        i,
+                        f"offset delta {d} does not follow {previous} within "
+                        f"lastOffsetDelta {thinned_to}",
+                    )
                 previous = d
             zi += step
             # key then value: a length (zigzag even, or 1 for null) and that many bytes
@@ -178,18 +194,26 @@ def scan_records(data, p: int, count: int, thinned_to: int | None = None) -> Rec
             else:
                 p = _scan_headers(data, p, end, i)
             if p != end:
-                raise _bad(i, f"its length says it ends at byte {end} of the records section "
-                              f"but its fields end at byte {p}")
+                raise _bad(
+                    i,
+                    f"its length says it ends at byte {end} of the records section "
+                    f"but its fields end at byte {p}",
+                )
     except IndexError:
-        raise _bad(i, f"it runs past the end of the records section ({end_all} bytes) while "
-                      f"recordsCount says {count}") from None
+        raise _bad(
+            i,
+            f"it runs past the end of the records section ({end_all} bytes) while "
+            f"recordsCount says {count}",
+        ) from None
     except InvalidRecordsError:
         raise
-    except CorruptBatchError as exc:     # a varint over 10 bytes, from read_unsigned
+    except CorruptBatchError as exc:  # a varint over 10 bytes, from read_unsigned
         raise _bad(i, str(exc)) from None
     if p != end_all:
-        raise InvalidRecordsError(f"{end_all - p} bytes follow the last of the {count} records "
-                                  f"(recordsCount); the batch must end with its last record")
+        raise InvalidRecordsError(
+            f"{end_all - p} bytes follow the last of the {count} records "
+            f"(recordsCount); the batch must end with its last record"
+        )
     return RecordsScan(lo, hi, keyless)
 
 
@@ -203,7 +227,7 @@ def _scan_headers(data, p: int, end: int, i: int) -> int:
         if klen < 0 or p + klen > end:
             raise _bad(i, f"header key length {klen} does not fit the record")
         try:
-            bytes(data[p:p + klen]).decode("utf-8")
+            bytes(data[p : p + klen]).decode("utf-8")
         except UnicodeDecodeError:
             raise _bad(i, "a header key is not UTF-8") from None
         p += klen

@@ -1,5 +1,6 @@
 """Kafka's zigzag varints (ByteUtils.writeVarint / writeVarlong) for the records inside a v2 batch,
 with a table of precomputed encodings so the hot loops in codec.py can skip the arithmetic."""
+
 from __future__ import annotations
 
 from clients.record.batch_header import CorruptBatchError
@@ -42,7 +43,7 @@ def decode_varint(buf, pos: int) -> tuple[int, int]:
     Raises CorruptBatchError when it runs past the end or exceeds 10 bytes."""
     if pos < len(buf):
         b = buf[pos]
-        if b < 0x80:        # the one-byte form (-64..63): no loop, no second call
+        if b < 0x80:  # the one-byte form (-64..63): no loop, no second call
             return (b >> 1) ^ -(b & 1), pos + 1
     z, pos = read_unsigned(buf, pos)
     return (z >> 1) ^ -(z & 1), pos
@@ -64,8 +65,9 @@ def read_unsigned(buf, pos: int) -> tuple[int, int]:
             return z, pos
         shift += 7
         if pos - start >= MAX_VARINT_BYTES:
-            raise CorruptBatchError(f"bad varint at record offset {start}: more than "
-                                    f"{MAX_VARINT_BYTES} bytes")
+            raise CorruptBatchError(
+                f"bad varint at record offset {start}: more than {MAX_VARINT_BYTES} bytes"
+            )
 
 
 VARINTS: tuple[bytes, ...] = tuple(encode_unsigned(n << 1) for n in range(TABLE_SIZE))

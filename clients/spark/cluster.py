@@ -1,19 +1,20 @@
 """What the driver asks the cluster before planning a read: the partitions of the topics read,
 their earliest and latest offsets, and the offsets of a timestamp, through the kraft client."""
+
 from __future__ import annotations
 
 from clients.consumer import Consumer
 from clients.errors import ErrorCode, KraftError
-from clients.types import TopicPartition
-
 from clients.spark.offsets import Partition, SourceOptionError
+from clients.types import TopicPartition
 
 
 class TopicsView:
     """One metadata Consumer (no group) for the life of a reader on the driver."""
 
-    def __init__(self, bootstrap: str, topics_kind: str, topics,
-                 isolation_level: str = "read_uncommitted") -> None:
+    def __init__(
+        self, bootstrap: str, topics_kind: str, topics, isolation_level: str = "read_uncommitted"
+    ) -> None:
         self.bootstrap, self.kind, self.topics = bootstrap, topics_kind, topics
         # read_committed: the latest offset is the last stable offset, where such a read ends.
         self.isolation_level = isolation_level
@@ -22,8 +23,9 @@ class TopicsView:
     @property
     def consumer(self) -> Consumer:
         if self._consumer is None:
-            self._consumer = Consumer(self.bootstrap, client_id="kraft-spark-driver",
-                                      isolation_level=self.isolation_level)
+            self._consumer = Consumer(
+                self.bootstrap, client_id="kraft-spark-driver", isolation_level=self.isolation_level
+            )
         return self._consumer
 
     def partitions(self) -> list[Partition]:
@@ -69,9 +71,12 @@ class TopicsView:
         if not partitions:
             return {}
         found = self.consumer.offsets_for_times(
-            {TopicPartition(t, p): timestamp_ms for t, p in partitions})
-        return {(tp.topic, tp.partition): (latest[(tp.topic, tp.partition)] if hit is None
-                                           else hit[0]) for tp, hit in found.items()}
+            {TopicPartition(t, p): timestamp_ms for t, p in partitions}
+        )
+        return {
+            (tp.topic, tp.partition): (latest[(tp.topic, tp.partition)] if hit is None else hit[0])
+            for tp, hit in found.items()
+        }
 
     def close(self) -> None:
         if self._consumer is not None:

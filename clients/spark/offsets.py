@@ -1,14 +1,15 @@
 """The source's pure core: Spark Kafka-source options (startingOffsets, endingOffsets, assign,
 maxOffsetsPerTrigger) parsed and checked, and offset ranges planned and split into tasks."""
+
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
 
-EARLIEST, LATEST = -2, -1       # Spark's Kafka source spells them so in per-partition JSON
+EARLIEST, LATEST = -2, -1  # Spark's Kafka source spells them so in per-partition JSON
 
-Partition = tuple[str, int]     # (topic, partition)
+Partition = tuple[str, int]  # (topic, partition)
 
 
 class Options(dict):
@@ -35,8 +36,8 @@ class SourceOptionError(ValueError):
 class OffsetRange:
     topic: str
     partition: int
-    start: int          # first offset read
-    end: int            # first offset not read
+    start: int  # first offset read
+    end: int  # first offset not read
 
     @property
     def size(self) -> int:
@@ -50,8 +51,9 @@ def topics_option(options: dict) -> tuple[str, object]:
     if len(given) != 1:
         raise SourceOptionError(
             "give exactly one of the options subscribe (topics, comma-separated), "
-            "subscribePattern (a regex) or assign (JSON {\"topic\": [0, 1]}); "
-            f"found {', '.join(given) or 'none'}")
+            'subscribePattern (a regex) or assign (JSON {"topic": [0, 1]}); '
+            f"found {', '.join(given) or 'none'}"
+        )
     kind, text = given[0], options[given[0]]
     if kind == "subscribe":
         topics = [t.strip() for t in text.split(",") if t.strip()]
@@ -65,8 +67,9 @@ def topics_option(options: dict) -> tuple[str, object]:
             raise SourceOptionError(f"subscribePattern={text!r} is not a regex: {exc}") from None
     doc = _json(kind, text)
     if not isinstance(doc, dict) or not all(
-            isinstance(ps, list) and all(isinstance(p, int) for p in ps) for ps in doc.values()):
-        raise SourceOptionError(f"assign={text!r}: expected JSON like {{\"orders\": [0, 1]}}")
+        isinstance(ps, list) and all(isinstance(p, int) for p in ps) for ps in doc.values()
+    ):
+        raise SourceOptionError(f'assign={text!r}: expected JSON like {{"orders": [0, 1]}}')
     return kind, sorted((t, p) for t, ps in doc.items() for p in ps)
 
 
@@ -78,15 +81,17 @@ def _json(name: str, text: str):
 
 
 def offsets_option(options: dict, name: str, default: str, *, ending: bool = False):
-    """"earliest" | "latest" | {(topic, p): offset or EARLIEST/LATEST}. endingOffsets may not
+    """ "earliest" | "latest" | {(topic, p): offset or EARLIEST/LATEST}. endingOffsets may not
     say earliest (Spark's rule: a batch ending at earliest reads nothing by mistake)."""
     text = (options.get(name) or default).strip()
     allowed = ("latest",) if ending else ("earliest", "latest")
     if text.lower() in allowed:
         return text.lower()
     if not text.startswith("{"):
-        raise SourceOptionError(f"{name}={text!r}: use {' or '.join(allowed)}, or JSON like "
-                                f"{{\"orders\": {{\"0\": 23, \"1\": -2}}}} (-2 earliest, -1 latest)")
+        raise SourceOptionError(
+            f"{name}={text!r}: use {' or '.join(allowed)}, or JSON like "
+            f'{{"orders": {{"0": 23, "1": -2}}}} (-2 earliest, -1 latest)'
+        )
     doc = _json(name, text)
     out = {}
     try:
@@ -97,8 +102,10 @@ def offsets_option(options: dict, name: str, default: str, *, ending: bool = Fal
                     raise ValueError(f"offset {offset} of {topic}-{p}")
                 out[(topic, int(p))] = offset
     except (AttributeError, TypeError, ValueError) as exc:
-        raise SourceOptionError(f"{name}={text!r}: {exc}; expected {{\"topic\": {{\"0\": offset}}}}"
-                                f" with offsets >= 0, -2 (earliest) or -1 (latest)") from None
+        raise SourceOptionError(
+            f'{name}={text!r}: {exc}; expected {{"topic": {{"0": offset}}}}'
+            f" with offsets >= 0, -2 (earliest) or -1 (latest)"
+        ) from None
     return out
 
 
@@ -126,8 +133,9 @@ def isolation_option(options: dict) -> str:
         return "read_uncommitted"
     text = str(options[names[0]]).strip().lower()
     if text not in ISOLATION_LEVELS:
-        raise SourceOptionError(f"{names[0]}={options[names[0]]!r}: expected read_committed or "
-                                f"read_uncommitted")
+        raise SourceOptionError(
+            f"{names[0]}={options[names[0]]!r}: expected read_committed or read_uncommitted"
+        )
     return text
 
 
@@ -153,13 +161,16 @@ def resolve(spec, partitions, earliest: dict, latest: dict, name: str) -> dict[P
     if isinstance(spec, dict):
         unknown = sorted(set(spec) - set(partitions))
         if unknown:
-            raise SourceOptionError(f"{name} names {', '.join(f'{t}-{p}' for t, p in unknown)}, "
-                                    f"which the topics read do not have")
+            raise SourceOptionError(
+                f"{name} names {', '.join(f'{t}-{p}' for t, p in unknown)}, "
+                f"which the topics read do not have"
+            )
     return out
 
 
-def check_data_loss(start: dict[Partition, int], earliest: dict, latest: dict,
-                    fail_on_data_loss: bool) -> dict[Partition, int]:
+def check_data_loss(
+    start: dict[Partition, int], earliest: dict, latest: dict, fail_on_data_loss: bool
+) -> dict[Partition, int]:
     """Starts below the log start offset (deleted by retention) or past the end. Spark's
     failOnDataLoss=true refuses; false carries on from the log start (or end)."""
     out = {}
@@ -172,13 +183,15 @@ def check_data_loss(start: dict[Partition, int], earliest: dict, latest: dict,
             raise SourceOptionError(
                 f"{tp[0]}-{tp[1]}: offset {offset} is no longer in the log (it holds {lo}-{hi}): "
                 f"records were deleted or the topic was recreated. Set failOnDataLoss=false to "
-                f"carry on from the nearest offset the log holds")
+                f"carry on from the nearest offset the log holds"
+            )
         out[tp] = min(max(offset, lo), hi)
     return out
 
 
-def cap(start: dict[Partition, int], end: dict[Partition, int],
-        limit: int | None) -> dict[Partition, int]:
+def cap(
+    start: dict[Partition, int], end: dict[Partition, int], limit: int | None
+) -> dict[Partition, int]:
     """Ends that hold at most `limit` offsets in all, shared in proportion to what each
     partition has waiting (Spark's maxOffsetsPerTrigger rule), never moving an end backwards."""
     waiting = {tp: max(0, end[tp] - start.get(tp, end[tp])) for tp in end}
@@ -191,7 +204,7 @@ def cap(start: dict[Partition, int], end: dict[Partition, int],
         out[tp] = start.get(tp, end[tp]) + share
         given += share
     for tp in sorted(end, key=lambda tp: -(waiting[tp] - (out[tp] - start.get(tp, end[tp])))):
-        if given >= limit:        # hand out what rounding down left over, largest first
+        if given >= limit:  # hand out what rounding down left over, largest first
             break
         if out[tp] < end[tp]:
             out[tp] += 1
@@ -199,12 +212,16 @@ def cap(start: dict[Partition, int], end: dict[Partition, int],
     return out
 
 
-def split(start: dict[Partition, int], end: dict[Partition, int],
-          min_partitions: int | None = None) -> list[OffsetRange]:
+def split(
+    start: dict[Partition, int], end: dict[Partition, int], min_partitions: int | None = None
+) -> list[OffsetRange]:
     """One range per partition with something to read; with minPartitions, big ranges are cut
     so there are about that many tasks (Spark's Kafka source rule)."""
-    ranges = [OffsetRange(t, p, start[(t, p)], end[(t, p)]) for t, p in sorted(end)
-              if (t, p) in start and end[(t, p)] > start[(t, p)]]
+    ranges = [
+        OffsetRange(t, p, start[(t, p)], end[(t, p)])
+        for t, p in sorted(end)
+        if (t, p) in start and end[(t, p)] > start[(t, p)]
+    ]
     total = sum(r.size for r in ranges)
     if not min_partitions or len(ranges) >= min_partitions or total == 0:
         return ranges
@@ -212,8 +229,10 @@ def split(start: dict[Partition, int], end: dict[Partition, int],
     for r in ranges:
         pieces = max(1, round(r.size * min_partitions / total))
         step = -(-r.size // pieces)
-        out += [OffsetRange(r.topic, r.partition, lo, min(lo + step, r.end))
-                for lo in range(r.start, r.end, step)]
+        out += [
+            OffsetRange(r.topic, r.partition, lo, min(lo + step, r.end))
+            for lo in range(r.start, r.end, step)
+        ]
     return out
 
 

@@ -1,5 +1,6 @@
 """Runs in the Spark executors: sends a task's rows to their topics with the idempotent
 Producer (acks=all), and fails the task when any record is not acknowledged."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,23 +28,32 @@ def send_rows(bootstrap: str, rows, default_topic: str | None, flush_timeout_s: 
     wins as in Spark), partition, headers (array<struct<key string, value binary>>)."""
     errors: list = []
     futures, n = [], 0
-    producer = Producer(bootstrap, acks="all", enable_idempotence=True,
-                        client_id="kraft-spark-writer")
+    producer = Producer(
+        bootstrap, acks="all", enable_idempotence=True, client_id="kraft-spark-writer"
+    )
     try:
         for row in rows:
             fields = row.asDict()
             topic = default_topic or fields.get("topic")
             if not topic:
-                raise ValueError("a row has no topic: set the option topic=<name> or give the "
-                                 "DataFrame a string column 'topic'")
+                raise ValueError(
+                    "a row has no topic: set the option topic=<name> or give the "
+                    "DataFrame a string column 'topic'"
+                )
             if "value" not in fields:
                 raise ValueError("the DataFrame written needs a 'value' column (string or binary)")
-            headers = [(h["key"], _bytes(h["value"], "headers.value"))
-                       for h in fields.get("headers") or ()]
-            futures.append(producer.send(topic, _bytes(fields["value"], "value"),
-                                         _bytes(fields.get("key"), "key"),
-                                         partition=fields.get("partition"),
-                                         headers=headers or None))
+            headers = [
+                (h["key"], _bytes(h["value"], "headers.value")) for h in fields.get("headers") or ()
+            ]
+            futures.append(
+                producer.send(
+                    topic,
+                    _bytes(fields["value"], "value"),
+                    _bytes(fields.get("key"), "key"),
+                    partition=fields.get("partition"),
+                    headers=headers or None,
+                )
+            )
             n += 1
             if len(futures) >= 10_000:
                 _settle(producer, futures, errors, flush_timeout_s)

@@ -1,17 +1,25 @@
 """The `kraft` Spark data source: Spark's Kafka-source options and schema over kraft topics.
 Batch and micro-batch reads plan offset ranges on the driver and read them in the executors."""
+
 from __future__ import annotations
 
 from pyspark.sql.datasource import (
-    DataSource, DataSourceReader, DataSourceStreamReader, DataSourceStreamWriter,
-    DataSourceWriter, InputPartition)
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+)
 
 from clients.spark import offsets as o
 
-SCHEMA = ("key binary, value binary, topic string, partition int, offset long, "
-          "timestamp timestamp, timestampType int, "
-          "headers array<struct<key: string, value: binary>>")
-POLL_TIMEOUT_MS = 120_000       # Spark's kafkaConsumer.pollTimeoutMs default
+SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset long, "
+    "timestamp timestamp, timestampType int, "
+    "headers array<struct<key: string, value: binary>>"
+)
+POLL_TIMEOUT_MS = 120_000  # Spark's kafkaConsumer.pollTimeoutMs default
 FLUSH_TIMEOUT_S = 120.0
 
 
@@ -24,8 +32,10 @@ class RangePartition(InputPartition):
 def _bootstrap(options) -> str:
     servers = options.get("kraft.bootstrap.servers")
     if not servers:
-        raise o.SourceOptionError("set the option kraft.bootstrap.servers to the brokers "
-                                  "(host:port[,host:port...]), e.g. 127.0.0.1:9092")
+        raise o.SourceOptionError(
+            "set the option kraft.bootstrap.servers to the brokers "
+            "(host:port[,host:port...]), e.g. 127.0.0.1:9092"
+        )
     return servers
 
 
@@ -63,11 +73,12 @@ class _Reading:
         self.fail_on_data_loss = o.bool_option(options, "failOnDataLoss", True)
         self.isolation_level = o.isolation_option(options)
         self.min_partitions = o.int_option(options, "minPartitions")
-        self.poll_timeout_ms = o.int_option(options, "kafkaConsumer.pollTimeoutMs") \
-            or POLL_TIMEOUT_MS
+        self.poll_timeout_ms = (
+            o.int_option(options, "kafkaConsumer.pollTimeoutMs") or POLL_TIMEOUT_MS
+        )
         self._view = None
 
-    def __getstate__(self):           # the executors need the options, not the driver's client
+    def __getstate__(self):  # the executors need the options, not the driver's client
         return {**self.__dict__, "_view": None}
 
     @property
@@ -75,8 +86,9 @@ class _Reading:
         if self._view is None:
             from clients.spark.cluster import TopicsView
 
-            self._view = TopicsView(self.bootstrap, self.topics_kind, self.topics,
-                                    self.isolation_level)
+            self._view = TopicsView(
+                self.bootstrap, self.topics_kind, self.topics, self.isolation_level
+            )
         return self._view
 
     def _starting(self, spec, partitions, earliest, latest):
@@ -85,8 +97,9 @@ class _Reading:
             try:
                 ts = int(ts)
             except ValueError:
-                raise o.SourceOptionError(f"startingTimestamp={ts!r}: expected milliseconds "
-                                          f"since the epoch") from None
+                raise o.SourceOptionError(
+                    f"startingTimestamp={ts!r}: expected milliseconds since the epoch"
+                ) from None
             return self.view.at_timestamp(partitions, ts, latest)
         return o.resolve(spec, partitions, earliest, latest, "startingOffsets")
 
@@ -94,10 +107,14 @@ class _Reading:
         from clients.spark.fetch import read_range
 
         if not isinstance(partition, RangePartition):
-            return iter(())     # Spark runs one empty task when partitions() gave none
-        return read_range(self.bootstrap, partition.range, poll_timeout_ms=self.poll_timeout_ms,
-                          fail_on_data_loss=self.fail_on_data_loss,
-                          isolation_level=self.isolation_level)
+            return iter(())  # Spark runs one empty task when partitions() gave none
+        return read_range(
+            self.bootstrap,
+            partition.range,
+            poll_timeout_ms=self.poll_timeout_ms,
+            fail_on_data_loss=self.fail_on_data_loss,
+            isolation_level=self.isolation_level,
+        )
 
 
 class BatchReader(_Reading, DataSourceReader):
@@ -126,8 +143,9 @@ class StreamReader(_Reading, DataSourceStreamReader):
         super().__init__(options)
         self.max_offsets = o.int_option(options, "maxOffsetsPerTrigger")
         if "endingOffsets" in options:
-            raise o.SourceOptionError("endingOffsets is for batch reads (spark.read); a stream "
-                                      "runs until stopped")
+            raise o.SourceOptionError(
+                "endingOffsets is for batch reads (spark.read); a stream runs until stopped"
+            )
 
     def initialOffset(self):
         starting = o.offsets_option(self.options, "startingOffsets", "latest")
@@ -160,7 +178,7 @@ class StreamReader(_Reading, DataSourceStreamReader):
         return [RangePartition(r) for r in o.split(start, end, self.min_partitions)]
 
     def commit(self, end):
-        pass        # Spark's checkpoint holds the offsets; the broker keeps nothing for us
+        pass  # Spark's checkpoint holds the offsets; the broker keeps nothing for us
 
     def stop(self):
         if self._view is not None:

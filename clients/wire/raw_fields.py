@@ -2,6 +2,7 @@
 views of the received buffer rather than the copies protobuf makes (it copies a bytes field into
 its arena when it parses, and again into a new `bytes` when the field is read). Malformed input
 raises WireFormatError where protobuf would refuse the message."""
+
 from __future__ import annotations
 
 # Wire types.
@@ -22,7 +23,7 @@ def parse_with_protobuf(message_type, data: bytes):
     """message_type.FromString(data), its refusal raised as WireFormatError."""
     try:
         return message_type.FromString(data)
-    except Exception as exc:     # noqa: BLE001 - protobuf's DecodeError and friends
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and friends
         raise WireFormatError(f"not a {message_type.__name__}: {exc}") from None
 
 
@@ -38,7 +39,7 @@ def read_fields(view: memoryview, pos: int, end: int):
 
 def read_field(view: memoryview, pos: int, end: int) -> tuple[int, int, object, int]:
     tag, after = read_varint(view, pos, end)
-    if after - pos > 5 or tag > 0xFFFFFFFF:      # protobuf's tags are 32-bit varints
+    if after - pos > 5 or tag > 0xFFFFFFFF:  # protobuf's tags are 32-bit varints
         raise WireFormatError(f"the tag at byte {pos} is over 32 bits")
     pos = after
     field, kind = tag >> 3, tag & 7
@@ -49,18 +50,20 @@ def read_field(view: memoryview, pos: int, end: int) -> tuple[int, int, object, 
         value, pos = read_varint(view, pos, end)
     elif kind == LEN:
         size, after = read_varint(view, pos, end)
-        if after - pos > 5:                         # and so are lengths
+        if after - pos > 5:  # and so are lengths
             raise WireFormatError(f"the length at byte {pos} is over 32 bits")
         pos = after
         if size > end - pos:
-            raise WireFormatError(f"a field of {size} bytes at byte {pos} runs past its "
-                                  f"message ({end - pos} bytes left)")
+            raise WireFormatError(
+                f"a field of {size} bytes at byte {pos} runs past its "
+                f"message ({end - pos} bytes left)"
+            )
         value, pos = (pos, pos + size), pos + size
     elif kind in (I64, I32):
         pos += 8 if kind == I64 else 4
         if pos > end:
             raise WireFormatError("a fixed-size field runs past its message")
-    elif kind == SGROUP:       # an unknown (deprecated) group: skipped whole, as protobuf does
+    elif kind == SGROUP:  # an unknown (deprecated) group: skipped whole, as protobuf does
         while True:
             if pos >= end:
                 raise WireFormatError(f"group {field} is not closed")

@@ -1,14 +1,24 @@
 """Broker membership: registration with incarnation checks, heartbeats that unfence a broker
 once it has caught up with the metadata log, and fencing of brokers whose session expired."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from clients.errors import ErrorCode
-from kraft.controller.messages import (BrokerHeartbeatRequest, BrokerHeartbeatResponse,
-                                       RegisterBrokerRequest, RegisterBrokerResponse)
-from kraft.controller.partition_change import (UncleanPolicy, fence_broker, remove_from_isrs,
-                                               take_replicas_offline, unfence_broker)
+from kraft.controller.messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    RegisterBrokerRequest,
+    RegisterBrokerResponse,
+)
+from kraft.controller.partition_change import (
+    UncleanPolicy,
+    fence_broker,
+    remove_from_isrs,
+    take_replicas_offline,
+    unfence_broker,
+)
 from kraft.controller.result import ControllerResult, PendingRecords
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.records import RegisterBrokerRecord
@@ -51,8 +61,11 @@ class BrokerSessions:
         the new controller cannot know the old process is alive, and refusing its successor
         would stall every restart for broker.session.timeout.ms."""
         last = self._last_contact_ms.get(broker_id)
-        return (broker_id in self._heard and last is not None
-                and now_ms - last < self.session_timeout_ms)
+        return (
+            broker_id in self._heard
+            and last is not None
+            and now_ms - last < self.session_timeout_ms
+        )
 
     def expired(self, image: MetadataImage, now_ms: int) -> list[int]:
         """Unfenced brokers whose session is over. One never heard from starts its session now:
@@ -66,22 +79,28 @@ class BrokerSessions:
 
     def next_deadline_ms(self, image: MetadataImage) -> int | None:
         """When the next unfenced broker's session ends if it stays silent."""
-        deadlines = [self._last_contact_ms[b.broker_id] + self.session_timeout_ms
-                     for b in image.live_brokers() if b.broker_id in self._last_contact_ms]
+        deadlines = [
+            self._last_contact_ms[b.broker_id] + self.session_timeout_ms
+            for b in image.live_brokers()
+            if b.broker_id in self._last_contact_ms
+        ]
         return min(deadlines, default=None)
 
 
-def check_broker_epoch(image: MetadataImage, broker_id: int,
-                       broker_epoch: int) -> tuple[int, str] | None:
+def check_broker_epoch(
+    image: MetadataImage, broker_id: int, broker_epoch: int
+) -> tuple[int, str] | None:
     """(error code, message) when the sender is not the broker's current registration."""
     broker = image.broker(broker_id)
     if broker is None:
         return ErrorCode.STALE_BROKER_EPOCH, (
-            f"broker {broker_id} is not registered; it must register again before this request")
+            f"broker {broker_id} is not registered; it must register again before this request"
+        )
     if broker.broker_epoch != broker_epoch:
         return ErrorCode.STALE_BROKER_EPOCH, (
             f"broker {broker_id} sent broker epoch {broker_epoch} but is registered with epoch "
-            f"{broker.broker_epoch}; a newer registration replaced this process")
+            f"{broker.broker_epoch}; a newer registration replaced this process"
+        )
     return None
 
 
@@ -91,29 +110,58 @@ def next_broker_epoch(image: MetadataImage) -> int:
     return max([image.offset + 1] + [b.broker_epoch + 1 for b in image.brokers.values()])
 
 
-def register_broker(image: MetadataImage, sessions: BrokerSessions, req: RegisterBrokerRequest,
-                    now_ms: int, unclean_for: UncleanPolicy
-                    ) -> ControllerResult[RegisterBrokerResponse]:
+def register_broker(
+    image: MetadataImage,
+    sessions: BrokerSessions,
+    req: RegisterBrokerRequest,
+    now_ms: int,
+    unclean_for: UncleanPolicy,
+) -> ControllerResult[RegisterBrokerResponse]:
     if req.broker_id < 0:
-        return ControllerResult([], RegisterBrokerResponse(
-            ErrorCode.INVALID_REQUEST, f"broker id {req.broker_id} is negative; set node.id >= 0"))
+        return ControllerResult(
+            [],
+            RegisterBrokerResponse(
+                ErrorCode.INVALID_REQUEST,
+                f"broker id {req.broker_id} is negative; set node.id >= 0",
+            ),
+        )
     if not req.incarnation_id:
-        return ControllerResult([], RegisterBrokerResponse(
-            ErrorCode.INVALID_REQUEST, "the registration has no incarnation id"))
+        return ControllerResult(
+            [],
+            RegisterBrokerResponse(
+                ErrorCode.INVALID_REQUEST, "the registration has no incarnation id"
+            ),
+        )
     existing = image.broker(req.broker_id)
-    if (existing is not None and existing.incarnation_id != req.incarnation_id
-            and sessions.has_valid_session(req.broker_id, now_ms)):
-        return ControllerResult([], RegisterBrokerResponse(
-            ErrorCode.DUPLICATE_BROKER_REGISTRATION,
-            f"broker {req.broker_id} is already registered by another running process "
-            f"(incarnation {existing.incarnation_id}); check that node.id is unique. If that "
-            f"process is gone, registering succeeds once it has been silent for "
-            f"broker.session.timeout.ms ({sessions.session_timeout_ms} ms)"))
+    if (
+        existing is not None
+        and existing.incarnation_id != req.incarnation_id
+        and sessions.has_valid_session(req.broker_id, now_ms)
+    ):
+        return ControllerResult(
+            [],
+            RegisterBrokerResponse(
+                ErrorCode.DUPLICATE_BROKER_REGISTRATION,
+                f"broker {req.broker_id} is already registered by another running process "
+                f"(incarnation {existing.incarnation_id}); check that node.id is unique. If that "
+                f"process is gone, registering succeeds once it has been silent for "
+                f"broker.session.timeout.ms ({sessions.session_timeout_ms} ms)",
+            ),
+        )
     epoch = next_broker_epoch(image)
     pending = PendingRecords(image)
-    pending.append(RegisterBrokerRecord(req.broker_id, req.incarnation_id, epoch, req.host,
-                                        req.port, req.rack, fenced=True,
-                                        listeners=tuple(req.listeners)))
+    pending.append(
+        RegisterBrokerRecord(
+            req.broker_id,
+            req.incarnation_id,
+            epoch,
+            req.host,
+            req.port,
+            req.rack,
+            fenced=True,
+            listeners=tuple(req.listeners),
+        )
+    )
     if existing is not None:
         # The new process starts fenced and may have lost unflushed data: it leads nothing
         # and is in no ISR until it has caught up and been unfenced.
@@ -122,15 +170,23 @@ def register_broker(image: MetadataImage, sessions: BrokerSessions, req: Registe
     return ControllerResult(pending.records, RegisterBrokerResponse(broker_epoch=epoch))
 
 
-def broker_heartbeat(image: MetadataImage, sessions: BrokerSessions,
-                     registration_offsets: Mapping[int, int], req: BrokerHeartbeatRequest,
-                     now_ms: int, unclean_for: UncleanPolicy
-                     ) -> ControllerResult[BrokerHeartbeatResponse]:
+def broker_heartbeat(
+    image: MetadataImage,
+    sessions: BrokerSessions,
+    registration_offsets: Mapping[int, int],
+    req: BrokerHeartbeatRequest,
+    now_ms: int,
+    unclean_for: UncleanPolicy,
+) -> ControllerResult[BrokerHeartbeatResponse]:
     broker = image.broker(req.broker_id)
     if broker is None:
-        return ControllerResult([], BrokerHeartbeatResponse(
-            ErrorCode.BROKER_ID_NOT_REGISTERED,
-            f"broker {req.broker_id} is not registered; it must register before heartbeating"))
+        return ControllerResult(
+            [],
+            BrokerHeartbeatResponse(
+                ErrorCode.BROKER_ID_NOT_REGISTERED,
+                f"broker {req.broker_id} is not registered; it must register before heartbeating",
+            ),
+        )
     problem = check_broker_epoch(image, req.broker_id, req.broker_epoch)
     if problem:
         return ControllerResult([], BrokerHeartbeatResponse(*problem))
@@ -150,12 +206,17 @@ def broker_heartbeat(image: MetadataImage, sessions: BrokerSessions,
     should_shut_down = req.want_shutdown and fenced
     if should_shut_down:
         sessions.forget(req.broker_id)
-    return ControllerResult(pending.records, BrokerHeartbeatResponse(
-        is_caught_up=caught_up, is_fenced=fenced, should_shut_down=should_shut_down))
+    return ControllerResult(
+        pending.records,
+        BrokerHeartbeatResponse(
+            is_caught_up=caught_up, is_fenced=fenced, should_shut_down=should_shut_down
+        ),
+    )
 
 
-def maybe_fence_stale_brokers(image: MetadataImage, sessions: BrokerSessions, now_ms: int,
-                              unclean_for: UncleanPolicy) -> ControllerResult[tuple[int, ...]]:
+def maybe_fence_stale_brokers(
+    image: MetadataImage, sessions: BrokerSessions, now_ms: int, unclean_for: UncleanPolicy
+) -> ControllerResult[tuple[int, ...]]:
     """Fence every unfenced broker silent for broker.session.timeout.ms; the response lists
     them."""
     stale = sessions.expired(image, now_ms)
@@ -165,8 +226,13 @@ def maybe_fence_stale_brokers(image: MetadataImage, sessions: BrokerSessions, no
     return ControllerResult(pending.records, tuple(stale))
 
 
-def fence_dead_broker(image: MetadataImage, sessions: BrokerSessions, broker_id: int,
-                      broker_epoch: int, unclean_for: UncleanPolicy) -> ControllerResult[bool]:
+def fence_dead_broker(
+    image: MetadataImage,
+    sessions: BrokerSessions,
+    broker_id: int,
+    broker_epoch: int,
+    unclean_for: UncleanPolicy,
+) -> ControllerResult[bool]:
     """Fence `broker_id` before its session ends: another broker saw its connection refused and
     a probe by this controller found nothing listening at its address (a killed process), so
     waiting out broker.session.timeout.ms would only keep its partitions leaderless. Only the

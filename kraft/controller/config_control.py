@@ -1,5 +1,6 @@
 """Topic configs: describing a topic's effective configs with where each value comes from,
 incremental alters validated as a whole, and the per-topic settings other commands read."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -7,10 +8,16 @@ from collections.abc import Mapping
 from clients.errors import ErrorCode
 from clients.topics import INTERNAL_TOPICS
 from kraft.controller.controller_config import ControllerConfig
-from kraft.controller.messages import (AlterConfigOpType, AlterConfigsResult, ConfigEntry,
-                                       DescribeConfigsRequest, DescribeConfigsResponse,
-                                       DescribeConfigsResult, IncrementalAlterConfigsRequest,
-                                       IncrementalAlterConfigsResponse)
+from kraft.controller.messages import (
+    AlterConfigOpType,
+    AlterConfigsResult,
+    ConfigEntry,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    DescribeConfigsResult,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
 from kraft.controller.partition_change import partition_change
 from kraft.controller.result import ControllerResult, PendingRecords
 from kraft.log.log_config import TOPIC_CONFIGS, ConfigError, LogConfig
@@ -27,8 +34,10 @@ def internal_topic_problem(name: str, action: str) -> str | None:
     no client may delete, reconfigure or resize them, whatever its ACLs say."""
     if name not in INTERNAL_TOPICS:
         return None
-    return (f"topic '{name}' is internal to kraft and cannot be {action} by a client; "
-            f"its brokers manage it")
+    return (
+        f"topic '{name}' is internal to kraft and cannot be {action} by a client; "
+        f"its brokers manage it"
+    )
 
 
 class TopicConfigs:
@@ -63,20 +72,27 @@ class TopicConfigs:
             return "STATIC_BROKER_CONFIG"
         return "DEFAULT_CONFIG"
 
-    def describe(self, image: MetadataImage,
-                 req: DescribeConfigsRequest) -> ControllerResult[DescribeConfigsResponse]:
-        return ControllerResult([], DescribeConfigsResponse(
-            tuple(self._describe_one(image, res) for res in req.resources)))
+    def describe(
+        self, image: MetadataImage, req: DescribeConfigsRequest
+    ) -> ControllerResult[DescribeConfigsResponse]:
+        return ControllerResult(
+            [],
+            DescribeConfigsResponse(tuple(self._describe_one(image, res) for res in req.resources)),
+        )
 
     def _describe_one(self, image, res) -> DescribeConfigsResult:
         def fail(code, message):
             return DescribeConfigsResult(res.resource_type, res.resource_name, code, message)
+
         if res.resource_type != TOPIC_RESOURCE:
-            return fail(ErrorCode.INVALID_REQUEST,
-                        f"resource type '{res.resource_type}' is not supported; use 'topic'")
+            return fail(
+                ErrorCode.INVALID_REQUEST,
+                f"resource type '{res.resource_type}' is not supported; use 'topic'",
+            )
         if image.topic(res.resource_name) is None:
-            return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        unknown_topic_message(res.resource_name))
+            return fail(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, unknown_topic_message(res.resource_name)
+            )
         overrides = image.topic_configs(res.resource_name)
         effective = self.effective(image, res.resource_name).to_props()
         keys = list(res.keys) if res.keys else sorted(effective)
@@ -89,8 +105,9 @@ class TopicConfigs:
             entries.append(ConfigEntry(key, effective[key], source == "DEFAULT_CONFIG", source))
         return DescribeConfigsResult(res.resource_type, res.resource_name, configs=tuple(entries))
 
-    def incremental_alter(self, image: MetadataImage, req: IncrementalAlterConfigsRequest
-                          ) -> ControllerResult[IncrementalAlterConfigsResponse]:
+    def incremental_alter(
+        self, image: MetadataImage, req: IncrementalAlterConfigsRequest
+    ) -> ControllerResult[IncrementalAlterConfigsResponse]:
         pending, results = PendingRecords(image), []
         for res in req.resources:
             code, message, changes = self._alter_one(pending.image, res)
@@ -115,8 +132,11 @@ class TopicConfigs:
 
     def _alter_one(self, image, res) -> tuple[int, str, list[ConfigRecord]]:
         if res.resource_type != TOPIC_RESOURCE:
-            return (ErrorCode.INVALID_REQUEST,
-                    f"resource type '{res.resource_type}' is not supported; use 'topic'", [])
+            return (
+                ErrorCode.INVALID_REQUEST,
+                f"resource type '{res.resource_type}' is not supported; use 'topic'",
+                [],
+            )
         name = res.resource_name
         internal = internal_topic_problem(name, "reconfigured")
         if internal:
@@ -146,8 +166,11 @@ class TopicConfigs:
                 new[op.name] = op.value
                 continue
             if definition.type != "list":
-                return (ErrorCode.INVALID_CONFIG,
-                        f"{op.name}: {op.op.name} works on list configs only; use SET", [])
+                return (
+                    ErrorCode.INVALID_CONFIG,
+                    f"{op.name}: {op.op.name} works on list configs only; use SET",
+                    [],
+                )
             items = [i for i in effective[op.name].split(",") if i]
             given = [i.strip() for i in op.value.split(",") if i.strip()]
             if op.op == AlterConfigOpType.APPEND:
@@ -159,6 +182,9 @@ class TopicConfigs:
             self.validate(new)
         except ConfigError as exc:
             return ErrorCode.INVALID_CONFIG, str(exc), []
-        changes = [ConfigRecord(TOPIC_RESOURCE, name, k, new.get(k))
-                   for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+        changes = [
+            ConfigRecord(TOPIC_RESOURCE, name, k, new.get(k))
+            for k in sorted(old.keys() | new.keys())
+            if old.get(k) != new.get(k)
+        ]
         return ErrorCode.NONE, "", changes

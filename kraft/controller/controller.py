@@ -1,5 +1,6 @@
 """QuorumController: the façade the controller's Raft driver calls. Commands read the state
 and return ControllerResult(records, response); only replay() changes the state."""
+
 from __future__ import annotations
 
 import random
@@ -8,20 +9,34 @@ from kraft.controller import acl_control, cluster_control, replication_control, 
 from kraft.controller.cluster_control import BrokerSessions
 from kraft.controller.config_control import TopicConfigs
 from kraft.controller.controller_config import ControllerConfig
-from kraft.controller.messages import (CreateAclsRequest, CreateAclsResponse,
-                                       DeleteAclsRequest, DeleteAclsResponse,
-                                       DescribeAclsRequest, DescribeAclsResponse,
-                                       AllocateProducerIdsRequest, AllocateProducerIdsResponse,
-                                       AlterPartitionRequest, AlterPartitionResponse,
-                                       BrokerHeartbeatRequest, BrokerHeartbeatResponse,
-                                       CreatePartitionsRequest, CreatePartitionsResponse,
-                                       CreateTopicsRequest, CreateTopicsResponse,
-                                       DeleteTopicsRequest, DeleteTopicsResponse,
-                                       DescribeConfigsRequest, DescribeConfigsResponse,
-                                       ElectLeadersRequest, ElectLeadersResponse,
-                                       IncrementalAlterConfigsRequest,
-                                       IncrementalAlterConfigsResponse, RegisterBrokerRequest,
-                                       RegisterBrokerResponse)
+from kraft.controller.messages import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    CreateAclsRequest,
+    CreateAclsResponse,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+    RegisterBrokerRequest,
+    RegisterBrokerResponse,
+)
 from kraft.controller.producer_id_control import allocate_producer_ids
 from kraft.controller.result import ControllerResult
 from kraft.metadata.delta import MetadataDelta
@@ -42,8 +57,12 @@ class QuorumController:
     broker's registration landed in the log (to tell when it has caught up), rebuilt by replay;
     and broker sessions, soft state the active controller keeps from heartbeats."""
 
-    def __init__(self, config: ControllerConfig | None = None,
-                 image: MetadataImage = EMPTY_IMAGE, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        config: ControllerConfig | None = None,
+        image: MetadataImage = EMPTY_IMAGE,
+        rng: random.Random | None = None,
+    ) -> None:
         self.config = config or ControllerConfig()
         self.topic_configs = TopicConfigs(self.config)
         self.rng = rng or random.Random(0)
@@ -87,25 +106,30 @@ class QuorumController:
     def _unclean(self, image: MetadataImage | None = None):
         return self.topic_configs.unclean_policy(image or self._image)
 
-    def handle_register_broker(self, req: RegisterBrokerRequest,
-                               now_ms: int) -> ControllerResult[RegisterBrokerResponse]:
-        return cluster_control.register_broker(self._image, self.sessions, req, now_ms,
-                                               self._unclean())
+    def handle_register_broker(
+        self, req: RegisterBrokerRequest, now_ms: int
+    ) -> ControllerResult[RegisterBrokerResponse]:
+        return cluster_control.register_broker(
+            self._image, self.sessions, req, now_ms, self._unclean()
+        )
 
-    def handle_broker_heartbeat(self, req: BrokerHeartbeatRequest,
-                                now_ms: int) -> ControllerResult[BrokerHeartbeatResponse]:
-        return cluster_control.broker_heartbeat(self._image, self.sessions,
-                                                self._registration_offsets, req, now_ms,
-                                                self._unclean())
+    def handle_broker_heartbeat(
+        self, req: BrokerHeartbeatRequest, now_ms: int
+    ) -> ControllerResult[BrokerHeartbeatResponse]:
+        return cluster_control.broker_heartbeat(
+            self._image, self.sessions, self._registration_offsets, req, now_ms, self._unclean()
+        )
 
     def maybe_fence_stale_brokers(self, now_ms: int) -> ControllerResult[tuple[int, ...]]:
-        return cluster_control.maybe_fence_stale_brokers(self._image, self.sessions, now_ms,
-                                                         self._unclean())
+        return cluster_control.maybe_fence_stale_brokers(
+            self._image, self.sessions, now_ms, self._unclean()
+        )
 
     def fence_dead_broker(self, broker_id: int, broker_epoch: int) -> ControllerResult[bool]:
         """A broker found not listening (cluster_control.fence_dead_broker)."""
-        return cluster_control.fence_dead_broker(self._image, self.sessions, broker_id,
-                                                 broker_epoch, self._unclean())
+        return cluster_control.fence_dead_broker(
+            self._image, self.sessions, broker_id, broker_epoch, self._unclean()
+        )
 
     def credit_stall(self, stalled_ms: int) -> None:
         """This controller was stalled (a pause of its process, a starved CPU): see
@@ -117,34 +141,40 @@ class QuorumController:
         return self.sessions.next_deadline_ms(self._image)
 
     # -- topics and partitions
-    def handle_create_topics(self, req: CreateTopicsRequest,
-                             now_ms: int) -> ControllerResult[CreateTopicsResponse]:
+    def handle_create_topics(
+        self, req: CreateTopicsRequest, now_ms: int
+    ) -> ControllerResult[CreateTopicsResponse]:
         return replication_control.create_topics(self._image, self.topic_configs, req, self.rng)
 
-    def handle_delete_topics(self, req: DeleteTopicsRequest,
-                             now_ms: int) -> ControllerResult[DeleteTopicsResponse]:
+    def handle_delete_topics(
+        self, req: DeleteTopicsRequest, now_ms: int
+    ) -> ControllerResult[DeleteTopicsResponse]:
         return replication_control.delete_topics(self._image, self.topic_configs, req)
 
-    def handle_create_partitions(self, req: CreatePartitionsRequest,
-                                 now_ms: int) -> ControllerResult[CreatePartitionsResponse]:
-        return replication_control.create_partitions(self._image, self.topic_configs, req,
-                                                     self.rng)
+    def handle_create_partitions(
+        self, req: CreatePartitionsRequest, now_ms: int
+    ) -> ControllerResult[CreatePartitionsResponse]:
+        return replication_control.create_partitions(self._image, self.topic_configs, req, self.rng)
 
-    def handle_alter_partition(self, req: AlterPartitionRequest,
-                               now_ms: int) -> ControllerResult[AlterPartitionResponse]:
+    def handle_alter_partition(
+        self, req: AlterPartitionRequest, now_ms: int
+    ) -> ControllerResult[AlterPartitionResponse]:
         return replication_control.alter_partition(self._image, req)
 
-    def handle_elect_leaders(self, req: ElectLeadersRequest,
-                             now_ms: int) -> ControllerResult[ElectLeadersResponse]:
+    def handle_elect_leaders(
+        self, req: ElectLeadersRequest, now_ms: int
+    ) -> ControllerResult[ElectLeadersResponse]:
         return replication_control.elect_leaders(self._image, req, self._unclean())
 
     # -- configs and producer ids
-    def handle_describe_configs(self, req: DescribeConfigsRequest
-                                ) -> ControllerResult[DescribeConfigsResponse]:
+    def handle_describe_configs(
+        self, req: DescribeConfigsRequest
+    ) -> ControllerResult[DescribeConfigsResponse]:
         return self.topic_configs.describe(self._image, req)
 
-    def handle_incremental_alter_configs(self, req: IncrementalAlterConfigsRequest, now_ms: int
-                                         ) -> ControllerResult[IncrementalAlterConfigsResponse]:
+    def handle_incremental_alter_configs(
+        self, req: IncrementalAlterConfigsRequest, now_ms: int
+    ) -> ControllerResult[IncrementalAlterConfigsResponse]:
         return self.topic_configs.incremental_alter(self._image, req)
 
     # -- SCRAM users
@@ -154,19 +184,23 @@ class QuorumController:
     def handle_describe_user_scram_credentials(self, req):
         return scram_control.describe_user_scram_credentials(self._image, req)
 
-    def handle_allocate_producer_ids(self, req: AllocateProducerIdsRequest, now_ms: int
-                                     ) -> ControllerResult[AllocateProducerIdsResponse]:
+    def handle_allocate_producer_ids(
+        self, req: AllocateProducerIdsRequest, now_ms: int
+    ) -> ControllerResult[AllocateProducerIdsResponse]:
         return allocate_producer_ids(self._image, req)
 
     # -- ACLs
-    def handle_create_acls(self, req: CreateAclsRequest,
-                           now_ms: int) -> ControllerResult[CreateAclsResponse]:
+    def handle_create_acls(
+        self, req: CreateAclsRequest, now_ms: int
+    ) -> ControllerResult[CreateAclsResponse]:
         return acl_control.create_acls(self._image, req, self.rng)
 
-    def handle_delete_acls(self, req: DeleteAclsRequest,
-                           now_ms: int) -> ControllerResult[DeleteAclsResponse]:
+    def handle_delete_acls(
+        self, req: DeleteAclsRequest, now_ms: int
+    ) -> ControllerResult[DeleteAclsResponse]:
         return acl_control.delete_acls(self._image, req)
 
-    def handle_describe_acls(self, req: DescribeAclsRequest,
-                             now_ms: int) -> ControllerResult[DescribeAclsResponse]:
+    def handle_describe_acls(
+        self, req: DescribeAclsRequest, now_ms: int
+    ) -> ControllerResult[DescribeAclsResponse]:
         return acl_control.describe_acls(self._image, req)

@@ -1,5 +1,6 @@
 """Requests and responses of the Controller service as frozen dataclasses; the wire codec
 (broker/edge/controller_wire.py) maps them to protobuf. Error codes: clients.errors.ErrorCode."""
+
 from __future__ import annotations
 
 import enum
@@ -13,7 +14,7 @@ from kraft.security.acl import AclBinding, AclBindingFilter
 @dataclass(frozen=True)
 class RegisterBrokerRequest:
     broker_id: int
-    incarnation_id: str        # new on every process start: tells a restart from a duplicate
+    incarnation_id: str  # new on every process start: tells a restart from a duplicate
     host: str
     port: int
     rack: str | None = None
@@ -27,14 +28,14 @@ class RegisterBrokerResponse:
     error_code: int = 0
     error_message: str = ""
     broker_epoch: int = -1
-    controller_id: int = -1    # with NOT_CONTROLLER: the active controller (-1: not known)
+    controller_id: int = -1  # with NOT_CONTROLLER: the active controller (-1: not known)
 
 
 @dataclass(frozen=True)
 class BrokerHeartbeatRequest:
     broker_id: int
     broker_epoch: int
-    current_metadata_offset: int    # the broker's replayed metadata log offset
+    current_metadata_offset: int  # the broker's replayed metadata log offset
     want_fence: bool = False
     want_shutdown: bool = False
     # (topic_id, partition) replicas offline on this broker (a failed log dir, damaged files):
@@ -58,8 +59,8 @@ class BrokerHeartbeatResponse:
 @dataclass(frozen=True)
 class CreatableTopic:
     name: str
-    num_partitions: int = -1          # -1: num.partitions
-    replication_factor: int = -1      # -1: default.replication.factor
+    num_partitions: int = -1  # -1: num.partitions
+    replication_factor: int = -1  # -1: default.replication.factor
     configs: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -85,7 +86,7 @@ class CreateTopicResult:
 @dataclass(frozen=True)
 class CreateTopicsResponse:
     topics: tuple[CreateTopicResult, ...]
-    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_code: int = 0  # request-level: NOT_CONTROLLER comes with no results
     error_message: str = ""
     controller_id: int = -1
 
@@ -106,7 +107,7 @@ class DeleteTopicResult:
 @dataclass(frozen=True)
 class DeleteTopicsResponse:
     topics: tuple[DeleteTopicResult, ...]
-    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_code: int = 0  # request-level: NOT_CONTROLLER comes with no results
     error_message: str = ""
     controller_id: int = -1
 
@@ -114,7 +115,7 @@ class DeleteTopicsResponse:
 @dataclass(frozen=True)
 class CreatePartitionsTopic:
     name: str
-    count: int                        # the new total number of partitions
+    count: int  # the new total number of partitions
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ class CreatePartitionsResult:
 @dataclass(frozen=True)
 class CreatePartitionsResponse:
     topics: tuple[CreatePartitionsResult, ...]
-    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_code: int = 0  # request-level: NOT_CONTROLLER comes with no results
     error_message: str = ""
     controller_id: int = -1
 
@@ -141,9 +142,9 @@ class CreatePartitionsResponse:
 # -- configs
 @dataclass(frozen=True)
 class ConfigResource:
-    resource_type: str                # "topic"
+    resource_type: str  # "topic"
     resource_name: str
-    keys: tuple[str, ...] | None = None   # None: every key
+    keys: tuple[str, ...] | None = None  # None: every key
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ class ConfigEntry:
     name: str
     value: str
     is_default: bool
-    source: str                       # DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG
+    source: str  # DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ class DescribeConfigsResult:
 @dataclass(frozen=True)
 class DescribeConfigsResponse:
     results: tuple[DescribeConfigsResult, ...]
-    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_code: int = 0  # request-level: NOT_CONTROLLER comes with no results
     error_message: str = ""
     controller_id: int = -1
 
@@ -215,7 +216,7 @@ class AlterConfigsResult:
 @dataclass(frozen=True)
 class IncrementalAlterConfigsResponse:
     results: tuple[AlterConfigsResult, ...]
-    error_code: int = 0        # request-level: NOT_CONTROLLER comes with no results
+    error_code: int = 0  # request-level: NOT_CONTROLLER comes with no results
     error_message: str = ""
     controller_id: int = -1
 
@@ -280,14 +281,14 @@ class AlterPartitionResponse:
 # -- leader elections asked for by an admin
 class ElectionType(enum.IntEnum):
     # Kafka's numbering (ElectLeaders).
-    PREFERRED = 0      # the first replica, if it is live and in the ISR
-    UNCLEAN = 1        # leaderless partitions only: an ISR member, else any live replica
+    PREFERRED = 0  # the first replica, if it is live and in the ISR
+    UNCLEAN = 1  # leaderless partitions only: an ISR member, else any live replica
 
 
 @dataclass(frozen=True)
 class ElectLeadersRequest:
     election_type: ElectionType
-    partitions: tuple[tuple[str, int], ...] | None = None     # (topic, partition); None: all
+    partitions: tuple[tuple[str, int], ...] | None = None  # (topic, partition); None: all
 
 
 @dataclass(frozen=True)
@@ -320,7 +321,7 @@ class AclCreationResult:
 
 @dataclass(frozen=True)
 class CreateAclsResponse:
-    results: tuple[AclCreationResult, ...]      # one per creation, in order
+    results: tuple[AclCreationResult, ...]  # one per creation, in order
     error_code: int = 0
     error_message: str = ""
     controller_id: int = -1
@@ -348,7 +349,7 @@ class DeleteAclsResponse:
 
 @dataclass(frozen=True)
 class DescribeAclsRequest:
-    filters: tuple[AclBindingFilter, ...]       # bindings matching any of them
+    filters: tuple[AclBindingFilter, ...]  # bindings matching any of them
 
 
 @dataclass(frozen=True)
@@ -363,6 +364,7 @@ class DescribeAclsResponse:
 @dataclass(frozen=True)
 class ScramCredentialUpsertion:
     """The client salts and iterates the password; the controller never sees it."""
+
     name: str
     mechanism: str
     iterations: int
@@ -399,7 +401,7 @@ class AlterUserScramCredentialsResponse:
 
 @dataclass(frozen=True)
 class DescribeUserScramCredentialsRequest:
-    users: tuple[str, ...] = ()          # empty: every user
+    users: tuple[str, ...] = ()  # empty: every user
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ broker being fenced or unfenced. Rules (Kafka's, without ELR):
   leader with an ISR of itself (acknowledged writes may be lost);
 - else the partition has no leader (-1) until an ISR member comes back;
 - the ISR never becomes empty: the last member stays, so it may lead again when it returns."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,12 +16,17 @@ from kraft.controller.result import PendingRecords
 from kraft.metadata.image import MetadataImage, PartitionRegistration
 from kraft.metadata.records import NO_LEADER, BrokerRegistrationChangeRecord, PartitionChangeRecord
 
-UncleanPolicy = Callable[[str], bool]     # topic name -> unclean.leader.election.enable
+UncleanPolicy = Callable[[str], bool]  # topic name -> unclean.leader.election.enable
 
 
-def partition_change(image: MetadataImage, topic_id: str, partition: int,
-                     reg: PartitionRegistration, target_isr: tuple[int, ...] | None = None,
-                     unclean: bool = False) -> PartitionChangeRecord | None:
+def partition_change(
+    image: MetadataImage,
+    topic_id: str,
+    partition: int,
+    reg: PartitionRegistration,
+    target_isr: tuple[int, ...] | None = None,
+    unclean: bool = False,
+) -> PartitionChangeRecord | None:
     """The record moving `reg` to `target_isr` (default: unchanged) with a leader elected by
     the rules above; None when nothing would change."""
     isr = reg.isr if target_isr is None else tuple(target_isr)
@@ -60,14 +66,17 @@ def remove_from_isrs(pending: PendingRecords, broker_id: int, unclean_for: Uncle
         if broker_id not in reg.isr and reg.leader != broker_id:
             continue
         isr = tuple(b for b in reg.isr if b != broker_id) or reg.isr
-        record = partition_change(image, tp.topic_id, tp.partition, reg, isr,
-                                  unclean_for(tp.topic))
+        record = partition_change(image, tp.topic_id, tp.partition, reg, isr, unclean_for(tp.topic))
         if record is not None:
             pending.append(record)
 
 
-def take_replicas_offline(pending: PendingRecords, broker_id: int,
-                          replicas: tuple[tuple[str, int], ...], unclean_for: UncleanPolicy) -> None:
+def take_replicas_offline(
+    pending: PendingRecords,
+    broker_id: int,
+    replicas: tuple[tuple[str, int], ...],
+    unclean_for: UncleanPolicy,
+) -> None:
     """Kafka's handleDirectoriesOffline, per replica (partitions here carry no log dir): record
     the broker's newly reported offline replicas (topic_id, partition), drop it from those ISRs
     and move their leadership away, as fencing does for all of a broker's partitions."""
@@ -80,8 +89,11 @@ def take_replicas_offline(pending: PendingRecords, broker_id: int,
     if not new:
         return
     still = {tp for tp in broker.offline_replicas if image.topic_by_id(tp[0]) is not None}
-    pending.append(BrokerRegistrationChangeRecord(broker_id, broker.broker_epoch, broker.fenced,
-                                                  tuple(sorted(still | new))))
+    pending.append(
+        BrokerRegistrationChangeRecord(
+            broker_id, broker.broker_epoch, broker.fenced, tuple(sorted(still | new))
+        )
+    )
     image = pending.image
     for topic_id, partition in sorted(new):
         topic = image.topic_by_id(topic_id)
@@ -103,7 +115,8 @@ def unfence_broker(pending: PendingRecords, broker_id: int, unclean_for: Unclean
     image = pending.image
     for tp in image.partitions_replicated_on(broker_id):
         if tp.registration.leader == NO_LEADER:
-            record = partition_change(image, tp.topic_id, tp.partition, tp.registration,
-                                      unclean=unclean_for(tp.topic))
+            record = partition_change(
+                image, tp.topic_id, tp.partition, tp.registration, unclean=unclean_for(tp.topic)
+            )
             if record is not None:
                 pending.append(record)

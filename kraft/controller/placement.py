@@ -1,5 +1,6 @@
 """Replica placement for new partitions: round-robin over the usable brokers so leaders spread
 evenly, followers shifted per round, and replicas of a partition on distinct racks when possible."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -29,9 +30,13 @@ def rack_alternated(brokers: Sequence[UsableBroker]) -> list[UsableBroker]:
     return out
 
 
-def place_replicas(brokers: Sequence[UsableBroker], num_partitions: int,
-                   replication_factor: int, start_index: int = 0,
-                   first_partition: int = 0) -> list[tuple[int, ...]]:
+def place_replicas(
+    brokers: Sequence[UsableBroker],
+    num_partitions: int,
+    replication_factor: int,
+    start_index: int = 0,
+    first_partition: int = 0,
+) -> list[tuple[int, ...]]:
     """Replica lists for partitions first_partition .. first_partition+num_partitions-1; the
     first replica is the preferred leader. `start_index` (random per topic, from the caller)
     keeps every topic's partition 0 from landing on the same broker."""
@@ -39,8 +44,10 @@ def place_replicas(brokers: Sequence[UsableBroker], num_partitions: int,
         raise PlacementError(f"replication factor {replication_factor} must be at least 1")
     if replication_factor > len(brokers):
         n = len(brokers)
-        raise PlacementError(f"replication factor {replication_factor} is larger than the "
-                             f"{n} available broker{'' if n == 1 else 's'}")
+        raise PlacementError(
+            f"replication factor {replication_factor} is larger than the "
+            f"{n} available broker{'' if n == 1 else 's'}"
+        )
     ring = rack_alternated(brokers)
     n = len(ring)
     out = []

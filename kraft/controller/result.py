@@ -1,5 +1,6 @@
 """What every controller command returns (records to propose, the response to send once they
 commit), the records-in-progress helper commands use."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,7 +9,6 @@ from typing import Generic, TypeVar
 from kraft.metadata.delta import MetadataDelta
 from kraft.metadata.image import MetadataImage
 
-
 T = TypeVar("T")
 
 
@@ -16,6 +16,7 @@ T = TypeVar("T")
 class ControllerResult(Generic[T]):
     """Records to propose to the metadata log, and the response to send once they commit.
     No records: answer at once (nothing changes)."""
+
     records: list = field(default_factory=list)
     response: T | None = None
 

@@ -1,5 +1,6 @@
 """SCRAM users, the controller's commands: AlterUserScramCredentials turns salted passwords into
 StoredKey/ServerKey records; DescribeUserScramCredentials lists users and mechanisms, never keys."""
+
 from __future__ import annotations
 
 from clients.errors import ErrorCode
@@ -19,16 +20,19 @@ def _problem(name: str, mechanism: str, iterations: int | None = None) -> tuple[
     if not name:
         return UNACCEPTABLE_CREDENTIAL, "the user name is empty"
     if mechanism not in HASHES:
-        return UNSUPPORTED_SASL_MECHANISM, (f"mechanism {mechanism!r} is not supported; use "
-                                            f"{' or '.join(HASHES)}")
+        return UNSUPPORTED_SASL_MECHANISM, (
+            f"mechanism {mechanism!r} is not supported; use {' or '.join(HASHES)}"
+        )
     if iterations is not None and not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
-        return UNACCEPTABLE_CREDENTIAL, (f"iterations {iterations} is out of range; use "
-                                         f"{MIN_ITERATIONS} to {MAX_ITERATIONS}")
+        return UNACCEPTABLE_CREDENTIAL, (
+            f"iterations {iterations} is out of range; use {MIN_ITERATIONS} to {MAX_ITERATIONS}"
+        )
     return None
 
 
-def alter_user_scram_credentials(image: MetadataImage, req: m.AlterUserScramCredentialsRequest
-                                 ) -> ControllerResult[m.AlterUserScramCredentialsResponse]:
+def alter_user_scram_credentials(
+    image: MetadataImage, req: m.AlterUserScramCredentialsRequest
+) -> ControllerResult[m.AlterUserScramCredentialsResponse]:
     records: list = []
     results = []
     for d in req.deletions:
@@ -44,15 +48,18 @@ def alter_user_scram_credentials(image: MetadataImage, req: m.AlterUserScramCred
             problem = UNACCEPTABLE_CREDENTIAL, "the salt or salted password is empty"
         if problem is None:
             c = credential_from_salted(u.mechanism, u.salted_password, u.salt, u.iterations)
-            records.append(r.UserScramCredentialRecord(u.name, u.mechanism, c.salt, c.stored_key,
-                                                       c.server_key, c.iterations))
+            records.append(
+                r.UserScramCredentialRecord(
+                    u.name, u.mechanism, c.salt, c.stored_key, c.server_key, c.iterations
+                )
+            )
         results.append(m.AlterUserScramCredentialsResult(u.name, *(problem or (0, ""))))
     return ControllerResult(records, m.AlterUserScramCredentialsResponse(tuple(results)))
 
 
-def describe_user_scram_credentials(image: MetadataImage,
-                                    req: m.DescribeUserScramCredentialsRequest
-                                    ) -> m.DescribeUserScramCredentialsResponse:
+def describe_user_scram_credentials(
+    image: MetadataImage, req: m.DescribeUserScramCredentialsRequest
+) -> m.DescribeUserScramCredentialsResponse:
     by_user: dict[str, list[m.ScramCredentialInfo]] = {}
     for (name, mechanism), c in sorted(image.scram_credentials.items()):
         by_user.setdefault(name, []).append(m.ScramCredentialInfo(mechanism, c.iterations))
@@ -60,9 +67,13 @@ def describe_user_scram_credentials(image: MetadataImage,
     results = []
     for name in names:
         if name in by_user:
-            results.append(m.DescribeUserScramCredentialsResult(
-                name, credential_infos=tuple(by_user[name])))
+            results.append(
+                m.DescribeUserScramCredentialsResult(name, credential_infos=tuple(by_user[name]))
+            )
         else:
-            results.append(m.DescribeUserScramCredentialsResult(
-                name, RESOURCE_NOT_FOUND, f"user {name!r} has no SCRAM credential"))
+            results.append(
+                m.DescribeUserScramCredentialsResult(
+                    name, RESOURCE_NOT_FOUND, f"user {name!r} has no SCRAM credential"
+                )
+            )
     return m.DescribeUserScramCredentialsResponse(tuple(results))

@@ -1,5 +1,6 @@
 """Kafka's small text files: OffsetCheckpoint (recovery point, log start offset, HW),
 leader-epoch-checkpoint, partition.metadata and meta.properties; all written crash-safely."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -24,8 +25,9 @@ def _read_text(path: Path) -> str | None:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CheckpointError(f"{path}: byte {exc.start} is not text ({data[exc.start]:#04x}); "
-                              "the file is damaged") from None
+        raise CheckpointError(
+            f"{path}: byte {exc.start} is not text ({data[exc.start]:#04x}); the file is damaged"
+        ) from None
 
 
 def _read_versioned(path: Path, fields: int) -> list[list[str]] | None:
@@ -37,7 +39,9 @@ def _read_versioned(path: Path, fields: int) -> list[list[str]] | None:
     if len(lines) < 2:
         raise CheckpointError(f"{path}: expected a version line and a count line")
     if lines[0].strip() != str(CHECKPOINT_VERSION):
-        raise CheckpointError(f"{path}: unsupported version {lines[0]!r} (only {CHECKPOINT_VERSION})")
+        raise CheckpointError(
+            f"{path}: unsupported version {lines[0]!r} (only {CHECKPOINT_VERSION})"
+        )
     try:
         count = int(lines[1])
     except ValueError:
@@ -50,7 +54,9 @@ def _read_versioned(path: Path, fields: int) -> list[list[str]] | None:
 
 def write_offset_checkpoint(path: Path, offsets: Mapping[tuple[str, int], int]) -> None:
     lines = [str(CHECKPOINT_VERSION), str(len(offsets))]
-    lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(offsets.items())]
+    lines += [
+        f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(offsets.items())
+    ]
     atomic_write(path, "\n".join(lines) + "\n")
 
 

@@ -26,6 +26,7 @@ Rules (Kafka's, with the choices noted):
   older than delete.retention.ms (the tombstone rule); a producer's last batch stays.
 Each group is rewritten by cleaner_rewrite.py and swapped in crash-safely (cleaner_swap.py).
 """
+
 from __future__ import annotations
 
 import copy
@@ -51,9 +52,9 @@ DEFAULT_MAX_MAP_ENTRIES = 1 << 20
 
 @dataclass(frozen=True)
 class CleanPlan:
-    first_dirty: int        # the cleaner checkpoint, clamped into the log
-    end_offset: int         # first offset not cleanable: base offset of segments[end_index]
-    end_index: int          # segments[:end_index] may be cleaned
+    first_dirty: int  # the cleaner checkpoint, clamped into the log
+    end_offset: int  # first offset not cleanable: base offset of segments[end_index]
+    end_index: int  # segments[:end_index] may be cleaned
     clean_bytes: int
     dirty_bytes: int
     max_lag_exceeded: bool  # the oldest dirty record waited max.compaction.lag.ms: clean anyway
@@ -63,14 +64,15 @@ class CleanPlan:
         return self.dirty_bytes / max(self.clean_bytes + self.dirty_bytes, 1)
 
     def due(self, min_cleanable_dirty_ratio: float) -> bool:
-        return self.dirty_bytes > 0 and (self.max_lag_exceeded
-                                         or self.dirty_ratio > min_cleanable_dirty_ratio)
+        return self.dirty_bytes > 0 and (
+            self.max_lag_exceeded or self.dirty_ratio > min_cleanable_dirty_ratio
+        )
 
 
 @dataclass(frozen=True)
 class CleanResult:
     first_dirty: int
-    end_offset: int         # the new cleaner checkpoint: everything below it is clean
+    end_offset: int  # the new cleaner checkpoint: everything below it is clean
     records_read: int
     records_kept: int
     bytes_before: int
@@ -79,18 +81,22 @@ class CleanResult:
     segments_after: int
 
 
-def plan_cleaning(log, checkpoint: int, now_ms: int,
-                  first_unstable_offset: int | None = None) -> CleanPlan | None:
+def plan_cleaning(
+    log, checkpoint: int, now_ms: int, first_unstable_offset: int | None = None
+) -> CleanPlan | None:
     """What a cleaning of `log` would cover from the checkpointed first dirty offset; None when
     nothing dirty is cleanable. Never past `first_unstable_offset` (an undecided transaction's
     first offset: what it holds may still be aborted)."""
     segs, config = log.segments, log.config
     if checkpoint > log.log_end_offset:
-        checkpoint = log.log_start_offset   # the log was truncated or recreated under it
+        checkpoint = log.log_start_offset  # the log was truncated or recreated under it
     first_dirty = max(checkpoint, log.log_start_offset)
     lag, end_index = config.min_compaction_lag_ms, 0
-    limit = log.high_watermark if first_unstable_offset is None \
+    limit = (
+        log.high_watermark
+        if first_unstable_offset is None
         else min(log.high_watermark, first_unstable_offset)
+    )
     for i in range(len(segs) - 1):
         upper = segs[i + 1].base_offset
         if upper > limit:
@@ -113,8 +119,9 @@ def plan_cleaning(log, checkpoint: int, now_ms: int,
     return CleanPlan(first_dirty, segs[end_index].base_offset, end_index, clean, dirty, exceeded)
 
 
-def clean_log(log, plan: CleanPlan, now_ms: int, *,
-              max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> CleanResult:
+def clean_log(
+    log, plan: CleanPlan, now_ms: int, *, max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES
+) -> CleanResult:
     """Compact `log` as planned, all on this thread. Call right after plan_cleaning: retention or
     truncation in between would move the segments the plan counts."""
     result = run_inline(cleaning_steps(log, plan, now_ms, max_map_entries=max_map_entries))
@@ -123,8 +130,9 @@ def clean_log(log, plan: CleanPlan, now_ms: int, *,
     return result
 
 
-def cleaning_steps(log, plan: CleanPlan, now_ms: int, *,
-                   max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> Steps:
+def cleaning_steps(
+    log, plan: CleanPlan, now_ms: int, *, max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES
+) -> Steps:
     """Compaction of `log` as disk steps (disk_steps.py): building the offset map and writing,
     fsyncing and sealing each group's `.cleaned` segment are yielded (a worker thread may run
     them); each swap runs here, on the loop that owns the log, and only while the log's
@@ -162,33 +170,42 @@ class CleaningPass:
         self.aborted = [_aborted_in(log, k) for k in range(len(self.originals))]
         self.txn_indexed = [bool(seg.txn_index.entries) for seg in self.originals]
         self.delete_horizon_ms = now_ms - self.config.delete_retention_ms
-        self.groups: list[list[int]] = []     # indexes into originals, one list per group
+        self.groups: list[list[int]] = []  # indexes into originals, one list per group
         self.end_index = plan.end_index
         self.swapped = 0
-        self._unswapped: LogSegment | None = None   # written, not yet swapped in
+        self._unswapped: LogSegment | None = None  # written, not yet swapped in
         self._cleaner: SegmentCleaner | None = None
 
     def build_offset_map(self) -> None:
         """Any thread: the key -> last offset map of the dirty part, and the groups to rewrite."""
         segs, plan = self.views, self.plan
-        dirty_from = next(i for i in range(plan.end_index)
-                          if segs[i + 1].base_offset > plan.first_dirty)
+        dirty_from = next(
+            i for i in range(plan.end_index) if segs[i + 1].base_offset > plan.first_dirty
+        )
         bound = inflate_bound(self.config)
-        offset_map, self.end_index = _build_offset_map(segs, self.aborted, dirty_from,
-                                                       plan.end_index, self.max_map_entries, bound)
-        self._cleaner = SegmentCleaner(self.log.dir, self.config, segs, offset_map,
-                                        self.delete_horizon_ms, bound)
+        offset_map, self.end_index = _build_offset_map(
+            segs, self.aborted, dirty_from, plan.end_index, self.max_map_entries, bound
+        )
+        self._cleaner = SegmentCleaner(
+            self.log.dir, self.config, segs, offset_map, self.delete_horizon_ms, bound
+        )
         position = {id(v): i for i, v in enumerate(segs)}
-        self.groups = [[position[id(v)] for v in group] for group in _group_segments(
-            segs[:self.end_index], self.config.segment_bytes, self.config.segment_index_bytes)]
+        self.groups = [
+            [position[id(v)] for v in group]
+            for group in _group_segments(
+                segs[: self.end_index], self.config.segment_bytes, self.config.segment_index_bytes
+            )
+        ]
 
     def write_group(self, k: int) -> LogSegment | None:
         """Any thread: group k's cleaned segment, written, fsynced and sealed under its
         `.cleaned` name; None when the group would lose nothing."""
         group = self.groups[k]
-        new = self._cleaner.clean_group([self.views[i] for i in group],
-                                        [self.aborted[i] for i in group],
-                                        replaces_txn_index=self.txn_indexed[group[0]])
+        new = self._cleaner.clean_group(
+            [self.views[i] for i in group],
+            [self.aborted[i] for i in group],
+            replaces_txn_index=self.txn_indexed[group[0]],
+        )
         self._unswapped = new
         return new
 
@@ -198,11 +215,13 @@ class CleaningPass:
         return False."""
         log, old = self.log, [self.originals[i] for i in self.groups[k]]
         # Each earlier group is one segment now: group k starts at index k.
-        unchanged = (log.segments_generation == self.generation
-                     and log.segments[k:k + len(old)] == tuple(old)
-                     and k + len(old) < log.segment_count)    # never the active segment
+        unchanged = (
+            log.segments_generation == self.generation
+            and log.segments[k : k + len(old)] == tuple(old)
+            and k + len(old) < log.segment_count
+        )  # never the active segment
         if not unchanged:
-            return False        # close() deletes `new`
+            return False  # close() deletes `new`
         self._unswapped = None
         if new is not None:
             # On the loop, directory fsyncs included: between the check above and the commit
@@ -215,11 +234,16 @@ class CleaningPass:
     def result(self) -> CleanResult:
         log, segs = self.log, self.originals
         cleaner = self._cleaner
-        return CleanResult(self.plan.first_dirty, segs[self.end_index].base_offset,
-                           cleaner.records_read, cleaner.records_kept,
-                           sum(v.size for v in self.views[:self.end_index]),
-                           sum(s.size for s in log.segments[:self.swapped]),
-                           len(segs), log.segment_count)
+        return CleanResult(
+            self.plan.first_dirty,
+            segs[self.end_index].base_offset,
+            cleaner.records_read,
+            cleaner.records_kept,
+            sum(v.size for v in self.views[: self.end_index]),
+            sum(s.size for s in log.segments[: self.swapped]),
+            len(segs),
+            log.segment_count,
+        )
 
     def close(self) -> None:
         """Close the views' fds; a cleaned segment never swapped in is deleted."""
@@ -246,8 +270,9 @@ def inflate_bound(config) -> int:
     return max(config.max_message_bytes, MAX_DECOMPRESSED_SIZE)
 
 
-def _build_offset_map(segs, aborted: list, start: int, end: int, max_entries: int,
-                      bound: int) -> tuple[dict, int]:
+def _build_offset_map(
+    segs, aborted: list, start: int, end: int, max_entries: int, bound: int
+) -> tuple[dict, int]:
     """key -> last offset over segs[start:end], aborted transactions' records left out
     (aborted[k]: those with data in segs[k]); stops after the segment that fills the map.
     Returns the map and the index of the first segment it does not cover."""
@@ -261,7 +286,7 @@ def _build_offset_map(segs, aborted: list, start: int, end: int, max_entries: in
             records = decode_records(data, max_decompressed=bound)
             r = 0
             for _, header in batches:
-                batch_records = records[r:r + header.records_count]
+                batch_records = records[r : r + header.records_count]
                 r += header.records_count
                 if header.attributes & CONTROL_FLAG:
                     on_marker(txns, header, batch_records)
@@ -293,9 +318,12 @@ def _group_segments(segs, max_bytes: int, max_index_bytes: int) -> list[list[Log
             s = segs[j]
             size += s.size
             index += len(s.offset_index) * OFFSET_ENTRY_SIZE
-            time_index += (len(s.time_index) + 1) * TIME_ENTRY_SIZE   # + the entry seal() adds
-            if j > i and (size > max_bytes or max(index, time_index) > max_index_bytes
-                          or s.next_offset - 1 - base > INT_MAX):
+            time_index += (len(s.time_index) + 1) * TIME_ENTRY_SIZE  # + the entry seal() adds
+            if j > i and (
+                size > max_bytes
+                or max(index, time_index) > max_index_bytes
+                or s.next_offset - 1 - base > INT_MAX
+            ):
                 break
             j += 1
         groups.append(list(segs[i:j]))

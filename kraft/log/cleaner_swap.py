@@ -13,6 +13,7 @@ A crash after step 2 leaves a `.log.swap`: `complete_interrupted_swaps` deletes 
 replaces (those whose base offset lies in [base, swap's next offset)) and renames it; its indexes
 are dropped so that the normal open rebuilds them with a CRC scan.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,7 +32,7 @@ def swap_in(log, first: int, old: list, new) -> None:
     """Replace `old` (the log's segments[first:first + len(old)]) by `new`, a sealed and fsynced
     segment carrying CLEANED_SUFFIX whose base offset is old[0]'s."""
     new.change_suffix(CLEANED_SUFFIX, SWAP_SUFFIX)
-    fsync_dir(log.dir)                      # the commit point is durable before anything is lost
+    fsync_dir(log.dir)  # the commit point is durable before anything is lost
     log.replace_segments(first, len(old), new)
     for seg in old:
         seg.delete()
@@ -44,12 +45,14 @@ def complete_interrupted_swaps(dir: Path) -> int:
     without their `.log.swap`. Returns the number of swaps completed. Call before the segments
     are opened (`.cleaned` leftovers are strays removed by recovery.remove_stray_files)."""
     names = os.listdir(dir)
-    log_bases = {b for b in (fn.parse_base_offset(n, fn.LOG_SUFFIX) for n in names) if b is not None}
+    log_bases = {
+        b for b in (fn.parse_base_offset(n, fn.LOG_SUFFIX) for n in names) if b is not None
+    }
     completed = 0
     for name in sorted(names):
         if not name.endswith(_LOG_SWAP):
             continue
-        base = fn.parse_base_offset(name[:-len(SWAP_SUFFIX)], fn.LOG_SUFFIX)
+        base = fn.parse_base_offset(name[: -len(SWAP_SUFFIX)], fn.LOG_SUFFIX)
         if base is None:
             continue
         swap_path = dir / name

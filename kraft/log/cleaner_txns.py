@@ -11,20 +11,21 @@ Rules, Kafka's:
 - a marker that may go still waits for delete.retention.ms (the caller's segment-age check,
   as for tombstones), so a consumer that read the data sees the marker too.
 """
+
 from __future__ import annotations
 
 import heapq
-from typing import Iterable
+from collections.abc import Iterable
 
 from kraft.log.transaction_index import AbortedTxn
 
 
 class CleanedTransactions:
     def __init__(self) -> None:
-        self._pending: list[tuple[int, int, AbortedTxn]] = []   # heap by first offset
+        self._pending: list[tuple[int, int, AbortedTxn]] = []  # heap by first offset
         self._known: set[AbortedTxn] = set()
-        self._aborted: dict[int, tuple[AbortedTxn, bool]] = {}   # pid -> (txn, data met)
-        self._committed: set[int] = set()                         # pids with data met
+        self._aborted: dict[int, tuple[AbortedTxn, bool]] = {}  # pid -> (txn, data met)
+        self._committed: set[int] = set()  # pids with data met
 
     def add_aborted(self, txns: Iterable[AbortedTxn]) -> None:
         for txn in txns:
@@ -49,8 +50,9 @@ class CleanedTransactions:
         self._committed.add(producer_id)
         return False
 
-    def on_marker(self, producer_id: int, committed: bool,
-                  last_offset: int) -> tuple[bool, AbortedTxn | None]:
+    def on_marker(
+        self, producer_id: int, committed: bool, last_offset: int
+    ) -> tuple[bool, AbortedTxn | None]:
         """A marker: (whether it may be removed, the .txnindex entry to keep with it)."""
         self._start_up_to(last_offset)
         if committed:

@@ -1,5 +1,6 @@
 """The `.lock` file each data directory holds while a node uses it (Kafka's FileLock): flock'd for
 the life of the process, with the holder's pid inside so a second node can name it."""
+
 from __future__ import annotations
 
 import fcntl
@@ -19,7 +20,7 @@ class DirLock:
 
     def release(self) -> None:
         if self._fd >= 0:
-            os.close(self._fd)     # closing the fd drops the flock
+            os.close(self._fd)  # closing the fd drops the flock
             self._fd = -1
 
 
@@ -35,8 +36,10 @@ def lock_dir(dir: Path) -> DirLock:
     except BlockingIOError:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
         os.close(fd)
-        raise DirLocked(f"data dir {dir} is in use by another kraft process (pid {holder}); stop "
-                        f"that node or point this one at another dir") from None
+        raise DirLocked(
+            f"data dir {dir} is in use by another kraft process (pid {holder}); stop "
+            f"that node or point this one at another dir"
+        ) from None
     except BaseException:
         os.close(fd)
         raise

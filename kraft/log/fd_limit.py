@@ -1,5 +1,6 @@
 """Raise this process's open-file soft limit to its hard limit at node start: every partition
 holds file descriptors, and the soft limit as found (often 1024) caps a broker's partitions."""
+
 from __future__ import annotations
 
 import logging

@@ -1,5 +1,6 @@
 """Kafka's file and directory names for a log: segment files named by base offset, the
 per-partition and per-log-dir checkpoint files, and `<topic>-<partition>` directories."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,7 +19,7 @@ PARTITION_METADATA = "partition.metadata"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
-CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"   # per log dir: first dirty offset
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"  # per log dir: first dirty offset
 META_PROPERTIES = "meta.properties"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 # The KRaft metadata partition (`__cluster_metadata-0`): kept by kraft.raft, not by LogManager.

@@ -1,5 +1,6 @@
 """A byte range of whole batches in one segment file, not read yet: a fetch reads it straight into
 the response it sends, one copy from the page cache into place instead of a read, a slice and more."""
+
 from __future__ import annotations
 
 import os
@@ -11,7 +12,7 @@ class FileSlice:
     fd: int
     position: int
     size: int
-    base_offset: int = -1     # of the first batch; -1 when empty
+    base_offset: int = -1  # of the first batch; -1 when empty
 
     def __len__(self) -> int:
         return self.size
@@ -26,8 +27,10 @@ class FileSlice:
         while done < self.size:
             n = os.preadv(self.fd, [view[done:]], self.position + done)
             if n <= 0:
-                raise OSError(f"segment file ended {self.size - done} bytes short of a fetched "
-                              f"range at position {self.position}")
+                raise OSError(
+                    f"segment file ended {self.size - done} bytes short of a fetched "
+                    f"range at position {self.position}"
+                )
             done += n
 
 

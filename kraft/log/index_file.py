@@ -1,12 +1,14 @@
 """The file side both segment indexes share: fixed-size entries mirrored by two in-memory columns.
 New entries reach the file at flush or close (one open, write, close), so an index holds no fd."""
+
 from __future__ import annotations
 
 import os
 import struct
 from array import array
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from kraft.fs import write_all
 
@@ -18,7 +20,7 @@ class IndexCorrupt(ValueError):
 class _Deferred(NamedTuple):
     count: int
     last: tuple[int, int] | None
-    limit: int                          # what entries are checked against (the log's size)
+    limit: int  # what entries are checked against (the log's size)
     rebuild: Callable[[], None]
 
 
@@ -43,14 +45,15 @@ class IndexFile:
         # Kafka's mmap'd indexes. No fd is kept: one per index would triple a partition's fds
         # (the open-file limit caps them).
         self._pending: list[bytes] = []
-        self._deferred: _Deferred | None = None    # opened lazily, entries not read yet
+        self._deferred: _Deferred | None = None  # opened lazily, entries not read yet
 
     # What the subclass says about its entries: absolute values, and what is wrong with one.
     def _absolute(self, raw: tuple[int, int]) -> tuple[int, int]:
         raise NotImplementedError
 
-    def _problem(self, entry: tuple[int, int], before: tuple[int, int] | None,
-                 limit: int) -> str | None:
+    def _problem(
+        self, entry: tuple[int, int], before: tuple[int, int] | None, limit: int
+    ) -> str | None:
         raise NotImplementedError
 
     @property
@@ -82,7 +85,9 @@ class IndexFile:
         """Every entry of the file into the columns, each checked against the one before."""
         data = self.path.read_bytes()
         if len(data) % self.entry.size:
-            raise IndexCorrupt(f"{self.path}: size {len(data)} is not a multiple of {self.entry.size}")
+            raise IndexCorrupt(
+                f"{self.path}: size {len(data)} is not a multiple of {self.entry.size}"
+            )
         first, second = self._loaded
         before = None
         for raw in self.entry.iter_unpack(data):
@@ -90,8 +95,9 @@ class IndexFile:
             first.append(before[0])
             second.append(before[1])
 
-    def _checked(self, raw: tuple[int, int], before: tuple[int, int] | None,
-                 limit: int) -> tuple[int, int]:
+    def _checked(
+        self, raw: tuple[int, int], before: tuple[int, int] | None, limit: int
+    ) -> tuple[int, int]:
         entry = self._absolute(raw)
         problem = self._problem(entry, before, limit)
         if problem is not None:
@@ -132,7 +138,7 @@ class IndexFile:
     def _cut(self, keep: int) -> None:
         """Keep the first `keep` entries in memory and cut the file to as many."""
         if keep == 0:
-            self._deferred = None       # nothing kept: nothing to read first
+            self._deferred = None  # nothing kept: nothing to read first
         self.write_pending()
         for column in self._columns:
             del column[keep:]

@@ -1,5 +1,6 @@
 """The leader epoch cache (KIP-101): which leader epoch began at which offset, persisted to
 `leader-epoch-checkpoint` on every change; answers OffsetsForLeaderEpoch for truncation."""
+
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
@@ -50,8 +51,9 @@ class LeaderEpochCache:
             latest = self._entries[-1]
             if latest.epoch == epoch and start_offset >= latest.start_offset:
                 return False
-        self._entries = [e for e in self._entries
-                         if e.epoch < epoch and e.start_offset < start_offset]
+        self._entries = [
+            e for e in self._entries if e.epoch < epoch and e.start_offset < start_offset
+        ]
         self._entries.append(EpochEntry(epoch, start_offset))
         if flush:
             self._persist()

@@ -1,5 +1,6 @@
 """Kafka's LogDirFailureChannel for one node: the log dirs that failed (any OSError: ENOSPC, EIO,
 EMFILE...) and the single replicas whose files are damaged, each with its reason, logged once."""
+
 from __future__ import annotations
 
 import errno
@@ -10,10 +11,14 @@ _logger = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
 
-_HINTS = {errno.ENOSPC: "free space on it", errno.EDQUOT: "raise the quota or free space",
-          errno.EMFILE: "raise the open-file limit (ulimit -n) or host fewer partitions",
-          errno.ENFILE: "raise the system's open-file limit (fs.file-max)",
-          errno.EROFS: "remount it read-write", errno.EIO: "check the disk (dmesg)"}
+_HINTS = {
+    errno.ENOSPC: "free space on it",
+    errno.EDQUOT: "raise the quota or free space",
+    errno.EMFILE: "raise the open-file limit (ulimit -n) or host fewer partitions",
+    errno.ENFILE: "raise the system's open-file limit (fs.file-max)",
+    errno.EROFS: "remount it read-write",
+    errno.EIO: "check the disk (dmesg)",
+}
 
 
 class StorageError(Exception):
@@ -24,9 +29,11 @@ class StorageError(Exception):
 def describe_dir_failure(log_dir: Path, exc: BaseException, during: str) -> str:
     code = getattr(exc, "errno", None)
     hint = _HINTS.get(code, "check the disk and its permissions")
-    return (f"log dir {log_dir} failed while {during}: {exc}; its partitions are offline on this "
-            f"broker and their leadership moves to other replicas. To bring it back, {hint}, then "
-            "restart this node")
+    return (
+        f"log dir {log_dir} failed while {during}: {exc}; its partitions are offline on this "
+        f"broker and their leadership moves to other replicas. To bring it back, {hint}, then "
+        "restart this node"
+    )
 
 
 class LogDirFailures:
@@ -61,7 +68,9 @@ class LogDirFailures:
 
 
 def damaged_replica_reason(topic: str, partition: int, dir: Path, problem: object) -> str:
-    return (f"replica {topic}-{partition} is offline on this broker: its log in {dir} is damaged "
-            f"({problem}). Nothing was cut or skipped; its leadership moves to other replicas. "
-            f"Restore the files, or delete {dir} and restart this node so the replica is rebuilt "
-            "from the leader (records only it held are then lost)")
+    return (
+        f"replica {topic}-{partition} is offline on this broker: its log in {dir} is damaged "
+        f"({problem}). Nothing was cut or skipped; its leadership moves to other replicas. "
+        f"Restore the files, or delete {dir} and restart this node so the replica is rebuilt "
+        "from the leader (records only it held are then lost)"
+    )

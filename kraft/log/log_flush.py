@@ -1,5 +1,6 @@
 """A partition's log, durability: the part of Log (a mixin) that owes fsyncs (flush.messages,
 flush.ms, rolled segments) and the PendingFlush that another thread may run."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ class LogFlush:
         pending.fsync()
         self.flushed(pending)
 
-    def _pending_flush(self, offset: int) -> "PendingFlush":
+    def _pending_flush(self, offset: int) -> PendingFlush:
         offset = min(offset, self.log_end_offset)
         segments = []
         if offset > self.recovery_point:
@@ -31,13 +32,13 @@ class LogFlush:
             for i, seg in enumerate(self._segments):
                 upper = self._bases[i + 1] if i + 1 < n else None
                 if (upper is None or upper > self.recovery_point) and seg.base_offset < offset:
-                    seg.write_indexes()     # here: the fsync may run on another thread
+                    seg.write_indexes()  # here: the fsync may run on another thread
                     segments.append(seg)
         directory = self.dir if self._dir_dirty else None
         self._dir_dirty = False
         return PendingFlush(self, offset, tuple(segments), directory)
 
-    def flushed(self, pending: "PendingFlush") -> None:
+    def flushed(self, pending: PendingFlush) -> None:
         """The recovery point moves once the fsyncs are done (never past a truncated end)."""
         self.recovery_point = max(self.recovery_point, min(pending.offset, self.log_end_offset))
 
@@ -54,8 +55,10 @@ class LogFlush:
     def _flush_ms_due(self, now_ms: int) -> bool:
         """flush.ms has passed since the last timed flush with something unflushed: it counts
         as done from now (the caller flushes inline or hands the fsyncs to a thread)."""
-        if self.log_end_offset > self.recovery_point and \
-                now_ms - self._last_flush_ms >= self.config.flush_ms:
+        if (
+            self.log_end_offset > self.recovery_point
+            and now_ms - self._last_flush_ms >= self.config.flush_ms
+        ):
             self._last_flush_ms = now_ms
             return True
         return False
@@ -67,7 +70,7 @@ class LogFlush:
             pending.fsync()
             self.flushed(pending)
 
-    def due_flush(self, now_ms: int) -> "PendingFlush | None":
+    def due_flush(self, now_ms: int) -> PendingFlush | None:
         """What the periodic flush owes (flush.ms, segments rolled since the last call), for
         another thread to fsync as Kafka's background flusher does; then `flushed(it)`."""
         if self._flush_ms_due(now_ms):
@@ -81,6 +84,7 @@ class LogFlush:
 class PendingFlush:
     """fsyncs owed by one log: safe to run off the loop that appends (fsync of a file another
     thread appends to is fine; a segment deleted meanwhile needs no fsync any more)."""
+
     log: Log
     offset: int
     segments: tuple[LogSegment, ...]
@@ -91,7 +95,7 @@ class PendingFlush:
             try:
                 seg.fsync()
             except OSError:
-                if seg in self.log._segments:     # still the log's: a real disk error
+                if seg in self.log._segments:  # still the log's: a real disk error
                     raise
         if self.directory is not None:
             fsync_dir(self.directory)

@@ -1,5 +1,6 @@
 """All partition logs of one node across its log dirs: open (recovery unless shut down cleanly),
 create, delete, retention, flush, checkpoints; a failing dir or damaged log goes offline here."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -9,15 +10,19 @@ import os
 import shutil
 import threading
 import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 from clients.record.batch_header import CorruptBatchError
 from kraft.fs import atomic_write, fsync_dir, remove_durably
 from kraft.log import file_names as fn
 from kraft.log.checkpoint import (
-    CheckpointError, read_offset_checkpoint, read_properties, write_offset_checkpoint,
-    write_properties)
+    CheckpointError,
+    read_offset_checkpoint,
+    read_properties,
+    write_offset_checkpoint,
+    write_properties,
+)
 from kraft.log.cleaner import DEFAULT_MAX_MAP_ENTRIES, CleanResult, cleaning_steps, plan_cleaning
 from kraft.log.disk_steps import Steps, run_inline, run_off_loop
 from kraft.log.log import Log, PendingFlush
@@ -34,8 +39,10 @@ def read_meta_properties(log_dir: Path) -> dict[str, str] | None:
 
 
 def write_meta_properties(log_dir: Path, cluster_id: str, node_id: int) -> None:
-    write_properties(Path(log_dir) / fn.META_PROPERTIES,
-                     {"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)})
+    write_properties(
+        Path(log_dir) / fn.META_PROPERTIES,
+        {"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)},
+    )
 
 
 def _read_checkpoint_or_empty(path: Path, fallback: str) -> dict[tuple[str, int], int] | None:
@@ -57,10 +64,10 @@ class LogManager:
         self.default_config = default_config
         self._logs: dict[tuple[str, int], Log] = {}
         self._dir_of: dict[tuple[str, int], Path] = {}
-        self.recovered_logs = 0          # logs whose open CRC-scanned at least one segment
+        self.recovered_logs = 0  # logs whose open CRC-scanned at least one segment
         self.clean_shutdown: dict[Path, bool] = {}
-        self._now_ms = now_ms            # latest time seen; new logs start their flush clock here
-        self._cleaner_offsets: dict[tuple[str, int], int] = {}   # first dirty offset per log
+        self._now_ms = now_ms  # latest time seen; new logs start their flush clock here
+        self._cleaner_offsets: dict[tuple[str, int], int] = {}  # first dirty offset per log
         self.failures = LogDirFailures()
         # Checkpoint writes (a thread's periodic ones, a truncation's on the loop) one at a time.
         self._checkpoint_lock = threading.Lock()
@@ -104,19 +111,24 @@ class LogManager:
         tp = (topic, partition)
         log = self._logs.get(tp)
         if log is None or not self.failures.fail_replica(
-                tp, damaged_replica_reason(topic, partition, log.dir, problem)):
+            tp, damaged_replica_reason(topic, partition, log.dir, problem)
+        ):
             return
         self._take_offline(tp)
         self.on_offline([tp])
 
     def _take_offline(self, tp: tuple[str, int]) -> None:
         log, log_dir = self._logs.pop(tp), self._dir_of.pop(tp)
-        self._offline_checkpoints[tp] = (log_dir, log.recovery_point, log.log_start_offset,
-                                         log.high_watermark)
+        self._offline_checkpoints[tp] = (
+            log_dir,
+            log.recovery_point,
+            log.log_start_offset,
+            log.high_watermark,
+        )
         try:
             log.close()
         except OSError:
-            pass            # its dir is failing: the fds go with the process at worst
+            pass  # its dir is failing: the fds go with the process at worst
 
     def log_failed(self, topic: str, partition: int, exc: BaseException, during: str) -> str:
         """An operation on a log raised `exc`: an OSError takes its dir offline, damage
@@ -148,38 +160,64 @@ class LogManager:
     def _load_dir(self, log_dir: Path, now_ms: int) -> None:
         marker = log_dir / fn.CLEAN_SHUTDOWN
         clean = marker.exists()
-        recovery = _read_checkpoint_or_empty(log_dir / fn.RECOVERY_POINT_CHECKPOINT,
-                                             "every log in this dir is recovered in full")
+        recovery = _read_checkpoint_or_empty(
+            log_dir / fn.RECOVERY_POINT_CHECKPOINT, "every log in this dir is recovered in full"
+        )
         if recovery is None:
-            clean, recovery = False, {}     # without recovery points nothing can be trusted
-        starts = _read_checkpoint_or_empty(log_dir / fn.LOG_START_OFFSET_CHECKPOINT,
-                                           "log start offsets are taken from the segments") or {}
-        hws = _read_checkpoint_or_empty(log_dir / fn.REPLICATION_OFFSET_CHECKPOINT,
-                                        "high watermarks restart at the log start") or {}
-        self._cleaner_offsets.update(_read_checkpoint_or_empty(
-            log_dir / fn.CLEANER_OFFSET_CHECKPOINT, "compaction restarts from the log start") or {})
+            clean, recovery = False, {}  # without recovery points nothing can be trusted
+        starts = (
+            _read_checkpoint_or_empty(
+                log_dir / fn.LOG_START_OFFSET_CHECKPOINT,
+                "log start offsets are taken from the segments",
+            )
+            or {}
+        )
+        hws = (
+            _read_checkpoint_or_empty(
+                log_dir / fn.REPLICATION_OFFSET_CHECKPOINT,
+                "high watermarks restart at the log start",
+            )
+            or {}
+        )
+        self._cleaner_offsets.update(
+            _read_checkpoint_or_empty(
+                log_dir / fn.CLEANER_OFFSET_CHECKPOINT, "compaction restarts from the log start"
+            )
+            or {}
+        )
         for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
             if not entry.is_dir():
                 continue
             if entry.name.endswith(fn.DELETE_DIR_SUFFIX):
-                shutil.rmtree(entry.path, ignore_errors=True)   # a delete interrupted by a crash
+                shutil.rmtree(entry.path, ignore_errors=True)  # a delete interrupted by a crash
                 continue
             tp = fn.parse_topic_partition(entry.name)
-            if tp is None or tp[0] == fn.METADATA_TOPIC:   # the Raft metadata log is kraft.raft's
+            if tp is None or tp[0] == fn.METADATA_TOPIC:  # the Raft metadata log is kraft.raft's
                 continue
             if tp in self._logs:
-                raise RuntimeError(f"partition {tp[0]}-{tp[1]} exists in both {self._dir_of[tp]} "
-                                   f"and {log_dir}; remove one copy")
+                raise RuntimeError(
+                    f"partition {tp[0]}-{tp[1]} exists in both {self._dir_of[tp]} "
+                    f"and {log_dir}; remove one copy"
+                )
             try:
-                log = Log.open(Path(entry.path), self.default_config,
-                               recovery_point=recovery.get(tp, 0),
-                               log_start_offset=starts.get(tp, 0), now_ms=now_ms,
-                               clean_shutdown=clean)
+                log = Log.open(
+                    Path(entry.path),
+                    self.default_config,
+                    recovery_point=recovery.get(tp, 0),
+                    log_start_offset=starts.get(tp, 0),
+                    now_ms=now_ms,
+                    clean_shutdown=clean,
+                )
             except (SegmentCorrupt, CheckpointError) as exc:
-                self.failures.fail_replica(tp, damaged_replica_reason(tp[0], tp[1], Path(entry.path),
-                                                                      exc))
-                self._offline_checkpoints[tp] = (log_dir, recovery.get(tp, 0),
-                                                 starts.get(tp, 0), hws.get(tp, 0))
+                self.failures.fail_replica(
+                    tp, damaged_replica_reason(tp[0], tp[1], Path(entry.path), exc)
+                )
+                self._offline_checkpoints[tp] = (
+                    log_dir,
+                    recovery.get(tp, 0),
+                    starts.get(tp, 0),
+                    hws.get(tp, 0),
+                )
                 continue
             log.high_watermark = hws.get(tp, log.log_start_offset)
             log.on_recovery_point_lowered = self._recovery_point_lowered
@@ -194,8 +232,15 @@ class LogManager:
     def get_log(self, topic: str, partition: int) -> Log | None:
         return self._logs.get((topic, partition))
 
-    def get_or_create_log(self, topic: str, partition: int, config: LogConfig | None = None,
-                          topic_id: str = "", *, now_ms: int | None = None) -> Log:
+    def get_or_create_log(
+        self,
+        topic: str,
+        partition: int,
+        config: LogConfig | None = None,
+        topic_id: str = "",
+        *,
+        now_ms: int | None = None,
+    ) -> Log:
         """The partition's log, created in the online dir with the fewest partitions if new.
         Raises StorageError (saying why) when the replica is or just went offline."""
         tp = (topic, partition)
@@ -215,9 +260,11 @@ class LogManager:
                 counts[d] = counts.get(d, 0) + 1
             log_dir = min(online, key=lambda d: counts[d])
             try:
-                log = Log.open(log_dir / fn.partition_dir_name(topic, partition),
-                               config or self.default_config,
-                               now_ms=self._now_ms if now_ms is None else now_ms)
+                log = Log.open(
+                    log_dir / fn.partition_dir_name(topic, partition),
+                    config or self.default_config,
+                    now_ms=self._now_ms if now_ms is None else now_ms,
+                )
                 fsync_dir(log_dir)
                 log.on_recovery_point_lowered = self._recovery_point_lowered
             except OSError as exc:
@@ -230,8 +277,11 @@ class LogManager:
             log.update_config(config)
         if log.offset_gaps and not log.config.compact:
             missing = ", ".join(f"{a} to {b - 1}" for a, b in log.offset_gaps)
-            self.replica_failed(topic, partition, f"offsets {missing} are missing: a segment file "
-                                                  "was deleted or damaged")
+            self.replica_failed(
+                topic,
+                partition,
+                f"offsets {missing} are missing: a segment file was deleted or damaged",
+            )
             raise StorageError(self.offline_reason(topic, partition))
         if topic_id:
             try:
@@ -248,7 +298,7 @@ class LogManager:
             self._forget_offline(tp)
             return
         log_dir = self._dir_of.pop(tp)
-        self._cleaner_offsets.pop(tp, None)   # a recreated partition starts all dirty
+        self._cleaner_offsets.pop(tp, None)  # a recreated partition starts all dirty
         log.close()
         self._remove_dir(log_dir, log.dir)
 
@@ -284,14 +334,26 @@ class LogManager:
         write can run elsewhere."""
         out = []
         for log_dir in self.online_dirs:
-            rows = {tp: (log.recovery_point, log.log_start_offset, log.high_watermark)
-                    for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
-            rows.update({tp: tuple(values) for tp, (d, *values) in
-                         self._offline_checkpoints.items() if d == log_dir})
-            out.append(DirCheckpoints(
-                log_dir, *({tp: v[i] for tp, v in rows.items()} for i in range(3)),
-                logs={tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir},
-                lock=self._checkpoint_lock))
+            rows = {
+                tp: (log.recovery_point, log.log_start_offset, log.high_watermark)
+                for tp, log in self._logs.items()
+                if self._dir_of[tp] == log_dir
+            }
+            rows.update(
+                {
+                    tp: tuple(values)
+                    for tp, (d, *values) in self._offline_checkpoints.items()
+                    if d == log_dir
+                }
+            )
+            out.append(
+                DirCheckpoints(
+                    log_dir,
+                    *({tp: v[i] for tp, v in rows.items()} for i in range(3)),
+                    logs={tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir},
+                    lock=self._checkpoint_lock,
+                )
+            )
         return out
 
     def _recovery_point_lowered(self, log: Log) -> None:
@@ -314,7 +376,7 @@ class LogManager:
         out = []
         for (topic, partition), log in list(self._logs.items()):
             if self._logs.get((topic, partition)) is not log:
-                continue     # went offline with an earlier one's dir
+                continue  # went offline with an earlier one's dir
             try:
                 out.append(job(log))
             except (OSError, SegmentCorrupt) as exc:
@@ -325,22 +387,31 @@ class LogManager:
         self._now_ms = now_ms
         return sum(self._each_log(lambda log: log.delete_old_segments(now_ms), "retention of"))
 
-    def clean_compacted(self, now_ms: int, *,
-                        max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
-                        ) -> dict[tuple[str, int], CleanResult]:
+    def clean_compacted(
+        self,
+        now_ms: int,
+        *,
+        max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
+    ) -> dict[tuple[str, int], CleanResult]:
         """Kafka's log cleaner, all inline (tests, tools): see cleaning_steps."""
         return run_inline(self.cleaning_steps(now_ms, max_map_entries=max_map_entries))
 
-    async def clean_compacted_off_loop(self, now_ms: int, run_sync, *,
-                                       max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
-                                       ) -> dict[tuple[str, int], CleanResult]:
+    async def clean_compacted_off_loop(
+        self,
+        now_ms: int,
+        run_sync,
+        *,
+        max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
+    ) -> dict[tuple[str, int], CleanResult]:
         """The broker's cleaner: the reads, writes and fsyncs run through `run_sync`
         (trio.to_thread.run_sync) while appends go on; plans, swaps and offsets stay on the loop."""
-        return await run_off_loop(self.cleaning_steps(now_ms, max_map_entries=max_map_entries),
-                                  run_sync)
+        return await run_off_loop(
+            self.cleaning_steps(now_ms, max_map_entries=max_map_entries), run_sync
+        )
 
-    def cleaning_steps(self, now_ms: int, *,
-                       max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> Steps:
+    def cleaning_steps(
+        self, now_ms: int, *, max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES
+    ) -> Steps:
         """Kafka's log cleaner as disk steps (disk_steps.py); call periodically
         (log.cleaner.backoff.ms). Every compacted log whose dirty part is due
         (min.cleanable.dirty.ratio, or max.compaction.lag.ms) is cleaned, dirtiest first;
@@ -350,27 +421,30 @@ class LogManager:
         due = []
         for tp, log in self._logs.items():
             if log.config.compact:
-                plan = plan_cleaning(log, self._cleaner_offsets.get(tp, 0), now_ms,
-                                     self.first_unstable_offset(*tp))
+                plan = plan_cleaning(
+                    log, self._cleaner_offsets.get(tp, 0), now_ms, self.first_unstable_offset(*tp)
+                )
                 if plan is not None and plan.due(log.config.min_cleanable_dirty_ratio):
                     due.append((plan.dirty_ratio, tp, plan))
         results, dirs = {}, set()
         for _, tp, plan in sorted(due, key=lambda item: -item[0]):
             log = self._logs.get(tp)
             if log is None:
-                continue        # went offline while an earlier log was cleaned
+                continue  # went offline while an earlier log was cleaned
             # The loop ran while earlier logs were cleaned: plan again from where this one is.
-            plan = plan_cleaning(log, self._cleaner_offsets.get(tp, 0), now_ms,
-                                 self.first_unstable_offset(*tp))
+            plan = plan_cleaning(
+                log, self._cleaner_offsets.get(tp, 0), now_ms, self.first_unstable_offset(*tp)
+            )
             if plan is None:
                 continue
             generation = log.segments_generation
             try:
-                result = yield from cleaning_steps(log, plan, now_ms,
-                                                   max_map_entries=max_map_entries)
+                result = yield from cleaning_steps(
+                    log, plan, now_ms, max_map_entries=max_map_entries
+                )
             except (CorruptBatchError, OSError, SegmentCorrupt) as exc:
                 if self._logs.get(tp) is not log or log.segments_generation != generation:
-                    continue    # read or written while the log changed: not a fault of its files
+                    continue  # read or written while the log changed: not a fault of its files
                 if isinstance(exc, CorruptBatchError):
                     # Kafka marks such a log uncleanable; we retry later.
                     _logger.warning("cannot compact %s-%s: %s", tp[0], tp[1], exc)
@@ -383,12 +457,16 @@ class LogManager:
             dirs.add(self._dir_of[tp])
             results[tp] = result
         for log_dir in dirs:
-            offsets = {tp: offset for tp, offset in self._cleaner_offsets.items()
-                       if self._dir_of.get(tp) == log_dir}
+            offsets = {
+                tp: offset
+                for tp, offset in self._cleaner_offsets.items()
+                if self._dir_of.get(tp) == log_dir
+            }
             # One writer (this pass) writes the file, crash-safely: rounds never interleave.
             try:
-                yield functools.partial(write_offset_checkpoint,
-                                        log_dir / fn.CLEANER_OFFSET_CHECKPOINT, offsets)
+                yield functools.partial(
+                    write_offset_checkpoint, log_dir / fn.CLEANER_OFFSET_CHECKPOINT, offsets
+                )
             except OSError as exc:
                 self.dir_failed(log_dir, exc, "writing its cleaner checkpoint")
         return results
@@ -400,8 +478,11 @@ class LogManager:
     def due_flushes(self, now_ms: int) -> list[PendingFlush]:
         """The periodic flush's fsyncs, for a thread to run; each log's `flushed` after."""
         self._now_ms = now_ms
-        return [p for p in self._each_log(lambda log: log.due_flush(now_ms), "flushing")
-                if p is not None]
+        return [
+            p
+            for p in self._each_log(lambda log: log.due_flush(now_ms), "flushing")
+            if p is not None
+        ]
 
     def flushes_done(self, results: list[tuple[PendingFlush, OSError | None]]) -> None:
         """What fsync_all did: recovery points move for the flushes done; a failed one takes
@@ -456,8 +537,10 @@ def write_checkpoints(checkpoints: list[DirCheckpoints]) -> list[tuple[Path, OSE
 
 
 def _write_dir_checkpoints(c: DirCheckpoints) -> None:
-    recovery_points = {tp: min(offset, c.logs[tp].recovery_point) if tp in c.logs else offset
-                       for tp, offset in c.recovery_points.items()}
+    recovery_points = {
+        tp: min(offset, c.logs[tp].recovery_point) if tp in c.logs else offset
+        for tp, offset in c.recovery_points.items()
+    }
     write_offset_checkpoint(c.log_dir / fn.RECOVERY_POINT_CHECKPOINT, recovery_points)
     write_offset_checkpoint(c.log_dir / fn.LOG_START_OFFSET_CHECKPOINT, c.log_start_offsets)
     write_offset_checkpoint(c.log_dir / fn.REPLICATION_OFFSET_CHECKPOINT, c.high_watermarks)

@@ -1,5 +1,6 @@
 """A partition's log, truncation and retention: the part of Log (a mixin) that drops batches from
 the end (a follower's truncation) or whole segments from the start (retention, DeleteRecords)."""
+
 from __future__ import annotations
 
 from kraft.log.log_validator import OffsetOutOfRange
@@ -28,8 +29,11 @@ class LogRetention:
         self.segments_generation += 1
         for seg in self._segments:
             seg.delete()
-        self._segments = [LogSegment.create(self.dir, offset, self.config.index_interval_bytes,
-                                            self.config.segment_index_bytes)]
+        self._segments = [
+            LogSegment.create(
+                self.dir, offset, self.config.index_interval_bytes, self.config.segment_index_bytes
+            )
+        ]
         self._bases = [offset]
         self._dir_dirty = True
         self.log_start_offset = offset
@@ -51,8 +55,10 @@ class LogRetention:
         """DeleteRecords: move the log start up to `offset` (at most the HW); whole segments below
         it go at the next delete_old_segments."""
         if offset > self._high_watermark:
-            raise OffsetOutOfRange(f"cannot move the log start of {self._name()} to {offset}: "
-                                   f"beyond the high watermark {self._high_watermark}")
+            raise OffsetOutOfRange(
+                f"cannot move the log start of {self._name()} to {offset}: "
+                f"beyond the high watermark {self._high_watermark}"
+            )
         if offset > self.log_start_offset:
             self.log_start_offset = offset
             self.leader_epoch_cache.truncate_from_start(offset)
@@ -73,13 +79,16 @@ class LogRetention:
                         excess[0] -= seg.size
                         return True
                     return False
+
                 deleted += self._delete_oldest_while(over)
         start = self.log_start_offset
         deleted += self._delete_oldest_while(lambda seg: True, upper_bound=start)
         return deleted
 
     def _delete_oldest_while(self, predicate, upper_bound: int | None = None) -> int:
-        limit = self._high_watermark if upper_bound is None else min(upper_bound, self._high_watermark)
+        limit = (
+            self._high_watermark if upper_bound is None else min(upper_bound, self._high_watermark)
+        )
         count = 0
         while len(self._segments) > 1 and self._bases[1] <= limit and predicate(self._segments[0]):
             self._segments.pop(0).delete()
@@ -96,11 +105,13 @@ class LogRetention:
 
     def replace_segments(self, first: int, count: int, new: LogSegment) -> None:
         """The cleaner's swap (cleaner_swap.py): `new` replaces segments[first:first + count]."""
-        self._segments[first:first + count], self._bases[first:first + count] = [new], [new.base_offset]
+        self._segments[first : first + count], self._bases[first : first + count] = (
+            [new],
+            [new.base_offset],
+        )
         self.segments_generation += 1
 
 
 def largest_timestamp(seg: LogSegment) -> int:
     # Kafka falls back to the file's mtime when no batch carries a timestamp.
     return seg.max_timestamp if seg.max_timestamp >= 0 else seg.last_modified_ms()
-

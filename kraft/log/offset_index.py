@@ -1,11 +1,12 @@
 """A segment's sparse offset index (`.index`): 8-byte entries of relative offset and file position,
 big-endian, kept in memory as arrays for bisect and appended to the file as written."""
+
 from __future__ import annotations
 
 import struct
 from bisect import bisect_right
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from kraft.log.index_file import IndexFile
 
@@ -20,16 +21,22 @@ class OffsetIndex(IndexFile):
     entry = ENTRY
 
     @property
-    def offsets(self):              # absolute offsets
+    def offsets(self):  # absolute offsets
         return self._columns[0]
 
     @property
-    def positions(self):            # file positions
+    def positions(self):  # file positions
         return self._columns[1]
 
     @classmethod
-    def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int,
-             rebuild: Callable[[], None] | None = None) -> OffsetIndex:
+    def load(
+        cls,
+        path: Path,
+        base_offset: int,
+        max_entries: int,
+        log_size: int,
+        rebuild: Callable[[], None] | None = None,
+    ) -> OffsetIndex:
         """Open an existing file, checked against the log's size (read lazily with `rebuild`:
         see IndexFile); raises IndexCorrupt or FileNotFoundError."""
         index = cls(path, base_offset, max_entries)
@@ -39,8 +46,9 @@ class OffsetIndex(IndexFile):
     def _absolute(self, raw: tuple[int, int]) -> tuple[int, int]:
         return self.base_offset + raw[0], raw[1]
 
-    def _problem(self, entry: tuple[int, int], before: tuple[int, int] | None,
-                 log_size: int) -> str | None:
+    def _problem(
+        self, entry: tuple[int, int], before: tuple[int, int] | None, log_size: int
+    ) -> str | None:
         last_offset, last_position = before or (self.base_offset - 1, -1)
         offset, position = entry
         if offset <= last_offset or position <= last_position or position >= log_size:

@@ -1,5 +1,6 @@
 """Loading a partition directory at open: stray files removed, segments opened, and recovery
 (CRC scan, torn tail cut, indexes rebuilt) for segments past the recovery point or with bad indexes."""
+
 from __future__ import annotations
 
 import logging
@@ -27,8 +28,9 @@ def remove_stray_files(dir: Path) -> list[int]:
         base = file_names.parse_base_offset(name, file_names.LOG_SUFFIX)
         if base is not None:
             bases.append(base)
-        elif name.endswith((file_names.INDEX_SUFFIX, file_names.TIME_INDEX_SUFFIX,
-                            file_names.TXN_INDEX_SUFFIX)):
+        elif name.endswith(
+            (file_names.INDEX_SUFFIX, file_names.TIME_INDEX_SUFFIX, file_names.TXN_INDEX_SUFFIX)
+        ):
             index_files.append(entry)
     present = set(bases)
     for entry in index_files:
@@ -38,9 +40,16 @@ def remove_stray_files(dir: Path) -> list[int]:
     return sorted(bases)
 
 
-def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_shutdown: bool,
-                  trust_epochs: bool, epoch_cache: LeaderEpochCache,
-                  now_ms: int) -> tuple[list[LogSegment], int, int]:
+def load_segments(
+    dir: Path,
+    config: LogConfig,
+    *,
+    recovery_point: int,
+    clean_shutdown: bool,
+    trust_epochs: bool,
+    epoch_cache: LeaderEpochCache,
+    now_ms: int,
+) -> tuple[list[LogSegment], int, int]:
     """Open every segment. After an unclean shutdown, segments that may hold offsets at or after
     `recovery_point` are CRC-scanned (those wholly below it were flushed: only their indexes and
     the bytes past their last index entry are read); so is any segment with a missing or invalid
@@ -50,24 +59,34 @@ def load_segments(dir: Path, config: LogConfig, *, recovery_point: int, clean_sh
     unless the damage lies below `recovery_point` (flushed, so not a torn write) or segments
     overlap: then SegmentCorrupt is raised, nothing is cut and no file is left open. Returns
     (segments, number of segments scanned, the recovery point used)."""
-    complete_interrupted_swaps(dir)     # before the strays go: a .swap may be the only copy
+    complete_interrupted_swaps(dir)  # before the strays go: a .swap may be the only copy
     bases = remove_stray_files(dir)
     segments: list[LogSegment] = []
     try:
         for base in bases:
-            segments.append(LogSegment(dir, base, config.index_interval_bytes,
-                                       config.segment_index_bytes))
+            segments.append(
+                LogSegment(dir, base, config.index_interval_bytes, config.segment_index_bytes)
+            )
         if not clean_shutdown and segments and recovery_point > segments[-1].base_offset:
             bound = _end_offset_bound(segments[-1])
             if recovery_point > bound:
                 _logger.warning(
                     "%s: the recovery point %d in the checkpoint lies past the log's end (at most "
                     "%d); the checkpoint does not describe this log, so all of it is recovered",
-                    dir, recovery_point, bound)
+                    dir,
+                    recovery_point,
+                    bound,
+                )
                 recovery_point = 0
-        scanned = _load(segments, bases, recovery_point=recovery_point,
-                        clean_shutdown=clean_shutdown, trust_epochs=trust_epochs,
-                        epoch_cache=epoch_cache, now_ms=now_ms)
+        scanned = _load(
+            segments,
+            bases,
+            recovery_point=recovery_point,
+            clean_shutdown=clean_shutdown,
+            trust_epochs=trust_epochs,
+            epoch_cache=epoch_cache,
+            now_ms=now_ms,
+        )
         check_chain(segments)
     except BaseException:
         for seg in segments:
@@ -90,13 +109,22 @@ def _end_offset_bound(seg: LogSegment) -> int:
     return end
 
 
-def _load(segments: list[LogSegment], bases: list[int], *, recovery_point: int,
-          clean_shutdown: bool, trust_epochs: bool, epoch_cache: LeaderEpochCache,
-          now_ms: int) -> int:
+def _load(
+    segments: list[LogSegment],
+    bases: list[int],
+    *,
+    recovery_point: int,
+    clean_shutdown: bool,
+    trust_epochs: bool,
+    epoch_cache: LeaderEpochCache,
+    now_ms: int,
+) -> int:
     scanned = 0
     for i, seg in enumerate(segments):
         is_last = i == len(segments) - 1
-        needs = not trust_epochs or (not clean_shutdown and (is_last or bases[i + 1] > recovery_point))
+        needs = not trust_epochs or (
+            not clean_shutdown and (is_last or bases[i + 1] > recovery_point)
+        )
         if not needs and seg.load_indexes(lazy=not is_last):
             try:
                 seg.load_tail(now_ms)
@@ -110,9 +138,9 @@ def _load(segments: list[LogSegment], bases: list[int], *, recovery_point: int,
             if epoch > epoch_cache.latest_epoch:
                 epoch_cache.assign(epoch, start_offset, flush=False)
         if truncated and not is_last:
-            for later in segments[i + 1:]:
+            for later in segments[i + 1 :]:
                 later.delete()
-            del segments[i + 1:]
+            del segments[i + 1 :]
         if truncated:
             if seg.size == 0 and i > 0:
                 # Nothing valid in it: the previous segment becomes the active one again.
@@ -133,7 +161,8 @@ def check_chain(segments: list[LogSegment]) -> None:
         if seg.next_offset > after.base_offset:
             raise SegmentCorrupt(
                 f"{seg.log_path} holds offsets up to {seg.next_offset - 1}, past the base offset "
-                f"of the next segment {after.log_path.name}: one of them is damaged or misnamed")
+                f"of the next segment {after.log_path.name}: one of them is damaged or misnamed"
+            )
 
 
 def offset_gaps(segments: list[LogSegment]) -> list[tuple[int, int]]:

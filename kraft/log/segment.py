@@ -1,5 +1,6 @@
 """One segment: a `.log` file of whole v2 batches plus its offset and time indexes. Appends,
 reads of whole-batch byte ranges, truncation, and the CRC-checking recovery scan."""
+
 from __future__ import annotations
 
 import logging
@@ -8,20 +9,28 @@ from pathlib import Path
 from typing import NamedTuple
 
 from clients.record.batch_header import (
-    HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, CorruptBatchError, validate_batch)
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    BatchHeader,
+    CorruptBatchError,
+    validate_batch,
+)
 from clients.record.codec import decode_batch
 from kraft.fs import write_all, writev_all
 from kraft.log import file_names
 from kraft.log.index_file import IndexCorrupt
-from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE, OffsetIndex
-from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE, TimeIndex
+from kraft.log.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
+from kraft.log.offset_index import OffsetIndex
+from kraft.log.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
+from kraft.log.time_index import TimeIndex
 from kraft.log.transaction_index import TransactionIndex
 
 INT_MAX = 2**31 - 1
-SCAN_CHUNK = 16384              # header scans read this much per pread
+SCAN_CHUNK = 16384  # header scans read this much per pread
 RECOVERY_CHUNK = 8 * 1024 * 1024
-SCAN_PROBE = 4096               # read_range reads this much per pread while batches are small
-_LAST_OFFSET_DELTA_END = 27     # a header's bytes read_range needs: offsets and length
+SCAN_PROBE = 4096  # read_range reads this much per pread while batches are small
+_LAST_OFFSET_DELTA_END = 27  # a header's bytes read_range needs: offsets and length
 _MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 
 _logger = logging.getLogger(__name__)
@@ -35,6 +44,7 @@ class SegmentCorrupt(ValueError):
 
 class BatchInfo(NamedTuple):
     """What the segment needs of a batch being appended; `position` is within the caller's buffer."""
+
     position: int
     size: int
     base_offset: int
@@ -46,8 +56,14 @@ class BatchInfo(NamedTuple):
 
 
 class LogSegment:
-    def __init__(self, dir: Path, base_offset: int, index_interval_bytes: int,
-                 max_index_bytes: int, suffix: str = "") -> None:
+    def __init__(
+        self,
+        dir: Path,
+        base_offset: int,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        suffix: str = "",
+    ) -> None:
         # `suffix` (".cleaned", ".swap") names a segment the log cleaner is still swapping in.
         self.dir = dir
         self.base_offset = base_offset
@@ -55,21 +71,34 @@ class LogSegment:
         self.log_path = _suffixed(file_names.log_file(dir, base_offset), suffix)
         self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self.fd).st_size
-        self.offset_index = OffsetIndex(_suffixed(file_names.index_file(dir, base_offset), suffix),
-                                        base_offset, max_index_bytes // OFFSET_ENTRY_SIZE)
-        self.time_index = TimeIndex(_suffixed(file_names.time_index_file(dir, base_offset), suffix),
-                                    base_offset, max_index_bytes // TIME_ENTRY_SIZE)
+        self.offset_index = OffsetIndex(
+            _suffixed(file_names.index_file(dir, base_offset), suffix),
+            base_offset,
+            max_index_bytes // OFFSET_ENTRY_SIZE,
+        )
+        self.time_index = TimeIndex(
+            _suffixed(file_names.time_index_file(dir, base_offset), suffix),
+            base_offset,
+            max_index_bytes // TIME_ENTRY_SIZE,
+        )
         self.txn_index = TransactionIndex.load(
-            _suffixed(file_names.txn_index_file(dir, base_offset), suffix))
+            _suffixed(file_names.txn_index_file(dir, base_offset), suffix)
+        )
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = base_offset
         self.bytes_since_last_index_entry = 0
-        self.roll_base_ms: int | None = None   # when the first batch arrived; drives segment.ms
+        self.roll_base_ms: int | None = None  # when the first batch arrived; drives segment.ms
 
     @classmethod
-    def create(cls, dir: Path, base_offset: int, index_interval_bytes: int,
-               max_index_bytes: int, suffix: str = "") -> LogSegment:
+    def create(
+        cls,
+        dir: Path,
+        base_offset: int,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        suffix: str = "",
+    ) -> LogSegment:
         """A new empty segment (any leftover files with this base offset are emptied)."""
         seg = cls(dir, base_offset, index_interval_bytes, max_index_bytes, suffix)
         if seg.size:
@@ -86,10 +115,16 @@ class LogSegment:
         checked now, the rest at the first lookup, which rebuilds them if they fail it."""
         rebuild = self._rebuild_indexes if lazy else None
         try:
-            self.offset_index = OffsetIndex.load(self.offset_index.path, self.base_offset,
-                                                 self.offset_index.max_entries, self.size, rebuild)
-            self.time_index = TimeIndex.load(self.time_index.path, self.base_offset,
-                                             self.time_index.max_entries, rebuild)
+            self.offset_index = OffsetIndex.load(
+                self.offset_index.path,
+                self.base_offset,
+                self.offset_index.max_entries,
+                self.size,
+                rebuild,
+            )
+            self.time_index = TimeIndex.load(
+                self.time_index.path, self.base_offset, self.time_index.max_entries, rebuild
+            )
         except (FileNotFoundError, IndexCorrupt):
             return False
         return True
@@ -97,8 +132,9 @@ class LogSegment:
     def _rebuild_indexes(self) -> None:
         """A lazily read index failed its check: rebuild both from the log, as an open would
         have. The bytes lie below the recovery point, so damage in them raises SegmentCorrupt."""
-        _logger.warning("%s: an index of this segment is damaged; rebuilding both from the log",
-                        self.log_path)
+        _logger.warning(
+            "%s: an index of this segment is damaged; rebuilding both from the log", self.log_path
+        )
         roll_base_ms = self.roll_base_ms
         self.recover(self.base_offset, 0, protect_below=self.next_offset)
         self.roll_base_ms = roll_base_ms
@@ -120,24 +156,31 @@ class LogSegment:
                     return
             header = BatchHeader._make(HEADER.unpack_from(chunk, rel))
             if header.batch_length < _MIN_BATCH_LENGTH:
-                raise SegmentCorrupt(f"{self.log_path}: batch length {header.batch_length} at {pos}")
+                raise SegmentCorrupt(
+                    f"{self.log_path}: batch length {header.batch_length} at {pos}"
+                )
             self._check_offsets(pos, header.base_offset, header.last_offset, floor)
             yield pos, header
             floor = header.next_offset
             pos += LOG_OVERHEAD + header.batch_length
 
-    def _check_offsets(self, pos: int, base_offset: int, last_offset: int, floor: int,
-                       ceiling: int | None = None) -> None:
+    def _check_offsets(
+        self, pos: int, base_offset: int, last_offset: int, floor: int, ceiling: int | None = None
+    ) -> None:
         """Raise SegmentCorrupt unless floor <= base_offset <= last_offset < ceiling (and the
         relative offset fits the index)."""
-        if (base_offset < floor or last_offset < base_offset
-                or last_offset - self.base_offset > INT_MAX
-                or (ceiling is not None and last_offset >= ceiling)):
+        if (
+            base_offset < floor
+            or last_offset < base_offset
+            or last_offset - self.base_offset > INT_MAX
+            or (ceiling is not None and last_offset >= ceiling)
+        ):
             raise SegmentCorrupt(
                 f"{self.log_path}: the batch at position {pos} claims offsets {base_offset} to "
                 f"{last_offset}, but there this segment holds offsets from {floor}"
                 + (f" below {ceiling}" if ceiling is not None else "")
-                + ": its baseOffset is damaged")
+                + ": its baseOffset is damaged"
+            )
 
     def load_tail(self, now_ms: int) -> None:
         """Set next offset, max timestamp and index state from the indexes plus a header scan of
@@ -153,10 +196,15 @@ class LogSegment:
         for pos, header in self.headers(start):
             next_offset = header.next_offset
             if header.max_timestamp > self.max_timestamp:
-                self.max_timestamp, self.offset_of_max_timestamp = header.max_timestamp, header.last_offset
+                self.max_timestamp, self.offset_of_max_timestamp = (
+                    header.max_timestamp,
+                    header.last_offset,
+                )
             pos += header.size
         if pos != self.size:
-            raise SegmentCorrupt(f"{self.log_path}: header scan ended at {pos}, file size {self.size}")
+            raise SegmentCorrupt(
+                f"{self.log_path}: header scan ended at {pos}, file size {self.size}"
+            )
         self.next_offset = next_offset
         self.bytes_since_last_index_entry = self.size - start
         self.roll_base_ms = None
@@ -164,8 +212,9 @@ class LogSegment:
             first = next(self.headers(0))[1]
             self.roll_base_ms = first.max_timestamp if first.max_timestamp >= 0 else now_ms
 
-    def recover(self, min_offset: int, now_ms: int,
-                protect_below: int = 0) -> tuple[list[tuple[int, int]], int]:
+    def recover(
+        self, min_offset: int, now_ms: int, protect_below: int = 0
+    ) -> tuple[list[tuple[int, int]], int]:
         """Check every batch (length, magic, CRC, offsets increasing from `min_offset`), rebuild both
         indexes, and cut the file at the first bad byte. Returns ([(epoch, base_offset)] of the
         valid batches, bytes truncated). Damage before offset `protect_below` (flushed data: disk
@@ -181,8 +230,12 @@ class LogSegment:
         while size - pos >= HEADER_SIZE:
             rel = pos - chunk_pos
             if rel + LOG_OVERHEAD > len(chunk):
-                chunk, chunk_pos, rel = os.pread(self.fd, min(RECOVERY_CHUNK, size - pos), pos), pos, 0
-            total = LOG_OVERHEAD + int.from_bytes(chunk[rel + 8:rel + 12], "big", signed=True)
+                chunk, chunk_pos, rel = (
+                    os.pread(self.fd, min(RECOVERY_CHUNK, size - pos), pos),
+                    pos,
+                    0,
+                )
+            total = LOG_OVERHEAD + int.from_bytes(chunk[rel + 8 : rel + 12], "big", signed=True)
             if total < HEADER_SIZE or pos + total > size:
                 break
             if rel + total > len(chunk):
@@ -196,8 +249,9 @@ class LogSegment:
                 break
             if self.roll_base_ms is None:
                 self.roll_base_ms = header.max_timestamp if header.max_timestamp >= 0 else now_ms
-            self._track(pos, total, header.last_offset, header.max_timestamp,
-                        index_entries, time_entries)
+            self._track(
+                pos, total, header.last_offset, header.max_timestamp, index_entries, time_entries
+            )
             if header.partition_leader_epoch >= 0:
                 epochs.append((header.partition_leader_epoch, header.base_offset))
             expected = self.next_offset = header.next_offset
@@ -207,7 +261,8 @@ class LogSegment:
             raise SegmentCorrupt(
                 f"{self.log_path}: the bytes from position {pos} (offset {self.next_offset} on) "
                 f"are damaged, below the recovery point {protect_below}, so they were once "
-                "flushed whole")
+                "flushed whole"
+            )
         if truncated:
             os.ftruncate(self.fd, pos)
             self.size = pos
@@ -219,8 +274,15 @@ class LogSegment:
         return epochs, truncated
 
     # -- writing ----------------------------------------------------------------------------
-    def _track(self, position: int, size: int, last_offset: int, max_timestamp: int,
-               index_entries: list, time_entries: list) -> None:
+    def _track(
+        self,
+        position: int,
+        size: int,
+        last_offset: int,
+        max_timestamp: int,
+        index_entries: list,
+        time_entries: list,
+    ) -> None:
         """Kafka's indexing rule: an entry every index.interval.bytes, keyed by the batch's last
         offset and pointing at its start; a time entry when the max timestamp has grown."""
         if max_timestamp > self.max_timestamp:
@@ -233,7 +295,9 @@ class LogSegment:
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += size
 
-    def append(self, buf, start: int, end: int, batches: list[BatchInfo], now_ms: int | None) -> None:
+    def append(
+        self, buf, start: int, end: int, batches: list[BatchInfo], now_ms: int | None
+    ) -> None:
         """Write buf[start:end] (whole batches, described by `batches`) with one write; each
         batch's `stamp` replaces its first bytes."""
         file_pos = self.size
@@ -243,7 +307,7 @@ class LogSegment:
             else:
                 view, parts = memoryview(buf), []
                 for b in batches:
-                    parts += (b.stamp, view[b.position + len(b.stamp):b.position + b.size])
+                    parts += (b.stamp, view[b.position + len(b.stamp) : b.position + b.size])
                 writev_all(self.fd, parts)
         except OSError:
             os.ftruncate(self.fd, file_pos)  # never leave half a batch behind
@@ -254,8 +318,14 @@ class LogSegment:
         index_entries, time_entries = [], []
         shift = file_pos - start
         for batch in batches:
-            self._track(batch.position + shift, batch.size, batch.last_offset, batch.max_timestamp,
-                        index_entries, time_entries)
+            self._track(
+                batch.position + shift,
+                batch.size,
+                batch.last_offset,
+                batch.max_timestamp,
+                index_entries,
+                time_entries,
+            )
         self.offset_index.append(index_entries)
         self.time_index.append(time_entries)
         self.size = file_pos + end - start
@@ -298,20 +368,27 @@ class LogSegment:
         hold the offsets the index and the segment say it does."""
         indexed, start = self.offset_index.lookup(offset)
         for pos, header in self.headers(start):
-            if (pos == start and start and header.last_offset != indexed) or \
-                    header.last_offset >= self.next_offset:
+            if (
+                pos == start and start and header.last_offset != indexed
+            ) or header.last_offset >= self.next_offset:
                 raise SegmentCorrupt(
                     f"{self.log_path}: the batch at position {pos} claims offsets "
                     f"{header.base_offset} to {header.last_offset}; the segment holds offsets below "
-                    f"{self.next_offset}" + (f" and its index says {indexed} ends there"
-                                             if pos == start and start else "")
-                    + ": its baseOffset is damaged")
+                    f"{self.next_offset}"
+                    + (
+                        f" and its index says {indexed} ends there"
+                        if pos == start and start
+                        else ""
+                    )
+                    + ": its baseOffset is damaged"
+                )
             if header.last_offset >= offset:
                 return pos, header
         return None
 
-    def read(self, start_offset: int, max_bytes: int, max_offset: int | None,
-             min_one_batch: bool) -> bytes | None:
+    def read(
+        self, start_offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> bytes | None:
         """Whole batches from the one containing `start_offset`; None if this segment holds no
         batch at or after it. One pread of the range `read_range` finds."""
         found = self.read_range(start_offset, max_bytes, max_offset, min_one_batch)
@@ -320,8 +397,9 @@ class LogSegment:
         pos, size, _ = found
         return os.pread(self.fd, size, pos) if size else b""
 
-    def read_range(self, start_offset: int, max_bytes: int, max_offset: int | None,
-                   min_one_batch: bool) -> tuple[int, int, int] | None:
+    def read_range(
+        self, start_offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> tuple[int, int, int] | None:
         """(position, size, base offset of the first batch) of the whole batches a read from
         `start_offset` returns; None if this segment holds no batch at or after it. Walks the
         headers only, so a fetch can read the bytes once, straight into its response."""
@@ -340,11 +418,11 @@ class LogSegment:
                 chunk, chunk_pos, rel = os.pread(self.fd, probe, end), end, 0
                 if len(chunk) < _LAST_OFFSET_DELTA_END:
                     break
-            size = LOG_OVERHEAD + int.from_bytes(chunk[rel + 8:rel + 12], "big")
+            size = LOG_OVERHEAD + int.from_bytes(chunk[rel + 8 : rel + 12], "big")
             if end + size > limit:
                 break
-            base = int.from_bytes(chunk[rel:rel + 8], "big", signed=True)
-            last = base + int.from_bytes(chunk[rel + 23:rel + 27], "big", signed=True)
+            base = int.from_bytes(chunk[rel : rel + 8], "big", signed=True)
+            last = base + int.from_bytes(chunk[rel + 23 : rel + 27], "big", signed=True)
             # Never hand out a batch whose offsets break the order (a damaged baseOffset).
             self._check_offsets(end, base, last, floor, self.next_offset)
             if max_offset is not None and last >= max_offset:
@@ -367,7 +445,7 @@ class LogSegment:
             if header.last_offset >= min_offset and header.max_timestamp >= timestamp:
                 try:
                     _, records = decode_batch(os.pread(self.fd, header.size, pos), verify_crc=False)
-                except CorruptBatchError:   # appends were validated: the file changed since
+                except CorruptBatchError:  # appends were validated: the file changed since
                     return max(header.base_offset, min_offset), header.max_timestamp
                 for record in records:
                     if record.offset >= min_offset and record.timestamp >= timestamp:
@@ -403,19 +481,27 @@ class LogSegment:
     def change_suffix(self, old: str, new: str) -> None:
         """Rename the segment's files from suffix `old` to `new` (open fds stay valid). The .log goes
         last, so the cleaner can treat its rename as the step's commit point."""
-        for owner, attr in ((self.offset_index, "path"), (self.time_index, "path"),
-                            (self.txn_index, "path"), (self, "log_path")):
+        for owner, attr in (
+            (self.offset_index, "path"),
+            (self.time_index, "path"),
+            (self.txn_index, "path"),
+            (self, "log_path"),
+        ):
             path = getattr(owner, attr)
-            renamed = Path(str(path)[:len(str(path)) - len(old)] + new)
-            if owner is self or path.exists():   # an index file appears only when first written
+            renamed = Path(str(path)[: len(str(path)) - len(old)] + new)
+            if owner is self or path.exists():  # an index file appears only when first written
                 os.replace(path, renamed)
             setattr(owner, attr, renamed)
 
     def delete(self) -> None:
         """Close and unlink; the .log goes first so a crash leaves only orphan indexes."""
         self.close()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path,
-                     self.txn_index.path):
+        for path in (
+            self.log_path,
+            self.offset_index.path,
+            self.time_index.path,
+            self.txn_index.path,
+        ):
             try:
                 os.unlink(path)
             except FileNotFoundError:

@@ -1,11 +1,12 @@
 """A segment's sparse time index (`.timeindex`): 12-byte entries of timestamp and relative offset,
 big-endian; timestamps strictly increase, so lookups bisect an in-memory array."""
+
 from __future__ import annotations
 
 import struct
 from bisect import bisect_right
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from kraft.log.index_file import IndexFile
 
@@ -27,8 +28,13 @@ class TimeIndex(IndexFile):
         return self._columns[1]
 
     @classmethod
-    def load(cls, path: Path, base_offset: int, max_entries: int,
-             rebuild: Callable[[], None] | None = None) -> TimeIndex:
+    def load(
+        cls,
+        path: Path,
+        base_offset: int,
+        max_entries: int,
+        rebuild: Callable[[], None] | None = None,
+    ) -> TimeIndex:
         """Open an existing file (read lazily with `rebuild`: see IndexFile); raises
         IndexCorrupt or FileNotFoundError."""
         index = cls(path, base_offset, max_entries)
@@ -38,8 +44,9 @@ class TimeIndex(IndexFile):
     def _absolute(self, raw: tuple[int, int]) -> tuple[int, int]:
         return raw[0], self.base_offset + raw[1]
 
-    def _problem(self, entry: tuple[int, int], before: tuple[int, int] | None,
-                 _limit: int) -> str | None:
+    def _problem(
+        self, entry: tuple[int, int], before: tuple[int, int] | None, _limit: int
+    ) -> str | None:
         last_ts, last_offset = before or (-(2**63), self.base_offset)
         if entry[0] <= last_ts or entry[1] < last_offset:
             return "out of order"

@@ -7,6 +7,7 @@ lastOffset int64 (the ABORT marker's offset), lastStableOffset int64 (the LSO on
 Entries are appended in marker order; the file appears only with its first entry. The entries
 are few (one per abort), so they are also kept in memory.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,7 @@ class TransactionIndex:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.entries: list[AbortedTxn] = []
-        self._dirty = False          # appended since the last fsync
+        self._dirty = False  # appended since the last fsync
 
     @classmethod
     def load(cls, path: Path) -> TransactionIndex:

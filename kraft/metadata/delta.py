@@ -1,12 +1,19 @@
 """MetadataDelta: replays metadata records onto a MetadataImage and makes the next image.
 The only code that turns records into state, shared by the controllers and the brokers."""
+
 from __future__ import annotations
 
 from clients.scram import ScramCredential
 from kraft.metadata import records as r
 from kraft.metadata.acl_records import acl_from_record
-from kraft.metadata.image import (TOPIC_RESOURCE, BrokerRegistration, MetadataImage,
-                                  PartitionRegistration, TopicImage, frozen_map)
+from kraft.metadata.image import (
+    TOPIC_RESOURCE,
+    BrokerRegistration,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+    frozen_map,
+)
 
 
 class MetadataReplayError(ValueError):
@@ -22,9 +29,9 @@ class MetadataDelta:
         self.offset = image.offset
         self.epoch = image.epoch
         self._brokers: dict | None = None
-        self._topics: dict | None = None           # topic_id -> TopicImage (partitions stale)
+        self._topics: dict | None = None  # topic_id -> TopicImage (partitions stale)
         self._names: set[str] | None = None
-        self._partitions: dict[str, dict] = {}     # topic_id -> working partitions dict
+        self._partitions: dict[str, dict] = {}  # topic_id -> working partitions dict
         self._configs: dict | None = None
         self._next_producer_id = image.next_producer_id
         self._acls: dict | None = None
@@ -76,16 +83,34 @@ class MetadataDelta:
 
     def _register_broker(self, rec: r.RegisterBrokerRecord) -> None:
         self._brokers_w()[rec.broker_id] = BrokerRegistration(
-            rec.broker_id, rec.incarnation_id, rec.broker_epoch, rec.host, rec.port, rec.rack,
-            rec.fenced, listeners=tuple(rec.listeners))
+            rec.broker_id,
+            rec.incarnation_id,
+            rec.broker_epoch,
+            rec.host,
+            rec.port,
+            rec.rack,
+            rec.fenced,
+            listeners=tuple(rec.listeners),
+        )
 
     def _change_broker(self, rec: r.BrokerRegistrationChangeRecord) -> None:
         broker = self._current_broker(rec.broker_id, rec.broker_epoch, "BrokerRegistrationChange")
-        offline = (broker.offline_replicas if rec.offline_replicas is None
-                   else frozenset(rec.offline_replicas))
+        offline = (
+            broker.offline_replicas
+            if rec.offline_replicas is None
+            else frozenset(rec.offline_replicas)
+        )
         self._brokers_w()[rec.broker_id] = BrokerRegistration(
-            broker.broker_id, broker.incarnation_id, broker.broker_epoch, broker.host, broker.port,
-            broker.rack, rec.fenced, offline, listeners=broker.listeners)
+            broker.broker_id,
+            broker.incarnation_id,
+            broker.broker_epoch,
+            broker.host,
+            broker.port,
+            broker.rack,
+            rec.fenced,
+            offline,
+            listeners=broker.listeners,
+        )
 
     def _unregister_broker(self, rec: r.UnregisterBrokerRecord) -> None:
         self._current_broker(rec.broker_id, rec.broker_epoch, "UnregisterBroker")
@@ -103,21 +128,24 @@ class MetadataDelta:
 
     def _partition(self, rec: r.PartitionRecord) -> None:
         self._partitions_w(rec.topic_id, "Partition")[rec.partition] = PartitionRegistration(
-            tuple(rec.replicas), tuple(rec.isr), rec.leader, rec.leader_epoch, rec.partition_epoch)
+            tuple(rec.replicas), tuple(rec.isr), rec.leader, rec.leader_epoch, rec.partition_epoch
+        )
 
     def _partition_change(self, rec: r.PartitionChangeRecord) -> None:
         parts = self._partitions_w(rec.topic_id, "PartitionChange")
         old = parts.get(rec.partition)
         if old is None:
             raise MetadataReplayError(
-                f"PartitionChange: topic id {rec.topic_id} has no partition {rec.partition}")
+                f"PartitionChange: topic id {rec.topic_id} has no partition {rec.partition}"
+            )
         leader_changed = rec.leader is not None
         parts[rec.partition] = PartitionRegistration(
             replicas=old.replicas if rec.replicas is None else tuple(rec.replicas),
             isr=old.isr if rec.isr is None else tuple(rec.isr),
             leader=rec.leader if leader_changed else old.leader,
             leader_epoch=old.leader_epoch + 1 if leader_changed else old.leader_epoch,
-            partition_epoch=old.partition_epoch + 1)
+            partition_epoch=old.partition_epoch + 1,
+        )
 
     def _remove_topic(self, rec: r.RemoveTopicRecord) -> None:
         topics = self._topics_w()
@@ -147,7 +175,8 @@ class MetadataDelta:
         if rec.next_producer_id < self._next_producer_id:
             raise MetadataReplayError(
                 f"ProducerIds: next producer id {rec.next_producer_id} is below "
-                f"{self._next_producer_id}; producer ids would be handed out twice")
+                f"{self._next_producer_id}; producer ids would be handed out twice"
+            )
         self._next_producer_id = rec.next_producer_id
 
     def _acls_w(self) -> dict:
@@ -175,7 +204,8 @@ class MetadataDelta:
 
     def _user_scram_credential(self, rec: r.UserScramCredentialRecord) -> None:
         self._scram_w()[(rec.name, rec.mechanism)] = ScramCredential(
-            rec.mechanism, rec.salt, rec.iterations, rec.stored_key, rec.server_key)
+            rec.mechanism, rec.salt, rec.iterations, rec.stored_key, rec.server_key
+        )
 
     def _remove_user_scram_credential(self, rec: r.RemoveUserScramCredentialRecord) -> None:
         self._scram_w().pop((rec.name, rec.mechanism), None)
@@ -198,11 +228,19 @@ class MetadataDelta:
             by_name = frozen_map({t.name: t for t in topics.values()})
         configs = image.configs if self._configs is None else frozen_map(dict(self._configs))
         acls = image.acls if self._acls is None else frozen_map(dict(self._acls))
-        return MetadataImage(offset=self.offset, epoch=self.epoch, brokers=brokers,
-                             topics_by_id=by_id, topics_by_name=by_name, configs=configs,
-                             next_producer_id=self._next_producer_id, acls=acls,
-                             scram_credentials=image.scram_credentials if self._scram is None
-                             else frozen_map(dict(self._scram)))
+        return MetadataImage(
+            offset=self.offset,
+            epoch=self.epoch,
+            brokers=brokers,
+            topics_by_id=by_id,
+            topics_by_name=by_name,
+            configs=configs,
+            next_producer_id=self._next_producer_id,
+            acls=acls,
+            scram_credentials=image.scram_credentials
+            if self._scram is None
+            else frozen_map(dict(self._scram)),
+        )
 
 
 _HANDLERS = {
@@ -224,8 +262,9 @@ _HANDLERS = {
 }
 
 
-def replay_all(image: MetadataImage, records, last_offset: int | None = None,
-               epoch: int | None = None) -> MetadataImage:
+def replay_all(
+    image: MetadataImage, records, last_offset: int | None = None, epoch: int | None = None
+) -> MetadataImage:
     """Replay a batch onto `image` with one delta; the new image sits at `last_offset`."""
     delta = MetadataDelta(image)
     for record in records:

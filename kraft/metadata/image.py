@@ -1,5 +1,6 @@
 """MetadataImage: an immutable view of the cluster's metadata at one offset of the metadata
 log (brokers, topics, partitions, configs, producer ids), and the queries brokers ask of it."""
+
 from __future__ import annotations
 
 import types
@@ -33,14 +34,14 @@ class BrokerRegistration:
     # (topic_id, partition) replicas this broker reported offline (failed log dir, damaged
     # files): they may neither lead nor be in an ISR until the broker registers again.
     offline_replicas: frozenset[tuple[str, int]] = frozenset()
-    listeners: tuple[str, ...] = ()      # "NAME://host:port"
+    listeners: tuple[str, ...] = ()  # "NAME://host:port"
 
     def endpoint(self, listener: str) -> tuple[str, int] | None:
         """(host, port) of the broker's listener named `listener`, if it registered one."""
         prefix = f"{listener}://"
         for entry in self.listeners:
             if entry.startswith(prefix):
-                host, _, port = entry[len(prefix):].rpartition(":")
+                host, _, port = entry[len(prefix) :].rpartition(":")
                 return host, int(port)
         return None
 
@@ -68,6 +69,7 @@ class TopicImage:
 @dataclass(frozen=True)
 class TopicPartitionRegistration:
     """One partition found by a query, with its topic's name and id."""
+
     topic: str
     topic_id: str
     partition: int
@@ -78,6 +80,7 @@ class TopicPartitionRegistration:
 class MetadataImage:
     """Metadata as of `offset`/`epoch` of the metadata log (-1/-1: nothing replayed yet).
     Never changes: a MetadataDelta makes the next image, so readers always see one offset."""
+
     offset: int = -1
     epoch: int = -1
     brokers: Mapping[int, BrokerRegistration] = field(default_factory=lambda: _EMPTY)
@@ -90,7 +93,8 @@ class MetadataImage:
     acls: Mapping[str, AclBinding] = field(default_factory=lambda: _EMPTY)
     # (user name, mechanism) -> its SCRAM credential (salt, iterations, StoredKey, ServerKey).
     scram_credentials: Mapping[tuple[str, str], ScramCredential] = field(
-        default_factory=lambda: _EMPTY)
+        default_factory=lambda: _EMPTY
+    )
 
     # -- brokers
     def broker(self, broker_id: int) -> BrokerRegistration | None:

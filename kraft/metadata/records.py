@@ -1,5 +1,6 @@
 """The metadata log's records: frozen dataclasses, each stored as one msgpack map
 {"type": <name>, "version": <int>, ...fields}, with encode() and decode()."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,6 +19,7 @@ class MetadataRecordError(ValueError):
 @dataclass(frozen=True)
 class RegisterBrokerRecord:
     """A broker (re)registered; a new registration always starts fenced."""
+
     TYPE: ClassVar[str] = "RegisterBroker"
     VERSION: ClassVar[int] = 0
     broker_id: int
@@ -27,7 +29,7 @@ class RegisterBrokerRecord:
     port: int
     rack: str | None = None
     fenced: bool = True
-    listeners: tuple[str, ...] = ()      # "NAME://host:port"; empty: host/port only
+    listeners: tuple[str, ...] = ()  # "NAME://host:port"; empty: host/port only
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class BrokerRegistrationChangeRecord:
     """Fence or unfence a broker registered with `broker_epoch`, or (when `offline_replicas` is
     set) replace the set of its replicas that are offline: (topic_id, partition) pairs whose log
     dir failed or whose files are damaged. A new registration starts with none offline."""
+
     TYPE: ClassVar[str] = "BrokerRegistrationChange"
     VERSION: ClassVar[int] = 0
     broker_id: int
@@ -62,6 +65,7 @@ class TopicRecord:
 @dataclass(frozen=True)
 class PartitionRecord:
     """A partition's full state: written when it is created and in snapshots."""
+
     TYPE: ClassVar[str] = "Partition"
     VERSION: ClassVar[int] = 0
     topic_id: str
@@ -77,6 +81,7 @@ class PartitionRecord:
 class PartitionChangeRecord:
     """Changes to one partition; None leaves a field as it is. Replay bumps partition_epoch,
     and leader_epoch too whenever `leader` is set (followers truncate by leader epoch)."""
+
     TYPE: ClassVar[str] = "PartitionChange"
     VERSION: ClassVar[int] = 0
     topic_id: str
@@ -96,9 +101,10 @@ class RemoveTopicRecord:
 @dataclass(frozen=True)
 class ConfigRecord:
     """Set (or, with value None, delete) one config override of a resource."""
+
     TYPE: ClassVar[str] = "Config"
     VERSION: ClassVar[int] = 0
-    resource_type: str           # "topic" or "broker"
+    resource_type: str  # "topic" or "broker"
     resource_name: str
     name: str
     value: str | None
@@ -107,6 +113,7 @@ class ConfigRecord:
 @dataclass(frozen=True)
 class ProducerIdsRecord:
     """A block of producer ids went to a broker; ids below next_producer_id are taken."""
+
     TYPE: ClassVar[str] = "ProducerIds"
     VERSION: ClassVar[int] = 0
     broker_id: int
@@ -118,6 +125,7 @@ class ProducerIdsRecord:
 class AccessControlEntryRecord:
     """An ACL binding was created (Kafka's record; enums as Kafka's numbers, see
     kraft/security/acl.py); `id` names it for RemoveAccessControlEntryRecord."""
+
     TYPE: ClassVar[str] = "AccessControlEntry"
     VERSION: ClassVar[int] = 0
     id: str
@@ -141,6 +149,7 @@ class RemoveAccessControlEntryRecord:
 class UserScramCredentialRecord:
     """A user's SCRAM credential for one mechanism (Kafka's record): never the password, only
     what verifies a proof of it."""
+
     TYPE: ClassVar[str] = "UserScramCredential"
     VERSION: ClassVar[int] = 0
     name: str
@@ -162,6 +171,7 @@ class RemoveUserScramCredentialRecord:
 @dataclass(frozen=True)
 class LeaderChangeRecord:
     """Written by a new Raft leader to commit its epoch; no metadata changes."""
+
     TYPE: ClassVar[str] = "LeaderChange"
     VERSION: ClassVar[int] = 0
     leader_id: int
@@ -172,21 +182,49 @@ class LeaderChangeRecord:
 @dataclass(frozen=True)
 class NoOpRecord:
     """Advances the log (and so the high watermark) without changing metadata."""
+
     TYPE: ClassVar[str] = "NoOp"
     VERSION: ClassVar[int] = 0
 
 
-MetadataRecord = (RegisterBrokerRecord | BrokerRegistrationChangeRecord | UnregisterBrokerRecord
-                  | TopicRecord | PartitionRecord | PartitionChangeRecord | RemoveTopicRecord
-                  | ConfigRecord | ProducerIdsRecord | AccessControlEntryRecord
-                  | RemoveAccessControlEntryRecord | UserScramCredentialRecord
-                  | RemoveUserScramCredentialRecord | LeaderChangeRecord | NoOpRecord)
+MetadataRecord = (
+    RegisterBrokerRecord
+    | BrokerRegistrationChangeRecord
+    | UnregisterBrokerRecord
+    | TopicRecord
+    | PartitionRecord
+    | PartitionChangeRecord
+    | RemoveTopicRecord
+    | ConfigRecord
+    | ProducerIdsRecord
+    | AccessControlEntryRecord
+    | RemoveAccessControlEntryRecord
+    | UserScramCredentialRecord
+    | RemoveUserScramCredentialRecord
+    | LeaderChangeRecord
+    | NoOpRecord
+)
 
-RECORD_TYPES: dict[str, type] = {cls.TYPE: cls for cls in (
-    RegisterBrokerRecord, BrokerRegistrationChangeRecord, UnregisterBrokerRecord, TopicRecord,
-    PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ConfigRecord, ProducerIdsRecord,
-    AccessControlEntryRecord, RemoveAccessControlEntryRecord, UserScramCredentialRecord,
-    RemoveUserScramCredentialRecord, LeaderChangeRecord, NoOpRecord)}
+RECORD_TYPES: dict[str, type] = {
+    cls.TYPE: cls
+    for cls in (
+        RegisterBrokerRecord,
+        BrokerRegistrationChangeRecord,
+        UnregisterBrokerRecord,
+        TopicRecord,
+        PartitionRecord,
+        PartitionChangeRecord,
+        RemoveTopicRecord,
+        ConfigRecord,
+        ProducerIdsRecord,
+        AccessControlEntryRecord,
+        RemoveAccessControlEntryRecord,
+        UserScramCredentialRecord,
+        RemoveUserScramCredentialRecord,
+        LeaderChangeRecord,
+        NoOpRecord,
+    )
+}
 
 # Fields msgpack hands back as lists; tuples keep records hashable and comparable.
 _TUPLE_FIELDS = frozenset({"replicas", "isr", "voters", "listeners"})
@@ -219,18 +257,19 @@ def decode(data: bytes) -> MetadataRecord:
     if cls is None:
         raise MetadataRecordError(
             f"unknown metadata record type {name!r}; known types: {', '.join(sorted(RECORD_TYPES))}"
-            " (a newer kraft may have written it; upgrade this node)")
+            " (a newer kraft may have written it; upgrade this node)"
+        )
     version = body.pop("version", None)
     if version != cls.VERSION:
         raise MetadataRecordError(
             f"{name} record version {version!r} is not supported; this kraft reads version "
-            f"{cls.VERSION} (a newer kraft may have written it; upgrade this node)")
+            f"{cls.VERSION} (a newer kraft may have written it; upgrade this node)"
+        )
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(body) - set(fields))
     if unknown:
         raise MetadataRecordError(f"{name} record v{version} has unknown fields {unknown}")
-    missing = [n for n, f in fields.items() if n not in body
-               and f.default is dataclasses.MISSING]
+    missing = [n for n, f in fields.items() if n not in body and f.default is dataclasses.MISSING]
     if missing:
         raise MetadataRecordError(f"{name} record v{version} lacks fields {missing}")
     for key in _TUPLE_FIELDS & body.keys():

@@ -1,5 +1,6 @@
 """Snapshots of the metadata log: an image written as the records that rebuild it, and read
 back by replaying those records onto an empty image."""
+
 from __future__ import annotations
 
 import msgpack
@@ -16,22 +17,47 @@ def image_to_records(image: MetadataImage) -> list[r.MetadataRecord]:
     ACLs."""
     out: list[r.MetadataRecord] = []
     for broker_id, b in sorted(image.brokers.items()):
-        out.append(r.RegisterBrokerRecord(broker_id, b.incarnation_id, b.broker_epoch, b.host,
-                                          b.port, b.rack, b.fenced, b.listeners))
+        out.append(
+            r.RegisterBrokerRecord(
+                broker_id,
+                b.incarnation_id,
+                b.broker_epoch,
+                b.host,
+                b.port,
+                b.rack,
+                b.fenced,
+                b.listeners,
+            )
+        )
         if b.offline_replicas:
-            out.append(r.BrokerRegistrationChangeRecord(
-                broker_id, b.broker_epoch, b.fenced, tuple(sorted(b.offline_replicas))))
+            out.append(
+                r.BrokerRegistrationChangeRecord(
+                    broker_id, b.broker_epoch, b.fenced, tuple(sorted(b.offline_replicas))
+                )
+            )
     for name, topic in sorted(image.topics_by_name.items()):
         out.append(r.TopicRecord(name, topic.topic_id))
         for p, reg in sorted(topic.partitions.items()):
-            out.append(r.PartitionRecord(topic.topic_id, p, reg.replicas, reg.isr, reg.leader,
-                                         reg.leader_epoch, reg.partition_epoch))
+            out.append(
+                r.PartitionRecord(
+                    topic.topic_id,
+                    p,
+                    reg.replicas,
+                    reg.isr,
+                    reg.leader,
+                    reg.leader_epoch,
+                    reg.partition_epoch,
+                )
+            )
     for (resource_type, resource_name), values in sorted(image.configs.items()):
         for key, value in sorted(values.items()):
             out.append(r.ConfigRecord(resource_type, resource_name, key, value))
     for (name, mechanism), c in sorted(image.scram_credentials.items()):
-        out.append(r.UserScramCredentialRecord(name, mechanism, c.salt, c.stored_key, c.server_key,
-                                               c.iterations))
+        out.append(
+            r.UserScramCredentialRecord(
+                name, mechanism, c.salt, c.stored_key, c.server_key, c.iterations
+            )
+        )
     if image.next_producer_id:
         # Only the next free id matters; which broker took the last block does not.
         out.append(r.ProducerIdsRecord(-1, -1, image.next_producer_id))

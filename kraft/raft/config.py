@@ -1,5 +1,6 @@
 """RaftConfig: the quorum's timeouts and sizes, named after Kafka's controller.quorum.* keys and
 defaulting to Kafka's values; the driver builds it from server.properties."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,9 +39,15 @@ class RaftConfig:
 
     def __post_init__(self) -> None:
         if self.fetch_max_wait_ms >= self.fetch_timeout_ms:
-            raise ValueError("fetch_max_wait_ms must be below fetch_timeout_ms, or an idle "
-                             "follower would time out while its fetch is parked")
-        for name in ("election_timeout_ms", "fetch_timeout_ms", "request_timeout_ms",
-                     "max_epoch_jump"):
+            raise ValueError(
+                "fetch_max_wait_ms must be below fetch_timeout_ms, or an idle "
+                "follower would time out while its fetch is parked"
+            )
+        for name in (
+            "election_timeout_ms",
+            "fetch_timeout_ms",
+            "request_timeout_ms",
+            "max_epoch_jump",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -1,5 +1,6 @@
 """RaftCore: KRaft's quorum as a pure synchronous state machine in etcd's shape (step, tick,
 propose, ready, advance). No clock, network, disk or global random: all are passed in."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -12,15 +13,30 @@ from kraft.raft.config import RaftConfig
 from kraft.raft.election import ElectionHandlers
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.log import ElectionState, ElectionStore, Entry, OffsetAndEpoch, RaftLog
-from kraft.raft.messages import (BeginQuorumEpochRequest, BeginQuorumEpochResponse,
-                                 EndQuorumEpochRequest, EndQuorumEpochResponse, FetchRequest,
-                                 FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
-                                 Message, VoteRequest, VoteResponse)
+from kraft.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    Message,
+    VoteRequest,
+    VoteResponse,
+)
 from kraft.raft.quorum import VoteTally
 from kraft.raft.ready import LeaderAndEpoch, Ready, SnapshotInstall
 from kraft.raft.replication import ReplicationHandlers
-from kraft.raft.state import (CandidateState, FollowerState, ProspectiveState, ResignedState,
-                              UnattachedState, VotedState)
+from kraft.raft.state import (
+    CandidateState,
+    FollowerState,
+    ProspectiveState,
+    ResignedState,
+    UnattachedState,
+    VotedState,
+)
 from kraft.raft.validation import MAX_EPOCH
 
 if TYPE_CHECKING:  # the core only ever uses the Random it is given, never the global one
@@ -43,12 +59,25 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         FetchSnapshotRequest: "handle_fetch_snapshot_request",
         FetchSnapshotResponse: "handle_fetch_snapshot_response",
     }
-    _REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
-                 FetchSnapshotRequest)
+    _REQUESTS = (
+        VoteRequest,
+        BeginQuorumEpochRequest,
+        EndQuorumEpochRequest,
+        FetchRequest,
+        FetchSnapshotRequest,
+    )
 
-    def __init__(self, node_id: int, voters: frozenset[int], log: RaftLog,
-                 election_store: ElectionStore, rng: Random, config: RaftConfig,
-                 now_ms: int, is_observer: bool = False) -> None:
+    def __init__(
+        self,
+        node_id: int,
+        voters: frozenset[int],
+        log: RaftLog,
+        election_store: ElectionStore,
+        rng: Random,
+        config: RaftConfig,
+        now_ms: int,
+        is_observer: bool = False,
+    ) -> None:
         self.node_id = node_id
         self.voters = frozenset(voters)
         self.config = config
@@ -59,7 +88,11 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         # Brokers observe; so does any node the voter set does not name (it may never vote).
         self.is_observer = is_observer or node_id not in self.voters
         stored = election_store.read() or ElectionState()
-        self.epoch, self.voted_for, self.leader_id = stored.epoch, stored.voted_for, stored.leader_id
+        self.epoch, self.voted_for, self.leader_id = (
+            stored.epoch,
+            stored.voted_for,
+            stored.leader_id,
+        )
         self._election_dirty = False
         if log.last_fetched_epoch > self.epoch:
             # quorum-state lags the log (written by an older process): trust the larger epoch.
@@ -93,8 +126,12 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
     def _maybe_elect_alone(self) -> None:
         """A sole voter needs nobody's vote: it elects itself at once instead of waiting out an
         election timeout (Kafka does the same), whatever it was before the restart."""
-        if not self.is_observer and self.voters == {self.node_id} and not self.is_leader \
-                and self._can_stand():
+        if (
+            not self.is_observer
+            and self.voters == {self.node_id}
+            and not self.is_leader
+            and self._can_stand()
+        ):
             self._become_candidate()
 
     # -- public API -------------------------------------------------------------------------------
@@ -154,9 +191,14 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
     def has_ready(self) -> bool:
         if self._ready_pending:
             return False
-        return bool(self._outbox or self._election_dirty or self._snapshot_to_load
-                    or self._snapshot_to_install
-                    or self._applied < self._commit_end() or self._must_flush())
+        return bool(
+            self._outbox
+            or self._election_dirty
+            or self._snapshot_to_load
+            or self._snapshot_to_install
+            or self._applied < self._commit_end()
+            or self._must_flush()
+        )
 
     def ready(self) -> Ready:
         if self._ready_pending:
@@ -169,8 +211,11 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         committed, snapshot_to_take = (), None
         if install is None:
             start = max(self._applied, self._log.log_start_offset)
-            committed = tuple(self._log.read(start, self._commit_end() - start)) \
-                if start < self._commit_end() else ()
+            committed = (
+                tuple(self._log.read(start, self._commit_end() - start))
+                if start < self._commit_end()
+                else ()
+            )
             self._applied = max(self._applied, self._commit_end())
             snapshot_to_take = self._snapshot_due()
         else:
@@ -180,11 +225,17 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         ready = Ready(
             snapshot_to_install=install,
             election_state=self._election_state() if self._election_dirty else None,
-            must_flush=self._must_flush(), messages=tuple(self._outbox),
-            snapshot_to_load=load, committed=committed,
-            snapshot_to_take=snapshot_to_take, role=self.role, epoch=self.epoch,
-            leader_id=self._known_leader(), high_watermark=self.high_watermark,
-            next_deadline_ms=self.next_deadline_ms)
+            must_flush=self._must_flush(),
+            messages=tuple(self._outbox),
+            snapshot_to_load=load,
+            committed=committed,
+            snapshot_to_take=snapshot_to_take,
+            role=self.role,
+            epoch=self.epoch,
+            leader_id=self._known_leader(),
+            high_watermark=self.high_watermark,
+            next_deadline_ms=self.next_deadline_ms,
+        )
         self._outbox = []
         self._election_dirty = False
         return ready
@@ -194,7 +245,7 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         self._ready_pending = False
         if ready.snapshot_to_install is not None:
             self._installing = False
-            self._maybe_send_fetch()     # on from the installed snapshot's end
+            self._maybe_send_fetch()  # on from the installed snapshot's end
         if self.is_leader:
             self._maybe_advance_high_watermark()
 
@@ -203,8 +254,10 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         r = self._role
         times = [self._fetch_inflight[2] if self._fetch_inflight else self._next_fetch_ms]
         if isinstance(r, LeaderState):
-            times += [r.check_quorum_deadline_ms if len(self.voters) > 1 else None,
-                      r.begin_quorum_resend_ms if r.silent_voters() else None]
+            times += [
+                r.check_quorum_deadline_ms if len(self.voters) > 1 else None,
+                r.begin_quorum_resend_ms if r.silent_voters() else None,
+            ]
             times += [expiry for _, expiry in r.parked.values()]
         elif isinstance(r, FollowerState):
             times += [r.fetch_deadline_ms, r.election_deadline_ms]
@@ -222,11 +275,22 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         if isinstance(r, LeaderState):
             voters = (ReplicaInfo(self.node_id, self._log.log_end_offset, self._now),) + tuple(
                 ReplicaInfo(v, s.end_offset, s.last_fetch_ms)
-                for v, s in sorted(r.voter_states.items()))
-            observers = tuple(ReplicaInfo(o, s.end_offset, s.last_fetch_ms)
-                              for o, s in sorted(r.observer_states.items()))
-        return QuorumInfo(self.node_id, self.role, self._known_leader(), self.epoch,
-                          self.high_watermark, self._log.log_end_offset, voters, observers)
+                for v, s in sorted(r.voter_states.items())
+            )
+            observers = tuple(
+                ReplicaInfo(o, s.end_offset, s.last_fetch_ms)
+                for o, s in sorted(r.observer_states.items())
+            )
+        return QuorumInfo(
+            self.node_id,
+            self.role,
+            self._known_leader(),
+            self.epoch,
+            self.high_watermark,
+            self._log.log_end_offset,
+            voters,
+            observers,
+        )
 
     # -- transitions ------------------------------------------------------------------------------
     def _set_election(self, epoch: int, voted_for: int | None, leader_id: int | None) -> None:
@@ -274,8 +338,9 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         if not self._can_stand():
             self._set_election(self.epoch, self.voted_for, None)
             deadline = self._random_election_deadline()
-            self._transition(VotedState(deadline) if self.voted_for is not None
-                             else UnattachedState(deadline))
+            self._transition(
+                VotedState(deadline) if self.voted_for is not None else UnattachedState(deadline)
+            )
             return
         tally = VoteTally(self.voters, self.node_id)
         self._transition(ProspectiveState(self._random_election_deadline(), tally))
@@ -298,17 +363,33 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
             raise RuntimeError("become_leader without a majority")
         self._set_election(self.epoch, self.voted_for, self.node_id)
         start = self._log.log_end_offset
-        self._transition(LeaderState(self.node_id, self.voters, start, self._now,
-                                     self.config.check_quorum_timeout_ms))
-        change = msgpack.packb({"type": "LeaderChange", "version": 0, "leader_id": self.node_id,
-                                "leader_epoch": self.epoch, "voters": sorted(self.voters)})
+        self._transition(
+            LeaderState(
+                self.node_id, self.voters, start, self._now, self.config.check_quorum_timeout_ms
+            )
+        )
+        change = msgpack.packb(
+            {
+                "type": "LeaderChange",
+                "version": 0,
+                "leader_id": self.node_id,
+                "leader_epoch": self.epoch,
+                "voters": sorted(self.voters),
+            }
+        )
         self._log.append([Entry(start, self.epoch, change, control=True)])
         self._send_begin_quorum_epoch(self._role.silent_voters())
 
     def _become_resigned(self, successors: tuple[int, ...]) -> None:
         others = {v for v in self.voters if v != self.node_id}
-        self._transition(ResignedState(self._random_election_deadline(), successors, others,
-                                       self._now + self.config.request_timeout_ms))
+        self._transition(
+            ResignedState(
+                self._random_election_deadline(),
+                successors,
+                others,
+                self._now + self.config.request_timeout_ms,
+            )
+        )
         for v in sorted(others):
             self._send(EndQuorumEpochRequest(self.node_id, v, self.epoch, successors))
 
@@ -328,11 +409,13 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
             elif now >= r.resend_ms and r.unacknowledged:
                 r.resend_ms = now + self.config.request_timeout_ms
                 for v in sorted(r.unacknowledged):
-                    self._send(EndQuorumEpochRequest(self.node_id, v, self.epoch,
-                                                     r.preferred_successors))
+                    self._send(
+                        EndQuorumEpochRequest(self.node_id, v, self.epoch, r.preferred_successors)
+                    )
         elif isinstance(r, FollowerState):
             expired = now >= r.fetch_deadline_ms or (
-                r.election_deadline_ms is not None and now >= r.election_deadline_ms)
+                r.election_deadline_ms is not None and now >= r.election_deadline_ms
+            )
             if expired and self.is_observer:
                 self._become_unattached_same_epoch()
             elif expired:
@@ -361,8 +444,16 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
     def _send_vote_requests(self, epoch: int, pre_vote: bool) -> None:
         for v in sorted(self.voters):
             if v != self.node_id:
-                self._send(VoteRequest(self.node_id, v, epoch, self._log.last_fetched_epoch,
-                                       self._log.log_end_offset, pre_vote))
+                self._send(
+                    VoteRequest(
+                        self.node_id,
+                        v,
+                        epoch,
+                        self._log.last_fetched_epoch,
+                        self._log.log_end_offset,
+                        pre_vote,
+                    )
+                )
 
     def _send_begin_quorum_epoch(self, voters: list[int]) -> None:
         self._role.begin_quorum_resend_ms = self._now + self.config.request_timeout_ms
@@ -394,4 +485,3 @@ class RaftCore(ElectionHandlers, ReplicationHandlers):
         if not interval or self._applied - base < interval:
             return None
         return OffsetAndEpoch(self._applied, self._log.epoch_at(self._applied - 1))
-

@@ -1,10 +1,11 @@
 """RaftLog on disk: the metadata log in the partition log engine (one v2 batch per Entry, epoch in
 partitionLeaderEpoch, control bit for Raft records) plus the snapshot files beside its segments."""
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from clients.record.codec import decode_batch, encode_batch, iter_batches
 from kraft.fs import fsync_dir, remove_durably
@@ -31,8 +32,14 @@ class FileRaftLog:
     # Like MemoryRaftLog: a follower half-way through fetching the previous snapshot can finish.
     SNAPSHOTS_KEPT = 2
 
-    def __init__(self, dir: Path, *, now_ms: int, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
-                 clock: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self,
+        dir: Path,
+        *,
+        now_ms: int,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
         """Open (creating if missing) the metadata log in `dir`, `<log_dir>/__cluster_metadata-0`.
         `clock` stamps record timestamps and drives segment.ms rolls; else records carry -1."""
         self.dir = Path(dir)
@@ -40,19 +47,28 @@ class FileRaftLog:
         self.dir.mkdir(parents=True, exist_ok=True)
         fsync_dir(self.dir.parent)
         ids, self.damaged_snapshots = snapshot_files.scan_snapshots(self.dir)
-        self._snapshots = list(ids)                  # sorted by offset, all readable
+        self._snapshots = list(ids)  # sorted by offset, all readable
         latest = self._snapshots[-1] if self._snapshots else None
         # Retention and size limits are the snapshot's job here; the engine only deletes segments
         # below the log start offset that create_snapshot moves.
-        config = LogConfig(segment_bytes=segment_bytes, retention_ms=-1, retention_bytes=-1,
-                           max_message_bytes=MAX_BATCH_BYTES)
+        config = LogConfig(
+            segment_bytes=segment_bytes,
+            retention_ms=-1,
+            retention_bytes=-1,
+            max_message_bytes=MAX_BATCH_BYTES,
+        )
         # recovery_point=0 and no clean-shutdown marker: every open CRC-scans the whole (small)
         # metadata log and cuts a torn tail, so no recovery-point checkpoint is needed. That scan
         # also rebuilds the epoch cache from the batches themselves; the old checkpoint goes, as it
         # was cut at the log start and a damaged snapshot can move the start back below it.
         remove_durably(self.dir / file_names.LEADER_EPOCH_CHECKPOINT)
-        self._log = Log.open(self.dir, config, recovery_point=0, now_ms=now_ms,
-                             log_start_offset=latest.offset if latest else 0)
+        self._log = Log.open(
+            self.dir,
+            config,
+            recovery_point=0,
+            now_ms=now_ms,
+            log_start_offset=latest.offset if latest else 0,
+        )
         covered = latest.offset if latest else 0
         if self._log.log_start_offset > covered:
             self._log.close()
@@ -61,7 +77,8 @@ class FileRaftLog:
                 f"metadata log at {self.dir} starts at offset {self._log.log_start_offset} but no "
                 f"readable snapshot covers the offsets below it (damaged snapshots: {damaged}); "
                 f"restore the snapshot or re-format this node with: kraft format --config "
-                f"<server.properties>")
+                f"<server.properties>"
+            )
         if latest is not None:
             self._drop_entries_contradicting(latest)
         # Make whatever survived durable now, so flushed_offset means the same as before the crash.
@@ -72,10 +89,14 @@ class FileRaftLog:
         entries of an older history after the snapshot; Kafka's rule: they go."""
         cache = self._log.leader_epoch_cache
         if self.log_end_offset > self.log_start_offset and (
-                cache.latest_epoch < snap.epoch
-                or cache.epoch_for_offset(self.log_start_offset) < snap.epoch):
-            _log.warning("metadata log %s: entries after snapshot %s are older than it; dropping",
-                         self.dir, snap)
+            cache.latest_epoch < snap.epoch
+            or cache.epoch_for_offset(self.log_start_offset) < snap.epoch
+        ):
+            _log.warning(
+                "metadata log %s: entries after snapshot %s are older than it; dropping",
+                self.dir,
+                snap,
+            )
             self._log.truncate_fully_and_start_at(snap.offset)
 
     @property
@@ -154,11 +175,17 @@ class FileRaftLog:
             before = offset
             for pos, _ in iter_batches(data):
                 header, records = decode_batch(data, pos)
-                out.append(Entry(header.base_offset, header.partition_leader_epoch,
-                                 records[0].value or b"", header.is_control))
+                out.append(
+                    Entry(
+                        header.base_offset,
+                        header.partition_leader_epoch,
+                        records[0].value or b"",
+                        header.is_control,
+                    )
+                )
                 offset = header.next_offset
             if offset == before:
-                break   # a batch larger than the chunk is returned whole, so this is damage
+                break  # a batch larger than the chunk is returned whole, so this is damage
         return out
 
     # -- writes -----------------------------------------------------------------------------------
@@ -175,9 +202,14 @@ class FileRaftLog:
         now_ms = self._clock() if self._clock else None
         ts = NO_TIMESTAMP if now_ms is None else now_ms
         records = b"".join(
-            encode_batch([(None, bytes(e.payload), (), ts)], base_offset=e.offset,
-                         partition_leader_epoch=e.epoch, is_control=e.control)
-            for e in entries)
+            encode_batch(
+                [(None, bytes(e.payload), (), ts)],
+                base_offset=e.offset,
+                partition_leader_epoch=e.epoch,
+                is_control=e.control,
+            )
+            for e in entries
+        )
         self._log.append_as_follower(records, now_ms=now_ms)
 
     def truncate_to(self, offset: int) -> None:
@@ -225,8 +257,9 @@ class FileRaftLog:
             return None
         return snapshot_files.read_snapshot(self.dir, snapshot_id)
 
-    def read_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int,
-                            max_bytes: int) -> tuple[int, bytes] | None:
+    def read_snapshot_chunk(
+        self, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int
+    ) -> tuple[int, bytes] | None:
         if snapshot_id not in self._snapshots:
             return None
         return snapshot_files.read_snapshot_chunk(self.dir, snapshot_id, position, max_bytes)

@@ -6,12 +6,13 @@ per send; an answer is stepped into the core, a failure or timeout is dropped (t
 its own timers). Inbound requests (from the servicer) are queued for the loop and wait for the
 answer the core produces, matched by request type, requester and request id. Who leads is
 published to the user (on_leader_change, wait_leader_change) once the change is durable."""
+
 from __future__ import annotations
 
 import dataclasses
 import logging
 import time
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import trio
 
@@ -28,8 +29,11 @@ from kraft.raft.ready import LeaderAndEpoch, Ready
 
 _REQUEST_OF = {resp: req for req, resp in codec.RESPONSE_OF.items()}
 log = logging.getLogger(__name__)
-_MISCONFIGURED = (ErrorCode.INCONSISTENT_CLUSTER_ID, ErrorCode.INCONSISTENT_VOTER_SET,
-                  ErrorCode.INVALID_REQUEST)
+_MISCONFIGURED = (
+    ErrorCode.INCONSISTENT_CLUSTER_ID,
+    ErrorCode.INCONSISTENT_VOTER_SET,
+    ErrorCode.INVALID_REQUEST,
+)
 
 
 def monotonic_ms() -> int:
@@ -38,6 +42,7 @@ def monotonic_ms() -> int:
 
 class _Slot:
     """Where the loop leaves the core's answer to one inbound request."""
+
     __slots__ = ("done", "answer")
 
     def __init__(self) -> None:
@@ -46,14 +51,20 @@ class _Slot:
 
 
 class RaftDriver:
-    def __init__(self, core: RaftCore, log: RaftLog, election_store: ElectionStore,
-                 peers: dict[int, str], clock: Callable[[], int] = monotonic_ms,
-                 on_commit: Callable[[Sequence[Entry]], None] | None = None,
-                 on_snapshot_load: Callable[[OffsetAndEpoch, bytes], None] | None = None,
-                 take_snapshot: Callable[[], bytes] | None = None,
-                 on_leader_change: Callable[[int | None, int], None] | None = None,
-                 cluster_id: str = "",
-                 open_channel: Callable[[str], object] = bridge.open_channel) -> None:
+    def __init__(
+        self,
+        core: RaftCore,
+        log: RaftLog,
+        election_store: ElectionStore,
+        peers: dict[int, str],
+        clock: Callable[[], int] = monotonic_ms,
+        on_commit: Callable[[Sequence[Entry]], None] | None = None,
+        on_snapshot_load: Callable[[OffsetAndEpoch, bytes], None] | None = None,
+        take_snapshot: Callable[[], bytes] | None = None,
+        on_leader_change: Callable[[int | None, int], None] | None = None,
+        cluster_id: str = "",
+        open_channel: Callable[[str], object] = bridge.open_channel,
+    ) -> None:
         """`peers`: node id -> "host:port" of its Quorum service; `cluster_id` goes on every
         request so that a node formatted for another cluster is refused. `on_commit` gets every
         committed entry once, in order (control entries included: state machines skip them);
@@ -66,7 +77,7 @@ class RaftDriver:
         self._log = log
         self._store = election_store
         self._peers = dict(peers)
-        self._open_channel = open_channel     # TLS with this node's certificate when secured
+        self._open_channel = open_channel  # TLS with this node's certificate when secured
         self._clock = clock
         self._on_commit = on_commit
         self._on_snapshot_load = on_snapshot_load
@@ -77,7 +88,7 @@ class RaftDriver:
         self._waiters: dict[tuple, list[_Slot]] = {}
         self._channels: dict[int, object] = {}
         self._stubs: dict[int, quorum_pb2_grpc.QuorumStub] = {}
-        self._refusals: dict[int, str] = {}     # peer -> the last refusal it explained
+        self._refusals: dict[int, str] = {}  # peer -> the last refusal it explained
         self._proposed_epochs: dict[int, int] = {}
         # When each of this node's proposals was made: its commit latency (Kafka's raft-metrics
         # commit-latency), read by the metrics endpoint.
@@ -125,8 +136,9 @@ class RaftDriver:
     async def _wait_for_work(self) -> None:
         if not self._inbox:
             deadline = self.core.next_deadline_ms
-            timeout = float("inf") if deadline is None \
-                else max(0.0, (deadline - self._clock()) / 1000)
+            timeout = (
+                float("inf") if deadline is None else max(0.0, (deadline - self._clock()) / 1000)
+            )
             with trio.move_on_after(timeout):
                 await self._wake.wait()
         self._wake = trio.Event()
@@ -138,8 +150,11 @@ class RaftDriver:
                 ready = core.ready()
                 # 1. persist. fsync can take milliseconds: off the trio thread, so other tasks of
                 # the node run meanwhile, but awaited, so nothing is sent or applied before it.
-                if ready.snapshot_to_install is not None or ready.election_state is not None \
-                        or ready.must_flush:
+                if (
+                    ready.snapshot_to_install is not None
+                    or ready.election_state is not None
+                    or ready.must_flush
+                ):
                     await trio.to_thread.run_sync(self._persist, ready)
                 # 2. send
                 for message in ready.messages:
@@ -235,17 +250,26 @@ class RaftDriver:
                 # as Kafka's observers do; a voter elects soon, and pre-vote makes sure the other
                 # voters cannot reach that leader either. A timeout is no such evidence (the
                 # leader may only be paused): it waits for the fetch timeout as before.
-                self._enqueue(error_response(message, message.dst, self.core.epoch, None,
-                                             ErrorCode.NETWORK_EXCEPTION))
+                self._enqueue(
+                    error_response(
+                        message, message.dst, self.core.epoch, None, ErrorCode.NETWORK_EXCEPTION
+                    )
+                )
             return  # otherwise the core resends on its timers
         response = codec.from_proto(answer)
-        if response.error in _MISCONFIGURED \
-                and self._refusals.get(message.dst) != response.error_message:
+        if (
+            response.error in _MISCONFIGURED
+            and self._refusals.get(message.dst) != response.error_message
+        ):
             # A peer refused our request for a reason no retry cures (another cluster, not a
             # voter there, a field out of range): tell the operator once per new reason.
             self._refusals[message.dst] = response.error_message
-            log.warning("node %d refused our %s: %s", message.dst, type(message).__name__,
-                        response.error_message)
+            log.warning(
+                "node %d refused our %s: %s",
+                message.dst,
+                type(message).__name__,
+                response.error_message,
+            )
         self._enqueue(response)
 
     # -- inbound (from the Quorum servicer) -------------------------------------------------------
@@ -279,8 +303,9 @@ class RaftDriver:
                     del self._inbox[i]
                     break
             leader_id, epoch = self.core.leader_and_epoch
-            return error_response(request, self.core.node_id, epoch, leader_id,
-                                  ErrorCode.REQUEST_TIMED_OUT)
+            return error_response(
+                request, self.core.node_id, epoch, leader_id, ErrorCode.REQUEST_TIMED_OUT
+            )
         return slot.answer
 
     def describe(self) -> QuorumInfo:
@@ -297,8 +322,9 @@ class RaftDriver:
                 return r
             return dataclasses.replace(r, last_fetch_ms=max(0, now - r.last_fetch_ms))
 
-        return dataclasses.replace(info, voters=tuple(map(age, info.voters)),
-                                   observers=tuple(map(age, info.observers)))
+        return dataclasses.replace(
+            info, voters=tuple(map(age, info.voters)), observers=tuple(map(age, info.observers))
+        )
 
     # -- leadership, as published by the loop (after the Ready that changed it is persisted) -------
     @property
@@ -342,8 +368,10 @@ class RaftDriver:
                 self._proposed_epochs[result.offset] = result.epoch
                 self._proposed_ms[result.offset] = self._clock()
         if isinstance(result, ErrorCode):
-            raise KraftError(result, f"node {self.core.node_id} is not the leader "
-                                     f"(leader: {self.core.leader_id})")
+            raise KraftError(
+                result,
+                f"node {self.core.node_id} is not the leader (leader: {self.core.leader_id})",
+            )
         self._wake.set()
         return result.offset
 
@@ -363,14 +391,22 @@ class RaftDriver:
         # Settled when applied (_apply), which needs no read of a log a worker thread may change.
         if offset in self._lost_proposals:
             self._lost_proposals.discard(offset)
-            raise KraftError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                             f"offset {offset} committed in another epoch: the proposal was lost")
+            raise KraftError(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                f"offset {offset} committed in another epoch: the proposal was lost",
+            )
 
 
 def _key(message: Message) -> tuple:
     """Pairs a request with its answer: (request type, requester, request id or pre-vote flag)."""
     if type(message) in _REQUEST_OF:
-        return (_REQUEST_OF[type(message)], message.dst,
-                getattr(message, "request_id", getattr(message, "pre_vote", None)))
-    return (type(message), message.src,
-            getattr(message, "request_id", getattr(message, "pre_vote", None)))
+        return (
+            _REQUEST_OF[type(message)],
+            message.dst,
+            getattr(message, "request_id", getattr(message, "pre_vote", None)),
+        )
+    return (
+        type(message),
+        message.src,
+        getattr(message, "request_id", getattr(message, "pre_vote", None)),
+    )

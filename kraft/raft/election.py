@@ -1,15 +1,27 @@
 """Election RPC handlers mixed into RaftCore: Vote (real and pre-vote), BeginQuorumEpoch and
 EndQuorumEpoch, plus how any reply from a newer epoch moves a node forward."""
+
 from __future__ import annotations
 
 from clients.errors import ErrorCode
 from kraft.raft.leader_state import LeaderState
-from kraft.raft.messages import (BeginQuorumEpochRequest, BeginQuorumEpochResponse,
-                                 EndQuorumEpochRequest, EndQuorumEpochResponse, VoteRequest,
-                                 VoteResponse)
+from kraft.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    VoteRequest,
+    VoteResponse,
+)
 from kraft.raft.quorum import log_is_up_to_date
-from kraft.raft.state import (CandidateState, FollowerState, ProspectiveState, ResignedState,
-                              UnattachedState, VotedState)
+from kraft.raft.state import (
+    CandidateState,
+    FollowerState,
+    ProspectiveState,
+    ResignedState,
+    UnattachedState,
+    VotedState,
+)
 from kraft.raft.validation import MAX_EPOCH
 
 # Rules, in the order the handlers apply them:
@@ -42,17 +54,21 @@ class ElectionHandlers:
         r = self._role
         if isinstance(r, LeaderState):
             return True
-        return (isinstance(r, FollowerState) and r.election_deadline_ms is None
-                and r.last_fetch_ok_ms is not None
-                and self._now - r.last_fetch_ok_ms < self.config.fetch_timeout_ms)
+        return (
+            isinstance(r, FollowerState)
+            and r.election_deadline_ms is None
+            and r.last_fetch_ok_ms is not None
+            and self._now - r.last_fetch_ok_ms < self.config.fetch_timeout_ms
+        )
 
     def _voter_refusal(self, sender: int) -> str | None:
         """Why a Vote, BeginQuorumEpoch or EndQuorumEpoch from `sender` is refused, or None."""
         if self.is_observer:
             return f"node {self.node_id} is an observer: it takes no part in elections"
         if sender not in self.voters:
-            return (f"node {sender} is not a voter (voters: "
-                    f"{', '.join(map(str, sorted(self.voters)))})")
+            return (
+                f"node {sender} is not a voter (voters: {', '.join(map(str, sorted(self.voters)))})"
+            )
         return None
 
     def _newer_epoch_refusal(self, epoch: int) -> str | None:
@@ -60,21 +76,34 @@ class ElectionHandlers:
         if epoch >= MAX_EPOCH:
             return f"epoch {epoch} leaves no epoch to elect in after it (epochs are int32)"
         if epoch - self.epoch > self.config.max_epoch_jump:
-            return (f"epoch {epoch} is more than {self.config.max_epoch_jump} ahead of this "
-                    f"node's epoch {self.epoch}")
+            return (
+                f"epoch {epoch} is more than {self.config.max_epoch_jump} ahead of this "
+                f"node's epoch {self.epoch}"
+            )
         return None
 
     def handle_vote_request(self, m: VoteRequest) -> None:
         def reply(granted: bool, error: ErrorCode = ErrorCode.NONE, why: str = "") -> None:
-            self._send(VoteResponse(self.node_id, m.src, self.epoch, self._known_leader(),
-                                    granted, m.pre_vote, error, why))
+            self._send(
+                VoteResponse(
+                    self.node_id,
+                    m.src,
+                    self.epoch,
+                    self._known_leader(),
+                    granted,
+                    m.pre_vote,
+                    error,
+                    why,
+                )
+            )
 
         refused = self._voter_refusal(m.src)
         if refused:
             reply(False, ErrorCode.INCONSISTENT_VOTER_SET, refused)
             return
-        up_to_date = log_is_up_to_date(m.last_epoch, m.last_offset,
-                                       self._log.last_fetched_epoch, self._log.log_end_offset)
+        up_to_date = log_is_up_to_date(
+            m.last_epoch, m.last_offset, self._log.last_fetched_epoch, self._log.log_end_offset
+        )
         if m.pre_vote:
             reply(m.epoch > self.epoch and up_to_date and not self._has_live_leader())
             return
@@ -88,8 +117,9 @@ class ElectionHandlers:
                 return
             self._become_unattached(m.epoch)
         busy = isinstance(self._role, (LeaderState, CandidateState, ResignedState))
-        granted = (up_to_date and not busy and self.leader_id is None
-                   and self.voted_for in (None, m.src))
+        granted = (
+            up_to_date and not busy and self.leader_id is None and self.voted_for in (None, m.src)
+        )
         if granted and self.voted_for is None:
             self._become_voted(m.src)
         reply(granted)
@@ -98,8 +128,12 @@ class ElectionHandlers:
         if self._maybe_observe_epoch(m.epoch, m.leader_id):
             return
         r = self._role
-        if m.epoch == self.epoch and m.leader_id not in (None, self.node_id) \
-                and not m.vote_granted and isinstance(r, (ProspectiveState, CandidateState)):
+        if (
+            m.epoch == self.epoch
+            and m.leader_id not in (None, self.node_id)
+            and not m.vote_granted
+            and isinstance(r, (ProspectiveState, CandidateState))
+        ):
             # Someone still follows a leader of our epoch: try following it again (KIP-996). Only
             # an answered fetch makes it count as alive, so this cannot pin a dead leader.
             self._become_follower(self.epoch, m.leader_id)
@@ -123,22 +157,32 @@ class ElectionHandlers:
             error = ErrorCode.INVALID_REQUEST  # two leaders in one epoch cannot happen
             why = f"node {self.node_id} led epoch {self.epoch} itself"
         elif m.epoch == self.epoch and self.leader_id not in (None, m.src):
-            error, why = ErrorCode.INVALID_REQUEST, \
-                f"epoch {self.epoch} already has leader {self.leader_id}"
+            error, why = (
+                ErrorCode.INVALID_REQUEST,
+                f"epoch {self.epoch} already has leader {self.leader_id}",
+            )
         elif m.epoch > self.epoch and (too_far := self._newer_epoch_refusal(m.epoch)):
             error, why = ErrorCode.INVALID_REQUEST, too_far
         elif m.epoch > self.epoch and self._has_live_leader():
             # Our leader answered within the fetch timeout. A real new leader's election needed a
             # majority that lost it, so ours soon resigns (check-quorum) or fences our fetch, and
             # the new leader resends; a forged announcement cannot take a healthy quorum apart.
-            error, why = ErrorCode.UNKNOWN_LEADER_EPOCH, \
-                f"node {self.node_id} still follows leader {self._known_leader()} of epoch " \
-                f"{self.epoch}"
-        elif not (isinstance(self._role, FollowerState) and self.leader_id == m.src
-                  and m.epoch == self.epoch):
+            error, why = (
+                ErrorCode.UNKNOWN_LEADER_EPOCH,
+                f"node {self.node_id} still follows leader {self._known_leader()} of epoch "
+                f"{self.epoch}",
+            )
+        elif not (
+            isinstance(self._role, FollowerState)
+            and self.leader_id == m.src
+            and m.epoch == self.epoch
+        ):
             self._become_follower(m.epoch, m.src)
-        self._send(BeginQuorumEpochResponse(self.node_id, m.src, self.epoch,
-                                            self._known_leader(), error, why or ""))
+        self._send(
+            BeginQuorumEpochResponse(
+                self.node_id, m.src, self.epoch, self._known_leader(), error, why or ""
+            )
+        )
 
     def handle_begin_quorum_epoch_response(self, m: BeginQuorumEpochResponse) -> None:
         self._maybe_observe_epoch(m.epoch, m.leader_id)
@@ -149,22 +193,32 @@ class ElectionHandlers:
         if why:
             error = ErrorCode.INCONSISTENT_VOTER_SET
         elif strangers:
-            error, why = ErrorCode.INVALID_REQUEST, \
-                f"preferred_successors names non-voters {', '.join(map(str, strangers))}"
+            error, why = (
+                ErrorCode.INVALID_REQUEST,
+                f"preferred_successors names non-voters {', '.join(map(str, strangers))}",
+            )
         elif m.epoch < self.epoch:
             error = ErrorCode.FENCED_LEADER_EPOCH
         elif m.epoch > self.epoch:
             # Only the leader of an epoch can end it, and we never heard of this one: whoever
             # leads it will reach us, and our own timers elect if nobody does.
-            error, why = ErrorCode.UNKNOWN_LEADER_EPOCH, \
-                f"epoch {m.epoch} is newer than node {self.node_id}'s epoch {self.epoch}"
+            error, why = (
+                ErrorCode.UNKNOWN_LEADER_EPOCH,
+                f"epoch {m.epoch} is newer than node {self.node_id}'s epoch {self.epoch}",
+            )
         else:
             r = self._role
-            if isinstance(r, FollowerState) and self.leader_id == m.src or \
-                    isinstance(r, (UnattachedState, VotedState)):
+            if (
+                isinstance(r, FollowerState)
+                and self.leader_id == m.src
+                or isinstance(r, (UnattachedState, VotedState))
+            ):
                 self._maybe_elect_soon(m.preferred_successors)
-        self._send(EndQuorumEpochResponse(self.node_id, m.src, self.epoch,
-                                          self._known_leader(), error, why or ""))
+        self._send(
+            EndQuorumEpochResponse(
+                self.node_id, m.src, self.epoch, self._known_leader(), error, why or ""
+            )
+        )
 
     def _maybe_elect_soon(self, successors: tuple[int, ...], min_delay_ms: int = 0) -> None:
         """The leader left: the first preferred successor elects at once, the others a little

@@ -1,5 +1,6 @@
 """The leader's view of its replicas (Kafka's LeaderState): each voter's acknowledged log end
 offset and last fetch time, observers, check-quorum bookkeeping and parked (long-poll) fetches."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,8 +24,14 @@ class ReplicaState:
 class LeaderState:
     name = "Leader"
 
-    def __init__(self, node_id: int, voters: frozenset[int], epoch_start_offset: int,
-                 now_ms: int, check_quorum_timeout_ms: int) -> None:
+    def __init__(
+        self,
+        node_id: int,
+        voters: frozenset[int],
+        epoch_start_offset: int,
+        now_ms: int,
+        check_quorum_timeout_ms: int,
+    ) -> None:
         self.node_id = node_id
         self.voters = voters
         # Offset of this epoch's LeaderChange entry: nothing commits until it does (Raft 5.4.2).
@@ -43,8 +50,9 @@ class LeaderState:
             state = self.observer_states.get(replica_id)
         if state is None:
             if len(self.observer_states) >= MAX_OBSERVERS:
-                stalest = min(self.observer_states,
-                              key=lambda o: self.observer_states[o].last_fetch_ms or 0)
+                stalest = min(
+                    self.observer_states, key=lambda o: self.observer_states[o].last_fetch_ms or 0
+                )
                 del self.observer_states[stalest]
             state = self.observer_states[replica_id] = ReplicaState()
         return state
@@ -77,5 +85,4 @@ class LeaderState:
 
     def successors_by_end_offset(self) -> tuple[int, ...]:
         """Voters most caught up first: the one that can win fastest should try first."""
-        return tuple(sorted(self.voter_states,
-                            key=lambda v: (-self.voter_states[v].end_offset, v)))
+        return tuple(sorted(self.voter_states, key=lambda v: (-self.voter_states[v].end_offset, v)))

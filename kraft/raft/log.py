@@ -1,9 +1,11 @@
 """The narrow storage seams the Raft core talks to: the replicated log (entries, epochs, snapshots)
 and the election-state store (`quorum-state`). memory.py holds in-memory twins of both."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, Sequence
+from typing import NamedTuple, Protocol
 
 # Kafka's sentinels: an empty log has last fetched epoch 0; -1 means "unknown".
 NO_EPOCH = 0
@@ -13,6 +15,7 @@ UNKNOWN_OFFSET = -1
 
 class OffsetAndEpoch(NamedTuple):
     """A position in the log: `offset` is an end offset (exclusive) for snapshot ids."""
+
     offset: int
     epoch: int
 
@@ -20,6 +23,7 @@ class OffsetAndEpoch(NamedTuple):
 class EpochEndOffset(NamedTuple):
     """KIP-101's answer, same shape as `kraft.log.Log.end_offset_for_epoch`: the largest epoch
     <= the one asked for, and the offset where it ends (the next epoch's start or the log end)."""
+
     epoch: int
     end_offset: int
 
@@ -31,6 +35,7 @@ UNKNOWN_EPOCH_END = EpochEndOffset(UNKNOWN_EPOCH, UNKNOWN_OFFSET)
 class Entry:
     """One record of the metadata log. `control` marks Raft's own records (LeaderChange), which a
     state machine skips; the on-disk adapter maps it to the batch's control bit."""
+
     offset: int
     epoch: int
     payload: bytes
@@ -40,6 +45,7 @@ class Entry:
 @dataclass(frozen=True, slots=True)
 class ElectionState:
     """What `quorum-state` holds: a voter must never forget its vote or the leader of an epoch."""
+
     epoch: int = 0
     voted_for: int | None = None
     leader_id: int | None = None
@@ -59,27 +65,35 @@ class RaftLog(Protocol):
     @property
     def last_fetched_epoch(self) -> int:
         """Epoch of the last entry, else of the latest snapshot, else NO_EPOCH."""
+
     @property
     def latest_snapshot_id(self) -> OffsetAndEpoch | None: ...
 
     def epoch_at(self, offset: int) -> int:
         """Epoch of the entry at `offset` (the snapshot's epoch for log_start_offset - 1)."""
+
     def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
         """KIP-101 lookup; UNKNOWN_EPOCH_END when `epoch` is older than anything kept."""
+
     def append(self, entries: Sequence[Entry]) -> None:
         """Entries start at log_end_offset, with non-decreasing epochs."""
+
     def truncate_to(self, offset: int) -> None:
         """Drop every entry at or after `offset`."""
+
     def read(self, offset: int, max_entries: int) -> list[Entry]: ...
     def flush(self) -> None: ...
 
     def create_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
         """Store a snapshot of the state below `snapshot_id.offset`; entries below it may go."""
+
     def read_snapshot(self, snapshot_id: OffsetAndEpoch) -> bytes | None: ...
-    def read_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int,
-                            max_bytes: int) -> tuple[int, bytes] | None:
+    def read_snapshot_chunk(
+        self, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int
+    ) -> tuple[int, bytes] | None:
         """(size, bytes [position, position + max_bytes)) reading only those; None when the
         snapshot is gone or `position` is past its end."""
+
     def install_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
         """Replace the whole log with a snapshot fetched from the leader."""
 

@@ -1,12 +1,19 @@
 """In-memory twins of RaftLog and ElectionStore, shipped so tests and simulations share them;
 `crash()` keeps only what a real disk would have kept (flushed entries, snapshots, quorum-state)."""
+
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Sequence
+from collections.abc import Sequence
 
-from kraft.raft.log import (NO_EPOCH, UNKNOWN_EPOCH_END, ElectionState, Entry, EpochEndOffset,
-                            OffsetAndEpoch)
+from kraft.raft.log import (
+    NO_EPOCH,
+    UNKNOWN_EPOCH_END,
+    ElectionState,
+    Entry,
+    EpochEndOffset,
+    OffsetAndEpoch,
+)
 
 
 class MemoryRaftLog:
@@ -52,7 +59,9 @@ class MemoryRaftLog:
             return self._snapshot_id.epoch
         if offset == -1:
             return NO_EPOCH
-        raise IndexError(f"offset {offset} is outside the log [{self._start}, {self.log_end_offset})")
+        raise IndexError(
+            f"offset {offset} is outside the log [{self._start}, {self.log_end_offset})"
+        )
 
     def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
         last = self.last_fetched_epoch
@@ -73,7 +82,7 @@ class MemoryRaftLog:
         if offset < self._start:
             raise IndexError(f"offset {offset} is below the log start {self._start}")
         i = offset - self._start
-        return self._entries[i:i + max_entries]
+        return self._entries[i : i + max_entries]
 
     def entries(self) -> list[Entry]:
         return list(self._entries)
@@ -94,7 +103,7 @@ class MemoryRaftLog:
             raise ValueError(f"truncate to {offset} below the log start {self._start}")
         if offset >= self.log_end_offset:
             return
-        del self._entries[offset - self._start:]
+        del self._entries[offset - self._start :]
         while self._epoch_starts and self._epoch_starts[-1][1] >= offset:
             self._epoch_starts.pop()
         # Truncation is durable at once, as a file truncate plus the epoch checkpoint are.
@@ -112,15 +121,20 @@ class MemoryRaftLog:
         if snapshot_id.offset < self._start:
             return  # a snapshot was installed meanwhile: this older one is of no use
         if not self._start <= snapshot_id.offset <= self.log_end_offset:
-            raise ValueError(f"snapshot {snapshot_id} outside [{self._start}, {self.log_end_offset}]")
+            raise ValueError(
+                f"snapshot {snapshot_id} outside [{self._start}, {self.log_end_offset}]"
+            )
         if snapshot_id.epoch != self.epoch_at(snapshot_id.offset - 1):
             raise ValueError(f"snapshot {snapshot_id} epoch differs from the log's")
         self._keep_snapshot(snapshot_id, data)
-        del self._entries[:snapshot_id.offset - self._start]
+        del self._entries[: snapshot_id.offset - self._start]
         self._start = snapshot_id.offset
         first = self._entries[0].epoch if self._entries else None
-        self._epoch_starts = [(e, max(s, self._start)) for e, s in self._epoch_starts
-                              if first is not None and e >= first]
+        self._epoch_starts = [
+            (e, max(s, self._start))
+            for e, s in self._epoch_starts
+            if first is not None and e >= first
+        ]
         self._flushed = max(self._flushed, self._start)
 
     def install_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
@@ -133,18 +147,19 @@ class MemoryRaftLog:
     def read_snapshot(self, snapshot_id: OffsetAndEpoch) -> bytes | None:
         return self._snapshots.get(snapshot_id)
 
-    def read_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int,
-                            max_bytes: int) -> tuple[int, bytes] | None:
+    def read_snapshot_chunk(
+        self, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int
+    ) -> tuple[int, bytes] | None:
         data = self._snapshots.get(snapshot_id)
         if data is None or position > len(data):
             return None
-        return len(data), data[position:position + max_bytes]
+        return len(data), data[position : position + max_bytes]
 
     def _keep_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
         self._snapshots[snapshot_id] = bytes(data)
         if self._snapshot_id is None or snapshot_id.offset >= self._snapshot_id.offset:
             self._snapshot_id = snapshot_id
-        for old in sorted(self._snapshots, key=lambda s: s.offset)[:-self.SNAPSHOTS_KEPT]:
+        for old in sorted(self._snapshots, key=lambda s: s.offset)[: -self.SNAPSHOTS_KEPT]:
             del self._snapshots[old]
 
 

@@ -1,5 +1,6 @@
 """Frozen dataclasses for every Raft RPC of the Quorum service: Vote (with pre-vote),
 BeginQuorumEpoch, EndQuorumEpoch, Fetch and FetchSnapshot; the codec maps them to protobuf."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from kraft.raft.log import Entry, EpochEndOffset, OffsetAndEpoch
 class VoteRequest:
     """`epoch` is the epoch the candidate stands in; a pre-vote proposes its epoch + 1 without
     bumping anyone's. (`last_epoch`, `last_offset`) is the candidate's log end, for up-to-dateness."""
+
     src: int
     dst: int
     epoch: int
@@ -43,6 +45,7 @@ class VoteResponse:
 @dataclass(frozen=True, slots=True)
 class BeginQuorumEpochRequest:
     """The new leader announces itself to every voter."""
+
     src: int
     dst: int
     epoch: int
@@ -65,6 +68,7 @@ class BeginQuorumEpochResponse:
 @dataclass(frozen=True, slots=True)
 class EndQuorumEpochRequest:
     """A leader that resigns asks voters to elect quickly, the most caught-up first."""
+
     src: int
     dst: int
     epoch: int
@@ -90,6 +94,7 @@ class FetchRequest:
     """Followers and observers pull. `fetch_offset` acknowledges everything below it (voters flush
     first); `last_fetched_epoch` is the epoch of the entry just below it. `request_id` pairs the
     response with the request, so a duplicated or late response is dropped."""
+
     src: int
     dst: int
     epoch: int
@@ -112,6 +117,7 @@ class FetchRequest:
 class FetchResponse:
     """Exactly one of: `records` (possibly empty), `diverging_epoch` (truncate, then fetch again),
     `snapshot_id` (fetch that snapshot: the offset is below the leader's log start)."""
+
     src: int
     dst: int
     epoch: int
@@ -144,6 +150,7 @@ class FetchSnapshotRequest:
 @dataclass(frozen=True, slots=True)
 class FetchSnapshotResponse:
     """One chunk of a snapshot: bytes [position, position + len(chunk)) of `size`."""
+
     src: int
     dst: int
     epoch: int
@@ -157,13 +164,28 @@ class FetchSnapshotResponse:
     error_message: str = ""  # why a request was refused, for the requester's log
 
 
-Message = Union[VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
-                EndQuorumEpochRequest, EndQuorumEpochResponse, FetchRequest, FetchResponse,
-                FetchSnapshotRequest, FetchSnapshotResponse]
+Message = Union[
+    VoteRequest,
+    VoteResponse,
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+]
 
 
-def error_response(request: Message, responder: int, epoch: int, leader_id: int | None,
-                   error: ErrorCode, error_message: str = "") -> Message:
+def error_response(
+    request: Message,
+    responder: int,
+    epoch: int,
+    leader_id: int | None,
+    error: ErrorCode,
+    error_message: str = "",
+) -> Message:
     """The answer to `request` that carries only `error` and the responder's epoch and leader: what
     a node sends when it could not handle the request (its loop did not answer in time). Every
     requester already treats such an answer like a lost one (retry after a backoff)."""

@@ -1,16 +1,18 @@
 """Quorum arithmetic: majorities, vote tallies, log up-to-dateness and the high watermark a leader
 may expose (the offset a majority of voters has made durable)."""
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def majority(voter_count: int) -> int:
     return voter_count // 2 + 1
 
 
-def log_is_up_to_date(candidate_epoch: int, candidate_end_offset: int,
-                      last_epoch: int, log_end_offset: int) -> bool:
+def log_is_up_to_date(
+    candidate_epoch: int, candidate_end_offset: int, last_epoch: int, log_end_offset: int
+) -> bool:
     """Raft's election restriction: compare the last epoch first, then the length."""
     return (candidate_epoch, candidate_end_offset) >= (last_epoch, log_end_offset)
 

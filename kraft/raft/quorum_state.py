@@ -1,10 +1,11 @@
 """The `quorum-state` file: Raft's election state (epoch, vote, leader) in Kafka's QuorumStateData
 JSON shape, replaced crash-safely on every write; an unreadable file stops the node with help."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from kraft.fs import atomic_write
 from kraft.raft.log import ElectionState
@@ -15,7 +16,7 @@ DATA_VERSION_KEY = "data_version"
 # Kafka's QuorumStateData: version 0 has clusterId, version 1 dropped it; we write version 0.
 DATA_VERSION = 0
 READABLE_VERSIONS = (0, 1)
-NO_ID = -1          # Kafka's UNKNOWN_LEADER_ID and NOT_VOTED
+NO_ID = -1  # Kafka's UNKNOWN_LEADER_ID and NOT_VOTED
 _REQUIRED = ("leaderId", "leaderEpoch", "votedId", "appliedOffset", "currentVoters")
 _FORMAT_HINT = "kraft format --config <server.properties>"
 
@@ -27,7 +28,8 @@ class QuorumStateError(Exception):
 def _unreadable(path: Path, why: str) -> QuorumStateError:
     return QuorumStateError(
         f"quorum-state at {path} is unreadable ({why}); restore it from a backup or re-format "
-        f"this node with: {_FORMAT_HINT} (a re-formatted voter must rejoin with an empty log)")
+        f"this node with: {_FORMAT_HINT} (a re-formatted voter must rejoin with an empty log)"
+    )
 
 
 def encode_quorum_state(state: ElectionState, voters: Iterable[int]) -> str:
@@ -54,13 +56,19 @@ def decode_quorum_state(text: str, path: Path) -> tuple[ElectionState, tuple[int
         raise _unreadable(path, f"expected a JSON object, found {type(doc).__name__}")
     version = doc.get(DATA_VERSION_KEY)
     if version not in READABLE_VERSIONS:
-        raise _unreadable(path, f"{DATA_VERSION_KEY} is {version!r}, this version reads "
-                                f"{', '.join(map(str, READABLE_VERSIONS))}")
+        raise _unreadable(
+            path,
+            f"{DATA_VERSION_KEY} is {version!r}, this version reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))}",
+        )
     missing = [k for k in _REQUIRED if k not in doc]
     if missing:
         raise _unreadable(path, f"missing {', '.join(missing)}")
-    bad = [k for k in ("leaderId", "leaderEpoch", "votedId", "appliedOffset")
-           if not isinstance(doc[k], int) or isinstance(doc[k], bool)]
+    bad = [
+        k
+        for k in ("leaderId", "leaderEpoch", "votedId", "appliedOffset")
+        if not isinstance(doc[k], int) or isinstance(doc[k], bool)
+    ]
     if bad:
         raise _unreadable(path, f"{', '.join(bad)} must be integers")
     if doc["leaderEpoch"] < 0:
@@ -68,27 +76,32 @@ def decode_quorum_state(text: str, path: Path) -> tuple[ElectionState, tuple[int
     if doc["leaderEpoch"] >= MAX_EPOCH:
         # Epochs are int32 and no node ever holds the last one: a larger value is damage (or an
         # older version's answer to a forged request) and the node could never elect again.
-        raise _unreadable(path, f"leaderEpoch is {doc['leaderEpoch']}, above the largest epoch "
-                                f"a node can hold ({MAX_EPOCH - 1})")
+        raise _unreadable(
+            path,
+            f"leaderEpoch is {doc['leaderEpoch']}, above the largest epoch "
+            f"a node can hold ({MAX_EPOCH - 1})",
+        )
     for key in ("leaderId", "votedId"):
         if not NO_ID <= doc[key] <= INT32_MAX:
             raise _unreadable(path, f"{key} is {doc[key]}, outside {NO_ID}..{INT32_MAX}")
     if not -1 <= doc["appliedOffset"] <= INT64_MAX:
-        raise _unreadable(path, f"appliedOffset is {doc['appliedOffset']}, outside "
-                                f"-1..{INT64_MAX}")
+        raise _unreadable(path, f"appliedOffset is {doc['appliedOffset']}, outside -1..{INT64_MAX}")
     voters = doc["currentVoters"]
-    if voters is None:      # nullable in Kafka's schema
+    if voters is None:  # nullable in Kafka's schema
         voters = []
     if not isinstance(voters, list) or not all(
-            isinstance(v, dict) and type(v.get("voterId")) is int for v in voters):
+        isinstance(v, dict) and type(v.get("voterId")) is int for v in voters
+    ):
         raise _unreadable(path, 'currentVoters must be a list of {"voterId": <int>}')
     out_of_range = [v["voterId"] for v in voters if not 0 <= v["voterId"] <= INT32_MAX]
     if out_of_range:
         raise _unreadable(path, f"voterId {out_of_range[0]} is outside 0..{INT32_MAX}")
     leader, voted = doc["leaderId"], doc["votedId"]
-    state = ElectionState(epoch=doc["leaderEpoch"],
-                          voted_for=None if voted == NO_ID else voted,
-                          leader_id=None if leader == NO_ID else leader)
+    state = ElectionState(
+        epoch=doc["leaderEpoch"],
+        voted_for=None if voted == NO_ID else voted,
+        leader_id=None if leader == NO_ID else leader,
+    )
     return state, tuple(v["voterId"] for v in voters)
 
 
@@ -97,8 +110,10 @@ def write_initial(path: Path, voters: Iterable[int], *, overwrite: bool = False)
     replace an existing file unless told to: that file may hold a vote this node must keep."""
     path = Path(path)
     if path.exists() and not overwrite:
-        raise FileExistsError(f"quorum-state at {path} already exists: this node is formatted; "
-                              f"delete the log dir first to re-format it")
+        raise FileExistsError(
+            f"quorum-state at {path} already exists: this node is formatted; "
+            f"delete the log dir first to re-format it"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, encode_quorum_state(ElectionState(), voters))
 

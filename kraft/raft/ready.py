@@ -1,5 +1,6 @@
 """Ready (what a driver must do, in order) and LeaderAndEpoch (who leads): the values the core
 hands out besides QuorumInfo (clients/quorum_info.py, what `kraft quorum describe` prints)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,12 +13,14 @@ from kraft.raft.messages import Message
 class SnapshotInstall(NamedTuple):
     """A snapshot fetched whole from the leader, for the driver to install in the log (it
     replaces every entry): durable before anything else of its Ready happens."""
+
     snapshot_id: OffsetAndEpoch
     data: bytes
 
 
 class LeaderAndEpoch(NamedTuple):
     """Who leads (None: unknown, an election may be running) in which epoch (Kafka's name)."""
+
     leader_id: int | None
     epoch: int
 
@@ -33,6 +36,7 @@ class Ready:
        apply `committed` in order, then, if `snapshot_to_take` is set, serialise the state machine
        (now exactly at that offset) and call `log.create_snapshot(snapshot_to_take, data)`.
     Wake the core again by `next_deadline_ms` with `tick` (None: nothing timed is pending)."""
+
     snapshot_to_install: SnapshotInstall | None
     election_state: ElectionState | None
     must_flush: bool

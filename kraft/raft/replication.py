@@ -1,11 +1,16 @@
 """Fetch and FetchSnapshot handlers mixed into RaftCore: the leader validates a follower's
 (fetch_offset, last_fetched_epoch) and answers; followers and observers pull, truncate, install."""
+
 from __future__ import annotations
 
 from clients.errors import ErrorCode
 from kraft.raft.leader_state import LeaderState
-from kraft.raft.messages import (FetchRequest, FetchResponse, FetchSnapshotRequest,
-                                 FetchSnapshotResponse)
+from kraft.raft.messages import (
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+)
 from kraft.raft.ready import SnapshotInstall
 from kraft.raft.state import FollowerState, SnapshotFetch, UnattachedState
 
@@ -21,8 +26,11 @@ class ReplicationHandlers:
     # -- leader -----------------------------------------------------------------------------------
     def _fetch_error(self, epoch: int) -> ErrorCode:
         if not isinstance(self._role, LeaderState):
-            return ErrorCode.FENCED_LEADER_EPOCH if epoch < self.epoch \
+            return (
+                ErrorCode.FENCED_LEADER_EPOCH
+                if epoch < self.epoch
                 else ErrorCode.NOT_LEADER_OR_FOLLOWER
+            )
         if epoch < self.epoch:
             return ErrorCode.FENCED_LEADER_EPOCH
         return ErrorCode.UNKNOWN_LEADER_EPOCH if epoch > self.epoch else ErrorCode.NONE
@@ -30,8 +38,11 @@ class ReplicationHandlers:
     def handle_fetch_request(self, m: FetchRequest) -> None:
         error = self._fetch_error(m.epoch)
         if error != ErrorCode.NONE:
-            self._send(FetchResponse(self.node_id, m.src, self.epoch, self._known_leader(),
-                                     m.request_id, error))
+            self._send(
+                FetchResponse(
+                    self.node_id, m.src, self.epoch, self._known_leader(), m.request_id, error
+                )
+            )
             return
         leader: LeaderState = self._role
         leader.record_contact(m.src, self._now)
@@ -40,10 +51,11 @@ class ReplicationHandlers:
             if not self._maybe_advance_high_watermark():
                 # Nothing moved, nothing to send, nothing the fetcher has not heard: park it
                 # (long poll).
-                behind = m.known_high_watermark is not None \
+                behind = (
+                    m.known_high_watermark is not None
                     and m.known_high_watermark < self.high_watermark
-                if m.max_wait_ms > 0 and m.fetch_offset >= self._log.log_end_offset \
-                        and not behind:
+                )
+                if m.max_wait_ms > 0 and m.fetch_offset >= self._log.log_end_offset and not behind:
                     # Never longer than our own long poll: each parked fetch keeps a call open.
                     wait_ms = min(m.max_wait_ms, self.config.fetch_max_wait_ms)
                     leader.parked[m.src] = (m, self._now + wait_ms)
@@ -53,9 +65,15 @@ class ReplicationHandlers:
     def _validate_fetch(self, m: FetchRequest) -> FetchResponse | None:
         """None if the fetcher's log matches ours up to fetch_offset, else the answer to send."""
         log = self._log
-        base = dict(src=self.node_id, dst=m.src, epoch=self.epoch, leader_id=self.node_id,
-                    request_id=m.request_id, high_watermark=self.high_watermark,
-                    log_start_offset=log.log_start_offset)
+        base = dict(
+            src=self.node_id,
+            dst=m.src,
+            epoch=self.epoch,
+            leader_id=self.node_id,
+            request_id=m.request_id,
+            high_watermark=self.high_watermark,
+            log_start_offset=log.log_start_offset,
+        )
         snapshot = log.latest_snapshot_id
         if m.fetch_offset < log.log_start_offset and snapshot is not None:
             return FetchResponse(**base, snapshot_id=snapshot)
@@ -71,12 +89,19 @@ class ReplicationHandlers:
     def _answer_fetch(self, m: FetchRequest) -> None:
         answer = self._validate_fetch(m)
         if answer is None:
-            records = self._log.read(m.fetch_offset,
-                                     min(m.max_entries, self.config.fetch_max_entries))
-            answer = FetchResponse(self.node_id, m.src, self.epoch, self.node_id, m.request_id,
-                                   high_watermark=self.high_watermark,
-                                   log_start_offset=self._log.log_start_offset,
-                                   records=tuple(records))
+            records = self._log.read(
+                m.fetch_offset, min(m.max_entries, self.config.fetch_max_entries)
+            )
+            answer = FetchResponse(
+                self.node_id,
+                m.src,
+                self.epoch,
+                self.node_id,
+                m.request_id,
+                high_watermark=self.high_watermark,
+                log_start_offset=self._log.log_start_offset,
+                records=tuple(records),
+            )
         self._send(answer)
 
     def _maybe_advance_high_watermark(self) -> bool:
@@ -104,8 +129,16 @@ class ReplicationHandlers:
     def _reject_parked_fetches(self) -> None:
         parked, self._role.parked = self._role.parked, {}
         for m, _ in parked.values():
-            self._send(FetchResponse(self.node_id, m.src, self.epoch, None, m.request_id,
-                                     ErrorCode.NOT_LEADER_OR_FOLLOWER))
+            self._send(
+                FetchResponse(
+                    self.node_id,
+                    m.src,
+                    self.epoch,
+                    None,
+                    m.request_id,
+                    ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                )
+            )
 
     def handle_fetch_snapshot_request(self, m: FetchSnapshotRequest) -> None:
         error = self._fetch_error(m.epoch)
@@ -115,17 +148,37 @@ class ReplicationHandlers:
             # Only this chunk is read: reading the whole snapshot per chunk made sending it
             # quadratic in its size.
             found = self._log.read_snapshot_chunk(
-                m.snapshot_id, m.position, min(m.max_bytes, self.config.snapshot_chunk_bytes))
+                m.snapshot_id, m.position, min(m.max_bytes, self.config.snapshot_chunk_bytes)
+            )
             if found is None:
                 error = ErrorCode.SNAPSHOT_NOT_FOUND
         if error != ErrorCode.NONE:
-            self._send(FetchSnapshotResponse(self.node_id, m.src, self.epoch, self._known_leader(),
-                                             m.request_id, m.snapshot_id, error))
+            self._send(
+                FetchSnapshotResponse(
+                    self.node_id,
+                    m.src,
+                    self.epoch,
+                    self._known_leader(),
+                    m.request_id,
+                    m.snapshot_id,
+                    error,
+                )
+            )
             return
         size, chunk = found
-        self._send(FetchSnapshotResponse(self.node_id, m.src, self.epoch, self.node_id,
-                                         m.request_id, m.snapshot_id, position=m.position,
-                                         size=size, chunk=chunk))
+        self._send(
+            FetchSnapshotResponse(
+                self.node_id,
+                m.src,
+                self.epoch,
+                self.node_id,
+                m.request_id,
+                m.snapshot_id,
+                position=m.position,
+                size=size,
+                chunk=chunk,
+            )
+        )
 
     # -- follower and observer --------------------------------------------------------------------
     def _maybe_send_fetch(self) -> None:
@@ -152,14 +205,31 @@ class ReplicationHandlers:
             dst = self._rng.choice(others)
         rid = self._next_request_id()
         if isinstance(r, FollowerState) and r.snapshot is not None:
-            self._send(FetchSnapshotRequest(self.node_id, dst, self.epoch, rid,
-                                            r.snapshot.snapshot_id, len(r.snapshot.data),
-                                            self.config.snapshot_chunk_bytes))
+            self._send(
+                FetchSnapshotRequest(
+                    self.node_id,
+                    dst,
+                    self.epoch,
+                    rid,
+                    r.snapshot.snapshot_id,
+                    len(r.snapshot.data),
+                    self.config.snapshot_chunk_bytes,
+                )
+            )
         else:
-            self._send(FetchRequest(self.node_id, dst, self.epoch, self._log.log_end_offset,
-                                    self._log.last_fetched_epoch, rid,
-                                    self.config.fetch_max_entries, self.config.fetch_max_wait_ms,
-                                    self.high_watermark))
+            self._send(
+                FetchRequest(
+                    self.node_id,
+                    dst,
+                    self.epoch,
+                    self._log.log_end_offset,
+                    self._log.last_fetched_epoch,
+                    rid,
+                    self.config.fetch_max_entries,
+                    self.config.fetch_max_wait_ms,
+                    self.high_watermark,
+                )
+            )
         self._fetch_inflight = (rid, dst, self._now + self.config.request_timeout_ms)
 
     def _take_response(self, m) -> bool:
@@ -211,12 +281,17 @@ class ReplicationHandlers:
         log = self._log
         if m.diverging_epoch is not None:
             local = log.end_offset_for_epoch(m.diverging_epoch.epoch)
-            offset = min(m.diverging_epoch.end_offset, local.end_offset) if local.epoch >= 0 \
+            offset = (
+                min(m.diverging_epoch.end_offset, local.end_offset)
+                if local.epoch >= 0
                 else log.log_start_offset
+            )
             offset = max(offset, log.log_start_offset)
             if offset < self.high_watermark:
-                raise RuntimeError(f"node {self.node_id}: truncation to {offset} below the high "
-                                   f"watermark {self.high_watermark}")
+                raise RuntimeError(
+                    f"node {self.node_id}: truncation to {offset} below the high "
+                    f"watermark {self.high_watermark}"
+                )
             log.truncate_to(offset)
         elif m.snapshot_id is not None:
             r.snapshot = SnapshotFetch(m.snapshot_id)

@@ -1,5 +1,6 @@
 """Raft snapshot files `<endOffset:020d>-<epoch:010d>.checkpoint` beside the metadata log, written
 as `.part`, fsynced, renamed, dir fsynced (hashicorp/raft); a CRC32C header finds damage."""
+
 from __future__ import annotations
 
 import logging
@@ -35,7 +36,7 @@ def parse_snapshot_name(name: str) -> OffsetAndEpoch | None:
     """`00000000000000000042-0000000003.checkpoint` -> (42, 3); None for any other name."""
     if not name.endswith(file_names.SNAPSHOT_SUFFIX):
         return None
-    offset, sep, epoch = name[:-len(file_names.SNAPSHOT_SUFFIX)].partition("-")
+    offset, sep, epoch = name[: -len(file_names.SNAPSHOT_SUFFIX)].partition("-")
     if not sep or len(offset) != 20 or len(epoch) != 10 or not (offset + epoch).isdigit():
         return None
     return OffsetAndEpoch(int(offset), int(epoch))
@@ -48,20 +49,26 @@ def encode_snapshot(data: bytes) -> bytes:
 def decode_snapshot(raw: bytes, path: Path) -> bytes:
     """The data inside a snapshot file; raises CorruptSnapshotError naming `path` and the damage."""
     if len(raw) < _HEADER.size:
-        raise CorruptSnapshotError(f"snapshot {path} is torn: {len(raw)} bytes, shorter than "
-                                   f"its {_HEADER.size}-byte header")
+        raise CorruptSnapshotError(
+            f"snapshot {path} is torn: {len(raw)} bytes, shorter than "
+            f"its {_HEADER.size}-byte header"
+        )
     magic, version, length, crc = _HEADER.unpack_from(raw)
     if magic != MAGIC or version != FORMAT_VERSION:
-        raise CorruptSnapshotError(f"snapshot {path} has an unknown header "
-                                   f"(magic {magic!r}, version {version})")
-    data = raw[_HEADER.size:]
+        raise CorruptSnapshotError(
+            f"snapshot {path} has an unknown header (magic {magic!r}, version {version})"
+        )
+    data = raw[_HEADER.size :]
     if len(data) != length:
-        raise CorruptSnapshotError(f"snapshot {path} is torn: header says {length} bytes of "
-                                   f"data, the file holds {len(data)}")
+        raise CorruptSnapshotError(
+            f"snapshot {path} is torn: header says {length} bytes of "
+            f"data, the file holds {len(data)}"
+        )
     actual = google_crc32c.value(data)
     if actual != crc:
-        raise CorruptSnapshotError(f"snapshot {path} is corrupt: CRC32C stored {crc:#010x}, "
-                                   f"computed {actual:#010x}")
+        raise CorruptSnapshotError(
+            f"snapshot {path} is corrupt: CRC32C stored {crc:#010x}, computed {actual:#010x}"
+        )
     return data
 
 
@@ -90,8 +97,9 @@ def read_snapshot(dir: Path, snapshot_id: OffsetAndEpoch) -> bytes | None:
     return decode_snapshot(raw, path)
 
 
-def read_snapshot_chunk(dir: Path, snapshot_id: OffsetAndEpoch, position: int,
-                        max_bytes: int) -> tuple[int, bytes] | None:
+def read_snapshot_chunk(
+    dir: Path, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int
+) -> tuple[int, bytes] | None:
     """(size of the data, data[position:position + max_bytes]) reading only that chunk, so sending
     a snapshot costs one pass over it, not one per chunk. The first chunk (position 0) checks
     the whole file's CRC first: once per transfer, a leader never starts sending a damaged one.
@@ -107,13 +115,17 @@ def read_snapshot_chunk(dir: Path, snapshot_id: OffsetAndEpoch, position: int,
     try:
         header = os.pread(fd, _HEADER.size, 0)
         if len(header) < _HEADER.size:
-            raise CorruptSnapshotError(f"snapshot {path} is torn: {len(header)} bytes, shorter "
-                                       f"than its {_HEADER.size}-byte header")
+            raise CorruptSnapshotError(
+                f"snapshot {path} is torn: {len(header)} bytes, shorter "
+                f"than its {_HEADER.size}-byte header"
+            )
         magic, version, length, _crc = _HEADER.unpack(header)
         on_disk = os.fstat(fd).st_size - _HEADER.size
         if magic != MAGIC or version != FORMAT_VERSION or on_disk != length:
-            raise CorruptSnapshotError(f"snapshot {path} changed since it was checked (header "
-                                       f"{magic!r} v{version}, {length} bytes, file holds {on_disk})")
+            raise CorruptSnapshotError(
+                f"snapshot {path} changed since it was checked (header "
+                f"{magic!r} v{version}, {length} bytes, file holds {on_disk})"
+            )
         if position > length:
             return None
         return length, os.pread(fd, min(max_bytes, length - position), _HEADER.size + position)

@@ -1,13 +1,14 @@
 """ACL bindings and filters with Kafka's enums (same names and numbers as the AclOperation,
 ResourceType, PatternType and AclPermissionType of Kafka's clients), and their text forms."""
+
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 
-WILDCARD_RESOURCE = "*"          # a LITERAL ACL on "*" matches every resource of its type
+WILDCARD_RESOURCE = "*"  # a LITERAL ACL on "*" matches every resource of its type
 WILDCARD_HOST = "*"
-CLUSTER_NAME = "kafka-cluster"   # the one Cluster resource (Kafka's name for it)
+CLUSTER_NAME = "kafka-cluster"  # the one Cluster resource (Kafka's name for it)
 
 
 class ResourceType(enum.IntEnum):
@@ -22,7 +23,7 @@ class ResourceType(enum.IntEnum):
 class PatternType(enum.IntEnum):
     UNKNOWN = 0
     ANY = 1
-    MATCH = 2        # filters only: LITERAL, wildcard and PREFIXED ACLs that match a name
+    MATCH = 2  # filters only: LITERAL, wildcard and PREFIXED ACLs that match a name
     LITERAL = 3
     PREFIXED = 4
 
@@ -57,8 +58,9 @@ def camel(value: enum.Enum) -> str:
 
 # Kafka's implied operations: an ALLOW for the key also allows each operation in its set.
 IMPLIED_BY: dict[Operation, frozenset[Operation]] = {
-    Operation.DESCRIBE: frozenset({Operation.READ, Operation.WRITE, Operation.DELETE,
-                                   Operation.ALTER}),
+    Operation.DESCRIBE: frozenset(
+        {Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER}
+    ),
     Operation.DESCRIBE_CONFIGS: frozenset({Operation.ALTER_CONFIGS}),
 }
 
@@ -67,6 +69,7 @@ IMPLIED_BY: dict[Operation, frozenset[Operation]] = {
 class AclBinding:
     """One access control entry on one resource pattern: `principal` ("User:alice", "User:*")
     from `host` ("*" for any) is ALLOWed or DENYed `operation` on the resource."""
+
     resource_type: ResourceType
     resource_name: str
     pattern_type: PatternType
@@ -78,13 +81,24 @@ class AclBinding:
     def problem(self) -> str | None:
         """Why this binding cannot be stored (Kafka's checks), or None."""
         for value, allowed, what in (
-                (self.resource_type, (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER,
-                                      ResourceType.TRANSACTIONAL_ID), "resource type"),
-                (self.pattern_type, (PatternType.LITERAL, PatternType.PREFIXED), "pattern type"),
-                (self.permission_type, (Permission.ALLOW, Permission.DENY), "permission type")):
+            (
+                self.resource_type,
+                (
+                    ResourceType.TOPIC,
+                    ResourceType.GROUP,
+                    ResourceType.CLUSTER,
+                    ResourceType.TRANSACTIONAL_ID,
+                ),
+                "resource type",
+            ),
+            (self.pattern_type, (PatternType.LITERAL, PatternType.PREFIXED), "pattern type"),
+            (self.permission_type, (Permission.ALLOW, Permission.DENY), "permission type"),
+        ):
             if value not in allowed:
-                return f"{what} {value.name} cannot be stored; use one of " \
-                       f"{', '.join(camel(v) for v in allowed)}"
+                return (
+                    f"{what} {value.name} cannot be stored; use one of "
+                    f"{', '.join(camel(v) for v in allowed)}"
+                )
         if self.operation in (Operation.UNKNOWN, Operation.ANY):
             return f"operation {self.operation.name} cannot be stored; name one (e.g. Read)"
         if not self.resource_name:
@@ -95,22 +109,27 @@ class AclBinding:
         if not self.host:
             return "host is empty; use '*' for any host"
         if self.resource_type == ResourceType.CLUSTER and (
-                self.resource_name != CLUSTER_NAME or self.pattern_type != PatternType.LITERAL):
+            self.resource_name != CLUSTER_NAME or self.pattern_type != PatternType.LITERAL
+        ):
             return f"the Cluster resource is the literal name {CLUSTER_NAME!r}"
         return None
 
     def describe(self) -> str:
-        pattern = ("" if self.pattern_type == PatternType.LITERAL
-                   else f" ({camel(self.pattern_type)})")
-        return (f"{camel(self.permission_type)} {self.principal} from {self.host} to "
-                f"{camel(self.operation)} {camel(self.resource_type)}:{self.resource_name}"
-                f"{pattern}")
+        pattern = (
+            "" if self.pattern_type == PatternType.LITERAL else f" ({camel(self.pattern_type)})"
+        )
+        return (
+            f"{camel(self.permission_type)} {self.principal} from {self.host} to "
+            f"{camel(self.operation)} {camel(self.resource_type)}:{self.resource_name}"
+            f"{pattern}"
+        )
 
 
 @dataclass(frozen=True)
 class AclBindingFilter:
     """Matches bindings, Kafka's way: ANY (or None for names) matches everything; pattern MATCH
     matches the LITERAL, wildcard and PREFIXED bindings that apply to `resource_name`."""
+
     resource_type: ResourceType = ResourceType.ANY
     resource_name: str | None = None
     pattern_type: PatternType = PatternType.ANY
@@ -145,9 +164,12 @@ class AclBindingFilter:
 
     def problem(self) -> str | None:
         """Why this filter cannot select anything (a delete filter must not be UNKNOWN)."""
-        for value, what in ((self.resource_type, "resource type"),
-                            (self.pattern_type, "pattern type"), (self.operation, "operation"),
-                            (self.permission_type, "permission type")):
+        for value, what in (
+            (self.resource_type, "resource type"),
+            (self.pattern_type, "pattern type"),
+            (self.operation, "operation"),
+            (self.permission_type, "permission type"),
+        ):
             if value.name == "UNKNOWN":
                 return f"{what} is UNKNOWN in the filter; name one or use ANY"
         return None

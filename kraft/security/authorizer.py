@@ -5,13 +5,22 @@ Kafka's rules, in order: a super user is allowed everything; a matching DENY win
 ALLOW; an ALLOW of Read, Write, Delete or Alter also allows Describe, and AlterConfigs allows
 DescribeConfigs (a DENY implies nothing); with no ACL at all on the resource the answer is
 `allow.everyone.if.no.acl.found` (false by default)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kraft.security.acl import (IMPLIED_BY, WILDCARD_HOST, WILDCARD_RESOURCE, AclBinding,
-                                Operation, PatternType, Permission, ResourceType)
+from kraft.security.acl import (
+    IMPLIED_BY,
+    WILDCARD_HOST,
+    WILDCARD_RESOURCE,
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
 
 # authorizer.class.name values that turn authorization on (Kafka's class name, and ours).
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -20,6 +29,7 @@ STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 @dataclass(frozen=True)
 class AuthorizerConfig:
     """Kafka's keys: `super.users` ("User:admin;User:broker"), `allow.everyone.if.no.acl.found`."""
+
     super_users: frozenset[str] = frozenset()
     allow_everyone_if_no_acl_found: bool = False
 
@@ -30,8 +40,9 @@ def parse_super_users(text: str) -> frozenset[str]:
     for user in users:
         kind, sep, name = user.partition(":")
         if not sep or not kind or not name:
-            raise ValueError(f"super.users: {user!r} is not of the form Type:name "
-                             "(e.g. User:admin;User:broker)")
+            raise ValueError(
+                f"super.users: {user!r} is not of the form Type:name (e.g. User:admin;User:broker)"
+            )
     return frozenset(users)
 
 
@@ -42,8 +53,9 @@ def _wildcard_principal(principal: str) -> str:
 class StandardAuthorizer:
     """Decides on one set of ACLs; build a new one when the ACLs change (it is cheap: one pass)."""
 
-    def __init__(self, acls: Iterable[AclBinding], config: AuthorizerConfig = AuthorizerConfig()
-                 ) -> None:
+    def __init__(
+        self, acls: Iterable[AclBinding], config: AuthorizerConfig = AuthorizerConfig()
+    ) -> None:
         self.config = config
         self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
         # resource type -> prefix -> ACLs, and the prefix lengths present, longest first: a
@@ -55,7 +67,8 @@ class StandardAuthorizer:
             self._by_type.setdefault(acl.resource_type, []).append(acl)
             if acl.pattern_type == PatternType.PREFIXED:
                 self._prefixed.setdefault(acl.resource_type, {}).setdefault(
-                    acl.resource_name, []).append(acl)
+                    acl.resource_name, []
+                ).append(acl)
             else:
                 self._literal.setdefault((acl.resource_type, acl.resource_name), []).append(acl)
         for rtype, prefixes in self._prefixed.items():
@@ -76,8 +89,9 @@ class StandardAuthorizer:
                         found.append(acls)
         return found
 
-    def authorize(self, principal: str, host: str, operation: Operation, rtype: ResourceType,
-                  name: str) -> bool:
+    def authorize(
+        self, principal: str, host: str, operation: Operation, rtype: ResourceType, name: str
+    ) -> bool:
         if principal in self.config.super_users:
             return True
         candidates = self._candidates(rtype, name)
@@ -95,13 +109,17 @@ class StandardAuthorizer:
                 if acl.permission_type == Permission.DENY:
                     if acl.operation == operation or acl.operation == Operation.ALL:
                         return False
-                elif (acl.operation == operation or acl.operation == Operation.ALL
-                      or acl.operation in implied_by):
+                elif (
+                    acl.operation == operation
+                    or acl.operation == Operation.ALL
+                    or acl.operation in implied_by
+                ):
                     allowed = True
         return allowed
 
-    def authorize_any(self, principal: str, host: str, operation: Operation,
-                      rtype: ResourceType) -> bool:
+    def authorize_any(
+        self, principal: str, host: str, operation: Operation, rtype: ResourceType
+    ) -> bool:
         """Whether `operation` is allowed on some resource of `rtype` (Kafka's
         authorizeByResourceType, simplified: an ALLOW not cancelled by a DENY of the same
         pattern or of the wildcard)."""
@@ -113,12 +131,22 @@ class StandardAuthorizer:
         wildcard = _wildcard_principal(principal)
 
         def applies(acl: AclBinding) -> bool:
-            return (acl.principal in (principal, wildcard) and acl.host in (host, WILDCARD_HOST)
-                    and acl.operation in (operation, Operation.ALL))
+            return (
+                acl.principal in (principal, wildcard)
+                and acl.host in (host, WILDCARD_HOST)
+                and acl.operation in (operation, Operation.ALL)
+            )
 
-        denied = {(a.pattern_type, a.resource_name) for a in acls
-                  if a.permission_type == Permission.DENY and applies(a)}
+        denied = {
+            (a.pattern_type, a.resource_name)
+            for a in acls
+            if a.permission_type == Permission.DENY and applies(a)
+        }
         if (PatternType.LITERAL, WILDCARD_RESOURCE) in denied:
             return False
-        return any(a.permission_type == Permission.ALLOW and applies(a)
-                   and (a.pattern_type, a.resource_name) not in denied for a in acls)
+        return any(
+            a.permission_type == Permission.ALLOW
+            and applies(a)
+            and (a.pattern_type, a.resource_name) not in denied
+            for a in acls
+        )

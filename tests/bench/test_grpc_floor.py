@@ -2,6 +2,7 @@
 consumers read every record sent, with one server and with two followers holding the high
 watermark back (a follower loop that stalls, or a high watermark that never moves, would leave
 records unread)."""
+
 import json
 import pathlib
 import socket
@@ -23,9 +24,27 @@ def free_port() -> int:
 def test_every_record_reaches_both_consumers(replicas):
     port = free_port()
     out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--server", "trio", "--replicas", str(replicas),
-         "--rate", "200", "--seconds", "0.5", "--pairs", "1", "--port", str(port)],
-        capture_output=True, text=True, timeout=60, check=True)
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--server",
+            "trio",
+            "--replicas",
+            str(replicas),
+            "--rate",
+            "200",
+            "--seconds",
+            "0.5",
+            "--pairs",
+            "1",
+            "--port",
+            str(port),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     results = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     assert [r["mode"] for r in results] == ["poll", "push"]
     for r in results:

@@ -3,6 +3,7 @@ checkout by docker/build-images.sh), the workload on the host, docker kill / pau
 partitions inside the containers' namespaces, heal, drain, the data dirs copied out of the
 volumes, the audit's report, and the compose project gone afterwards. Skipped, with the reason
 printed, where no Docker engine runs (or the run could not enter the containers' namespaces)."""
+
 from __future__ import annotations
 
 import json
@@ -14,13 +15,13 @@ import subprocess
 import sys
 
 import pytest
+from system_tools import require_docker_image_tools, require_tool
 
 from chaos import docker_cluster
 from chaos.history import read_faults, read_history
-from system_tools import require_docker_image_tools, require_tool
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-IMAGE = "kraft:test"          # the tag tests/docker builds too: the second build is all cached
+IMAGE = "kraft:test"  # the tag tests/docker builds too: the second build is all cached
 RUN_TIMEOUT_S = 900
 # 0 only: 1 is the audit (or the run's own check) finding a violation, 2 a harness failure.
 ACCEPTED_EXIT_CODES = (0,)
@@ -29,7 +30,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 
 def _skip(capsys, reason: str) -> None:
-    with capsys.disabled():      # pytest shows skip reasons only with -rs; this one should show
+    with capsys.disabled():  # pytest shows skip reasons only with -rs; this one should show
         print(f"\nSKIPPED chaos --docker run: {reason}", flush=True)
     pytest.skip(reason)
 
@@ -37,9 +38,20 @@ def _skip(capsys, reason: str) -> None:
 def _project_resources(project: str) -> list[str]:
     found = []
     for kind in ("container", "network", "volume"):
-        listed = subprocess.run(["docker", kind, "ls", *(["-a"] if kind == "container" else []),
-                                 "-q", "--filter", f"label={docker_cluster.PROJECT_LABEL}={project}"],
-                                capture_output=True, text=True, timeout=60)
+        listed = subprocess.run(
+            [
+                "docker",
+                kind,
+                "ls",
+                *(["-a"] if kind == "container" else []),
+                "-q",
+                "--filter",
+                f"label={docker_cluster.PROJECT_LABEL}={project}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         found += [f"{kind} {x}" for x in listed.stdout.split()]
     return found
 
@@ -50,11 +62,28 @@ def _run_chaos(out: pathlib.Path) -> tuple[int, str]:
     env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)}
     err = out.parent / "run.stderr"
     with open(err, "w") as stderr:
-        proc = subprocess.Popen([str(ROOT / "chaos" / "run.sh"), "--docker", "--image", IMAGE,
-                                 "--duration", "20s", "--nemesis", "kill,pause,partition",
-                                 "--interval", "4s", "--seed", "1", "--out", str(out)],
-                                stdout=subprocess.DEVNULL, stderr=stderr, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                str(ROOT / "chaos" / "run.sh"),
+                "--docker",
+                "--image",
+                IMAGE,
+                "--duration",
+                "20s",
+                "--nemesis",
+                "kill,pause,partition",
+                "--interval",
+                "4s",
+                "--seed",
+                "1",
+                "--out",
+                str(out),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env=env,
+            start_new_session=True,
+        )
         try:
             code = proc.wait(RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -73,10 +102,18 @@ def test_a_short_docker_run_injects_faults_copies_data_and_audits(capsys, tmp_pa
     if reason:
         _skip(capsys, reason)
     require_docker_image_tools(capsys)
-    require_tool("java", capsys)        # the run ends with the PySpark audit
-    build = subprocess.run(["docker/build-images.sh", IMAGE], cwd=ROOT, capture_output=True,
-                           text=True, timeout=1200, env={**os.environ, "PYTHON": sys.executable})
-    assert build.returncode == 0, f"docker/build-images.sh failed:\n{build.stdout[-2000:]}\n{build.stderr[-3000:]}"
+    require_tool("java", capsys)  # the run ends with the PySpark audit
+    build = subprocess.run(
+        ["docker/build-images.sh", IMAGE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    assert build.returncode == 0, (
+        f"docker/build-images.sh failed:\n{build.stdout[-2000:]}\n{build.stderr[-3000:]}"
+    )
 
     out = tmp_path / "run"
     project = None
@@ -84,7 +121,7 @@ def test_a_short_docker_run_injects_faults_copies_data_and_audits(capsys, tmp_pa
         code, tail = _run_chaos(out)
         log = (out / "nemesis.log").read_text()
         project = re.search(r"compose project (kraft-chaos-[0-9a-f]+)", log).group(1)
-        assert code in ACCEPTED_EXIT_CODES, tail           # 2: the run itself broke; -1: hung
+        assert code in ACCEPTED_EXIT_CODES, tail  # 2: the run itself broke; -1: hung
     finally:
         # Whatever happened, nothing of the run's compose project is left behind.
         if project is None and (out / "nemesis.log").exists():
@@ -93,7 +130,9 @@ def test_a_short_docker_run_injects_faults_copies_data_and_audits(capsys, tmp_pa
         if project:
             leftover = _project_resources(project)
             if leftover:
-                docker_cluster.remove_leftovers(docker_cluster.compose_command() or ["docker-compose"])
+                docker_cluster.remove_leftovers(
+                    docker_cluster.compose_command() or ["docker-compose"]
+                )
             assert not leftover, f"the run left {leftover} of compose project {project}"
 
     summary = json.loads((out / "summary.json").read_text())
@@ -122,5 +161,6 @@ def test_a_short_docker_run_injects_faults_copies_data_and_audits(capsys, tmp_pa
     assert summary["audit_exit_code"] == (0 if report["ok"] else 1)
     assert "lost-write" in report["checks"] and report["checks"]["replica-divergence"]["ran"]
     assert (out / "report.html").exists()
-    assert report["ok"] and not report["violations"], \
-        [v["message"] for v in report["violations"][:10]]
+    assert report["ok"] and not report["violations"], [
+        v["message"] for v in report["violations"][:10]
+    ]

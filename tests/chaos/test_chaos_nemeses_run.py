@@ -4,6 +4,7 @@ strobes a node's clock, fills a leader's disk and twice kills a broker and damag
 file past its recovery point; after the heal the cluster drains and the audit finds nothing (the
 damage was cut and refetched, never served). Nothing is left behind: no namespace, no mount, no
 shaper, every clock offset back to 0."""
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,25 @@ def permitted():
 def test_net_clock_disk_full_and_corrupt_pass_the_audit(permitted, tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)}
-    done = subprocess.run([str(ROOT / "chaos" / "run.sh"), "--duration", "40s", "--interval", "4s",
-                           "--nemesis", "net,clock,disk-full,corrupt", "--seed", "14",
-                           "--out", str(out)], capture_output=True, text=True, env=env, timeout=840)
+    done = subprocess.run(
+        [
+            str(ROOT / "chaos" / "run.sh"),
+            "--duration",
+            "40s",
+            "--interval",
+            "4s",
+            "--nemesis",
+            "net,clock,disk-full,corrupt",
+            "--seed",
+            "14",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=840,
+    )
     tail = done.stderr[-4000:]
     assert done.returncode != 2, tail
     summary = json.loads((out / "summary.json").read_text())
@@ -44,7 +61,7 @@ def test_net_clock_disk_full_and_corrupt_pass_the_audit(permitted, tmp_path):
     assert {w.nemesis.split("-")[0] for w in windows} >= {"net", "clock", "disk", "corrupt"}, tail
     log = (out / "nemesis.log").read_text()
     assert "(nfqueue)" in log or "(netem)" in log
-    assert "cut the file at" in log or "flipped a byte at" in log      # damage was really done
+    assert "cut the file at" in log or "flipped a byte at" in log  # damage was really done
     assert "filled" in log
     report = json.loads((out / "report.json").read_text())
     assert any(n.startswith("corrupt x") for n in report["fault_costs"])
@@ -53,6 +70,8 @@ def test_net_clock_disk_full_and_corrupt_pass_the_audit(permitted, tmp_path):
     assert leftover_mounts([out]) == []
     assert not (out / "nodes" / "node-1" / "data" / ".chaos-disk-full").exists()
     assert all((out / "clock" / f"node-{i}.offset").read_bytes() == bytes(8) for i in range(1, 7))
-    shapers = subprocess.run(["pgrep", "-f", "chaos.nemeses.shaper"], capture_output=True, text=True)
+    shapers = subprocess.run(
+        ["pgrep", "-f", "chaos.nemeses.shaper"], capture_output=True, text=True
+    )
     assert shapers.stdout.strip() == ""
     assert done.returncode == 0, done.stdout[-6000:]

@@ -4,6 +4,7 @@ history has acknowledged sends, a consumer group's commits and the final drain, 
 windows with start and end; an exactly-once processor (--transactional 1) committed and aborted
 transactions through the faults; the audit finds nothing (exit 0): no acknowledged write lost,
 duplicated or moved, no aborted or uncommitted write read, every input transformed once."""
+
 from __future__ import annotations
 
 import json
@@ -13,10 +14,10 @@ import subprocess
 import sys
 
 import pytest
+from system_tools import require_tool
 
 from chaos import netns
 from chaos.history import read_faults, read_history
-from system_tools import require_tool
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -28,18 +29,35 @@ def permitted():
     if reason:
         print(f"chaos run skipped: {reason}")
         pytest.skip(reason)
-    require_tool("java")        # the run ends with the PySpark audit
+    require_tool("java")  # the run ends with the PySpark audit
 
 
 def test_a_short_run_injects_faults_heals_and_drains(permitted, tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)}
-    done = subprocess.run([str(ROOT / "chaos" / "run.sh"), "--duration", "20s", "--nemesis",
-                           "kill,pause,partition", "--interval", "4s", "--seed", "1",
-                           "--transactional", "1", "--out",
-                           str(out)], capture_output=True, text=True, env=env, timeout=840)
+    done = subprocess.run(
+        [
+            str(ROOT / "chaos" / "run.sh"),
+            "--duration",
+            "20s",
+            "--nemesis",
+            "kill,pause,partition",
+            "--interval",
+            "4s",
+            "--seed",
+            "1",
+            "--transactional",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=840,
+    )
     tail = done.stderr[-4000:]
-    assert done.returncode != 2, tail                 # 2: the run itself broke
+    assert done.returncode != 2, tail  # 2: the run itself broke
     summary = json.loads((out / "summary.json").read_text())
     assert summary["drain"]["complete"], tail
     assert summary["exit_code"] == done.returncode

@@ -1,6 +1,7 @@
 """`chaos/run.sh --secure`: the chaos run over a cluster with certificates (mTLS between nodes,
 ACLs on) whose workload signs in over SASL_SSL as admin; the audit must find nothing. Also the
 secure node settings (fast, no namespaces) and the refusal of --secure with --docker."""
+
 from __future__ import annotations
 
 import json
@@ -10,22 +11,24 @@ import subprocess
 import sys
 
 import pytest
+from system_tools import require_tool
 
 from chaos import netns
 from chaos.cluster import plan, properties_text
 from chaos.history import read_faults, read_history
 from chaos.run import main
 from chaos.secure import SecureFiles
-from system_tools import require_tool
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _props(text: str) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    return dict(
+        line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#")
+    )
 
 
-@pytest.mark.slow          # real node processes
+@pytest.mark.slow  # real node processes
 def test_secure_nodes_listen_with_tls_and_their_own_certificate(tmp_path):
     nodes = plan(tmp_path / "nodes")
     secure = SecureFiles.create(tmp_path / "secure", {n.id: n.host for n in nodes})
@@ -55,14 +58,31 @@ def test_a_short_secure_run_is_clean(tmp_path):
     if reason:
         print(f"chaos run skipped: {reason}")
         pytest.skip(reason)
-    require_tool("java")        # the run ends with the PySpark audit
+    require_tool("java")  # the run ends with the PySpark audit
     out = tmp_path / "run"
     env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)}
-    done = subprocess.run([str(ROOT / "chaos" / "run.sh"), "--secure", "--duration", "15s",
-                           "--nemesis", "kill,pause,partition", "--interval", "4s", "--seed", "3",
-                           "--out", str(out)], capture_output=True, text=True, env=env, timeout=840)
+    done = subprocess.run(
+        [
+            str(ROOT / "chaos" / "run.sh"),
+            "--secure",
+            "--duration",
+            "15s",
+            "--nemesis",
+            "kill,pause,partition",
+            "--interval",
+            "4s",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=840,
+    )
     tail = done.stderr[-4000:]
-    assert done.returncode != 2, tail                 # 2: the run itself broke
+    assert done.returncode != 2, tail  # 2: the run itself broke
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cluster"] == "netns+secure" and summary["drain"]["complete"], tail
     assert not summary["workload_errors"], summary["workload_errors"]

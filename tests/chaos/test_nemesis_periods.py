@@ -1,14 +1,16 @@
 """The schedule's stable periods, as Jepsen's combined nemesis: each period enables a random
 subset of the chosen nemeses, about a quarter enable none and never two in a row, every fault
 starts inside a period that enables it; the executor hands the other nemeses to their injectors."""
+
 from __future__ import annotations
 
 import random
 
 from chaos.nemesis import NEMESES, ClusterView, Executor, Fault, plan
 
-VIEW = ClusterView(controllers=(1, 2, 3), brokers=(4, 5, 6), active_controller=2,
-                   leaders={0: 5, 1: 5, 2: 6})
+VIEW = ClusterView(
+    controllers=(1, 2, 3), brokers=(4, 5, 6), active_controller=2, leaders={0: 5, 1: 5, 2: 6}
+)
 
 
 def test_periods_tile_the_run_and_a_quarter_are_calm():
@@ -21,7 +23,7 @@ def test_periods_tile_the_run_and_a_quarter_are_calm():
         assert all(a.end_s == b.start_s for a, b in zip(ps, ps[1:]))
         assert not any(not a.enabled and not b.enabled for a, b in zip(ps, ps[1:]))
     sizes = {len(p.enabled) for p in periods}
-    assert sizes == set(range(len(NEMESES) + 1))      # from calm to everything at once
+    assert sizes == set(range(len(NEMESES) + 1))  # from calm to everything at once
 
 
 def test_a_fault_starts_in_a_period_that_enables_it():
@@ -45,8 +47,11 @@ def test_the_mean_gap_follows_the_interval():
 def test_every_nemesis_is_drawn_with_its_own_aim():
     faults = plan(5, 3000, 5, NEMESES)[1]
     assert {f.nemesis for f in faults} == set(NEMESES)
-    assert all(f.role in ("broker", "leader") and f.count == "one"
-               for f in faults if f.nemesis == "corrupt")
+    assert all(
+        f.role in ("broker", "leader") and f.count == "one"
+        for f in faults
+        if f.nemesis == "corrupt"
+    )
     assert {f.kind for f in faults if f.nemesis == "clock"} == {"bump", "strobe"}
     assert {f.name for f in faults if f.nemesis == "clock"} == {"clock-bump", "clock-strobe"}
 
@@ -69,9 +74,18 @@ def test_the_executor_hands_other_nemeses_to_their_injectors():
     def clock():
         now[0] += 10**8
         return now[0]
+
     net = Recording()
-    ex = Executor(None, None, lambda: VIEW, clock, written.append, lines.append, seed=1,
-                  injectors={"net": net})
+    ex = Executor(
+        None,
+        None,
+        lambda: VIEW,
+        clock,
+        written.append,
+        lines.append,
+        seed=1,
+        injectors={"net": net},
+    )
     ex.run([Fault("net", "", "leader", "one", 1, 2)])
     (leader,) = {c[2] for c in net.calls}
     assert net.calls == [("begin", "net", leader), ("end", "net", leader)]

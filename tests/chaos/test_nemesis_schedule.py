@@ -1,16 +1,28 @@
 """The nemesis schedule is pure data from a seed: the same seed gives the same faults, every fault
 ends before the quiet period, and roles resolve to the nodes that hold them."""
+
 from __future__ import annotations
 
 import random
 
 import pytest
 
-from chaos.nemesis import (NEMESES, PARTITIONS, ClusterView, Executor, Fault, grudge, how_many,
-                           members, schedule, targets)
+from chaos.nemesis import (
+    NEMESES,
+    PARTITIONS,
+    ClusterView,
+    Executor,
+    Fault,
+    grudge,
+    how_many,
+    members,
+    schedule,
+    targets,
+)
 
-VIEW = ClusterView(controllers=(1, 2, 3), brokers=(4, 5, 6), active_controller=2,
-                   leaders={0: 5, 1: 5, 2: 6})
+VIEW = ClusterView(
+    controllers=(1, 2, 3), brokers=(4, 5, 6), active_controller=2, leaders={0: 5, 1: 5, 2: 6}
+)
 
 
 def test_same_seed_same_schedule_and_another_seed_differs():
@@ -57,9 +69,17 @@ def test_unknown_leaders_fall_back_to_a_node_of_that_kind():
         assert members("leader", view, random.Random(seed))[0] in (4, 5, 6)
 
 
-@pytest.mark.parametrize("count,group,expected", [
-    ("one", 3, 1), ("minority", 3, 1), ("majority", 3, 2), ("all", 3, 3),
-    ("minority", 6, 2), ("majority", 6, 4)])
+@pytest.mark.parametrize(
+    "count,group,expected",
+    [
+        ("one", 3, 1),
+        ("minority", 3, 1),
+        ("majority", 3, 2),
+        ("all", 3, 3),
+        ("minority", 6, 2),
+        ("majority", 6, 4),
+    ],
+)
 def test_counts(count, group, expected):
     assert how_many(count, group) == expected
 
@@ -69,7 +89,9 @@ def test_kill_targets_are_the_role_sized_by_count():
     for seed in range(20):
         hit = targets(f, VIEW, random.Random(seed))
         assert len(hit) == 2 and set(hit) <= {1, 2, 3}
-    assert targets(Fault("pause", "", "active-controller", "one", 1, 2), VIEW, random.Random(0)) == [2]
+    assert targets(
+        Fault("pause", "", "active-controller", "one", 1, 2), VIEW, random.Random(0)
+    ) == [2]
 
 
 def test_isolating_the_leader_cuts_it_from_everyone_both_ways():
@@ -80,16 +102,26 @@ def test_isolating_the_leader_cuts_it_from_everyone_both_ways():
 
 
 def test_active_controller_is_cut_from_the_other_voters_only():
-    cut = grudge(Fault("partition", "active-controller", "active-controller", "one", 1, 2), VIEW,
-                 random.Random(0))
+    cut = grudge(
+        Fault("partition", "active-controller", "active-controller", "one", 1, 2),
+        VIEW,
+        random.Random(0),
+    )
     assert cut == {2: {1, 3}, 1: {2}, 3: {2}}
 
 
 def test_brokers_cut_from_controllers():
-    cut = grudge(Fault("partition", "brokers-controllers", "broker", "all", 1, 2), VIEW,
-                 random.Random(0))
-    assert cut == {4: {1, 2, 3}, 5: {1, 2, 3}, 6: {1, 2, 3}, 1: {4, 5, 6}, 2: {4, 5, 6},
-                   3: {4, 5, 6}}
+    cut = grudge(
+        Fault("partition", "brokers-controllers", "broker", "all", 1, 2), VIEW, random.Random(0)
+    )
+    assert cut == {
+        4: {1, 2, 3},
+        5: {1, 2, 3},
+        6: {1, 2, 3},
+        1: {4, 5, 6},
+        2: {4, 5, 6},
+        3: {4, 5, 6},
+    }
 
 
 def test_halves_keep_a_controller_majority_on_one_side():
@@ -144,14 +176,20 @@ def test_executor_undoes_each_fault_and_logs_its_window():
     cluster, network, written = FakeCluster(), FakeNetwork(), []
 
     def clock():
-        now[0] += 10**8            # each reading advances 0.1 s: no real sleeps
+        now[0] += 10**8  # each reading advances 0.1 s: no real sleeps
         return now[0]
 
     ex = Executor(cluster, network, lambda: VIEW, clock, written.append, lambda line: None, seed=1)
-    ex.run([Fault("kill", "", "active-controller", "one", 1, 2),
-            Fault("partition", "active-controller", "active-controller", "one", 3, 4)])
+    ex.run(
+        [
+            Fault("kill", "", "active-controller", "one", 1, 2),
+            Fault("partition", "active-controller", "active-controller", "one", 3, 4),
+        ]
+    )
     assert cluster.calls == [("kill", 2), ("start", 2)]
     assert network.calls == [("apply", {2: {1, 3}, 1: {2}, 3: {2}}), ("heal",)]
-    assert [(w.nemesis, w.targets) for w in written] == [("kill", (2,)),
-                                                         ("partition-active-controller", (1, 2, 3))]
+    assert [(w.nemesis, w.targets) for w in written] == [
+        ("kill", (2,)),
+        ("partition-active-controller", (1, 2, 3)),
+    ]
     assert all(w.start < w.end for w in written)

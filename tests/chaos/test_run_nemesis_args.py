@@ -1,5 +1,6 @@
 """`--nemesis` takes any mix of the nemeses or `all`, refuses a name it does not know, and
 `--docker` refuses the nemeses only the netns cluster runs, before anything is set up."""
+
 from __future__ import annotations
 
 import argparse

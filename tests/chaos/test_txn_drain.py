@@ -3,6 +3,7 @@ once no transaction holds its last stable offset back (a drain to an LSO taken w
 processor's transaction was still open would miss the committed output behind it and report it
 lost, a false txn-lost), and a processor rewinding after an abort waits out the group's
 unstable offsets rather than ending its life on them."""
+
 import pytest
 
 from chaos.txn_workload import rewind, settled_ends
@@ -30,13 +31,18 @@ def reads(*values):
         if isinstance(value, Exception):
             raise value
         return value
+
     return read
 
 
 def test_waits_until_every_lso_reaches_its_partition_end():
     clock = Clock()
-    lso = reads({A: 5, B: 7}, KraftError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "moved"),
-                {A: 9, B: 7}, {A: 12, B: 7})
+    lso = reads(
+        {A: 5, B: 7},
+        KraftError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "moved"),
+        {A: 9, B: 7},
+        {A: 12, B: 7},
+    )
     end = reads({A: 12, B: 7}, {A: 12, B: 7}, {A: 12, B: 7})
     assert settled_ends(lso, end, 10.0, lambda: clock.now, clock.sleep) == ({A: 12, B: 7}, [])
     assert clock.slept == [0.5, 0.5, 0.5]

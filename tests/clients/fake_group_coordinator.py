@@ -1,6 +1,7 @@
 """An in-process Group servicer for the client tests: Kafka's classic protocol, simplified (join
 barrier, leader assigns, session and rebalance timeouts, offsets in memory), on FakeBroker's server.
 Not a test module: the group tests import it (and `fake_cluster`) by name."""
+
 from __future__ import annotations
 
 import contextlib
@@ -12,13 +13,15 @@ from dataclasses import dataclass, field
 
 from clients.errors import ErrorCode as E
 from clients.group.protocol import decode_assignment
-from clients.wire import group_pb2 as gp, group_pb2_grpc
+from clients.wire import group_pb2 as gp
+from clients.wire import group_pb2_grpc
+
 
 @contextlib.contextmanager
 def fake_cluster(partitions: int):
     """A started FakeBroker with topic `t` of `partitions` partitions and a FakeGroupCoordinator
     on its server: yields (broker, coordinator), stops both after."""
-    from test_cluster_fakebroker import FakeBroker     # a sibling module, on sys.path like this one
+    from test_cluster_fakebroker import FakeBroker  # a sibling module, on sys.path like this one
 
     broker = FakeBroker()
     coordinator = FakeGroupCoordinator(broker)
@@ -31,7 +34,12 @@ def fake_cluster(partitions: int):
         broker.stop()
 
 
-EMPTY, PREPARING, COMPLETING, STABLE = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
+EMPTY, PREPARING, COMPLETING, STABLE = (
+    "Empty",
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+)
 
 
 @dataclass
@@ -56,10 +64,10 @@ class Group:
     leader: str = ""
     protocol: str = ""
     members: dict = field(default_factory=dict)
-    pending: dict = field(default_factory=dict)     # member ids given by MEMBER_ID_REQUIRED
-    offsets: dict = field(default_factory=dict)     # (topic, partition) -> offset
-    epochs: dict = field(default_factory=dict)      # (topic, partition) -> committed leader epoch
-    deadline: float = 0.0                           # of the rebalance under way
+    pending: dict = field(default_factory=dict)  # member ids given by MEMBER_ID_REQUIRED
+    offsets: dict = field(default_factory=dict)  # (topic, partition) -> offset
+    epochs: dict = field(default_factory=dict)  # (topic, partition) -> committed leader epoch
+    deadline: float = 0.0  # of the rebalance under way
 
 
 class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
@@ -73,7 +81,7 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
         self.groups: dict[str, Group] = {}
         self.errors: dict[str, deque] = defaultdict(deque)
         self.calls: Counter = Counter()
-        self.commits: list = []                     # (group, generation, member, {tp: offset})
+        self.commits: list = []  # (group, generation, member, {tp: offset})
         self._ids = itertools.count(1)
         self._stopped = False
         group_pb2_grpc.add_GroupServicer_to_server(self, broker.server)
@@ -108,7 +116,7 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
                     g.pending[mid] = now + req.session_timeout_ms / 1000
                     return gp.JoinGroupResponse(error_code=E.MEMBER_ID_REQUIRED, member_id=mid)
                 for old in [m for m in g.members.values() if m.instance_id == instance]:
-                    del g.members[old.member_id]      # a restarted static member takes its place
+                    del g.members[old.member_id]  # a restarted static member takes its place
                     if g.leader == old.member_id:
                         g.leader = mid
             elif mid not in g.members and mid not in g.pending:
@@ -118,8 +126,11 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
             if m is None:
                 m = g.members[mid] = Member(mid, instance, req.client_id, [], 0, 0, now)
             m.protocols = [(p.name, p.metadata) for p in req.protocols]
-            m.session_ms, m.rebalance_ms, m.last_seen = (req.session_timeout_ms,
-                                                         req.rebalance_timeout_ms, now)
+            m.session_ms, m.rebalance_ms, m.last_seen = (
+                req.session_timeout_ms,
+                req.rebalance_timeout_ms,
+                now,
+            )
             m.joined, m.answer = True, None
             if g.state != PREPARING:
                 self._prepare(g)
@@ -133,8 +144,9 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
 
     def _prepare(self, g: Group) -> None:
         g.state = PREPARING
-        g.deadline = time.monotonic() + max((m.rebalance_ms for m in g.members.values()),
-                                            default=0) / 1000
+        g.deadline = (
+            time.monotonic() + max((m.rebalance_ms for m in g.members.values()), default=0) / 1000
+        )
 
     def _maybe_complete(self, g: Group, force: bool = False) -> None:
         if g.state != PREPARING:
@@ -152,18 +164,28 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
         if g.leader not in g.members:
             g.leader = next(iter(g.members))
         names = [n for n, _ in g.members[g.leader].protocols]
-        g.protocol = next(n for n in names
-                          if all(n in dict(m.protocols) for m in g.members.values()))
+        g.protocol = next(
+            n for n in names if all(n in dict(m.protocols) for m in g.members.values())
+        )
         g.state = COMPLETING
-        everyone = [gp.JoinedMember(member_id=m.member_id, group_instance_id=m.instance_id,
-                                    metadata=dict(m.protocols)[g.protocol])
-                    for m in g.members.values()]
+        everyone = [
+            gp.JoinedMember(
+                member_id=m.member_id,
+                group_instance_id=m.instance_id,
+                metadata=dict(m.protocols)[g.protocol],
+            )
+            for m in g.members.values()
+        ]
         for m in g.members.values():
             m.joined = False
             m.answer = gp.JoinGroupResponse(
-                member_id=m.member_id, generation_id=g.generation, protocol_type="consumer",
-                protocol_name=g.protocol, leader=g.leader,
-                members=everyone if m.member_id == g.leader else [])
+                member_id=m.member_id,
+                generation_id=g.generation,
+                protocol_type="consumer",
+                protocol_name=g.protocol,
+                leader=g.leader,
+                members=everyone if m.member_id == g.leader else [],
+            )
         self.cond.notify_all()
 
     def _check(self, g: Group | None, member_id: str, generation: int) -> int:
@@ -189,14 +211,14 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
                     m.assignment = given.get(m.member_id, b"")
                 g.state = STABLE
                 self.cond.notify_all()
-            while g.state == COMPLETING and g.generation == req.generation_id \
-                    and not self._stopped:
+            while g.state == COMPLETING and g.generation == req.generation_id and not self._stopped:
                 self.cond.wait(0.05)
             m = g.members.get(req.member_id)
             if g.state != STABLE or g.generation != req.generation_id or m is None:
                 return gp.SyncGroupResponse(error_code=E.REBALANCE_IN_PROGRESS)
-            return gp.SyncGroupResponse(protocol_type="consumer", protocol_name=g.protocol,
-                                        assignment=m.assignment)
+            return gp.SyncGroupResponse(
+                protocol_type="consumer", protocol_name=g.protocol, assignment=m.assignment
+            )
 
     def Heartbeat(self, req, ctx):
         with self.cond:
@@ -207,7 +229,8 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
                 return gp.HeartbeatResponse(error_code=error)
             g.members[req.member_id].last_seen = time.monotonic()
             return gp.HeartbeatResponse(
-                error_code=E.REBALANCE_IN_PROGRESS if g.state == PREPARING else 0)
+                error_code=E.REBALANCE_IN_PROGRESS if g.state == PREPARING else 0
+            )
 
     def LeaveGroup(self, req, ctx):
         with self.cond:
@@ -244,7 +267,7 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
                             self._maybe_complete(g)
                     for m in list(g.members.values()):
                         if g.state == PREPARING and m.joined:
-                            m.last_seen = now           # parked in JoinGroup: alive
+                            m.last_seen = now  # parked in JoinGroup: alive
                         elif now - m.last_seen > m.session_ms / 1000:
                             self._remove(g, m.member_id)
                     if g.state == PREPARING and now > g.deadline:
@@ -256,7 +279,7 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
         error = self._injected("FindCoordinator")
         if error:
             return gp.FindCoordinatorResponse(error_code=error, error_message="injected")
-        dead = self.broker.dead_leader     # a killed node not fenced yet coordinates too
+        dead = self.broker.dead_leader  # a killed node not fenced yet coordinates too
         if dead is not None:
             host, port = dead.rsplit(":", 1)
             return gp.FindCoordinatorResponse(node_id=1, host=host, port=int(port))
@@ -274,9 +297,12 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
                     if not error and g.state == COMPLETING:
                         error = E.REBALANCE_IN_PROGRESS
             if error:
-                return gp.OffsetCommitResponse(partitions=[
-                    gp.PartitionError(topic=p.topic, partition=p.partition, error_code=error)
-                    for p in req.partitions])
+                return gp.OffsetCommitResponse(
+                    partitions=[
+                        gp.PartitionError(topic=p.topic, partition=p.partition, error_code=error)
+                        for p in req.partitions
+                    ]
+                )
             g = self.groups.setdefault(req.group_id, Group(req.group_id))
             offsets = {(p.topic, p.partition): p.offset for p in req.partitions}
             g.offsets.update(offsets)
@@ -284,8 +310,11 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
             self.commits.append((req.group_id, req.generation_id, req.member_id, offsets))
             if g.members:
                 g.members[req.member_id].last_seen = time.monotonic()
-            return gp.OffsetCommitResponse(partitions=[
-                gp.PartitionError(topic=p.topic, partition=p.partition) for p in req.partitions])
+            return gp.OffsetCommitResponse(
+                partitions=[
+                    gp.PartitionError(topic=p.topic, partition=p.partition) for p in req.partitions
+                ]
+            )
 
     def OffsetFetch(self, req, ctx):
         with self.cond:
@@ -294,19 +323,34 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
                 return gp.OffsetFetchResponse(error_code=error)
             g = self.groups.get(req.group_id)
             offsets = g.offsets if g else {}
-            wanted = sorted(offsets) if req.all_partitions else [(p.topic, p.partition)
-                                                                 for p in req.partitions]
-            return gp.OffsetFetchResponse(partitions=[
-                gp.FetchedPartition(topic=t, partition=p, offset=offsets.get((t, p), -1),
-                                    leader_epoch=g.epochs.get((t, p), -1) if g else -1)
-                for t, p in wanted])
+            wanted = (
+                sorted(offsets)
+                if req.all_partitions
+                else [(p.topic, p.partition) for p in req.partitions]
+            )
+            return gp.OffsetFetchResponse(
+                partitions=[
+                    gp.FetchedPartition(
+                        topic=t,
+                        partition=p,
+                        offset=offsets.get((t, p), -1),
+                        leader_epoch=g.epochs.get((t, p), -1) if g else -1,
+                    )
+                    for t, p in wanted
+                ]
+            )
 
     def ListGroups(self, req, ctx):
         with self.cond:
-            return gp.ListGroupsResponse(groups=[
-                gp.ListedGroup(group_id=g.group_id, protocol_type="consumer", state=g.state,
-                               coordinator=0)
-                for g in self.groups.values() if not req.states or g.state in req.states])
+            return gp.ListGroupsResponse(
+                groups=[
+                    gp.ListedGroup(
+                        group_id=g.group_id, protocol_type="consumer", state=g.state, coordinator=0
+                    )
+                    for g in self.groups.values()
+                    if not req.states or g.state in req.states
+                ]
+            )
 
     def _log_end(self, topic: str, partition: int) -> int:
         logs = self.broker.topics.get(topic)
@@ -323,23 +367,45 @@ class FakeGroupCoordinator(group_pb2_grpc.GroupServicer):
                 members = []
                 for m in g.members.values():
                     tps = decode_assignment(m.assignment).partitions if g.state == STABLE else ()
-                    members.append(gp.DescribedMember(
-                        member_id=m.member_id, group_instance_id=m.instance_id,
-                        client_id=m.client_id, client_host="/127.0.0.1",
-                        assignment=m.assignment if g.state == STABLE else b"",
-                        assigned_partitions=[gp.TopicPartitionRef(topic=t, partition=p)
-                                             for t, p in tps]))
+                    members.append(
+                        gp.DescribedMember(
+                            member_id=m.member_id,
+                            group_instance_id=m.instance_id,
+                            client_id=m.client_id,
+                            client_host="/127.0.0.1",
+                            assignment=m.assignment if g.state == STABLE else b"",
+                            assigned_partitions=[
+                                gp.TopicPartitionRef(topic=t, partition=p) for t, p in tps
+                            ],
+                        )
+                    )
                 offsets = []
                 if req.include_offsets:
                     for (t, p), o in sorted(g.offsets.items()):
                         end = self._log_end(t, p)
-                        offsets.append(gp.CommittedOffset(
-                            topic=t, partition=p, offset=o, leader_epoch=-1, log_end_offset=end,
-                            lag=max(0, end - o) if end >= 0 else -1))
-                out.append(gp.DescribedGroup(
-                    group_id=gid, state=g.state, protocol_type="consumer",
-                    protocol=g.protocol if g.state == STABLE else "", generation_id=g.generation,
-                    leader=g.leader, members=members, offsets=offsets, coordinator=0))
+                        offsets.append(
+                            gp.CommittedOffset(
+                                topic=t,
+                                partition=p,
+                                offset=o,
+                                leader_epoch=-1,
+                                log_end_offset=end,
+                                lag=max(0, end - o) if end >= 0 else -1,
+                            )
+                        )
+                out.append(
+                    gp.DescribedGroup(
+                        group_id=gid,
+                        state=g.state,
+                        protocol_type="consumer",
+                        protocol=g.protocol if g.state == STABLE else "",
+                        generation_id=g.generation,
+                        leader=g.leader,
+                        members=members,
+                        offsets=offsets,
+                        coordinator=0,
+                    )
+                )
         return gp.DescribeGroupsResponse(groups=out)
 
     def DeleteGroups(self, req, ctx):

@@ -1,9 +1,11 @@
 """The producer's pure core driven as plain data: batching by size, linger with a fake clock,
 drains bounded by max_request_size, per-partition order and in-flight limits, retries, expiry."""
+
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clients.producer.accumulator import BATCH_OVERHEAD, RECORD_OVERHEAD, RecordAccumulator
 
@@ -35,9 +37,18 @@ class FixedPartitioner:
 
 
 def make(**kw):
-    args = dict(batch_size=1000, linger_ms=5, max_request_size=10_000, delivery_timeout_ms=1000,
-                retry_backoff_ms=100, max_in_flight=5, partitioner=FixedPartitioner(),
-                key_partitioner=lambda key, n: key[0] % n, new_result=Result, make_future=Future)
+    args = dict(
+        batch_size=1000,
+        linger_ms=5,
+        max_request_size=10_000,
+        delivery_timeout_ms=1000,
+        retry_backoff_ms=100,
+        max_in_flight=5,
+        partitioner=FixedPartitioner(),
+        key_partitioner=lambda key, n: key[0] % n,
+        new_result=Result,
+        make_future=Future,
+    )
     args.update(kw)
     acc = RecordAccumulator(**args)
     acc.set_num_partitions("t", 4)
@@ -45,7 +56,7 @@ def make(**kw):
 
 
 LEADERS = {("t", p): 0 for p in range(4)}
-ANY = (lambda node: True)
+ANY = lambda node: True
 VALUE = b"x" * 84  # 100 bytes with RECORD_OVERHEAD
 
 
@@ -135,8 +146,9 @@ def test_keys_pick_by_hash_and_sticky_moves_on_with_each_new_batch():
     acc = make(batch_size=300, linger_ms=100)
     f, _ = acc.append("t", None, b"\x03", b"v", None, 1, now_ms=0)
     assert f.result.partition == 3
-    parts = [acc.append("t", None, None, VALUE, None, 1, now_ms=0)[0].result.partition
-             for _ in range(5)]
+    parts = [
+        acc.append("t", None, None, VALUE, None, 1, now_ms=0)[0].result.partition for _ in range(5)
+    ]
     assert parts == [1, 1, 2, 2, 3]  # a new batch moves the sticky partition on
 
 
@@ -196,12 +208,22 @@ def _layout(acc):
 
 
 @settings(max_examples=150, deadline=None)
-@given(ops=st.lists(st.one_of(
-    st.tuples(st.just("send"), st.sampled_from([None, b"\x02"]),
-              st.sampled_from([None, None, None, 1]), st.integers(0, 400),
-              st.sampled_from([None, None, [("h", b"v")]])),
-    st.tuples(st.just("drain"), st.integers(0, 1500)),
-    st.just(("abort",))), max_size=60))
+@given(
+    ops=st.lists(
+        st.one_of(
+            st.tuples(
+                st.just("send"),
+                st.sampled_from([None, b"\x02"]),
+                st.sampled_from([None, None, None, 1]),
+                st.integers(0, 400),
+                st.sampled_from([None, None, [("h", b"v")]]),
+            ),
+            st.tuples(st.just("drain"), st.integers(0, 1500)),
+            st.just(("abort",)),
+        ),
+        max_size=60,
+    )
+)
 def test_the_keyless_fast_path_places_records_where_place_would(ops):
     # The same operations on an accumulator with the fast path and one without it: every
     # record lands in the same batch, at the same index, and the same batches are open.
@@ -213,10 +235,13 @@ def test_the_keyless_fast_path_places_records_where_place_would(ops):
             _, key, partition, size, headers = op
             a = fast.append("t", partition, key, b"v" * size, headers, 1, now_ms=now)
             b = slow.append("t", partition, key, b"v" * size, headers, 1, now_ms=now)
-            assert (a[0].result.partition, a[0].index, a[1]) == \
-                (b[0].result.partition, b[0].index, b[1])
+            assert (a[0].result.partition, a[0].index, a[1]) == (
+                b[0].result.partition,
+                b[0].index,
+                b[1],
+            )
         elif op[0] == "drain":
-            now += op[1]   # past delivery_timeout_ms (1000), the open batches expire
+            now += op[1]  # past delivery_timeout_ms (1000), the open batches expire
             fast.drain(now, LEADERS.get, ANY)
             slow.drain(now, LEADERS.get, ANY)
         else:
@@ -229,7 +254,7 @@ def test_the_keyless_fast_path_places_records_where_place_would(ops):
 def test_a_keyless_record_never_joins_an_expired_or_aborted_batch():
     acc = make(linger_ms=1000, delivery_timeout_ms=1000)
     first, _ = acc.append("t", None, None, b"a", None, 1, now_ms=0)
-    d = acc.drain(1000, {}.get, ANY)   # no leader known: the open batch just expires
+    d = acc.drain(1000, {}.get, ANY)  # no leader known: the open batch just expires
     assert [b.result for b in d.expired] == [first.result]
     second, _ = acc.append("t", None, None, b"b", None, 1, now_ms=1000)
     assert second.result is not first.result

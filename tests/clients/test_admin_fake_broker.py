@@ -1,5 +1,6 @@
 """Admin against the fake broker: topic lifecycle, configs, cluster description, offsets, and
 error codes from the Controller service surfacing as KraftError naming the topic."""
+
 from __future__ import annotations
 
 import pathlib
@@ -29,8 +30,11 @@ async def test_topic_lifecycle(broker):
         await admin.create_topics([NewTopic("c", 3)], validate_only=True)
         assert await admin.list_topics() == ["a", "b"]
         desc = await admin.describe_topics(["b"])
-        assert desc == [TopicDescription("b", [PartitionInfo(0, 0, 0, [0], [0]),
-                                               PartitionInfo(1, 0, 0, [0], [0])])]
+        assert desc == [
+            TopicDescription(
+                "b", [PartitionInfo(0, 0, 0, [0], [0]), PartitionInfo(1, 0, 0, [0], [0])]
+            )
+        ]
         assert [d.name for d in await admin.describe_topics()] == ["a", "b"]
         await admin.create_partitions({"b": 4})
         assert len((await admin.describe_topics(["b"]))[0].partitions) == 4
@@ -60,8 +64,9 @@ async def test_configs(broker):
     async with AsyncAdmin(broker.address) as admin:
         await admin.create_topics([NewTopic("t", configs={"cleanup.policy": "compact"})])
         configs = await admin.describe_configs("t")
-        assert configs["cleanup.policy"] == ConfigEntry("cleanup.policy", "compact", False, False,
-                                                        "DYNAMIC_TOPIC_CONFIG")
+        assert configs["cleanup.policy"] == ConfigEntry(
+            "cleanup.policy", "compact", False, False, "DYNAMIC_TOPIC_CONFIG"
+        )
         await admin.alter_configs("t", set={"retention.ms": "5"}, delete=["cleanup.policy"])
         configs = await admin.describe_configs("t")
         assert configs["retention.ms"].value == "5" and "cleanup.policy" not in configs
@@ -76,9 +81,11 @@ async def test_cluster_and_offsets(broker):
             await p.send("t", b"v", timestamp_ms=100 + i)
     async with AsyncAdmin(broker.address) as admin:
         info = await admin.describe_cluster()
-        assert info == {"cluster_id": "fake-cluster", "controller_id": 0,
-                        "brokers": [{"id": 0, "host": "127.0.0.1", "port": broker.port,
-                                     "rack": None}]}
+        assert info == {
+            "cluster_id": "fake-cluster",
+            "controller_id": 0,
+            "brokers": [{"id": 0, "host": "127.0.0.1", "port": broker.port, "rack": None}],
+        }
         tp = TopicPartition("t", 0)
         assert await admin.list_offsets({tp: "earliest"}) == {tp: 0}
         assert await admin.list_offsets({tp: "latest"}) == {tp: 3}

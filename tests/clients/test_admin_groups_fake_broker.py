@@ -1,5 +1,6 @@
 """Admin's consumer-group calls against the fake broker and coordinator: list, describe (members,
 partitions, offsets, lag), delete, and offsets altered only while the group is empty."""
+
 from __future__ import annotations
 
 import pathlib
@@ -35,8 +36,13 @@ async def test_groups_from_describe_to_delete(fake):
         assert not ghost.exists and ghost.state == "Dead"
         await admin.alter_group_offsets("g", {TP("t", 0): 3})
         assert await admin.list_group_offsets("g") == {TP("t", 0): 3}
-        async with AsyncConsumer(broker.address, group_id="g", client_id="me",
-                                 session_timeout_ms=1000, heartbeat_interval_ms=50) as c:
+        async with AsyncConsumer(
+            broker.address,
+            group_id="g",
+            client_id="me",
+            session_timeout_ms=1000,
+            heartbeat_interval_ms=50,
+        ) as c:
             c.subscribe(["t"])
             with trio.fail_after(10):
                 while len(c.assignment()) != 2:
@@ -60,8 +66,10 @@ async def test_groups_from_describe_to_delete(fake):
         assert await admin.list_groups() == []
         with pytest.raises(KraftError) as info:
             await admin.delete_groups(["g"])
-        assert info.value.code == ErrorCode.GROUP_ID_NOT_FOUND and "kraft group list" in \
-            info.value.message
+        assert (
+            info.value.code == ErrorCode.GROUP_ID_NOT_FOUND
+            and "kraft group list" in info.value.message
+        )
         with pytest.raises(ValueError):
             await admin.alter_group_offsets("g", {TP("t", 0): -1})
 

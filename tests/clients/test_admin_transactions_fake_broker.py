@@ -2,6 +2,7 @@
 merges (retrying one still loading), describe finds the id's coordinator (FindCoordinator key
 type 1) and asks it, abort writes an ABORT marker on the partition's leader (WriteTxnMarkers,
 retried when leadership moved)."""
+
 from __future__ import annotations
 
 import pathlib
@@ -10,10 +11,12 @@ import sys
 import pytest
 
 from clients.admin import AsyncAdmin, TransactionDescription, TransactionListing
-from clients.errors import ErrorCode as E, KraftError
+from clients.errors import ErrorCode as E
+from clients.errors import KraftError
 from clients.types import TopicPartition
 from clients.wire import broker_pb2 as bp
 from clients.wire import transaction_pb2 as tp
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from test_transactional_producer_fake_broker import TxnBroker  # noqa: E402
 
@@ -22,7 +25,7 @@ class AdminBroker(TxnBroker):
     def __init__(self, listed=()) -> None:
         super().__init__()
         self.listed = list(listed)
-        self.same_view_as: AdminBroker | None = None   # answer Metadata as that broker does
+        self.same_view_as: AdminBroker | None = None  # answer Metadata as that broker does
 
     def Metadata(self, req, ctx):
         if self.same_view_as is not None:
@@ -30,7 +33,7 @@ class AdminBroker(TxnBroker):
         return super().Metadata(req, ctx)
 
     def ListTransactions(self, req, ctx):
-        if (error := self._log("ListTransactions", req)):
+        if error := self._log("ListTransactions", req):
             return tp.ListTransactionsResponse(error_code=error, error_message="injected")
         return tp.ListTransactionsResponse(transactions=self.listed)
 
@@ -39,30 +42,51 @@ class AdminBroker(TxnBroker):
         out = []
         for tid in req.transactional_ids:
             if tid != "app-1":
-                out.append(tp.DescribedTransaction(transactional_id=tid,
-                                                   error_code=E.TRANSACTIONAL_ID_NOT_FOUND))
+                out.append(
+                    tp.DescribedTransaction(
+                        transactional_id=tid, error_code=E.TRANSACTIONAL_ID_NOT_FOUND
+                    )
+                )
                 continue
-            out.append(tp.DescribedTransaction(
-                transactional_id=tid, state="Ongoing", producer_id=4000, producer_epoch=3,
-                transaction_timeout_ms=60000, transaction_start_time_ms=1234,
-                topics=[tp.TxnTopic(topic="orders", partitions=[2, 0])]))
+            out.append(
+                tp.DescribedTransaction(
+                    transactional_id=tid,
+                    state="Ongoing",
+                    producer_id=4000,
+                    producer_epoch=3,
+                    transaction_timeout_ms=60000,
+                    transaction_start_time_ms=1234,
+                    topics=[tp.TxnTopic(topic="orders", partitions=[2, 0])],
+                )
+            )
         return tp.DescribeTransactionsResponse(transactions=out)
 
     def WriteTxnMarkers(self, req, ctx):
         error = self._log("WriteTxnMarkers", req)
-        return bp.WriteTxnMarkersResponse(markers=[bp.TxnMarkerResult(
-            producer_id=m.producer_id, partitions=[
-                bp.TxnMarkerPartitionResult(topic=t.topic, partition=p, error_code=error)
-                for t in m.topics for p in t.partitions]) for m in req.markers])
+        return bp.WriteTxnMarkersResponse(
+            markers=[
+                bp.TxnMarkerResult(
+                    producer_id=m.producer_id,
+                    partitions=[
+                        bp.TxnMarkerPartitionResult(topic=t.topic, partition=p, error_code=error)
+                        for t in m.topics
+                        for p in t.partitions
+                    ],
+                )
+                for m in req.markers
+            ]
+        )
 
 
 @pytest.fixture
 def brokers():
-    a = AdminBroker([tp.ListedTransaction(transactional_id="app-1", producer_id=4000,
-                                          state="Ongoing")]).start()
-    b = AdminBroker([tp.ListedTransaction(transactional_id="app-2", producer_id=4001,
-                                          state="Empty")]).start()
-    a.dead_leader = b.address        # node 1 is b, and Metadata names it every partition's leader
+    a = AdminBroker(
+        [tp.ListedTransaction(transactional_id="app-1", producer_id=4000, state="Ongoing")]
+    ).start()
+    b = AdminBroker(
+        [tp.ListedTransaction(transactional_id="app-2", producer_id=4001, state="Empty")]
+    ).start()
+    a.dead_leader = b.address  # node 1 is b, and Metadata names it every partition's leader
     b.same_view_as = a
     a.create("orders", 3)
     yield a, b
@@ -76,10 +100,13 @@ async def test_list_asks_every_broker_merges_and_retries_one_loading(brokers):
     async with AsyncAdmin(a.address) as admin:
         assert await admin.list_transactions(["Ongoing", "Empty"], [4000, 4001]) == [
             TransactionListing("app-1", 4000, "Ongoing", 0),
-            TransactionListing("app-2", 4001, "Empty", 1)]
+            TransactionListing("app-2", 4001, "Empty", 1),
+        ]
         req = a.requests("ListTransactions")[0]
         assert (list(req.state_filters), list(req.producer_id_filters)) == (
-            ["Ongoing", "Empty"], [4000, 4001])
+            ["Ongoing", "Empty"],
+            [4000, 4001],
+        )
         assert len(b.requests("ListTransactions")) == 2
         b.fail_next("ListTransactions", E.UNKNOWN_SERVER_ERROR)
         with pytest.raises(KraftError, match="broker 1"):
@@ -91,8 +118,15 @@ async def test_describe_asks_the_transaction_coordinator(brokers):
     async with AsyncAdmin(a.address) as admin:
         [desc] = await admin.describe_transactions(["app-1"])
         assert desc == TransactionDescription(
-            "app-1", 0, "Ongoing", 4000, 3, 60000, 1234,
-            (TopicPartition("orders", 0), TopicPartition("orders", 2)))
+            "app-1",
+            0,
+            "Ongoing",
+            4000,
+            3,
+            60000,
+            1234,
+            (TopicPartition("orders", 0), TopicPartition("orders", 2)),
+        )
         with pytest.raises(KraftError) as raised:
             await admin.describe_transactions(["nope"])
         assert raised.value.code == E.TRANSACTIONAL_ID_NOT_FOUND
@@ -110,8 +144,12 @@ async def test_abort_writes_an_abort_marker_on_the_leader(brokers):
         first, retry = b.requests("WriteTxnMarkers")
         assert first == retry
         [marker] = first.markers
-        assert (marker.producer_id, marker.producer_epoch, marker.committed,
-                marker.coordinator_epoch) == (4000, 3, False, 7)
+        assert (
+            marker.producer_id,
+            marker.producer_epoch,
+            marker.committed,
+            marker.coordinator_epoch,
+        ) == (4000, 3, False, 7)
         assert [(t.topic, list(t.partitions)) for t in marker.topics] == [("orders", [2])]
         b.fail_next("WriteTxnMarkers", E.INVALID_PRODUCER_EPOCH)
         with pytest.raises(KraftError) as raised:

@@ -2,6 +2,7 @@
 still joins a rebalance another member starts within seconds, as Kafka's consumer does within one
 poll of the heartbeat's REBALANCE_IN_PROGRESS. A guard with bounds generous for a loaded machine:
 the reported 35 s stall did not reproduce, on real nodes or here."""
+
 from __future__ import annotations
 
 import pathlib
@@ -12,12 +13,19 @@ import time
 from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition as TP
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from fake_group_coordinator import fake_cluster  # noqa: E402
 
 BACKLOG = 120_000
-MEMBER = dict(group_id="g", session_timeout_ms=3000, heartbeat_interval_ms=100,
-              auto_offset_reset="earliest", fetch_max_wait_ms=50, retry_backoff_ms=20)
+MEMBER = dict(
+    group_id="g",
+    session_timeout_ms=3000,
+    heartbeat_interval_ms=100,
+    auto_offset_reset="earliest",
+    fetch_max_wait_ms=50,
+    retry_backoff_ms=20,
+)
 
 
 def test_a_member_reading_a_backlog_gives_partitions_to_a_newcomer_within_heartbeats():
@@ -33,7 +41,7 @@ def test_a_member_reading_a_backlog_gives_partitions_to_a_newcomer_within_heartb
             while not stop.is_set():
                 records = busy.poll(timeout_ms=1000, max_records=50)
                 polled.append(len(records))
-                spin = time.perf_counter() + 0.002     # a little work per batch, GIL held
+                spin = time.perf_counter() + 0.002  # a little work per batch, GIL held
                 while time.perf_counter() < spin:
                     pass
 
@@ -49,14 +57,15 @@ def test_a_member_reading_a_backlog_gives_partitions_to_a_newcomer_within_heartb
                 start = time.monotonic()
                 while not newcomer.assignment():
                     newcomer.poll(timeout_ms=50)
-                    assert time.monotonic() - start < 15, \
+                    assert time.monotonic() - start < 15, (
                         f"no partitions for the newcomer after 15 s; busy has {busy.assignment()}"
+                    )
                 # Still inside the backlog when the rebalance came (a revoking member's polls
                 # may be empty for a moment, so count records, not empty polls).
                 assert sum(polled) < BACKLOG, "the backlog ran out: a test of nothing"
-                while len(busy.assignment()) != 2:      # its own assignment lands a moment later
+                while len(busy.assignment()) != 2:  # its own assignment lands a moment later
                     assert time.monotonic() - start < 30, busy.assignment()
-                    newcomer.poll(timeout_ms=20)        # a member that stops polling stalls joins
+                    newcomer.poll(timeout_ms=20)  # a member that stops polling stalls joins
                 assert len(newcomer.assignment()) == 2
                 assert busy.assignment() | newcomer.assignment() == {TP("t", p) for p in range(4)}
         finally:

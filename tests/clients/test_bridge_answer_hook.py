@@ -1,6 +1,7 @@
 """bridge.start's `on_answer` hook over real gRPC: it runs in grpcio's callback thread with the
 answer before the trio side wakes, and what it returns is the call's `taken`; a hook that raises,
 or a call that fails, leaves the answer to the trio side (taken None) with nothing lost."""
+
 from __future__ import annotations
 
 import logging
@@ -25,6 +26,7 @@ class Servicer:
     def __getattr__(self, name):
         async def unused(request):
             raise NotImplementedError(name)
+
         return unused
 
 
@@ -44,7 +46,7 @@ async def test_the_answer_hook_runs_in_grpcs_thread_and_falls_back_to_trio(caplo
         pending = bridge.start(stub.Metadata, pb.MetadataRequest(), 5, hook)
         resp = await bridge.finish(pending)
         assert resp.cluster_id == "c" and pending.taken == "mine"
-        assert seen == [(False, "c")]                   # not the trio (main) thread
+        assert seen == [(False, "c")]  # not the trio (main) thread
 
         def broken(resp):
             raise ValueError("a bug in the hook")

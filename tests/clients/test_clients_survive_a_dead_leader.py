@@ -2,6 +2,7 @@
 connection forgets that leader, the metadata is asked again (with backoff) until it names the new
 one, and the request is retried there. The fake broker names a dead address as the leader (a
 killed node not fenced yet), then itself again (the new leader, a newer epoch)."""
+
 from __future__ import annotations
 
 import pathlib
@@ -14,6 +15,7 @@ import trio
 from clients.consumer import AsyncConsumer, Consumer
 from clients.producer import AsyncProducer, Producer
 from clients.types import TopicPartition
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from test_cluster_fakebroker import FakeBroker  # noqa: E402
 
@@ -44,10 +46,11 @@ def elect_new_leader(broker: FakeBroker) -> None:
 
 
 async def test_a_consumer_started_while_the_leader_is_dead_reads_once_a_new_one_leads(broker):
-    async with AsyncConsumer(broker.address, auto_offset_reset="earliest",
-                             fetch_max_wait_ms=50) as consumer:
+    async with AsyncConsumer(
+        broker.address, auto_offset_reset="earliest", fetch_max_wait_ms=50
+    ) as consumer:
         consumer.assign([TP])
-        assert await consumer.poll(timeout_ms=500) == []     # its reset goes to the dead leader
+        assert await consumer.poll(timeout_ms=500) == []  # its reset goes to the dead leader
         elect_new_leader(broker)
         with trio.fail_after(10):
             records = []
@@ -57,8 +60,9 @@ async def test_a_consumer_started_while_the_leader_is_dead_reads_once_a_new_one_
 
 
 async def test_position_and_end_offsets_wait_out_a_dead_leader(broker):
-    async with AsyncConsumer(broker.address, auto_offset_reset="earliest",
-                             request_timeout_ms=10_000) as consumer:
+    async with AsyncConsumer(
+        broker.address, auto_offset_reset="earliest", request_timeout_ms=10_000
+    ) as consumer:
         consumer.assign([TP])
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_elect_after, broker, 0.5)

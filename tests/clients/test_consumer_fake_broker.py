@@ -1,5 +1,6 @@
 """Consumer against the fake broker over real gRPC: round trips with the producer (async and
 blocking), seeks, offset resets, offsets_for_times, fetch errors that refresh metadata."""
+
 from __future__ import annotations
 
 import pathlib
@@ -31,8 +32,14 @@ def broker():
 async def produce(broker, n, partition=0, start=0, ts0=1000):
     async with AsyncProducer(broker.address, linger_ms=0, batch_size=500) as p:
         for i in range(start, start + n):
-            await p.send("t", b"v%d" % i, key=b"k%d" % i, partition=partition, timestamp_ms=ts0 + i,
-                   headers=[("i", b"%d" % i)] if i % 2 else None)
+            await p.send(
+                "t",
+                b"v%d" % i,
+                key=b"k%d" % i,
+                partition=partition,
+                timestamp_ms=ts0 + i,
+                headers=[("i", b"%d" % i)] if i % 2 else None,
+            )
         await p.flush()
 
 
@@ -46,8 +53,9 @@ async def poll_n(c, n, timeout=5.0):
 
 async def test_round_trip_from_the_beginning(broker):
     await produce(broker, 300)
-    async with AsyncConsumer(broker.address, auto_offset_reset="earliest",
-                             max_poll_records=64) as c:
+    async with AsyncConsumer(
+        broker.address, auto_offset_reset="earliest", max_poll_records=64
+    ) as c:
         c.assign([TP0])
         assert c.assignment() == {TP0}
         records = await poll_n(c, 300)
@@ -78,8 +86,17 @@ async def test_seek_seek_to_beginning_and_end(broker):
         c.seek(TP0, 15)
         c.seek_to_beginning(TP1)
         got = await poll_n(c, 9)
-        assert sorted((r.partition, r.offset) for r in got) == \
-            [(0, 15), (0, 16), (0, 17), (0, 18), (0, 19), (1, 0), (1, 1), (1, 2), (1, 3)]
+        assert sorted((r.partition, r.offset) for r in got) == [
+            (0, 15),
+            (0, 16),
+            (0, 17),
+            (0, 18),
+            (0, 19),
+            (1, 0),
+            (1, 1),
+            (1, 2),
+            (1, 3),
+        ]
         c.seek_to_beginning(TP0)
         assert await c.position(TP0) == 0
         first = await poll_n(c, 1)

@@ -1,6 +1,7 @@
 """Consumer groups against the fake broker and fake coordinator over real gRPC: partitions split
 and handed over, callbacks and commits around rebalances, committed positions, coordinator
 errors retried, fatal ones raised, static membership, pattern subscriptions, poll timeouts."""
+
 from __future__ import annotations
 
 import pathlib
@@ -20,8 +21,14 @@ from clients.types import TopicPartition as TP
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from fake_group_coordinator import fake_cluster  # noqa: E402
 
-FAST = dict(group_id="g", session_timeout_ms=1000, heartbeat_interval_ms=50,
-            auto_offset_reset="earliest", fetch_max_wait_ms=50, retry_backoff_ms=20)
+FAST = dict(
+    group_id="g",
+    session_timeout_ms=1000,
+    heartbeat_interval_ms=50,
+    auto_offset_reset="earliest",
+    fetch_max_wait_ms=50,
+    retry_backoff_ms=20,
+)
 
 
 @pytest.fixture
@@ -99,8 +106,12 @@ async def test_three_members_split_six_partitions_and_a_leaver_hands_its_share_o
         for m in members:
             await nursery.start(m.run)
         everything = {TP("t", p) for p in range(6)}
-        await until(lambda: sorted(len(m.consumer.assignment()) for m in members) == [2, 2, 2]
-                    and set().union(*(m.consumer.assignment() for m in members)) == everything)
+        await until(
+            lambda: (
+                sorted(len(m.consumer.assignment()) for m in members) == [2, 2, 2]
+                and set().union(*(m.consumer.assignment() for m in members)) == everything
+            )
+        )
         group = coordinator.groups["g"]
         assert len(group.members) == 3 and group.protocol == "range"
         leaver = members[0].consumer.assignment()
@@ -193,15 +204,18 @@ async def test_coordinator_errors_are_retried_after_a_new_lookup(fake):
     async with AsyncConsumer(broker.address, enable_auto_commit=False, **FAST) as c:
         c.subscribe(["t"])
         await poll_until(c, 6)
-        await trio.sleep(0.2)                             # a heartbeat or two
+        await trio.sleep(0.2)  # a heartbeat or two
         await c.commit()
         assert await c.committed([TP("t", 1)]) == {TP("t", 1): 1}
     assert coordinator.calls["FindCoordinator"] >= 4
     assert all(not q for q in coordinator.errors.values())
 
 
-@pytest.mark.parametrize("code", [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-                                  ErrorCode.REBALANCE_IN_PROGRESS], ids=lambda code: code.name)
+@pytest.mark.parametrize(
+    "code",
+    [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.REBALANCE_IN_PROGRESS],
+    ids=lambda code: code.name,
+)
 async def test_a_join_answered_retry_later_is_retried_after_the_backoff(fake, code):
     # A coordinator that has just taken over its __consumer_offsets partition answers
     # COORDINATOR_LOAD_IN_PROGRESS until it has loaded it. The answer asks for nothing but a
@@ -213,7 +227,7 @@ async def test_a_join_answered_retry_later_is_retried_after_the_backoff(fake, co
     async with AsyncConsumer(broker.address, enable_auto_commit=False, **FAST) as c:
         c.subscribe(["t"])
         await poll_until(c, 6, within=5)
-    assert coordinator.calls["JoinGroup"] >= 4      # two refused, then MEMBER_ID_REQUIRED
+    assert coordinator.calls["JoinGroup"] >= 4  # two refused, then MEMBER_ID_REQUIRED
     assert not coordinator.errors["JoinGroup"]
 
 
@@ -228,7 +242,7 @@ async def test_a_fenced_static_member_fails_its_poll(fake):
                     await c.poll(timeout_ms=50)
         assert info.value.code == ErrorCode.FENCED_INSTANCE_ID
         with pytest.raises(KraftError):
-            await c.poll(timeout_ms=1)                    # and stays failed
+            await c.poll(timeout_ms=1)  # and stays failed
 
 
 @pytest.mark.parametrize("static, leaves", [(None, 1), ("i1", 0)])
@@ -317,8 +331,13 @@ def test_pause_stops_a_partition_and_resume_reads_on(fake):
         c.resume(TP("t", 1))
         while len(got) < 10:
             got += c.poll(timeout_ms=2000)
-        assert c.paused() == set() and sorted(r.offset for r in got if r.partition == 1) == \
-            [0, 1, 2, 3, 4]
+        assert c.paused() == set() and sorted(r.offset for r in got if r.partition == 1) == [
+            0,
+            1,
+            2,
+            3,
+            4,
+        ]
 
 
 async def test_api_misuse_reads_like_help(fake):
@@ -341,7 +360,9 @@ async def test_api_misuse_reads_like_help(fake):
         AsyncConsumer(broker.address, enable_auto_commit=True)
 
 
-async def test_manual_assignment_commits_outside_the_group_and_is_refused_while_it_has_members(fake):
+async def test_manual_assignment_commits_outside_the_group_and_is_refused_while_it_has_members(
+    fake,
+):
     broker, coordinator = fake
     await produce(broker, 36)
     async with AsyncConsumer(broker.address, **FAST) as c:
@@ -380,8 +401,12 @@ def test_blocking_members_with_manual_commits_read_each_record_exactly_once(fake
 
     def member(name: str) -> None:
         listener = CommitOnRevoke()
-        with Consumer(broker.address, enable_auto_commit=False, client_id=name,
-                      **{**FAST, "max_poll_records": 7}) as c:
+        with Consumer(
+            broker.address,
+            enable_auto_commit=False,
+            client_id=name,
+            **{**FAST, "max_poll_records": 7},
+        ) as c:
             listener.consumer = c
             c.subscribe(["t"], listener=listener)
             while not stop[name].is_set():
@@ -395,6 +420,7 @@ def test_blocking_members_with_manual_commits_read_each_record_exactly_once(fake
                     c.commit()
 
     with Producer(broker.address, linger_ms=0) as p:
+
         def produce_some(n):
             for i in range(n):
                 p.send("t", b"x", partition=i % 6)
@@ -444,10 +470,12 @@ def test_a_committed_leader_epoch_keeps_the_next_member_off_a_stale_leader(fake)
         while len(got) < 4:
             got += c.poll(timeout_ms=2000)
         c.commit()
-    assert (coordinator.groups["g"].offsets[("t", 0)], coordinator.groups["g"].epochs[("t", 0)]) \
-        == (4, 3)
+    assert (
+        coordinator.groups["g"].offsets[("t", 0)],
+        coordinator.groups["g"].epochs[("t", 0)],
+    ) == (4, 3)
 
-    broker.leader_epoch = 2                 # every Metadata answer now names an older leader
+    broker.leader_epoch = 2  # every Metadata answer now names an older leader
     with Producer(broker.address, linger_ms=0) as p:
         for i in range(4, 6):
             p.send("t", b"%d" % i, partition=0)
@@ -458,7 +486,7 @@ def test_a_committed_leader_epoch_keeps_the_next_member_off_a_stale_leader(fake)
         deadline = time.monotonic() + 1.5
         while time.monotonic() < deadline:
             stale += c.poll(timeout_ms=100)
-        assert c.assignment() and stale == []           # assigned, but not fetching from it
+        assert c.assignment() and stale == []  # assigned, but not fetching from it
         broker.leader_epoch = 4
         again = []
         deadline = time.monotonic() + 10
@@ -472,7 +500,7 @@ def test_group_metadata_names_the_generation_and_member_it_holds(fake, static):
     broker, coordinator = fake
     with Consumer(broker.address, group_instance_id=static, **FAST) as c:
         before = c.group_metadata()
-        assert before == ("g", -1, "", static)            # not in a generation yet
+        assert before == ("g", -1, "", static)  # not in a generation yet
         c.subscribe(["t"])
         for _ in range(100):
             c.poll(timeout_ms=20)
@@ -481,7 +509,10 @@ def test_group_metadata_names_the_generation_and_member_it_holds(fake, static):
         meta = c.group_metadata()
         group = coordinator.groups["g"]
         assert (meta.group_id, meta.generation_id, meta.group_instance_id) == (
-            "g", group.generation, static)
+            "g",
+            group.generation,
+            static,
+        )
         assert meta.generation_id >= 1 and meta.member_id in group.members
     with Consumer(broker.address) as plain:
         with pytest.raises(KraftError, match="group_id"):

@@ -2,6 +2,7 @@
 batches are dropped from its first offset until its producer's ABORT marker, a later
 transaction of the same producer is kept, other producers' and plain batches are kept, and no
 control batch ever reaches the user."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,27 +13,35 @@ from clients.record.control import encode_marker_batch
 
 
 def data_batch(offset: int, pid: int, value: bytes, transactional: bool = True) -> bytes:
-    return encode_batch([(None, value, (), 1)], base_offset=offset, producer_id=pid,
-                        producer_epoch=0, base_sequence=offset, is_transactional=transactional)
+    return encode_batch(
+        [(None, value, (), 1)],
+        base_offset=offset,
+        producer_id=pid,
+        producer_epoch=0,
+        base_sequence=offset,
+        is_transactional=transactional,
+    )
 
 
 def marker(offset: int, pid: int, committed: bool) -> bytes:
     batch = bytearray(encode_marker_batch(pid, 0, committed, 0, 1))
-    batch[0:8] = offset.to_bytes(8, "big")       # base offset: outside the CRC
+    batch[0:8] = offset.to_bytes(8, "big")  # base offset: outside the CRC
     return bytes(batch)
 
 
-LOG = b"".join([
-    data_batch(0, 1, b"a-aborted"),
-    data_batch(1, 2, b"b-committed"),
-    data_batch(2, 1, b"a-aborted-2"),
-    marker(3, 1, committed=False),
-    data_batch(4, 1, b"a-next-txn"),          # same producer, a new transaction: kept
-    marker(5, 2, committed=True),
-    data_batch(6, 3, b"plain", transactional=False),
-    data_batch(7, 1, b"a-next-txn-2"),
-    marker(8, 1, committed=True),
-])
+LOG = b"".join(
+    [
+        data_batch(0, 1, b"a-aborted"),
+        data_batch(1, 2, b"b-committed"),
+        data_batch(2, 1, b"a-aborted-2"),
+        marker(3, 1, committed=False),
+        data_batch(4, 1, b"a-next-txn"),  # same producer, a new transaction: kept
+        marker(5, 2, committed=True),
+        data_batch(6, 3, b"plain", transactional=False),
+        data_batch(7, 1, b"a-next-txn-2"),
+        marker(8, 1, committed=True),
+    ]
+)
 
 
 def values(data: bytes) -> list[bytes]:

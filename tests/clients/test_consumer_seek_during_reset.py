@@ -1,6 +1,7 @@
 """A seek made while the consumer is still resolving its default offset reset wins: the stale
 answer for auto_offset_reset=latest must not overwrite seek_to_beginning (found by hand: the
 consumer then skipped the whole log)."""
+
 from __future__ import annotations
 
 import pathlib
@@ -42,9 +43,9 @@ def test_seek_to_beginning_during_the_default_reset_reads_from_the_start():
         broker.asked.clear()
         broker.release.clear()
         with Consumer(broker.address, auto_offset_reset="latest") as consumer:
-            consumer.assign([tp])                  # queues the default reset to the log end
-            assert broker.asked.wait(10)           # the fetcher took its snapshot and asked
-            consumer.seek_to_beginning(tp)         # the user's seek lands meanwhile
+            consumer.assign([tp])  # queues the default reset to the log end
+            assert broker.asked.wait(10)  # the fetcher took its snapshot and asked
+            consumer.seek_to_beginning(tp)  # the user's seek lands meanwhile
             broker.release.set()
             got = []
             for _ in range(20):

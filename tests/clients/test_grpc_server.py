@@ -1,6 +1,7 @@
 """clients.grpc_server over real gRPC: a handler sees who sent its request; a request that does
 not parse is refused with INVALID_ARGUMENT and one log line however many arrive; a handler that
 raises answers an error naming UNKNOWN_SERVER_ERROR instead of hanging or killing the server."""
+
 from __future__ import annotations
 
 import logging
@@ -28,6 +29,7 @@ class Servicer:
     def __getattr__(self, name):
         async def unused(request):
             raise NotImplementedError(name)
+
         return unused
 
 
@@ -46,27 +48,31 @@ async def test_requests_carry_their_sender_and_bad_ones_get_errors_not_traceback
     server.add_servicer(servicer, pb, "Broker")
     async with trio.open_nursery() as nursery:
         port = await nursery.start(server.serve)
-        ok, _ = await trio.to_thread.run_sync(_raw_call, port, "Metadata",
-                                              pb.MetadataRequest().SerializeToString())
+        ok, _ = await trio.to_thread.run_sync(
+            _raw_call, port, "Metadata", pb.MetadataRequest().SerializeToString()
+        )
         assert pb.MetadataResponse.FromString(ok).cluster_id == "c"
         [who] = servicer.seen
         assert who.principal == "User:ANONYMOUS" and who.host == "127.0.0.1"
         assert who.listener == "PLAINTEXT"
-        assert request_context().host == ""      # outside a request: nobody
+        assert request_context().host == ""  # outside a request: nobody
 
         with caplog.at_level(logging.WARNING, logger="clients.grpc_server"):
             for _ in range(20):
-                _, error = await trio.to_thread.run_sync(_raw_call, port, "Metadata", b"\xff\xff\xff")
+                _, error = await trio.to_thread.run_sync(
+                    _raw_call, port, "Metadata", b"\xff\xff\xff"
+                )
                 assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
                 assert "not a valid MetadataRequest" in error.details()
         assert len([r for r in caplog.records if "does not parse" in r.message]) == 1
 
-        _, error = await trio.to_thread.run_sync(_raw_call, port, "Produce",
-                                                 pb.ProduceRequest().SerializeToString())
+        _, error = await trio.to_thread.run_sync(
+            _raw_call, port, "Produce", pb.ProduceRequest().SerializeToString()
+        )
         assert error.code() == grpc.StatusCode.INTERNAL
         assert error.details().startswith("UNKNOWN_SERVER_ERROR") and "a bug" in error.details()
         ok, _ = await trio.to_thread.run_sync(_raw_call, port, "Metadata", b"")
-        assert ok is not None                    # still serving
+        assert ok is not None  # still serving
         await server.stop()
 
 
@@ -92,7 +98,7 @@ async def test_every_server_of_a_process_serves_from_one_asyncio_thread():
         server.add_servicer(Servicer(), pb, "Broker")
     async with trio.open_nursery() as nursery:
         ports = [await nursery.start(s.serve) for s in (a, b)]
-        for port in ports:        # served, although the loop that first used grpcio's queue stopped
+        for port in ports:  # served, although the loop that first used grpcio's queue stopped
             ok, error = await trio.to_thread.run_sync(_raw_call, port, "Metadata", b"")
             assert error is None and pb.MetadataResponse.FromString(ok).cluster_id == "c"
         assert a._loop is b._loop is first._loop is shared_aio_loop()

@@ -1,6 +1,7 @@
 """The producer's idempotence core as plain data: sequences per partition from the first drain,
 kept on retries, restarted under a bumped epoch, given back by a batch the leader refused, wrapping;
 several requests per partition once the leader knows the epoch, and what an out-of-order answer means."""
+
 from __future__ import annotations
 
 from clients.errors import ErrorCode
@@ -25,9 +26,12 @@ def test_sequences_count_records_per_partition_and_retries_keep_theirs():
     m = ready()
     a, b, c = batch(0, 3), batch(1, 2), batch(0, 4)
     assert m.stamp(a) and m.stamp(b) and m.stamp(c)
-    assert [(x.producer_id, x.producer_epoch, x.base_sequence) for x in (a, b, c)] == \
-        [(5, 0, 0), (5, 0, 0), (5, 0, 3)]
-    assert not m.stamp(a)                      # a retry: same sequence, same bytes
+    assert [(x.producer_id, x.producer_epoch, x.base_sequence) for x in (a, b, c)] == [
+        (5, 0, 0),
+        (5, 0, 0),
+        (5, 0, 3),
+    ]
+    assert not m.stamp(a)  # a retry: same sequence, same bytes
     assert m.next_sequence(("t", 0)) == 7 and m.next_sequence(("t", 1)) == 2
 
 
@@ -43,10 +47,12 @@ def test_unknown_fate_bumps_the_epoch_and_waiting_batches_are_stamped_again():
 
 
 def test_sequence_errors_bump_and_a_fenced_epoch_asks_for_a_new_id():
-    for code, state in [(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, NEEDS_BUMP),
-                        (ErrorCode.UNKNOWN_PRODUCER_ID, NEEDS_BUMP),
-                        (ErrorCode.REQUEST_TIMED_OUT, NEEDS_BUMP),
-                        (ErrorCode.INVALID_PRODUCER_EPOCH, NEEDS_ID)]:
+    for code, state in [
+        (ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, NEEDS_BUMP),
+        (ErrorCode.UNKNOWN_PRODUCER_ID, NEEDS_BUMP),
+        (ErrorCode.REQUEST_TIMED_OUT, NEEDS_BUMP),
+        (ErrorCode.INVALID_PRODUCER_EPOCH, NEEDS_ID),
+    ]:
         m = ready()
         a = batch(0, 1)
         m.stamp(a)
@@ -64,7 +70,7 @@ def test_a_refused_request_gives_its_sequences_back():
     m.on_failed(a, ErrorCode.MESSAGE_TOO_LARGE, (a, b))  # one request: they fail in order
     m.on_failed(b, ErrorCode.MESSAGE_TOO_LARGE, (a, b))
     assert m.ready and m.next_sequence(("t", 0)) == 2
-    m.on_failed(batch(0, 1), ErrorCode.MESSAGE_TOO_LARGE)   # never stamped: nothing to give back
+    m.on_failed(batch(0, 1), ErrorCode.MESSAGE_TOO_LARGE)  # never stamped: nothing to give back
     assert m.next_sequence(("t", 0)) == 2
 
 
@@ -87,9 +93,9 @@ def test_a_refusal_after_an_unknown_attempt_keeps_the_sequences_and_bumps():
     m = ready()
     a, nxt = batch(0, 1), batch(0, 1)
     m.stamp(a)
-    m.on_attempt_failed(a, None)                          # the answer never came
+    m.on_attempt_failed(a, None)  # the answer never came
     m.on_attempt_failed(a, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-    m.on_failed(a, ErrorCode.NOT_LEADER_OR_FOLLOWER)      # out of time: failed for good
+    m.on_failed(a, ErrorCode.NOT_LEADER_OR_FOLLOWER)  # out of time: failed for good
     assert m.next_sequence(("t", 0)) == 1 and m.state == NEEDS_BUMP
     m.set_producer(5, 1)
     m.stamp(nxt)
@@ -101,17 +107,17 @@ def test_a_batch_of_unknown_fate_keeps_its_stamp_across_a_bump():
     unknown, waiting = batch(0, 2), batch(0, 3)
     m.stamp(unknown)
     m.stamp(waiting)
-    m.on_attempt_failed(unknown, ErrorCode.REQUEST_TIMED_OUT)   # retried later
+    m.on_attempt_failed(unknown, ErrorCode.REQUEST_TIMED_OUT)  # retried later
     other = batch(1, 1)
     m.stamp(other)
-    m.on_failed(other, None)                                    # another batch forces a bump
+    m.on_failed(other, None)  # another batch forces a bump
     assert m.init_request() == (5, 0)
     m.set_producer(5, 1)
-    assert not m.stamp(unknown)                 # resent as it was: answered as a duplicate or fenced
+    assert not m.stamp(unknown)  # resent as it was: answered as a duplicate or fenced
     assert (unknown.producer_epoch, unknown.base_sequence) == (0, 0)
     assert m.stamp(waiting) and (waiting.producer_epoch, waiting.base_sequence) == (1, 0)
-    m.on_failed(unknown, ErrorCode.INVALID_PRODUCER_EPOCH)      # its old epoch is fenced now
-    assert m.ready and m.epoch == 1                             # which says nothing about ours
+    m.on_failed(unknown, ErrorCode.INVALID_PRODUCER_EPOCH)  # its old epoch is fenced now
+    assert m.ready and m.epoch == 1  # which says nothing about ours
 
 
 def created(partition: int, n: int, seq: int) -> ProducerBatch:
@@ -124,12 +130,12 @@ def test_several_requests_per_partition_only_after_an_acknowledgement_under_the_
     m = ready()
     a, b = created(0, 1, 1), created(0, 1, 2)
     m.stamp(a)
-    assert not m.pipelined(("t", 0))        # the leader may not know the producer yet
+    assert not m.pipelined(("t", 0))  # the leader may not know the producer yet
     m.on_succeeded(a)
     assert m.pipelined(("t", 0)) and not m.pipelined(("t", 1))
     m.stamp(b)
     m.on_failed(b, None)
-    m.set_producer(5, 1)                     # a new epoch: the first batch goes alone again
+    m.set_producer(5, 1)  # a new epoch: the first batch goes alone again
     assert not m.pipelined(("t", 0))
 
 
@@ -139,23 +145,23 @@ def test_out_of_order_behind_an_unresolved_batch_is_retried_else_it_is_a_gap():
     for x in (a, b):
         m.stamp(x)
         m.note_sent(x)
-    assert m.retry_out_of_order(b)           # a was still out: b may have arrived first
-    assert not m.retry_out_of_order(a)       # nothing before a: a real gap
+    assert m.retry_out_of_order(b)  # a was still out: b may have arrived first
+    assert not m.retry_out_of_order(a)  # nothing before a: a real gap
     m.on_succeeded(a)
-    assert m.retry_out_of_order(b)           # a landed since, but maybe after b
-    m.note_sent(b)                           # resent with nothing before it
+    assert m.retry_out_of_order(b)  # a landed since, but maybe after b
+    m.note_sent(b)  # resent with nothing before it
     assert not m.retry_out_of_order(b)
 
 
 def test_a_refused_batch_with_later_ones_out_bumps_the_epoch_and_they_are_restamped():
     m = ready()
     a, b = created(0, 2, 1), created(0, 3, 2)
-    for x in (a, b):                         # two requests, out at the same time
+    for x in (a, b):  # two requests, out at the same time
         m.stamp(x)
         m.note_sent(x)
     m.on_failed(a, ErrorCode.MESSAGE_TOO_LARGE, (a,))
-    assert m.state == NEEDS_BUMP             # b carries sequence 2: giving 0 back would gap
+    assert m.state == NEEDS_BUMP  # b carries sequence 2: giving 0 back would gap
     b.sent_behind = False
-    assert m.retry_out_of_order(b)           # its answer: resend it under the new epoch
+    assert m.retry_out_of_order(b)  # its answer: resend it under the new epoch
     m.set_producer(5, 1)
     assert m.stamp(b) and (b.producer_epoch, b.base_sequence) == (1, 0)

@@ -2,6 +2,7 @@
 each partition's batches from 0, a retry goes out with the same bytes and sequence (and the
 leader's duplicate answer is a success with the original offset), a sequence error fails the
 batch and bumps the epoch, and the configuration rules are Kafka's."""
+
 from __future__ import annotations
 
 import pathlib
@@ -13,6 +14,7 @@ from clients.errors import ErrorCode, KraftError
 from clients.producer import AsyncProducer
 from clients.record.batch_header import iter_valid_batches
 from clients.wire import broker_pb2 as bp
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from test_cluster_fakebroker import FakeBroker  # noqa: E402
 
@@ -23,7 +25,7 @@ class RecordingBroker(FakeBroker):
     def __init__(self) -> None:
         super().__init__()
         self.sent: dict[tuple, list[bytes]] = {}
-        self.duplicate_answers: list[int] = []   # answer the next Produce(s) with these offsets
+        self.duplicate_answers: list[int] = []  # answer the next Produce(s) with these offsets
 
     def Produce(self, req, ctx):
         for t in req.topics:
@@ -31,10 +33,22 @@ class RecordingBroker(FakeBroker):
                 self.sent.setdefault((t.name, p.partition), []).append(bytes(p.records))
         if self.duplicate_answers:
             offset = self.duplicate_answers.pop(0)
-            return bp.ProduceResponse(topics=[bp.TopicProduceResponse(name=t.name, partitions=[
-                bp.PartitionProduceResponse(partition=p.partition, base_offset=offset,
-                                            error_code=ErrorCode.DUPLICATE_SEQUENCE_NUMBER)
-                for p in t.partitions]) for t in req.topics])
+            return bp.ProduceResponse(
+                topics=[
+                    bp.TopicProduceResponse(
+                        name=t.name,
+                        partitions=[
+                            bp.PartitionProduceResponse(
+                                partition=p.partition,
+                                base_offset=offset,
+                                error_code=ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
+                            )
+                            for p in t.partitions
+                        ],
+                    )
+                    for t in req.topics
+                ]
+            )
         return super().Produce(req, ctx)
 
 
@@ -63,7 +77,7 @@ async def test_each_partition_counts_its_own_sequences_from_zero(broker):
         headers = stored_headers(broker, "t", partition)
         assert {(h.producer_id, h.producer_epoch) for h in headers} == {(1001, 0)}
         expected = 0
-        for h in headers:   # dense: each batch starts where the previous one ended
+        for h in headers:  # dense: each batch starts where the previous one ended
             assert h.base_sequence == expected
             expected += h.records_count
         assert expected == sum(h.records_count for h in headers) == (36 if partition == 0 else 6)
@@ -73,12 +87,12 @@ async def test_a_retry_resends_the_same_bytes_and_gets_the_original_offset(broke
     broker.create("t", 1)
     async with AsyncProducer(broker.address, acks="all", retry_backoff_ms=10) as p:
         await p.send_and_wait("t", b"first")
-        broker.lost_answers.append(ErrorCode.REQUEST_TIMED_OUT)   # appended, answer lost
+        broker.lost_answers.append(ErrorCode.REQUEST_TIMED_OUT)  # appended, answer lost
         meta = await p.send_and_wait("t", b"second")
     assert meta.offset == 1
     first_try, retry = broker.sent[("t", 0)][1:]
     assert first_try == retry
-    assert [h.base_sequence for h in stored_headers(broker, "t", 0)] == [0, 1]   # one copy
+    assert [h.base_sequence for h in stored_headers(broker, "t", 0)] == [0, 1]  # one copy
 
 
 async def test_a_duplicate_answer_is_a_success_with_the_original_offset(broker):
@@ -115,7 +129,7 @@ async def test_a_batch_refused_before_the_append_gives_its_sequence_back(broker)
             await p.send_and_wait("t", b"b")
         await p.send_and_wait("t", b"c")
     assert [h.base_sequence for h in stored_headers(broker, "t", 0)] == [0, 1]
-    assert len(broker.init_requests) == 1   # no epoch bump needed
+    assert len(broker.init_requests) == 1  # no epoch bump needed
 
 
 async def test_init_producer_id_is_retried_on_retriable_errors(broker):

@@ -2,6 +2,7 @@
 broker just back from a pause still names the deposed leader), and consumer fetches carry the
 epoch they know, so a deposed leader refuses them rather than answering OFFSET_OUT_OF_RANGE
 from its shorter log (seen in a 30-minute chaos run: a consumer jumped back to offset 0)."""
+
 from __future__ import annotations
 
 import pathlib
@@ -19,14 +20,21 @@ from test_cluster_fakebroker import FakeBroker  # noqa: E402
 
 
 def answer(leader: int, epoch: int, topic_id: str = "id-1") -> bp.MetadataResponse:
-    return bp.MetadataResponse(topics=[bp.TopicMetadata(name="t", topic_id=topic_id, partitions=[
-        bp.PartitionMetadata(partition=0, leader=leader, leader_epoch=epoch)])])
+    return bp.MetadataResponse(
+        topics=[
+            bp.TopicMetadata(
+                name="t",
+                topic_id=topic_id,
+                partitions=[bp.PartitionMetadata(partition=0, leader=leader, leader_epoch=epoch)],
+            )
+        ]
+    )
 
 
 def test_an_older_leader_epoch_does_not_replace_a_newer_one():
     cache = MetadataCache()
     cache.update(answer(leader=5, epoch=3))
-    cache.update(answer(leader=6, epoch=2))           # from a broker whose image lags
+    cache.update(answer(leader=6, epoch=2))  # from a broker whose image lags
     assert (cache.leader_for(("t", 0)), cache.leader_epoch(("t", 0))) == (5, 3)
     cache.update(answer(leader=4, epoch=4))
     assert (cache.leader_for(("t", 0)), cache.leader_epoch(("t", 0))) == (4, 4)

@@ -1,5 +1,6 @@
 """Keyed records land where Kafka's Java client puts them (murmur2), and null-key records stick
 to one partition until its batch is full (KIP-480)."""
+
 import collections
 import random
 
@@ -10,14 +11,17 @@ from clients.partitioner import StickyPartitioner, default_partition, murmur2
 
 
 # Kafka's UtilsTest.testMurmur2 vectors (Java signed ints).
-@pytest.mark.parametrize("data, expected", [
-    (b"21", -973932308),
-    (b"foobar", -790332482),
-    (b"a-little-bit-long-string", -985981536),
-    (b"a-little-bit-longer-string", -1486304829),
-    (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
-    (b"abc", 479470107),
-])
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        (b"21", -973932308),
+        (b"foobar", -790332482),
+        (b"a-little-bit-long-string", -985981536),
+        (b"a-little-bit-longer-string", -1486304829),
+        (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+        (b"abc", 479470107),
+    ],
+)
 def test_murmur2_matches_kafka_vectors(data, expected):
     assert murmur2(data) == expected
 
@@ -79,7 +83,7 @@ def test_sticky_is_per_topic_and_ignores_stale_reports():
     sticky = StickyPartitioner(random.Random(1))
     a = sticky.partition("a", 10)
     b = sticky.partition("b", 10)
-    sticky.on_new_batch("a", 10, (a + 1) % 10)          # not the current one: no move
+    sticky.on_new_batch("a", 10, (a + 1) % 10)  # not the current one: no move
     assert sticky.partition("a", 10) == a
     sticky.on_new_batch("a", 10, a)
     assert sticky.partition("a", 10) != a
@@ -104,4 +108,5 @@ def test_sticky_is_deterministic_for_a_seed():
             out.append(sticky.partition("t", 12))
             sticky.on_new_batch("t", 12, out[-1])
         return out
+
     assert run(9) == run(9)

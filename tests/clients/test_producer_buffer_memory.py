@@ -1,6 +1,7 @@
 """buffer_memory and max_block_ms as in Kafka: when the records waiting unsent fill the buffer,
 `send` waits (up to max_block_ms) for the brokers to take some, then raises; `send_nowait`
 raises at once. Against the fake broker holding its Produce answers back."""
+
 from __future__ import annotations
 
 import pathlib
@@ -13,6 +14,7 @@ import trio
 
 from clients.errors import ErrorCode, KraftError
 from clients.producer import AsyncProducer, BufferFull, Producer
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from test_cluster_fakebroker import FakeBroker  # noqa: E402
 
@@ -36,7 +38,7 @@ async def test_send_waits_for_room_and_every_record_gets_through(held_broker):
         futures = []
 
         async def send_all():
-            for i in range(20):                 # 4000 bytes through a 1000-byte buffer
+            for _i in range(20):  # 4000 bytes through a 1000-byte buffer
                 futures.append(await p.send("t", VALUE, partition=0))
 
         async with trio.open_nursery() as nursery:
@@ -45,7 +47,7 @@ async def test_send_waits_for_room_and_every_record_gets_through(held_broker):
             blocked_at = len(futures)
             held_broker.produce_gate.set()
         await p.flush()
-    assert blocked_at < 20                      # it waited for room instead of raising
+    assert blocked_at < 20  # it waited for room instead of raising
     assert [f.result().offset for f in futures] == list(range(20))
 
 

@@ -1,6 +1,7 @@
 """Producer against the fake broker over real gRPC: futures carry the right offsets, equal keys
 share a partition, retriable errors are retried, NOT_LEADER refreshes metadata, unknown topics fail;
 send_batch puts many records where send would, in order, with one delivery report each."""
+
 from __future__ import annotations
 
 import pathlib
@@ -13,6 +14,7 @@ import trio
 from clients.errors import ErrorCode, KraftError
 from clients.partitioner import default_partition
 from clients.producer import AsyncProducer, Producer, RecordMetadata
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from test_cluster_fakebroker import FakeBroker  # noqa: E402
 
@@ -114,8 +116,9 @@ async def test_topic_auto_created_by_metadata_gets_the_data():
         async with AsyncProducer(broker.address) as p:
             futures = [await p.send("fresh", b"v%d" % i) for i in range(10)]
             await p.flush()
-        assert sorted(f.result().offset for f in futures if f.result().partition == 0) == \
-            list(range(sum(1 for f in futures if f.result().partition == 0)))
+        assert sorted(f.result().offset for f in futures if f.result().partition == 0) == list(
+            range(sum(1 for f in futures if f.result().partition == 0))
+        )
     finally:
         broker.stop()
 
@@ -160,13 +163,14 @@ def test_blocking_producer_close_fails_what_it_could_not_send():
 
 # --- send_batch: many records in one call, no future each ---------------------------------
 
+
 async def test_values_land_in_order_with_dense_offsets_across_batches(broker):
     broker.create("t", 1)
     async with AsyncProducer(broker.address, batch_size=400, linger_ms=1) as p:
         await p.partitions_for("t")
         values = [b"v%03d" % i for i in range(100)]
         future = await p.send_batch("t", values, partition=0, timestamp_ms=5)
-        assert len(future._parts) > 1          # 100 records spread over several batches
+        assert len(future._parts) > 1  # 100 records spread over several batches
         await p.flush()
         metas = future.result(1)
     assert [m.offset for m in metas] == list(range(100))
@@ -190,8 +194,11 @@ def test_delivery_reports_one_per_record_from_the_blocking_producer(broker):
     reports = []
     with Producer(broker.address, batch_size=300) as p:
         p.partitions_for("d")
-        future = p.send_batch("d", [b"a", b"b", b"c"] * 10,
-                              on_delivery=lambda err, md: reports.append((err, md.offset)))
+        future = p.send_batch(
+            "d",
+            [b"a", b"b", b"c"] * 10,
+            on_delivery=lambda err, md: reports.append((err, md.offset)),
+        )
         p.flush()
         assert future.done() and future.exception() is None
     assert reports == [(None, i) for i in range(30)]

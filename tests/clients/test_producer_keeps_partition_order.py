@@ -1,6 +1,7 @@
 """Records sent to one partition are stored in send order, even with several requests in flight:
 gRPC may run two calls of one channel in either order on the server, so the producer never has
 two requests for the same partition out at once."""
+
 from __future__ import annotations
 
 import pathlib
@@ -36,10 +37,15 @@ def test_two_requests_for_one_partition_never_overtake_each_other():
     broker = SlowFirstProduceBroker().start()
     try:
         broker.create("t", 1)
-        with Producer(broker.address, acks=1, linger_ms=0, batch_size=200,
-                      max_in_flight_requests_per_connection=5) as producer:
+        with Producer(
+            broker.address,
+            acks=1,
+            linger_ms=0,
+            batch_size=200,
+            max_in_flight_requests_per_connection=5,
+        ) as producer:
             futures = [producer.send("t", b"value-%04d" % i, partition=0) for i in range(10)]
-            assert broker.first_arrived.wait(10)      # the first request is out and held
+            assert broker.first_arrived.wait(10)  # the first request is out and held
             futures += [producer.send("t", b"value-%04d" % i, partition=0) for i in range(10, 300)]
             producer.flush(timeout=20)
         offsets = [f.result(timeout=0).offset for f in futures]

@@ -2,6 +2,7 @@
 a record whose batch of one would exceed max_request_size (or buffer_memory) is refused when it
 is sent, naming the setting, with nothing queued; a record larger than batch_size goes in a
 batch of its own. The accumulator driven as plain data, then the producer's send calls."""
+
 from __future__ import annotations
 
 import pathlib
@@ -12,17 +13,19 @@ import pytest
 from clients.errors import ErrorCode, RecordTooLarge
 from clients.producer import AsyncProducer
 from clients.producer.accumulator import BATCH_OVERHEAD, RECORD_OVERHEAD
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from test_accumulator import ANY, LEADERS, make  # noqa: E402
 
 LIMIT = 2000
-LARGEST = LIMIT - BATCH_OVERHEAD - RECORD_OVERHEAD    # the largest value a record may carry
+LARGEST = LIMIT - BATCH_OVERHEAD - RECORD_OVERHEAD  # the largest value a record may carry
 
 
 def test_a_record_over_max_request_size_is_refused_naming_the_setting():
     acc = make(max_request_size=LIMIT, batch_size=500)
-    with pytest.raises(RecordTooLarge, match=r"max_request_size=2000 \(Kafka's max.request.size\)"
-                       ) as info:
+    with pytest.raises(
+        RecordTooLarge, match=r"max_request_size=2000 \(Kafka's max.request.size\)"
+    ) as info:
         acc.append("t", 0, None, b"v" * (LARGEST + 1), None, 1, now_ms=0)
     assert info.value.code == ErrorCode.MESSAGE_TOO_LARGE
     assert f"is {LIMIT + 1} bytes" in info.value.message
@@ -55,7 +58,7 @@ def test_a_record_larger_than_batch_size_gets_a_batch_of_its_own():
     acc = make(batch_size=500, max_request_size=LIMIT, linger_ms=1000)
     small = b"s" * 50
     acc.append("t", 0, None, small, None, 1, now_ms=0)
-    acc.append("t", 0, None, b"L" * 1200, None, 2, now_ms=0)     # over batch_size
+    acc.append("t", 0, None, b"L" * 1200, None, 2, now_ms=0)  # over batch_size
     acc.append("t", 0, None, small, None, 3, now_ms=0)
     batches = acc.drain(0, LEADERS.get, ANY).requests[0]
     # The first two batches are closed and go; the third (open) lingers.
@@ -75,7 +78,7 @@ def test_send_batch_refuses_every_record_if_one_is_too_large():
 
 
 async def test_the_producer_raises_at_send_and_queues_nothing():
-    producer = AsyncProducer("127.0.0.1:1", max_request_size=LIMIT)   # never started: no I/O
+    producer = AsyncProducer("127.0.0.1:1", max_request_size=LIMIT)  # never started: no I/O
     with pytest.raises(RecordTooLarge, match="max_request_size=2000"):
         await producer.send("t", b"v" * LIMIT)
     with pytest.raises(RecordTooLarge, match="max_request_size=2000"):

@@ -1,6 +1,7 @@
 """The sender hands a drained ProduceRequest to grpcio in the very step that drains it, not one
 trio scheduling round later in a new task: with linger_ms=0 that round is pure latency. And an
 idempotent sender bumps its epoch only once no request of the old one is out."""
+
 from __future__ import annotations
 
 import threading
@@ -49,17 +50,33 @@ class _Cluster:
 
 
 def _accumulator() -> RecordAccumulator:
-    return RecordAccumulator(batch_size=16384, linger_ms=0, max_request_size=1 << 20,
-                            delivery_timeout_ms=120000, retry_backoff_ms=100, max_in_flight=1,
-                            partitioner=StickyPartitioner(), key_partitioner=default_partition,
-                            new_result=BatchResult, make_future=RecordFuture)
+    return RecordAccumulator(
+        batch_size=16384,
+        linger_ms=0,
+        max_request_size=1 << 20,
+        delivery_timeout_ms=120000,
+        retry_backoff_ms=100,
+        max_in_flight=1,
+        partitioner=StickyPartitioner(),
+        key_partitioner=default_partition,
+        new_result=BatchResult,
+        make_future=RecordFuture,
+    )
 
 
 def _sender(acc: RecordAccumulator) -> tuple[Sender, _Cluster]:
     acc.set_num_partitions("t", 1)
     cluster = _Cluster()
-    sender = Sender(acc, threading.Lock(), cluster, acks=1, compression=codec_from_name("none"),
-                    request_timeout_ms=1000, max_in_flight_per_node=5, retries=0)
+    sender = Sender(
+        acc,
+        threading.Lock(),
+        cluster,
+        acks=1,
+        compression=codec_from_name("none"),
+        request_timeout_ms=1000,
+        max_in_flight_per_node=5,
+        retries=0,
+    )
     sender._metadata_wanted = False
     sender._last_metadata_ms = now_ms()
     return sender, cluster

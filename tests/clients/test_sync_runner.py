@@ -1,5 +1,6 @@
 """The blocking facades' runner: one trio thread, calls and services in it, errors and timeouts
 carried back to the caller, a clean close."""
+
 from __future__ import annotations
 
 import threading
@@ -14,6 +15,7 @@ from clients.errors import ErrorCode, KraftError
 def test_run_returns_values_and_raises_errors_in_the_caller():
     runner = SyncRunner()
     try:
+
         async def add(a, b):
             await trio.sleep(0)
             return a + b, threading.current_thread().name

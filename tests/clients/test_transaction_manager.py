@@ -1,16 +1,38 @@
 """The transactional producer's core (clients/producer/transaction.py) as tables: which calls each
 state allows and where they lead, what errors do to a transaction (a failed batch makes it
 abortable-only, a fenced producer is fatal), and the partitions added before their batches."""
+
 import pytest
 
-from clients.errors import ErrorCode as E, KraftError
-from clients.producer.transaction import (ABORTABLE, ABORTABLE_ERROR, ABORTING, COMMITTING,
-                                          COORDINATOR_MOVED, FATAL, FATAL_ERROR, IN_TRANSACTION,
-                                          INITIALIZING, READY, RETRY, UNINITIALIZED,
-                                          TransactionManager, error_kind)
+from clients.errors import ErrorCode as E
+from clients.errors import KraftError
+from clients.producer.transaction import (
+    ABORTABLE,
+    ABORTABLE_ERROR,
+    ABORTING,
+    COMMITTING,
+    COORDINATOR_MOVED,
+    FATAL,
+    FATAL_ERROR,
+    IN_TRANSACTION,
+    INITIALIZING,
+    READY,
+    RETRY,
+    UNINITIALIZED,
+    TransactionManager,
+    error_kind,
+)
 
-ALL = (UNINITIALIZED, INITIALIZING, READY, IN_TRANSACTION, COMMITTING, ABORTING, ABORTABLE_ERROR,
-       FATAL_ERROR)
+ALL = (
+    UNINITIALIZED,
+    INITIALIZING,
+    READY,
+    IN_TRANSACTION,
+    COMMITTING,
+    ABORTING,
+    ABORTABLE_ERROR,
+    FATAL_ERROR,
+)
 
 # call -> {state it is allowed in: state after}; every other state refuses the call.
 CALLS = {
@@ -28,8 +50,9 @@ def manager(state: str) -> TransactionManager:
     t = TransactionManager("app-1", 60_000)
     t.state = state
     if state in (ABORTABLE_ERROR, FATAL_ERROR):
-        t.error = KraftError(E.PRODUCER_FENCED if state == FATAL_ERROR else E.NOT_ENOUGH_REPLICAS,
-                             "why")
+        t.error = KraftError(
+            E.PRODUCER_FENCED if state == FATAL_ERROR else E.NOT_ENOUGH_REPLICAS, "why"
+        )
     return t
 
 
@@ -44,7 +67,7 @@ def test_each_call_moves_or_refuses_by_the_table(call, state):
         return
     with pytest.raises(KraftError) as raised:
         getattr(t, call)()
-    assert t.state == state                      # a refused call changes nothing
+    assert t.state == state  # a refused call changes nothing
     if state == FATAL_ERROR:
         assert raised.value.code == E.PRODUCER_FENCED and "close it" in raised.value.message
     elif state == ABORTABLE_ERROR and call == "begin_commit":
@@ -83,7 +106,7 @@ FAILURES = [
     (COMMITTING, E.REQUEST_TIMED_OUT, ABORTABLE_ERROR),
     (IN_TRANSACTION, E.PRODUCER_FENCED, FATAL_ERROR),
     (COMMITTING, E.INVALID_PRODUCER_EPOCH, FATAL_ERROR),
-    (ABORTING, E.NOT_ENOUGH_REPLICAS, ABORTING),          # dropped by the abort itself
+    (ABORTING, E.NOT_ENOUGH_REPLICAS, ABORTING),  # dropped by the abort itself
     (ABORTABLE_ERROR, E.MESSAGE_TOO_LARGE, ABORTABLE_ERROR),
     (ABORTABLE_ERROR, E.PRODUCER_FENCED, FATAL_ERROR),
 ]
@@ -96,7 +119,7 @@ def test_a_failed_batch_makes_the_transaction_abortable_or_the_producer_fatal(st
     t.on_batch_failed(KraftError(code, "batch failed"))
     assert t.state == after
     if after == state and state == ABORTABLE_ERROR:
-        assert t.error is first                  # the first error stands
+        assert t.error is first  # the first error stands
 
 
 KINDS = [
@@ -107,7 +130,7 @@ KINDS = [
     (E.PRODUCER_FENCED, FATAL, FATAL),
     (E.INVALID_PRODUCER_EPOCH, FATAL, FATAL),
     (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, FATAL, FATAL),
-    (E.TOPIC_AUTHORIZATION_FAILED, FATAL, ABORTABLE),      # unknown: EndTxn fatal, adds abortable
+    (E.TOPIC_AUTHORIZATION_FAILED, FATAL, ABORTABLE),  # unknown: EndTxn fatal, adds abortable
     (E.UNKNOWN_MEMBER_ID, FATAL, ABORTABLE),
 ]
 
@@ -126,13 +149,13 @@ def test_partitions_are_added_once_before_their_batches_and_retried_on_retriable
         t.maybe_add_partition(tp)
     assert t.take_partitions_to_add() == [a, b]
     t.maybe_add_partition(c)
-    assert t.take_partitions_to_add() == []                 # one request out at a time
+    assert t.take_partitions_to_add() == []  # one request out at a time
     kind = t.on_add_partitions_result({a: E.NONE, b: E.CONCURRENT_TRANSACTIONS})
     assert kind == RETRY and t.is_send_allowed(a) and not t.is_send_allowed(b)
     assert t.take_partitions_to_add() == [b, c]
-    assert t.on_add_partitions_result({b: E.NONE}) == ABORTABLE    # c left out of the answer
+    assert t.on_add_partitions_result({b: E.NONE}) == ABORTABLE  # c left out of the answer
     t.maybe_add_partition(a)
-    assert t.take_partitions_to_add() == []                 # a is in already
+    assert t.take_partitions_to_add() == []  # a is in already
     assert t.needs_end_txn()
     t.begin_commit()
     t.completed()

@@ -3,6 +3,7 @@ Transaction services on one node): the order of its calls (FindCoordinator key t
 InitProducerId; AddPartitionsToTxn before a partition's first transactional batch; EndTxn after
 the flush; AddOffsetsToTxn then TxnOffsetCommit), retries while the coordinator moves or is busy,
 a fenced producer failing for good, and a failed send making the transaction abortable-only."""
+
 from __future__ import annotations
 
 import pathlib
@@ -10,15 +11,17 @@ import sys
 from collections import deque
 
 import pytest
-import trio
 
-from clients.errors import ErrorCode as E, KraftError
+from clients.errors import ErrorCode as E
+from clients.errors import KraftError
 from clients.producer import AsyncProducer, Producer
 from clients.record.batch_header import iter_valid_batches
 from clients.types import ConsumerGroupMetadata, TopicPartition
 from clients.wire import broker_pb2 as bp
-from clients.wire import group_pb2 as gp, group_pb2_grpc
-from clients.wire import transaction_pb2 as tp, transaction_pb2_grpc
+from clients.wire import group_pb2 as gp
+from clients.wire import group_pb2_grpc, transaction_pb2_grpc
+from clients.wire import transaction_pb2 as tp
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # pytest runs with --import-mode=importlib
 from test_cluster_fakebroker import FakeBroker  # noqa: E402
 
@@ -60,23 +63,28 @@ class TxnBroker(FakeBroker, group_pb2_grpc.GroupServicer, transaction_pb2_grpc.T
         return super().Produce(req, ctx)
 
     def InitProducerId(self, req, ctx):
-        if (error := self._log("InitProducerId", req)):
+        if error := self._log("InitProducerId", req):
             return bp.InitProducerIdResponse(error_code=error, error_message="injected")
         if req.HasField("producer_id"):
-            return bp.InitProducerIdResponse(producer_id=req.producer_id,
-                                             producer_epoch=req.producer_epoch + 1)
+            return bp.InitProducerIdResponse(
+                producer_id=req.producer_id, producer_epoch=req.producer_epoch + 1
+            )
         return bp.InitProducerIdResponse(producer_id=4000, producer_epoch=3)
 
     def FindCoordinator(self, req, ctx):
-        if (error := self._log("FindCoordinator", req)):
+        if error := self._log("FindCoordinator", req):
             return gp.FindCoordinatorResponse(error_code=error, node_id=-1)
         return gp.FindCoordinatorResponse(node_id=0, host="127.0.0.1", port=self.port)
 
     def AddPartitionsToTxn(self, req, ctx):
         error = self._log("AddPartitionsToTxn", req)
-        return tp.AddPartitionsToTxnResponse(partitions=[
-            tp.TxnPartitionResult(topic=t.topic, partition=p, error_code=error)
-            for t in req.topics for p in t.partitions])
+        return tp.AddPartitionsToTxnResponse(
+            partitions=[
+                tp.TxnPartitionResult(topic=t.topic, partition=p, error_code=error)
+                for t in req.topics
+                for p in t.partitions
+            ]
+        )
 
     def AddOffsetsToTxn(self, req, ctx):
         return tp.AddOffsetsToTxnResponse(error_code=self._log("AddOffsetsToTxn", req))
@@ -86,9 +94,12 @@ class TxnBroker(FakeBroker, group_pb2_grpc.GroupServicer, transaction_pb2_grpc.T
 
     def TxnOffsetCommit(self, req, ctx):
         error = self._log("TxnOffsetCommit", req)
-        return gp.OffsetCommitResponse(partitions=[
-            gp.PartitionError(topic=p.topic, partition=p.partition, error_code=error)
-            for p in req.partitions])
+        return gp.OffsetCommitResponse(
+            partitions=[
+                gp.PartitionError(topic=p.topic, partition=p.partition, error_code=error)
+                for p in req.partitions
+            ]
+        )
 
 
 @pytest.fixture
@@ -100,8 +111,9 @@ def broker():
 
 
 def producer(broker, **kw) -> AsyncProducer:
-    return AsyncProducer(broker.address, transactional_id=TID, linger_ms=0, retry_backoff_ms=10,
-                         **kw)
+    return AsyncProducer(
+        broker.address, transactional_id=TID, linger_ms=0, retry_backoff_ms=10, **kw
+    )
 
 
 def transactional_headers(broker, topic, partition):
@@ -136,23 +148,38 @@ async def test_init_then_add_partitions_before_their_batches_then_end_txn_after_
     assert names.index("EndTxn") > max(i for i, n in enumerate(names) if n == "Produce")
     end = broker.requests("EndTxn")[0]
     assert (end.transactional_id, end.producer_id, end.producer_epoch, end.committed) == (
-        TID, 4000, 3, True)
+        TID,
+        4000,
+        3,
+        True,
+    )
     for partition in (0, 1):
         headers = transactional_headers(broker, "t", partition)
-        assert headers and all(h.is_transactional and (h.producer_id, h.producer_epoch) ==
-                               (4000, 3) for h in headers)
+        assert headers and all(
+            h.is_transactional and (h.producer_id, h.producer_epoch) == (4000, 3) for h in headers
+        )
 
 
 async def test_init_retries_while_the_coordinator_moves_or_is_busy(broker):
     broker.fail_next("FindCoordinator", E.COORDINATOR_NOT_AVAILABLE)
-    broker.fail_next("InitProducerId", E.NOT_COORDINATOR, E.CONCURRENT_TRANSACTIONS,
-                     E.COORDINATOR_LOAD_IN_PROGRESS)
+    broker.fail_next(
+        "InitProducerId",
+        E.NOT_COORDINATOR,
+        E.CONCURRENT_TRANSACTIONS,
+        E.COORDINATOR_LOAD_IN_PROGRESS,
+    )
     async with producer(broker) as p:
         await p.init_transactions(10)
         p.begin_transaction()
-    assert broker.names() == ["FindCoordinator", "FindCoordinator", "InitProducerId",
-                              "FindCoordinator", "InitProducerId", "InitProducerId",
-                              "InitProducerId"]
+    assert broker.names() == [
+        "FindCoordinator",
+        "FindCoordinator",
+        "InitProducerId",
+        "FindCoordinator",
+        "InitProducerId",
+        "InitProducerId",
+        "InitProducerId",
+    ]
 
 
 async def test_a_fenced_producer_fails_for_good(broker):
@@ -197,7 +224,7 @@ async def test_a_failed_send_makes_the_transaction_abortable_only(broker):
         assert "EndTxn" not in broker.names()
         await p.abort_transaction(10)
         assert broker.requests("EndTxn")[-1].committed is False
-        p.begin_transaction()                       # the next transaction goes on as usual
+        p.begin_transaction()  # the next transaction goes on as usual
         await p.send("t", b"next", partition=1)
         await p.commit_transaction(10)
     assert [r.committed for r in broker.requests("EndTxn")] == [False, True]
@@ -214,7 +241,7 @@ async def test_a_refused_partition_is_abortable_and_the_abort_drops_unsent_recor
         await p.abort_transaction(10)
         assert future.exception(1).code == E.TOPIC_AUTHORIZATION_FAILED
     names = broker.names()
-    assert "Produce" not in names and "EndTxn" not in names    # nothing was added: nothing to end
+    assert "Produce" not in names and "EndTxn" not in names  # nothing was added: nothing to end
 
 
 async def test_abort_while_a_partition_waits_to_be_added_sends_nothing(broker):
@@ -226,7 +253,7 @@ async def test_abort_while_a_partition_waits_to_be_added_sends_nothing(broker):
         await p.abort_transaction(10)
         assert future.exception(1) is not None
         p.begin_transaction()
-        await p.commit_transaction(10)             # an empty transaction: no EndTxn either
+        await p.commit_transaction(10)  # an empty transaction: no EndTxn either
     assert "Produce" not in broker.names() and "EndTxn" not in broker.names()
 
 
@@ -237,8 +264,9 @@ async def test_offsets_go_to_the_transaction_then_to_the_group_coordinator(broke
         p.begin_transaction()
         with pytest.raises(TypeError):
             await p.send_offsets_to_transaction({TopicPartition("in", 0): 1}, "readers", 10)
-        await p.send_offsets_to_transaction({TopicPartition("in", 0): 11,
-                                             TopicPartition("in", 1): 7}, group, 10)
+        await p.send_offsets_to_transaction(
+            {TopicPartition("in", 0): 11, TopicPartition("in", 1): 7}, group, 10
+        )
         await p.commit_transaction(10)
     names = broker.names()
     assert names[2:] == ["AddOffsetsToTxn", "FindCoordinator", "TxnOffsetCommit", "EndTxn"]
@@ -246,11 +274,18 @@ async def test_offsets_go_to_the_transaction_then_to_the_group_coordinator(broke
     assert (added.transactional_id, added.producer_id, added.group_id) == (TID, 4000, "readers")
     assert broker.requests("FindCoordinator")[1].key_type == 0
     commit = broker.requests("TxnOffsetCommit")[0]
-    assert (commit.group_id, commit.generation_id, commit.member_id, commit.group_instance_id,
-            commit.producer_id, commit.producer_epoch) == ("readers", 5, "member-1",
-                                                           "instance-1", 4000, 3)
+    assert (
+        commit.group_id,
+        commit.generation_id,
+        commit.member_id,
+        commit.group_instance_id,
+        commit.producer_id,
+        commit.producer_epoch,
+    ) == ("readers", 5, "member-1", "instance-1", 4000, 3)
     assert [(x.topic, x.partition, x.offset) for x in commit.partitions] == [
-        ("in", 0, 11), ("in", 1, 7)]
+        ("in", 0, 11),
+        ("in", 1, 7),
+    ]
 
 
 async def test_a_consumer_the_group_moved_past_makes_it_abortable(broker):
@@ -259,13 +294,14 @@ async def test_a_consumer_the_group_moved_past_makes_it_abortable(broker):
         p.begin_transaction()
         broker.fail_next("TxnOffsetCommit", E.ILLEGAL_GENERATION)
         with pytest.raises(KraftError) as raised:
-            await p.send_offsets_to_transaction({TopicPartition("in", 0): 1},
-                                                ConsumerGroupMetadata("readers", 1, "m"), 10)
+            await p.send_offsets_to_transaction(
+                {TopicPartition("in", 0): 1}, ConsumerGroupMetadata("readers", 1, "m"), 10
+            )
         assert raised.value.code == E.ILLEGAL_GENERATION
         with pytest.raises(KraftError, match="abort_transaction"):
             await p.commit_transaction(10)
         await p.abort_transaction(10)
-    assert broker.requests("EndTxn")[0].committed is False     # the offsets were added
+    assert broker.requests("EndTxn")[0].committed is False  # the offsets were added
 
 
 async def test_sends_need_a_transaction_and_settings_are_checked(broker):
@@ -293,13 +329,14 @@ def test_the_blocking_producer_runs_a_transaction(broker):
         p.init_transactions(10)
         p.begin_transaction()
         future = p.send("t", b"from a thread", partition=0)
-        p.send_offsets_to_transaction({TopicPartition("in", 0): 3},
-                                      ConsumerGroupMetadata("readers"), 10)
+        p.send_offsets_to_transaction(
+            {TopicPartition("in", 0): 3}, ConsumerGroupMetadata("readers"), 10
+        )
         p.commit_transaction(10)
         assert future.result(1).offset == 0
         p.begin_transaction()
         p.send("t", b"aborted", partition=0)
-        p.flush()                                   # out, so its partition is in the transaction
+        p.flush()  # out, so its partition is in the transaction
         p.abort_transaction(10)
     assert [r.committed for r in broker.requests("EndTxn")] == [True, False]
 
@@ -308,7 +345,7 @@ async def test_a_commit_that_timed_out_is_finished_by_calling_it_again(broker):
     async with producer(broker) as p:
         await p.init_transactions(10)
         p.begin_transaction()
-        broker.produce_gate.clear()                 # the leader holds the answer back
+        broker.produce_gate.clear()  # the leader holds the answer back
         await p.send("t", b"slow", partition=0)
         with pytest.raises(KraftError, match="call it again") as raised:
             await p.commit_transaction(0.3)
@@ -324,7 +361,7 @@ async def test_an_abort_after_a_batch_of_unknown_fate_bumps_the_epoch(broker):
     async with producer(broker) as p:
         await p.init_transactions(10)
         p.begin_transaction()
-        broker.lost_answers.append(E.UNKNOWN_SERVER_ERROR)   # appended, the answer lost
+        broker.lost_answers.append(E.UNKNOWN_SERVER_ERROR)  # appended, the answer lost
         with pytest.raises(KraftError):
             await p.send_and_wait("t", b"unknown", partition=0)
         await p.abort_transaction(10)
@@ -348,7 +385,7 @@ async def test_an_error_code_this_client_does_not_know_is_abortable_not_a_crash(
             await p.commit_transaction(10)
         assert raised.value.code == 999
         await p.abort_transaction(10)
-        p.begin_transaction()                       # the producer (and its sender) lives on
+        p.begin_transaction()  # the producer (and its sender) lives on
         await p.send("t", b"w", partition=0)
         await p.commit_transaction(10)
     assert [r.committed for r in broker.requests("EndTxn")] == [True]

@@ -1,5 +1,6 @@
 """tests/docker: the compose helpers (compose_cluster.py) import by name under
 --import-mode=importlib."""
+
 from __future__ import annotations
 
 import pathlib

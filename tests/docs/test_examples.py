@@ -10,6 +10,7 @@ The examples say `127.0.0.1:9095` (a `kraft dev` node's broker, for kraft's own 
 this test rewrites each to the node it started, and sets KRAFT_BOOTSTRAP to its broker.
 A page in docs/ starts where the README's walk-through leaves off: the README's first runnable sh
 block (it creates the topic `orders` and writes two records) runs before the page's own."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,13 +25,17 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # tests/e2e's helpers start real nodes; its conftest is not ours, so import them by path.
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-from processes import NodeProcess
+from processes import NodeProcess  # noqa: E402  (found through the sys.path line above)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-CHECKED = [*PAGES, ROOT / "ARCHITECTURE.md", ROOT / "BENCHMARKS.md",
-           *sorted((ROOT / "bench" / "results").glob("*.md"))]
+CHECKED = [
+    *PAGES,
+    ROOT / "ARCHITECTURE.md",
+    ROOT / "BENCHMARKS.md",
+    *sorted((ROOT / "bench" / "results").glob("*.md")),
+]
 LANGUAGES = {"python", "sh", "properties", "text"}
 NOT_RUN = re.compile(r"^<!-- not run: (?P<reason>.+\S) -->$")
 BROKER, CONTROLLER, KAFKA = "127.0.0.1:9095", "127.0.0.1:9096", "127.0.0.1:9092"
@@ -43,7 +48,7 @@ class Block:
     line: int
     lang: str
     code: str
-    not_run: str | None       # the reason, when the block is marked not to run
+    not_run: str | None  # the reason, when the block is marked not to run
 
     @property
     def where(self) -> str:
@@ -54,10 +59,17 @@ def blocks(page: pathlib.Path) -> list[Block]:
     text = page.read_text()
     found = []
     for m in FENCE.finditer(text):
-        before = text[:m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
         marker = NOT_RUN.match(before)
-        found.append(Block(page, text.count("\n", 0, m.start()) + 1, m["lang"].strip(), m["code"],
-                           marker["reason"] if marker else None))
+        found.append(
+            Block(
+                page,
+                text.count("\n", 0, m.start()) + 1,
+                m["lang"].strip(),
+                m["code"],
+                marker["reason"] if marker else None,
+            )
+        )
     return found
 
 
@@ -70,7 +82,9 @@ def test_every_block_names_its_language_and_every_marker_a_reason():
         text = page.read_text()
         assert text.count("\n```") % 2 == 0, f"{page.name}: a fence is not closed"
         for b in blocks(page):
-            assert b.lang in LANGUAGES, f"{b.where}: fence language {b.lang!r}, not one of {LANGUAGES}"
+            assert b.lang in LANGUAGES, (
+                f"{b.where}: fence language {b.lang!r}, not one of {LANGUAGES}"
+            )
         # A marker the parser does not see (a typo, a blank line after it) would run the block.
         for n, line in enumerate(text.splitlines(), 1):
             if line.startswith("<!-- not run"):
@@ -90,8 +104,10 @@ LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 
 def anchors(page: pathlib.Path) -> set[str]:
     """GitHub's ids for a page's headings: lower case, punctuation dropped, spaces to hyphens."""
-    return {re.sub(r"[^\w\- ]", "", m[1].strip().lower()).replace(" ", "-")
-            for m in re.finditer(r"^#+ (.+)$", FENCE.sub("", page.read_text()), flags=re.MULTILINE)}
+    return {
+        re.sub(r"[^\w\- ]", "", m[1].strip().lower()).replace(" ", "-")
+        for m in re.finditer(r"^#+ (.+)$", FENCE.sub("", page.read_text()), flags=re.MULTILINE)
+    }
 
 
 def test_every_relative_link_names_a_file_and_heading_that_exist():
@@ -99,7 +115,7 @@ def test_every_relative_link_names_a_file_and_heading_that_exist():
         for m in LINK.finditer(FENCE.sub("", page.read_text())):
             target = m["target"]
             if re.match(r"[a-z]+:", target):
-                continue                    # a web address: not ours to check offline
+                continue  # a web address: not ours to check offline
             path, _, fragment = target.partition("#")
             linked = (page.parent / path).resolve() if path else page
             assert linked.exists(), f"{page.name}: link to {target}, which does not exist"
@@ -111,8 +127,9 @@ def test_the_examples_use_the_address_the_test_rewrites():
     for page in PAGES:
         for b in runnable(page):
             if b.lang == "python":
-                assert BROKER in b.code or KAFKA in b.code, \
+                assert BROKER in b.code or KAFKA in b.code, (
                     f"{b.where} uses neither {BROKER} nor {KAFKA}"
+                )
 
 
 def public_face_missing() -> bool:
@@ -131,26 +148,44 @@ def shell_env(tmp_path):
     shim = bin_dir / "kraft"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m entry.main "$@"\n')
     shim.chmod(0o755)
-    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-            "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def run_block(b: Block, node: NodeProcess, env: dict, cwd: pathlib.Path) -> str:
     # At once, so that no address written in is rewritten again.
-    ours = {BROKER: node.address, CONTROLLER: node.controller_address or CONTROLLER,
-            KAFKA: node.kafka_address or KAFKA}
+    ours = {
+        BROKER: node.address,
+        CONTROLLER: node.controller_address or CONTROLLER,
+        KAFKA: node.kafka_address or KAFKA,
+    }
     code = re.sub("|".join(map(re.escape, ours)), lambda m: ours[m[0]], b.code)
     if b.lang == "python":
         if "from kraft import" in code and public_face_missing():
-            pytest.skip(f"{b.where} and the rest of its page need `from kraft import Producer`, "
-                        "which the public-face branch adds")
+            pytest.skip(
+                f"{b.where} and the rest of its page need `from kraft import Producer`, "
+                "which the public-face branch adds"
+            )
         command = [sys.executable, "-c", code]
     else:
         command = ["bash", "-e", "-o", "pipefail", "-c", code]
-    done = subprocess.run(command, cwd=cwd, env={**env, "KRAFT_BOOTSTRAP": node.address},
-                          capture_output=True, text=True, timeout=180, check=False)
-    assert done.returncode == 0, (f"{b.where} failed (exit {done.returncode}):\n{code}\n"
-                                  f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}")
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        env={**env, "KRAFT_BOOTSTRAP": node.address},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, (
+        f"{b.where} failed (exit {done.returncode}):\n{code}\n"
+        f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+    )
     return done.stdout
 
 

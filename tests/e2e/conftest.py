@@ -1,5 +1,6 @@
 """Fixtures for end-to-end tests: a real `kraft dev` node process on a free loopback port, with
 kill -9, SIGTERM and restart on the same data dir."""
+
 from __future__ import annotations
 
 import os
@@ -50,12 +51,22 @@ def kraft():
 def cluster_factory(tmp_path):
     made: list[Cluster] = []
 
-    def make(controllers: int = 3, brokers: int = 3, start: bool = True,
-             node_overrides: dict[int, dict[str, str]] | None = None, **overrides: str) -> Cluster:
+    def make(
+        controllers: int = 3,
+        brokers: int = 3,
+        start: bool = True,
+        node_overrides: dict[int, dict[str, str]] | None = None,
+        **overrides: str,
+    ) -> Cluster:
         """Overrides as keyword arguments: controller_quorum_fetch_timeout_ms="1000"; keys
         of one node (its certificate, say) in node_overrides={id: {key: value}}."""
-        c = Cluster(tmp_path, controllers, brokers,
-                    {k.replace("_", "."): v for k, v in overrides.items()}, node_overrides)
+        c = Cluster(
+            tmp_path,
+            controllers,
+            brokers,
+            {k.replace("_", "."): v for k, v in overrides.items()},
+            node_overrides,
+        )
         made.append(c)
         return c.start() if start else c
 

@@ -1,6 +1,7 @@
 """Hypothesis strategies for any request of our gRPC services, built from the protobuf
 descriptors: well-typed fields biased to the edges of their types, names that exist, sizes past
 every limit; and the calls that send them (as messages or as raw bytes) and judge the answers."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,22 +14,61 @@ from hypothesis import strategies as st
 from clients.record.codec import encode_batch
 
 INT_RANGES = {
-    F.TYPE_INT32: (-(1 << 31), (1 << 31) - 1), F.TYPE_SINT32: (-(1 << 31), (1 << 31) - 1),
-    F.TYPE_INT64: (-(1 << 63), (1 << 63) - 1), F.TYPE_SINT64: (-(1 << 63), (1 << 63) - 1),
-    F.TYPE_UINT32: (0, (1 << 32) - 1), F.TYPE_UINT64: (0, (1 << 64) - 1),
+    F.TYPE_INT32: (-(1 << 31), (1 << 31) - 1),
+    F.TYPE_SINT32: (-(1 << 31), (1 << 31) - 1),
+    F.TYPE_INT64: (-(1 << 63), (1 << 63) - 1),
+    F.TYPE_SINT64: (-(1 << 63), (1 << 63) - 1),
+    F.TYPE_UINT32: (0, (1 << 32) - 1),
+    F.TYPE_UINT64: (0, (1 << 64) - 1),
 }
 # Names the node knows (so requests reach real partitions, groups and brokers) and names it must
 # refuse; the canary topic is deliberately absent, so the fuzz never names it.
-KNOWN_NAMES = ["fuzz", "fuzz.t", "__consumer_offsets", "__cluster_metadata", "g", "member", "",
-               "-", ".", "..", "a/b", "é", "\x00"]
+KNOWN_NAMES = [
+    "fuzz",
+    "fuzz.t",
+    "__consumer_offsets",
+    "__cluster_metadata",
+    "g",
+    "member",
+    "",
+    "-",
+    ".",
+    "..",
+    "a/b",
+    "é",
+    "\x00",
+]
 BIG = [300, 33_000, 1 << 20, (2 << 20) + 1]
 
 
 def ints(lo: int, hi: int) -> st.SearchStrategy[int]:
-    edges = sorted({v for v in (lo, hi, 0, 1, -1, -2, 2, 100, 1 << 15, (1 << 15) - 1,
-                                -(1 << 15), 1 << 31, (1 << 31) - 1, -(1 << 31)) if lo <= v <= hi})
-    return st.one_of(st.sampled_from(edges), st.integers(lo, hi), st.integers(-5, 70_000)
-                     .filter(lambda v: lo <= v <= hi))
+    edges = sorted(
+        {
+            v
+            for v in (
+                lo,
+                hi,
+                0,
+                1,
+                -1,
+                -2,
+                2,
+                100,
+                1 << 15,
+                (1 << 15) - 1,
+                -(1 << 15),
+                1 << 31,
+                (1 << 31) - 1,
+                -(1 << 31),
+            )
+            if lo <= v <= hi
+        }
+    )
+    return st.one_of(
+        st.sampled_from(edges),
+        st.integers(lo, hi),
+        st.integers(-5, 70_000).filter(lambda v: lo <= v <= hi),
+    )
 
 
 def strings(big: bool) -> st.SearchStrategy[str]:
@@ -92,8 +132,10 @@ def _scalar(fd, depth: int, big: bool) -> st.SearchStrategy | None:
     if fd.type == F.TYPE_BYTES:
         return blobs(big)
     if fd.type == F.TYPE_ENUM:
-        return st.one_of(st.sampled_from([v.number for v in fd.enum_type.values]),
-                         ints(-(1 << 31), (1 << 31) - 1))
+        return st.one_of(
+            st.sampled_from([v.number for v in fd.enum_type.values]),
+            ints(-(1 << 31), (1 << 31) - 1),
+        )
     if fd.type in (F.TYPE_DOUBLE, F.TYPE_FLOAT):
         return st.floats(allow_nan=True, width=32 if fd.type == F.TYPE_FLOAT else 64)
     return None
@@ -109,14 +151,16 @@ def _field(fd, depth: int, big: bool) -> st.SearchStrategy | None:
         return None
     if fd.is_repeated:
         many = _scalar(fd, depth, big=False) if depth == 0 else None
-        return st.one_of(st.lists(one, max_size=3), st.lists(many, min_size=40, max_size=60)
-                         if many is not None else st.just([]))
+        return st.one_of(
+            st.lists(one, max_size=3),
+            st.lists(many, min_size=40, max_size=60) if many is not None else st.just([]),
+        )
     return one
 
 
 @dataclass(frozen=True)
 class Method:
-    service: str            # full name, kraft.broker.v1.Broker
+    service: str  # full name, kraft.broker.v1.Broker
     name: str
     request: type
     response: type
@@ -131,8 +175,15 @@ class Method:
 
 def methods(pb2_module, service: str) -> list[Method]:
     descriptor = pb2_module.DESCRIPTOR.services_by_name[service]
-    return [Method(descriptor.full_name, m.name, message_factory.GetMessageClass(m.input_type),
-                   message_factory.GetMessageClass(m.output_type)) for m in descriptor.methods]
+    return [
+        Method(
+            descriptor.full_name,
+            m.name,
+            message_factory.GetMessageClass(m.input_type),
+            message_factory.GetMessageClass(m.output_type),
+        )
+        for m in descriptor.methods
+    ]
 
 
 # A handler that raised (INTERNAL, UNKNOWN) or a node that went away (UNAVAILABLE) is a finding;
@@ -169,11 +220,15 @@ def findings(response) -> list[str]:
 
 def send_all(channel: grpc.Channel, method: Method, requests: list, timeout_s: float) -> list[str]:
     """Send every request at once (message or raw bytes); the findings, one line each."""
-    typed = channel.unary_unary(method.path, request_serializer=lambda m: m.SerializeToString(),
-                                response_deserializer=method.response.FromString)
+    typed = channel.unary_unary(
+        method.path,
+        request_serializer=lambda m: m.SerializeToString(),
+        response_deserializer=method.response.FromString,
+    )
     raw = channel.unary_unary(method.path)
-    futures = [(r, (raw if isinstance(r, bytes) else typed).future(r, timeout=timeout_s))
-               for r in requests]
+    futures = [
+        (r, (raw if isinstance(r, bytes) else typed).future(r, timeout=timeout_s)) for r in requests
+    ]
     out = []
     for request, future in futures:
         try:

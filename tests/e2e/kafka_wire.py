@@ -1,6 +1,7 @@
 """A raw Kafka wire client for the tests (blocking sockets): a request encoded by kio with its
 header, the answer's body decoded by kio. For what no client library sends: hostile frames,
 a Fetch read byte for byte."""
+
 from __future__ import annotations
 
 import io
@@ -13,12 +14,14 @@ from broker.kafka.apis import header_versions
 from broker.kafka.codec import _entity
 
 
-def encode_request(api_key: int, version: int, request, correlation_id: int = 1,
-                   client_id: str = "kraft-test") -> bytes:
+def encode_request(
+    api_key: int, version: int, request, correlation_id: int = 1, client_id: str = "kraft-test"
+) -> bytes:
     body = io.BytesIO()
     entity_writer(type(request))(body, request)
-    head = struct.pack(">hhih", api_key, version, correlation_id, len(client_id)) \
-        + client_id.encode()
+    head = (
+        struct.pack(">hhih", api_key, version, correlation_id, len(client_id)) + client_id.encode()
+    )
     if header_versions(api_key, version)[0] >= 2:
         head += b"\x00"
     payload = head + body.getvalue()

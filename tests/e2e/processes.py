@@ -1,6 +1,7 @@
 """Real kraft processes for the end-to-end tests: one `kraft dev` node on a free loopback port,
 or a multi-node cluster of `kraft node` processes, with kill -9, SIGTERM and restart. A node's
 server.properties, ports and formatting come from chaos.launcher, as kraft dev's and chaos's do."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -18,14 +19,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 class NodeProcess:
-    def __init__(self, data_dir: pathlib.Path, overrides: list[str] | None = None,
-                 preexec_fn=None) -> None:
+    def __init__(
+        self, data_dir: pathlib.Path, overrides: list[str] | None = None, preexec_fn=None
+    ) -> None:
         self.data_dir = data_dir
         self.overrides = overrides or []
-        self.preexec_fn = preexec_fn       # run in the child before exec (e.g. lower a limit)
+        self.preexec_fn = preexec_fn  # run in the child before exec (e.g. lower a limit)
         self.port = 0
-        self.controller_address = ""      # a combined node's controller listener, once started
-        self.kafka_address = ""           # its Kafka wire listener, once started
+        self.controller_address = ""  # a combined node's controller listener, once started
+        self.kafka_address = ""  # its Kafka wire listener, once started
         self.proc: subprocess.Popen | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}.log"
 
@@ -33,15 +35,28 @@ class NodeProcess:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> "NodeProcess":
-        cmd = [sys.executable, "-m", "entry.main", "dev", "--data", str(self.data_dir),
-               "--port", str(self.port)]
+    def start(self, timeout: float = 30.0) -> NodeProcess:
+        cmd = [
+            sys.executable,
+            "-m",
+            "entry.main",
+            "dev",
+            "--data",
+            str(self.data_dir),
+            "--port",
+            str(self.port),
+        ]
         for o in self.overrides:
             cmd += ["--override", o]
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=log,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                                     preexec_fn=self.preexec_fn)
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=self.preexec_fn,
+        )
         deadline = time.monotonic() + timeout
         line = b""
         while time.monotonic() < deadline:
@@ -49,17 +64,23 @@ class NodeProcess:
             if ready:
                 line = self.proc.stdout.readline()
                 if b"listening on" in line:
-                    self.port = int(line.split(b"listening on ", 1)[1].split(b",", 1)[0].rsplit(b":", 1)[1])
+                    self.port = int(
+                        line.split(b"listening on ", 1)[1].split(b",", 1)[0].rsplit(b":", 1)[1]
+                    )
                     if b"Kafka clients on " in line:
-                        self.kafka_address = line.split(b"Kafka clients on ", 1)[1].split(
-                            b",", 1)[0].decode()
+                        self.kafka_address = (
+                            line.split(b"Kafka clients on ", 1)[1].split(b",", 1)[0].decode()
+                        )
                     if b"controller on " in line:
-                        self.controller_address = line.split(b"controller on ", 1)[1].split(
-                            b",", 1)[0].decode()
+                        self.controller_address = (
+                            line.split(b"controller on ", 1)[1].split(b",", 1)[0].decode()
+                        )
                     return self
             if self.proc.poll() is not None:
                 break
-        raise RuntimeError(f"node did not start: {line!r}; log:\n{self.log_path.read_text()[-3000:]}")
+        raise RuntimeError(
+            f"node did not start: {line!r}; log:\n{self.log_path.read_text()[-3000:]}"
+        )
 
     def kill9(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
@@ -72,12 +93,19 @@ class NodeProcess:
         return self.proc.wait(timeout)
 
 
-def run_kraft(*args: str, input: str | None = None, env: dict | None = None,
-              timeout: float = 60) -> subprocess.CompletedProcess:
+def run_kraft(
+    *args: str, input: str | None = None, env: dict | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
     """Run the `kraft` command line as a user would (same interpreter, real process)."""
-    return subprocess.run([sys.executable, "-m", "entry.main", *args], cwd=ROOT, input=input,
-                          capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "entry.main", *args],
+        cwd=ROOT,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def free_port() -> int:
@@ -88,8 +116,15 @@ class ClusterNode:
     """One `kraft node` process of a multi-node cluster (controller-only or broker-only), with its
     own server.properties and data dir; start waits for its `listening on` line."""
 
-    def __init__(self, node_id: int, roles: str, root: pathlib.Path, voters: str, address: str,
-                 overrides: dict[str, str]) -> None:
+    def __init__(
+        self,
+        node_id: int,
+        roles: str,
+        root: pathlib.Path,
+        voters: str,
+        address: str,
+        overrides: dict[str, str],
+    ) -> None:
         self.node_id, self.roles, self.address = node_id, roles, address
         self.data_dir = root / f"node-{node_id}"
         self.config = root / f"node-{node_id}.properties"
@@ -98,8 +133,9 @@ class ClusterNode:
         self.kafka_address = "" if roles == "controller" else f"127.0.0.1:{free_port()}"
         if self.kafka_address:
             props["listeners"] += f",KAFKA://{self.kafka_address}"
-        launcher.write_properties(self.config, f"node {node_id} ({roles}) of an end-to-end test "
-                                               f"cluster", props)
+        launcher.write_properties(
+            self.config, f"node {node_id} ({roles}) of an end-to-end test cluster", props
+        )
         self.log_path = root / f"node-{node_id}.log"
         self.proc: subprocess.Popen | None = None
 
@@ -110,8 +146,12 @@ class ClusterNode:
     def spawn(self) -> None:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "entry.main", "node", "--config", str(self.config)], cwd=ROOT,
-            stdout=subprocess.PIPE, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            [sys.executable, "-m", "entry.main", "node", "--config", str(self.config)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
 
     def wait_started(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
@@ -121,8 +161,9 @@ class ClusterNode:
                 return
             if self.proc.poll() is not None:
                 break
-        raise AssertionError(f"node {self.node_id} did not start; log:\n"
-                             f"{self.log_path.read_text()[-3000:]}")
+        raise AssertionError(
+            f"node {self.node_id} did not start; log:\n{self.log_path.read_text()[-3000:]}"
+        )
 
     def kill9(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
@@ -142,18 +183,32 @@ class ClusterNode:
 
 
 class Cluster:
-    def __init__(self, root: pathlib.Path, controllers: int, brokers: int,
-                 overrides: dict[str, str] | None = None,
-                 node_overrides: dict[int, dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        root: pathlib.Path,
+        controllers: int,
+        brokers: int,
+        overrides: dict[str, str] | None = None,
+        node_overrides: dict[int, dict[str, str]] | None = None,
+    ) -> None:
         self.root = root
         ids = range(1, controllers + brokers + 1)
-        addresses = {i: f"127.0.0.1:{port}"
-                     for i, port in zip(ids, launcher.free_ports("127.0.0.1", len(ids)))}
+        addresses = {
+            i: f"127.0.0.1:{port}"
+            for i, port in zip(ids, launcher.free_ports("127.0.0.1", len(ids)))
+        }
         voters = launcher.quorum_voters((i, addresses[i]) for i in range(1, controllers + 1))
-        self.nodes = {i: ClusterNode(i, "controller" if i <= controllers else "broker", root,
-                                     voters, addresses[i],
-                                     {**(overrides or {}), **(node_overrides or {}).get(i, {})})
-                      for i in ids}
+        self.nodes = {
+            i: ClusterNode(
+                i,
+                "controller" if i <= controllers else "broker",
+                root,
+                voters,
+                addresses[i],
+                {**(overrides or {}), **(node_overrides or {}).get(i, {})},
+            )
+            for i in ids
+        }
         self.controllers = [self.nodes[i] for i in range(1, controllers + 1)]
         self.brokers = [self.nodes[i] for i in ids if i > controllers]
 
@@ -161,7 +216,7 @@ class Cluster:
     def bootstrap(self) -> str:
         return ",".join(b.address for b in self.brokers)
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         # Each format is a Python process importing the whole package: one after another they
         # took 40 s of a loaded 2-core machine, side by side they overlap their waits.
         with concurrent.futures.ThreadPoolExecutor(len(self.nodes)) as pool:

@@ -1,6 +1,7 @@
 """A real node that auto-creates a topic a producer named (a typo) logs one WARNING naming it and
 auto.create.topics.enable, however often it is produced to; with the setting off, nothing is
 created and the producer is told the topic does not exist."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,11 @@ pytestmark = pytest.mark.e2e
 
 
 def warnings_about(log: str, topic: str) -> list[str]:
-    return [line for line in log.splitlines()
-            if "WARNING" in line and f"'{topic}'" in line and "auto.create.topics.enable" in line]
+    return [
+        line
+        for line in log.splitlines()
+        if "WARNING" in line and f"'{topic}'" in line and "auto.create.topics.enable" in line
+    ]
 
 
 def test_one_warning_per_auto_created_topic(node_factory, kraft):

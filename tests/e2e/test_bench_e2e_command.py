@@ -1,5 +1,6 @@
 """`kraft bench e2e` against a real node: every record sent at the fixed rate comes back, the
 latency figures are send -> receive on one clock, and the settings are in the JSON."""
+
 from __future__ import annotations
 
 import json
@@ -10,9 +11,24 @@ pytestmark = pytest.mark.e2e
 
 
 def test_bench_e2e_reports_latency_of_every_record(node, kraft):
-    done = kraft("bench", "e2e", "--bootstrap-server", node.address, "--rate", "400",
-                 "--seconds", "3", "--warmup-seconds", "1", "--acks", "1", "-q",
-                 "--format", "json", timeout=120)
+    done = kraft(
+        "bench",
+        "e2e",
+        "--bootstrap-server",
+        node.address,
+        "--rate",
+        "400",
+        "--seconds",
+        "3",
+        "--warmup-seconds",
+        "1",
+        "--acks",
+        "1",
+        "-q",
+        "--format",
+        "json",
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["sent"] == result["received"] == 1200

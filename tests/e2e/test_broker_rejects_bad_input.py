@@ -1,5 +1,6 @@
 """A real node process over real gRPC: every kind of bad input gets its Kafka error code, nothing
 is appended, and the broker keeps serving afterwards."""
+
 from __future__ import annotations
 
 import struct
@@ -12,7 +13,9 @@ import pytest
 from clients.bridge import open_channel
 from clients.errors import ErrorCode
 from clients.record.codec import decode_records, encode_batch
-from clients.wire import broker_pb2 as bpb, broker_pb2_grpc, controller_pb2 as cpb, controller_pb2_grpc
+from clients.wire import broker_pb2 as bpb
+from clients.wire import broker_pb2_grpc, controller_pb2_grpc
+from clients.wire import controller_pb2 as cpb
 
 pytestmark = pytest.mark.e2e
 
@@ -24,26 +27,67 @@ class Raw:
         self.controller = controller_pb2_grpc.ControllerStub(channel)
 
     def create(self, name: str, partitions: int = 1, rf: int = -1, **configs: str):
-        req = cpb.CreateTopicsRequest(topics=[cpb.CreatableTopic(
-            name=name, num_partitions=partitions, replication_factor=rf,
-            configs={k.replace("_", "."): v for k, v in configs.items()})])
+        req = cpb.CreateTopicsRequest(
+            topics=[
+                cpb.CreatableTopic(
+                    name=name,
+                    num_partitions=partitions,
+                    replication_factor=rf,
+                    configs={k.replace("_", "."): v for k, v in configs.items()},
+                )
+            ]
+        )
         return self.controller.CreateTopics(req, timeout=10).topics[0]
 
     def produce(self, topic: str, records: bytes, acks: int = 1, partition: int = 0):
-        req = bpb.ProduceRequest(acks=acks, timeout_ms=5000, topics=[bpb.TopicProduceData(
-            name=topic, partitions=[bpb.PartitionProduceData(partition=partition, records=records)])])
+        req = bpb.ProduceRequest(
+            acks=acks,
+            timeout_ms=5000,
+            topics=[
+                bpb.TopicProduceData(
+                    name=topic,
+                    partitions=[bpb.PartitionProduceData(partition=partition, records=records)],
+                )
+            ],
+        )
         return self.broker.Produce(req, timeout=10).topics[0].partitions[0]
 
     def fetch(self, topic: str, offset: int, max_wait_ms: int = 0, min_bytes: int = 1):
-        req = bpb.FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20,
-                               topics=[bpb.FetchTopic(topic=topic, partitions=[bpb.FetchPartition(
-                                   partition=0, current_leader_epoch=-1, fetch_offset=offset,
-                                   last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=1 << 20)])])
+        req = bpb.FetchRequest(
+            replica_id=-1,
+            max_wait_ms=max_wait_ms,
+            min_bytes=min_bytes,
+            max_bytes=1 << 20,
+            topics=[
+                bpb.FetchTopic(
+                    topic=topic,
+                    partitions=[
+                        bpb.FetchPartition(
+                            partition=0,
+                            current_leader_epoch=-1,
+                            fetch_offset=offset,
+                            last_fetched_epoch=-1,
+                            log_start_offset=-1,
+                            partition_max_bytes=1 << 20,
+                        )
+                    ],
+                )
+            ],
+        )
         return self.broker.Fetch(req, timeout=30).topics[0].partitions[0]
 
     def log_end(self, topic: str) -> int:
-        req = bpb.ListOffsetsRequest(replica_id=-1, topics=[bpb.ListOffsetsTopic(
-            name=topic, partitions=[bpb.ListOffsetsPartition(partition=0, current_leader_epoch=-1, timestamp=-1)])])
+        req = bpb.ListOffsetsRequest(
+            replica_id=-1,
+            topics=[
+                bpb.ListOffsetsTopic(
+                    name=topic,
+                    partitions=[
+                        bpb.ListOffsetsPartition(partition=0, current_leader_epoch=-1, timestamp=-1)
+                    ],
+                )
+            ],
+        )
         answer = self.broker.ListOffsets(req, timeout=10).topics[0].partitions[0]
         assert answer.error_code == 0, answer.error_message
         return answer.offset
@@ -56,11 +100,11 @@ def batch(n: int = 3, size: int = 10) -> bytes:
 def corrupt_variants() -> dict[str, bytes]:
     good = batch()
     flipped = bytearray(good)
-    flipped[-1] ^= 0xFF                                  # inside the CRC-covered records
+    flipped[-1] ^= 0xFF  # inside the CRC-covered records
     longer = bytearray(good)
-    struct.pack_into(">i", longer, 8, len(good))         # batchLength claims more than follows
+    struct.pack_into(">i", longer, 8, len(good))  # batchLength claims more than follows
     magic = bytearray(good)
-    magic[16] = 1                                        # magic 1 (a v1 message set)
+    magic[16] = 1  # magic 1 (a v1 message set)
     return {
         "wrong CRC": bytes(flipped),
         "wrong length": bytes(longer),
@@ -83,7 +127,7 @@ def test_corrupt_batch_is_rejected_whole(node, name):
     assert answer.error_code == ErrorCode.CORRUPT_MESSAGE, answer
     assert answer.error_message
     assert raw.log_end("t") == before
-    assert raw.produce("t", batch()).base_offset == before      # still serving, nothing skipped
+    assert raw.produce("t", batch()).base_offset == before  # still serving, nothing skipped
 
 
 def crc_fixed(data) -> bytes:
@@ -95,17 +139,21 @@ def crc_fixed(data) -> bytes:
 def invalid_record_variants() -> dict[str, bytes]:
     """Intact batches (their CRC recomputed) whose records do not match their header."""
     lie = bytearray(batch(n=1))
-    struct.pack_into(">i", lie, 23, 2**31 - 2)           # lastOffsetDelta
-    struct.pack_into(">i", lie, 57, 2**31 - 1)           # recordsCount
+    struct.pack_into(">i", lie, 23, 2**31 - 2)  # lastOffsetDelta
+    struct.pack_into(">i", lie, 57, 2**31 - 1)  # recordsCount
     cut = bytearray(batch()[:-4])
-    struct.pack_into(">i", cut, 8, len(cut) - 12)        # batchLength fits what is left
+    struct.pack_into(">i", cut, 8, len(cut) - 12)  # batchLength fits what is left
     garbage = bytearray(batch(n=1)[:61] + b"not zstd at all" * 3)
     struct.pack_into(">i", garbage, 8, len(garbage) - 12)
-    struct.pack_into(">h", garbage, 21, 4)               # attributes: zstd
+    struct.pack_into(">h", garbage, 21, 4)  # attributes: zstd
     snappy = bytearray(batch(n=1))
-    struct.pack_into(">h", snappy, 21, 2)                # snappy, records left uncompressed
-    return {"count that lies": crc_fixed(lie), "cut short": crc_fixed(cut),
-            "garbage zstd": crc_fixed(garbage), "garbage snappy": crc_fixed(snappy)}
+    struct.pack_into(">h", snappy, 21, 2)  # snappy, records left uncompressed
+    return {
+        "count that lies": crc_fixed(lie),
+        "cut short": crc_fixed(cut),
+        "garbage zstd": crc_fixed(garbage),
+        "garbage snappy": crc_fixed(snappy),
+    }
 
 
 def test_intact_batches_whose_records_do_not_walk_are_refused(node):
@@ -118,7 +166,7 @@ def test_intact_batches_whose_records_do_not_walk_are_refused(node):
         assert "nothing was appended" in answer.error_message
         assert raw.log_end("walked") == 3, name
     fetched = raw.fetch("walked", 0)
-    assert len(decode_records(fetched.records)) == 3      # consumers read on
+    assert len(decode_records(fetched.records)) == 3  # consumers read on
     assert raw.produce("walked", batch()).base_offset == 3
 
 
@@ -138,15 +186,19 @@ def test_each_bad_request_gets_its_error_and_the_broker_keeps_serving(node):
     assert raw.fetch("small", 1000).error_code == ErrorCode.OFFSET_OUT_OF_RANGE
 
     meta = raw.broker.Metadata(bpb.MetadataRequest(topics=["bad name!", "missing"]), timeout=10)
-    assert [t.error_code for t in meta.topics] == [ErrorCode.INVALID_TOPIC_EXCEPTION,
-                                                  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+    assert [t.error_code for t in meta.topics] == [
+        ErrorCode.INVALID_TOPIC_EXCEPTION,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    ]
 
     assert raw.produce("small", batch(n=2, size=5)).base_offset == 0
 
 
 def test_metadata_auto_creates_a_topic_when_allowed(node):
     raw = Raw(node.address)
-    meta = raw.broker.Metadata(bpb.MetadataRequest(topics=["fresh"], allow_auto_topic_creation=True), timeout=10)
+    meta = raw.broker.Metadata(
+        bpb.MetadataRequest(topics=["fresh"], allow_auto_topic_creation=True), timeout=10
+    )
     assert meta.topics[0].error_code == 0
     assert len(meta.topics[0].partitions) == 1
     assert raw.produce("fresh", batch()).error_code == 0
@@ -161,7 +213,9 @@ def test_fetch_long_polls_until_data_arrives(node):
     assert time.monotonic() - started >= 0.35
 
     result = {}
-    waiter = threading.Thread(target=lambda: result.update(answer=raw.fetch("poll", 0, max_wait_ms=20_000)))
+    waiter = threading.Thread(
+        target=lambda: result.update(answer=raw.fetch("poll", 0, max_wait_ms=20_000))
+    )
     started = time.monotonic()
     waiter.start()
     time.sleep(0.3)
@@ -180,7 +234,9 @@ def test_acks_all_is_refused_when_the_isr_is_below_min_insync_replicas(node):
     assert refused.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
     assert "min.insync.replicas=2" in refused.error_message
     assert raw.log_end("strict") == 0
-    assert raw.produce("strict", batch(), acks=1).error_code == 0      # acks=1 does not wait for the ISR
+    assert (
+        raw.produce("strict", batch(), acks=1).error_code == 0
+    )  # acks=1 does not wait for the ISR
 
 
 def test_follower_fetches_from_strangers_or_stale_epochs_are_refused_and_change_nothing(node):
@@ -190,10 +246,26 @@ def test_follower_fetches_from_strangers_or_stale_epochs_are_refused_and_change_
     before = raw.log_end("guarded")
 
     def follower_fetch(replica_id: int, leader_epoch: int, offset: int = 0):
-        req = bpb.FetchRequest(replica_id=replica_id, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
-                               topics=[bpb.FetchTopic(topic="guarded", partitions=[bpb.FetchPartition(
-                                   partition=0, current_leader_epoch=leader_epoch, fetch_offset=offset,
-                                   last_fetched_epoch=-1, partition_max_bytes=1 << 20)])])
+        req = bpb.FetchRequest(
+            replica_id=replica_id,
+            max_wait_ms=0,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            topics=[
+                bpb.FetchTopic(
+                    topic="guarded",
+                    partitions=[
+                        bpb.FetchPartition(
+                            partition=0,
+                            current_leader_epoch=leader_epoch,
+                            fetch_offset=offset,
+                            last_fetched_epoch=-1,
+                            partition_max_bytes=1 << 20,
+                        )
+                    ],
+                )
+            ],
+        )
         return raw.broker.Fetch(req, timeout=10).topics[0].partitions[0]
 
     meta = raw.broker.Metadata(bpb.MetadataRequest(topics=["guarded"]), timeout=10)

@@ -1,6 +1,7 @@
 """Stopping `kraft` client commands with signals, as a user or a supervisor does: SIGTERM to a
 group member leaves the group and commits like Ctrl-C (exit 143), and Ctrl-C during
 `kraft bench produce` always ends the process."""
+
 from __future__ import annotations
 
 import json
@@ -11,19 +12,25 @@ import sys
 import time
 
 import pytest
-
 from processes import ROOT
 
 pytestmark = pytest.mark.e2e
 
-FAST_GROUPS = ["group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=1",
-               "offsets.topic.replication.factor=1"]
+FAST_GROUPS = [
+    "group.initial.rebalance.delay.ms=0",
+    "offsets.topic.num.partitions=1",
+    "offsets.topic.replication.factor=1",
+]
 
 
 def spawn_kraft(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "entry.main", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return subprocess.Popen(
+        [sys.executable, "-m", "entry.main", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def test_sigterm_to_a_group_member_commits_leaves_and_exits_143(node_factory, kraft):
@@ -57,8 +64,17 @@ def test_ctrl_c_during_bench_produce_always_ends_the_process(node, kraft):
     assert kraft("topic", "create", "bench", "-p", "3", *bs).returncode == 0
     hung = []
     for attempt in range(12):
-        bench = spawn_kraft("bench", "produce", "--topic", "bench", "--num-records", "5000000",
-                            "--record-size", "100", *bs)
+        bench = spawn_kraft(
+            "bench",
+            "produce",
+            "--topic",
+            "bench",
+            "--num-records",
+            "5000000",
+            "--record-size",
+            "100",
+            *bs,
+        )
         # Once it sends (its first progress line), interrupt at a different moment each time.
         line = b""
         while b"records sent" not in line:

@@ -1,6 +1,7 @@
 """A user pointing a client at the wrong kind of listener (a controller's port as a broker) is
 told which it is and what to use; a broker's port as a controller still describes the quorum
 (brokers forward DescribeQuorum); `kraft --version` answers."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,9 +12,12 @@ pytestmark = pytest.mark.e2e
 def test_a_controller_port_is_named_as_such_for_every_client_command(node, kraft):
     controller = node.controller_address
     assert controller, "kraft dev printed no controller address"
-    for args, stdin in ((("topic", "list"), None), (("produce", "t"), "hello\n"),
-                        (("consume", "t", "--max-messages", "1", "--timeout-ms", "2000"), None),
-                        (("group", "list"), None)):
+    for args, stdin in (
+        (("topic", "list"), None),
+        (("produce", "t"), "hello\n"),
+        (("consume", "t", "--max-messages", "1", "--timeout-ms", "2000"), None),
+        (("group", "list"), None),
+    ):
         result = kraft(*args, "--bootstrap-server", controller, input=stdin)
         assert result.returncode == 1, result
         assert "Method not found" not in result.stderr and "Traceback" not in result.stderr

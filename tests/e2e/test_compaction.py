@@ -1,5 +1,6 @@
 """A compacted topic on a real node: the broker's cleaner keeps the last value of every key at the
 offset it was acknowledged at, and drops older values, without touching the active segment."""
+
 from __future__ import annotations
 
 import time
@@ -29,8 +30,19 @@ def read_all(address: str, tp: TopicPartition, end: int) -> dict[int, tuple[byte
 def test_the_cleaner_keeps_the_last_value_per_key_at_its_offset(node_factory):
     node = node_factory(overrides=["log.cleaner.backoff.ms=200"]).start()
     with Admin(node.address) as admin:
-        admin.create_topics([NewTopic("latest", num_partitions=1, configs={
-            "cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.01"})])
+        admin.create_topics(
+            [
+                NewTopic(
+                    "latest",
+                    num_partitions=1,
+                    configs={
+                        "cleanup.policy": "compact",
+                        "segment.bytes": "2048",
+                        "min.cleanable.dirty.ratio": "0.01",
+                    },
+                )
+            ]
+        )
     last: dict[bytes, tuple[int, bytes]] = {}
     with Producer(node.address, acks=1, linger_ms=0) as producer:
         for i in range(400):
@@ -48,4 +60,6 @@ def test_the_cleaner_keeps_the_last_value_per_key_at_its_offset(node_factory):
     assert len(read) < 100, f"nothing was compacted: {len(read)} of 400 records remain"
     for key, (offset, value) in last.items():
         assert read[offset] == (key, value), f"{key!r}: its last value is gone from offset {offset}"
-    assert sorted(read) == sorted(set(read)) and all(a < b for a, b in zip(sorted(read), sorted(read)[1:]))
+    assert sorted(read) == sorted(set(read)) and all(
+        a < b for a, b in zip(sorted(read), sorted(read)[1:])
+    )

@@ -2,6 +2,7 @@
 RF=3): at restart that replica goes offline instead of serving a hole, its broker's heartbeat
 reports it and it stays out of the ISR while the same broker's healthy replica rejoins; every
 acknowledged record is still read back, densely, from the new leader; nothing was cut."""
+
 from __future__ import annotations
 
 import json
@@ -9,13 +10,13 @@ import time
 
 import grpc
 import pytest
+from test_replication_failover import FAST
+from waiting import eventually
 
 from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition
 from clients.wire import broker_pb2, broker_pb2_grpc
-from test_replication_failover import FAST
-from waiting import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -24,29 +25,53 @@ RECORDS = 120
 
 def _partitions(kraft, bootstrap):
     done = kraft("topic", "describe", "ledger", "--format", "json", "--bootstrap-server", bootstrap)
-    return {p["partition"]: p for p in json.loads(done.stdout)["partitions"]} \
-        if done.returncode == 0 else None
+    return (
+        {p["partition"]: p for p in json.loads(done.stdout)["partitions"]}
+        if done.returncode == 0
+        else None
+    )
 
 
 def _offline_replicas(address: str, partition: int) -> list[int]:
     with grpc.insecure_channel(address) as channel:
         resp = broker_pb2_grpc.BrokerStub(channel).Metadata(
-            broker_pb2.MetadataRequest(topics=["ledger"]), timeout=5)
+            broker_pb2.MetadataRequest(topics=["ledger"]), timeout=5
+        )
     return list(resp.topics[0].partitions[partition].offline_replicas)
 
 
 def test_a_deleted_segment_takes_the_replica_offline_and_out_of_the_isr(cluster_factory, kraft):
     cluster = cluster_factory(1, 3, **FAST)
-    created = kraft("topic", "create", "ledger", "-p", "2", "-r", "3", "-c", "segment.bytes=1024",
-                    "--bootstrap-server", cluster.bootstrap)
+    created = kraft(
+        "topic",
+        "create",
+        "ledger",
+        "-p",
+        "2",
+        "-r",
+        "3",
+        "-c",
+        "segment.bytes=1024",
+        "--bootstrap-server",
+        cluster.bootstrap,
+    )
     assert created.returncode == 0, created.stderr
-    eventually(lambda: (d := _partitions(kraft, cluster.bootstrap))
-               and all(len(p["isr"]) == 3 for p in d.values()), 30, "a full ISR")
+    eventually(
+        lambda: (
+            (d := _partitions(kraft, cluster.bootstrap))
+            and all(len(p["isr"]) == 3 for p in d.values())
+        ),
+        30,
+        "a full ISR",
+    )
     sent = []
     with Producer(cluster.bootstrap, acks=-1) as producer:
-        for i in range(0, RECORDS, 10):          # small batches: several segments each
-            sent += [producer.send("ledger", b"record-%03d" % j, partition=p)
-                     for p in (0, 1) for j in range(i, i + 10)]
+        for i in range(0, RECORDS, 10):  # small batches: several segments each
+            sent += [
+                producer.send("ledger", b"record-%03d" % j, partition=p)
+                for p in (0, 1)
+                for j in range(i, i + 10)
+            ]
             producer.flush(30)
     assert [f.exception() for f in sent if f.exception() is not None] == []
     victim_id = _partitions(kraft, cluster.bootstrap)[0]["leader"]
@@ -59,8 +84,11 @@ def test_a_deleted_segment_takes_the_replica_offline_and_out_of_the_isr(cluster_
     victim.spawn()
     victim.wait_started()
     # The healthy replica on the same broker rejoins; the damaged one does not.
-    eventually(lambda: victim_id in (_partitions(kraft, cluster.bootstrap) or {1: {"isr": []}})[1]
-               ["isr"], 30, "the healthy replica back in the ISR")
+    eventually(
+        lambda: victim_id in (_partitions(kraft, cluster.bootstrap) or {1: {"isr": []}})[1]["isr"],
+        30,
+        "the healthy replica back in the ISR",
+    )
     time.sleep(2)
     damaged = _partitions(kraft, cluster.bootstrap)[0]
     assert victim_id not in damaged["isr"] and damaged["leader"] not in (victim_id, -1), damaged
@@ -69,7 +97,7 @@ def test_a_deleted_segment_takes_the_replica_offline_and_out_of_the_isr(cluster_
     assert victim_id not in _offline_replicas(cluster.brokers[0].address, 1)
     log = victim.log_path.read_text()
     assert "replica ledger-0 is offline" in log and "are missing" in log
-    assert len(sorted(replica.glob("*.log"))) == len(segments) - 1     # nothing was cut
+    assert len(sorted(replica.glob("*.log"))) == len(segments) - 1  # nothing was cut
     tp = TopicPartition("ledger", 0)
     with Consumer(cluster.bootstrap) as consumer:
         consumer.assign([tp])

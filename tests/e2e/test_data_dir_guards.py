@@ -1,5 +1,6 @@
 """A node locks its data dir (a second node on it refuses with one line naming the dir and the
 holder) and raises its open-file soft limit to the hard limit (real processes)."""
+
 from __future__ import annotations
 
 import resource

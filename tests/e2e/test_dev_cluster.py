@@ -1,6 +1,7 @@
 """`kraft dev --controllers 3 --brokers 3` runs six real node processes: detached, every broker is
 registered, `kraft cluster info` lists them, --stop ends all six and a re-run restarts the same
 cluster; in the foreground a killed node is reported, --restart brings it back, SIGTERM ends all."""
+
 from __future__ import annotations
 
 import json
@@ -52,30 +53,62 @@ def brokers_seen(kraft, doc: dict) -> dict:
 
 
 def test_detached_cluster_is_listed_then_stopped_then_restarted(data, kraft):
-    started = kraft("dev", "--controllers", "3", "--brokers", "3", "--port", "0", "--detach",
-                    "--data", str(data), timeout=120)
+    started = kraft(
+        "dev",
+        "--controllers",
+        "3",
+        "--brokers",
+        "3",
+        "--port",
+        "0",
+        "--detach",
+        "--data",
+        str(data),
+        timeout=120,
+    )
     assert started.returncode == 0, started.stderr + _logs(data)
     assert "cluster ready" in started.stdout
     doc = cluster_json(data)
     assert [(n["id"], n["roles"]) for n in doc["nodes"]] == [
-        (1, ["controller"]), (2, ["controller"]), (3, ["controller"]), (4, ["broker"]), (5, ["broker"]), (6, ["broker"])]
+        (1, ["controller"]),
+        (2, ["controller"]),
+        (3, ["controller"]),
+        (4, ["broker"]),
+        (5, ["broker"]),
+        (6, ["broker"]),
+    ]
     assert doc["supervisor_pid"] is None and all(running(n["pid"]) for n in doc["nodes"])
 
     info = brokers_seen(kraft, doc)
     assert info["cluster_id"] == doc["cluster_id"] and info["controller_id"] in (1, 2, 3)
-    assert [f"{b['host']}:{b['port']}" for b in info["brokers"]] == [n["address"] for n in doc["nodes"][3:]]
+    assert [f"{b['host']}:{b['port']}" for b in info["brokers"]] == [
+        n["address"] for n in doc["nodes"][3:]
+    ]
 
     stopped = kraft("dev", "--stop", "--data", str(data))
     assert stopped.returncode == 0, stopped.stderr
     assert stopped.stdout.count("kraft dev: stopped node") == 6
     assert not any(running(n["pid"]) for n in doc["nodes"])
 
-    again = kraft("dev", "--controllers", "3", "--brokers", "3", "--port", "0", "--detach",
-                  "--data", str(data), timeout=120)
+    again = kraft(
+        "dev",
+        "--controllers",
+        "3",
+        "--brokers",
+        "3",
+        "--port",
+        "0",
+        "--detach",
+        "--data",
+        str(data),
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr + _logs(data)
     assert brokers_seen(kraft, cluster_json(data))["cluster_id"] == doc["cluster_id"]
     # --port 0 again: the ports it had, so saved addresses keep working
-    assert [n["address"] for n in cluster_json(data)["nodes"]] == [n["address"] for n in doc["nodes"]]
+    assert [n["address"] for n in cluster_json(data)["nodes"]] == [
+        n["address"] for n in doc["nodes"]
+    ]
     assert kraft("dev", "--stop", "--data", str(data)).returncode == 0
 
 
@@ -83,9 +116,25 @@ def test_foreground_reports_a_killed_node_adopts_its_restart_and_stops_all(data,
     err_path = data.parent / "dev.err"
     with open(err_path, "wb") as err:
         supervisor = subprocess.Popen(
-            [sys.executable, "-m", "entry.main", "dev", "--controllers", "3", "--brokers", "3", "--port", "0",
-             "--data", str(data)], cwd=ROOT, stdout=subprocess.PIPE, stderr=err,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            [
+                sys.executable,
+                "-m",
+                "entry.main",
+                "dev",
+                "--controllers",
+                "3",
+                "--brokers",
+                "3",
+                "--port",
+                "0",
+                "--data",
+                str(data),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
         ready = _read_until(supervisor, b"cluster ready", 90)
         assert b"cluster ready" in ready, err_path.read_text() + _logs(data)
@@ -93,7 +142,9 @@ def test_foreground_reports_a_killed_node_adopts_its_restart_and_stops_all(data,
         assert doc["supervisor_pid"] == supervisor.pid
         broker = doc["nodes"][4]
         os.kill(broker["pid"], signal.SIGKILL)
-        _wait(lambda: "node 5 (broker)" in err_path.read_text(), 10, "the supervisor reporting node 5")
+        _wait(
+            lambda: "node 5 (broker)" in err_path.read_text(), 10, "the supervisor reporting node 5"
+        )
         assert "exited with code -9" in err_path.read_text() and supervisor.poll() is None
 
         restarted = kraft("dev", "--restart", "5", "--data", str(data), timeout=90)
@@ -128,4 +179,6 @@ def _wait(predicate, within: float, what: str) -> None:
 
 
 def _logs(data: pathlib.Path) -> str:
-    return "".join(f"\n--- {p}\n{p.read_text()[-1500:]}" for p in sorted(data.glob("node-*/node.log")))
+    return "".join(
+        f"\n--- {p}\n{p.read_text()[-1500:]}" for p in sorted(data.glob("node-*/node.log"))
+    )

@@ -5,6 +5,7 @@ nothing without ACLs; users alice and bob, each granted their own prefix, produc
 there and are refused the other's topic; a transaction commits across partitions led by
 different brokers; a wrong password is refused with SASL_AUTHENTICATION_FAILED and a plaintext
 client gets nothing."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,20 @@ def data(tmp_path):
 
 
 def test_admin_produces_and_consumes_over_sasl_ssl(data, kraft):
-    started = kraft("dev", "--secure", "--controllers", "3", "--brokers", "3", "--port", "0",
-                    "--detach", "--data", str(data), timeout=180)
+    started = kraft(
+        "dev",
+        "--secure",
+        "--controllers",
+        "3",
+        "--brokers",
+        "3",
+        "--port",
+        "0",
+        "--detach",
+        "--data",
+        str(data),
+        timeout=180,
+    )
     assert started.returncode == 0, started.stderr
     assert "--command-config" in started.stdout
     doc = json.loads((data / "cluster.json").read_text())
@@ -52,8 +65,9 @@ def test_admin_produces_and_consumes_over_sasl_ssl(data, kraft):
         for i in range(100):
             producer.send("secure-orders", value=f"order-{i}".encode())
         producer.flush()
-    with Consumer(bootstrap, group_id="secure-group", auto_offset_reset="earliest",
-                  **admin_security) as consumer:
+    with Consumer(
+        bootstrap, group_id="secure-group", auto_offset_reset="earliest", **admin_security
+    ) as consumer:
         consumer.subscribe(["secure-orders"])
         seen = []
         for _ in range(50):
@@ -71,8 +85,9 @@ def test_admin_produces_and_consumes_over_sasl_ssl(data, kraft):
         for partition in range(3):
             producer.send("secure-orders", value=b"txn", partition=partition)
         producer.commit_transaction(60)
-    with Consumer(bootstrap, isolation_level="read_committed", auto_offset_reset="earliest",
-                  **admin_security) as consumer:
+    with Consumer(
+        bootstrap, isolation_level="read_committed", auto_offset_reset="earliest", **admin_security
+    ) as consumer:
         consumer.assign([TopicPartition("secure-orders", p) for p in range(3)])
         committed = []
         for _ in range(50):
@@ -82,18 +97,51 @@ def test_admin_produces_and_consumes_over_sasl_ssl(data, kraft):
     assert committed == [b"txn"] * 3
 
     # The kraft command with --command-config: users and the same topic.
-    added = kraft("user", "add", "bob", "--password-stdin", "--bootstrap-server", bootstrap,
-                  "--command-config", config, input="bob-secret\n")
+    added = kraft(
+        "user",
+        "add",
+        "bob",
+        "--password-stdin",
+        "--bootstrap-server",
+        bootstrap,
+        "--command-config",
+        config,
+        input="bob-secret\n",
+    )
     assert added.returncode == 0, added.stderr
-    listed = kraft("user", "list", "--format", "json", "--bootstrap-server", bootstrap,
-                   "--command-config", config)
+    listed = kraft(
+        "user",
+        "list",
+        "--format",
+        "json",
+        "--bootstrap-server",
+        bootstrap,
+        "--command-config",
+        config,
+    )
     assert {u["user"] for u in json.loads(listed.stdout)} == {"admin", "bob"}
-    consumed = kraft("consume", "secure-orders", "--from-beginning", "--max-messages", "3",
-                     "--bootstrap-server", bootstrap, "--command-config", config)
+    consumed = kraft(
+        "consume",
+        "secure-orders",
+        "--from-beginning",
+        "--max-messages",
+        "3",
+        "--bootstrap-server",
+        bootstrap,
+        "--command-config",
+        config,
+    )
     assert consumed.returncode == 0 and len(consumed.stdout.splitlines()) == 3, consumed.stderr
-    quorum = kraft("quorum", "describe", "--format", "json", "--bootstrap-controller",
-                   ",".join(n["address"] for n in doc["nodes"] if n["roles"] == ["controller"]),
-                   "--command-config", str(data / "admin-tls.properties"))
+    quorum = kraft(
+        "quorum",
+        "describe",
+        "--format",
+        "json",
+        "--bootstrap-controller",
+        ",".join(n["address"] for n in doc["nodes"] if n["roles"] == ["controller"]),
+        "--command-config",
+        str(data / "admin-tls.properties"),
+    )
     assert quorum.returncode == 0, quorum.stderr
 
     # bob is authenticated as User:bob and is no super user: the ACLs (none for him) refuse.
@@ -103,31 +151,58 @@ def test_admin_produces_and_consumes_over_sasl_ssl(data, kraft):
 
     # alice and bob, each allowed their own prefix of topics and groups: each writes and reads
     # there, neither can touch the other's topic, and Metadata shows each only their own.
-    added = kraft("user", "add", "alice", "--password-stdin", "--bootstrap-server", bootstrap,
-                  "--command-config", config, input="alice-secret\n")
+    added = kraft(
+        "user",
+        "add",
+        "alice",
+        "--password-stdin",
+        "--bootstrap-server",
+        bootstrap,
+        "--command-config",
+        config,
+        input="alice-secret\n",
+    )
     assert added.returncode == 0, added.stderr
     with Admin(bootstrap, **admin_security) as admin:
         admin.create_topics([_new_topic("alice-orders"), _new_topic("bob-orders")])
     for user in ("alice", "bob"):
         for resource in (("--topic", f"{user}-"), ("--group", f"{user}-")):
-            granted = kraft("acl", "add", "--allow-principal", f"User:{user}", "--operation", "All",
-                            *resource, "--resource-pattern-type", "prefixed",
-                            "--bootstrap-server", bootstrap, "--command-config", config)
+            granted = kraft(
+                "acl",
+                "add",
+                "--allow-principal",
+                f"User:{user}",
+                "--operation",
+                "All",
+                *resource,
+                "--resource-pattern-type",
+                "prefixed",
+                "--bootstrap-server",
+                bootstrap,
+                "--command-config",
+                config,
+            )
             assert granted.returncode == 0, granted.stderr
-    alice = {**admin_security, "sasl_plain_username": "alice", "sasl_plain_password": "alice-secret"}
+    alice = {
+        **admin_security,
+        "sasl_plain_username": "alice",
+        "sasl_plain_password": "alice-secret",
+    }
     users = {"alice": alice, "bob": bob}
     for user, security in users.items():
         other = "bob" if user == "alice" else "alice"
         with Producer(bootstrap, acks="all", **security) as producer:
-            futures = [producer.send(f"{user}-orders", value=f"{user}-{i}".encode())
-                       for i in range(20)]
+            futures = [
+                producer.send(f"{user}-orders", value=f"{user}-{i}".encode()) for i in range(20)
+            ]
             refused = producer.send(f"{other}-orders", value=b"trespass")
             producer.flush()
         assert all(f.exception() is None for f in futures), [f.exception() for f in futures]
         assert refused.exception() is not None
         assert refused.exception().code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
-        with Consumer(bootstrap, group_id=f"{user}-group", auto_offset_reset="earliest",
-                      **security) as consumer:
+        with Consumer(
+            bootstrap, group_id=f"{user}-group", auto_offset_reset="earliest", **security
+        ) as consumer:
             consumer.subscribe([f"{user}-orders"])
             seen = []
             for _ in range(50):
@@ -152,4 +227,5 @@ def test_admin_produces_and_consumes_over_sasl_ssl(data, kraft):
 
 def _new_topic(name):
     from clients.admin import NewTopic
+
     return NewTopic(name, num_partitions=3, replication_factor=3)

@@ -1,5 +1,6 @@
 """`kraft dev --port 0 --detach` runs the single combined node in the background (it was refused),
 refuses a second one on the same data dir, and a re-run after --stop gets the same address."""
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,9 @@ def test_detached_single_node_keeps_its_address_across_restarts(dev_data, kraft)
     again = kraft("dev", "--port", "0", "--detach", "--data", str(data))
     assert again.returncode == 0, again.stderr
     restarted = json.loads((data / "cluster.json").read_text())["nodes"][0]
-    assert (restarted["address"], restarted["controller_address"]) == (node["address"],
-                                                                       node["controller_address"])
-    assert "kept" in kraft("topic", "list", *bs).stdout     # the saved address still works
+    assert (restarted["address"], restarted["controller_address"]) == (
+        node["address"],
+        node["controller_address"],
+    )
+    assert "kept" in kraft("topic", "list", *bs).stdout  # the saved address still works
     assert kraft("dev", "--stop", "--data", str(data)).returncode == 0

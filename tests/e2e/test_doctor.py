@@ -1,5 +1,6 @@
 """`kraft doctor` against a real node: healthy says so and exits 0; a group behind on its topic is
 named in plain words (and in --format json) with exit code 1."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,9 @@ def test_doctor_says_ok_then_names_a_group_behind(node_factory, kraft):
     assert "ok: no problem found" in healthy.stdout
 
     assert kraft("produce", "orders", *bs, input="a\nb\nc\n").returncode == 0
-    consumed = kraft("consume", "orders", "--group", "billing", "--from-beginning",
-                     "--max-messages", "1", *bs)
+    consumed = kraft(
+        "consume", "orders", "--group", "billing", "--from-beginning", "--max-messages", "1", *bs
+    )
     assert consumed.returncode == 0, consumed.stderr
     behind = kraft("doctor", *bs)
     assert behind.returncode == 1, behind.stderr

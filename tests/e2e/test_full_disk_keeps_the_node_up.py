@@ -1,6 +1,7 @@
 """A log dir on a full disk (a real 1 MiB tmpfs) while topics are created: the node stays up, the
 partition placed there is offline (no leader once the heartbeat reported it) and the partitions
 on its healthy log dir serve produce and fetch. Skipped where a tmpfs cannot be mounted."""
+
 from __future__ import annotations
 
 import json
@@ -9,12 +10,12 @@ import shutil
 import subprocess
 
 import pytest
+from processes import NodeProcess
+from waiting import eventually
 
 from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition
-from processes import NodeProcess
-from waiting import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -25,8 +26,11 @@ def full_tmpfs(tmp_path):
     mount.mkdir()
     if shutil.which("mount") is None or os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root and mount(8)")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -41,7 +45,7 @@ def _fill(mount) -> None:
         while os.write(fd, b"\0" * 4096):
             pass
     except OSError:
-        pass                  # ENOSPC: full
+        pass  # ENOSPC: full
     finally:
         os.close(fd)
 
@@ -52,7 +56,8 @@ def _describe(kraft, bootstrap):
 
 
 def test_enospc_creating_partitions_keeps_the_node_up_and_the_partition_offline(
-        tmp_path, full_tmpfs, kraft):
+    tmp_path, full_tmpfs, kraft
+):
     data = tmp_path / "node1"
     node = NodeProcess(data, [f"log.dirs={data},{full_tmpfs / 'data'}"]).start()
     try:
@@ -60,8 +65,14 @@ def test_enospc_creating_partitions_keeps_the_node_up_and_the_partition_offline(
         created = kraft("topic", "create", "orders", "-p", "4", "--bootstrap-server", node.address)
         assert created.returncode == 0, created.stderr
         offline = eventually(
-            lambda: [p["partition"] for p in (_describe(kraft, node.address) or [])
-                     if p["leader"] in (-1, None)], 20, "a leaderless partition")
+            lambda: [
+                p["partition"]
+                for p in (_describe(kraft, node.address) or [])
+                if p["leader"] in (-1, None)
+            ],
+            20,
+            "a leaderless partition",
+        )
         assert node.proc.poll() is None, "the node exited"
         assert 0 < len(offline) < 4
         healthy = next(p for p in range(4) if p not in offline)

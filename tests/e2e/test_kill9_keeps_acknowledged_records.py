@@ -1,5 +1,6 @@
 """kill -9 of a node while a producer (acks=1) is writing loses no acknowledged record: after a
 restart on the same data dir every acknowledged record is read back at its acknowledged offset."""
+
 from __future__ import annotations
 
 import threading
@@ -18,14 +19,21 @@ def test_kill9_during_produce_loses_no_acknowledged_record(node):
     acked: dict[int, bytes] = {}
     lock = threading.Lock()
     stop = threading.Event()
-    producer = Producer(node.address, acks=1, linger_ms=1, delivery_timeout_ms=3000,
-                        request_timeout_ms=1000, retry_backoff_ms=50)
+    producer = Producer(
+        node.address,
+        acks=1,
+        linger_ms=1,
+        delivery_timeout_ms=3000,
+        request_timeout_ms=1000,
+        retry_backoff_ms=50,
+    )
 
     def remember(value: bytes):
         def done(future) -> None:
             if future.exception() is None:
                 with lock:
                     acked[future.result().offset] = value
+
         return done
 
     def write() -> None:

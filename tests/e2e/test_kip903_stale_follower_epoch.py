@@ -1,16 +1,19 @@
 """KIP-903 between real processes: a follower's fetch carries its broker epoch, the leader passes
 it on with the ISR join, and the controller refuses a join vouched for by a pre-restart epoch."""
+
 from __future__ import annotations
 
 import pytest
+from waiting import eventually
 
 from clients.bridge import open_channel
-from clients.wire import broker_pb2 as bpb, broker_pb2_grpc, controller_pb2 as cpb, controller_pb2_grpc
-from waiting import eventually
+from clients.wire import broker_pb2 as bpb
+from clients.wire import broker_pb2_grpc, controller_pb2_grpc
+from clients.wire import controller_pb2 as cpb
 
 pytestmark = pytest.mark.e2e
 
-FOLLOWER = 7      # a follower the test plays itself, over the same RPCs a broker uses
+FOLLOWER = 7  # a follower the test plays itself, over the same RPCs a broker uses
 FAR_AHEAD = 1 << 40
 
 
@@ -23,23 +26,36 @@ class Follower:
         self.epoch = -1
 
     def start(self, incarnation: str) -> int:
-        answer = self.ctl.RegisterBroker(cpb.RegisterBrokerRequest(
-            broker_id=FOLLOWER, incarnation_id=incarnation, host="127.0.0.1", port=1), timeout=10)
+        answer = self.ctl.RegisterBroker(
+            cpb.RegisterBrokerRequest(
+                broker_id=FOLLOWER, incarnation_id=incarnation, host="127.0.0.1", port=1
+            ),
+            timeout=10,
+        )
         assert answer.error_code == 0, answer.error_message
         self.epoch = answer.broker_epoch
         eventually(lambda: not self.heartbeat().is_fenced, 20, f"broker {FOLLOWER} unfenced")
         return self.epoch
 
     def heartbeat(self, **flags: bool):
-        answer = self.ctl.BrokerHeartbeat(cpb.BrokerHeartbeatRequest(
-            broker_id=FOLLOWER, broker_epoch=self.epoch, current_metadata_offset=FAR_AHEAD,
-            **flags), timeout=10)
+        answer = self.ctl.BrokerHeartbeat(
+            cpb.BrokerHeartbeatRequest(
+                broker_id=FOLLOWER,
+                broker_epoch=self.epoch,
+                current_metadata_offset=FAR_AHEAD,
+                **flags,
+            ),
+            timeout=10,
+        )
         assert answer.error_code == 0, answer.error_message
         return answer
 
     def shut_down(self) -> None:
-        eventually(lambda: self.heartbeat(want_shutdown=True).should_shut_down, 20,
-                   f"broker {FOLLOWER} shut down")
+        eventually(
+            lambda: self.heartbeat(want_shutdown=True).should_shut_down,
+            20,
+            f"broker {FOLLOWER} shut down",
+        )
 
 
 def partition_of(broker, topic: str, partition: int):
@@ -49,16 +65,34 @@ def partition_of(broker, topic: str, partition: int):
 
 def fetch_as_follower(broker, topic: str, partition: int, leader_epoch: int, replica_epoch: int):
     request = bpb.FetchRequest(
-        replica_id=FOLLOWER, replica_epoch=replica_epoch, max_wait_ms=0, min_bytes=1,
-        max_bytes=1 << 20, topics=[bpb.FetchTopic(topic=topic, partitions=[bpb.FetchPartition(
-            partition=partition, current_leader_epoch=leader_epoch, fetch_offset=0,
-            last_fetched_epoch=-1, log_start_offset=0, partition_max_bytes=1 << 20)])])
+        replica_id=FOLLOWER,
+        replica_epoch=replica_epoch,
+        max_wait_ms=0,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        topics=[
+            bpb.FetchTopic(
+                topic=topic,
+                partitions=[
+                    bpb.FetchPartition(
+                        partition=partition,
+                        current_leader_epoch=leader_epoch,
+                        fetch_offset=0,
+                        last_fetched_epoch=-1,
+                        log_start_offset=0,
+                        partition_max_bytes=1 << 20,
+                    )
+                ],
+            )
+        ],
+    )
     answer = broker.Fetch(request, timeout=10).topics[0].partitions[0]
     assert answer.error_code == 0, answer.error_message
 
 
 def test_a_fetch_from_before_the_restart_cannot_bring_the_follower_back_into_the_isr(
-        cluster_factory):
+    cluster_factory,
+):
     cluster = cluster_factory(controllers=1, brokers=1)
     leader_id = cluster.brokers[0].node_id
     leader_log = cluster.brokers[0].log_path
@@ -67,19 +101,37 @@ def test_a_fetch_from_before_the_restart_cannot_bring_the_follower_back_into_the
     old_epoch = follower.start("first-process")
 
     controller = controller_pb2_grpc.ControllerStub(open_channel(cluster.brokers[0].address))
-    created = controller.CreateTopics(cpb.CreateTopicsRequest(topics=[cpb.CreatableTopic(
-        name="t", num_partitions=2, replication_factor=2)]), timeout=10).topics[0]
+    created = controller.CreateTopics(
+        cpb.CreateTopicsRequest(
+            topics=[cpb.CreatableTopic(name="t", num_partitions=2, replication_factor=2)]
+        ),
+        timeout=10,
+    ).topics[0]
     assert created.error_code == 0, created.error_message
     # The partition the real broker leads; the test's follower is its other replica.
-    p = eventually(lambda: next((x for x in broker.Metadata(
-        bpb.MetadataRequest(topics=["t"]), timeout=10).topics[0].partitions
-        if x.leader == leader_id), None), 20, "a partition led by the real broker").partition
+    p = eventually(
+        lambda: next(
+            (
+                x
+                for x in broker.Metadata(bpb.MetadataRequest(topics=["t"]), timeout=10)
+                .topics[0]
+                .partitions
+                if x.leader == leader_id
+            ),
+            None,
+        ),
+        20,
+        "a partition led by the real broker",
+    ).partition
 
-    follower.shut_down()                      # out of every ISR, session over
+    follower.shut_down()  # out of every ISR, session over
     new_epoch = follower.start("second-process")
     assert new_epoch != old_epoch
-    eventually(lambda: list(partition_of(broker, "t", p).isr) == [leader_id], 20,
-               f"t-{p}'s ISR without broker {FOLLOWER}")
+    eventually(
+        lambda: list(partition_of(broker, "t", p).isr) == [leader_id],
+        20,
+        f"t-{p}'s ISR without broker {FOLLOWER}",
+    )
 
     # Fetches the old process sent, caught up, arriving after the restart: the leader proposes
     # the join with the old epoch and the controller refuses it. They keep coming, as a real
@@ -91,6 +143,7 @@ def test_a_fetch_from_before_the_restart_cannot_bring_the_follower_back_into_the
         follower.heartbeat()
         fetch_as_follower(broker, "t", p, leader_epoch, old_epoch)
         return "restarted since the leader saw them caught up" in leader_log.read_text()
+
     eventually(refused, 20, "the controller refusing the stale ISR join")
     assert FOLLOWER not in partition_of(broker, "t", p).isr
 
@@ -99,4 +152,5 @@ def test_a_fetch_from_before_the_restart_cannot_bring_the_follower_back_into_the
         follower.heartbeat()
         fetch_as_follower(broker, "t", p, leader_epoch, new_epoch)
         return FOLLOWER in partition_of(broker, "t", p).isr
+
     eventually(rejoined, 30, f"broker {FOLLOWER} back in t-{p}'s ISR")

@@ -1,6 +1,7 @@
 """Megabyte records through real processes: a 3-broker cluster, a topic with RF=3, a few 1 MB
 values produced with acks=all and read back whole, in order; a value over the producer's
 max_request_size is refused at send, naming the setting, and never reaches a broker."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,14 +14,22 @@ from clients.types import TopicPartition
 
 pytestmark = pytest.mark.e2e
 
-VALUES = [bytes([65 + i]) * 1_000_000 + b"%d" % i for i in range(4)]   # distinct, ~1 MB each
+VALUES = [bytes([65 + i]) * 1_000_000 + b"%d" % i for i in range(4)]  # distinct, ~1 MB each
 
 
 def test_one_megabyte_records_replicate_and_read_back_whole(cluster_factory):
     cluster = cluster_factory(1, 3)
     with Admin(cluster.bootstrap) as admin:
-        admin.create_topics([NewTopic("large", num_partitions=1, replication_factor=3,
-                                      configs={"min.insync.replicas": "3"})])
+        admin.create_topics(
+            [
+                NewTopic(
+                    "large",
+                    num_partitions=1,
+                    replication_factor=3,
+                    configs={"min.insync.replicas": "3"},
+                )
+            ]
+        )
     with Producer(cluster.bootstrap, acks="all", linger_ms=0) as producer:
         futures = [producer.send("large", value) for value in VALUES]
         with pytest.raises(RecordTooLarge, match="max_request_size=1048576"):

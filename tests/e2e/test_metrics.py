@@ -2,6 +2,7 @@
 metric docs/metrics.md lists is served by some node, and the numbers move when they should: a
 produce moves bytes-in and records-in, a new group the group count, a killed follower
 under-replicated partitions and the fenced broker count."""
+
 from __future__ import annotations
 
 import pathlib
@@ -35,34 +36,49 @@ def family(sample: str) -> str:
 
 def test_every_documented_metric_is_served_and_moves(cluster_factory):
     metrics = {i: f"127.0.0.1:{free_port()}" for i in range(1, 5)}
-    cluster = cluster_factory(1, 3, node_overrides={i: {"metrics.listener": f"http://{a}"}
-                                                    for i, a in metrics.items()},
-                              group_initial_rebalance_delay_ms="0", **FAST)
+    cluster = cluster_factory(
+        1,
+        3,
+        node_overrides={i: {"metrics.listener": f"http://{a}"} for i, a in metrics.items()},
+        group_initial_rebalance_delay_ms="0",
+        **FAST,
+    )
 
     def brokers_sum(name: str, **labels) -> float:
-        return sum(total(scrape(metrics[b.node_id]), name, **labels) for b in cluster.brokers
-                   if b.alive())
+        return sum(
+            total(scrape(metrics[b.node_id]), name, **labels) for b in cluster.brokers if b.alive()
+        )
 
     with Admin(cluster.bootstrap) as admin:
         admin.create_topics([NewTopic("m", num_partitions=1, replication_factor=3)])
-    state = eventually(lambda: (p := partition_state(cluster.brokers[0].address, "m"))
-                       and len(p.isr) == 3 and p, 30, "the full ISR")
+    state = eventually(
+        lambda: (p := partition_state(cluster.brokers[0].address, "m")) and len(p.isr) == 3 and p,
+        30,
+        "the full ISR",
+    )
     assert brokers_sum("kafka_server_brokertopicmetrics_messagesin_total", topic="m") == 0
 
     # A produce moves bytes-in and records-in on the leader.
     with Producer(cluster.bootstrap, acks="all") as producer:
-        for i in range(20):
+        for _i in range(20):
             producer.send("m", b"x" * 100, partition=0)
         producer.flush(30)
     leader = metrics[state.leader]
-    assert total(scrape(leader), "kafka_server_brokertopicmetrics_messagesin_total", topic="m") == 20
+    assert (
+        total(scrape(leader), "kafka_server_brokertopicmetrics_messagesin_total", topic="m") == 20
+    )
     assert total(scrape(leader), "kafka_server_brokertopicmetrics_bytesin_total", topic="m") > 2000
 
     # A new group moves the group count.
     assert brokers_sum("kafka_coordinator_group_groupmetadatamanager_numgroups") == 0
-    with Consumer(cluster.bootstrap, group_id="watchers", auto_offset_reset="earliest",
-                  enable_auto_commit=False, session_timeout_ms=6000,
-                  heartbeat_interval_ms=300) as consumer:
+    with Consumer(
+        cluster.bootstrap,
+        group_id="watchers",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=300,
+    ) as consumer:
         consumer.subscribe(["m"])
         got = []
         deadline = time.monotonic() + 30
@@ -77,14 +93,25 @@ def test_every_documented_metric_is_served_and_moves(cluster_factory):
     served = set()
     for address in metrics.values():
         names = set(scrape(address))
-        served |= names | {family(name) for name in names}     # a gauge may end in _count
+        served |= names | {family(name) for name in names}  # a gauge may end in _count
     missing = [name for name in documented() if name not in served]
     assert not missing, f"documented but not served: {missing}"
     requests = scrape(leader)
-    assert total(requests, "kafka_network_requestmetrics_requests_total", request="Produce",
-                 listener="PLAINTEXT") >= 1
-    assert total(requests, "kafka_network_requestmetrics_errors_total", request="Produce",
-                 error="NONE") >= 1
+    assert (
+        total(
+            requests,
+            "kafka_network_requestmetrics_requests_total",
+            request="Produce",
+            listener="PLAINTEXT",
+        )
+        >= 1
+    )
+    assert (
+        total(
+            requests, "kafka_network_requestmetrics_errors_total", request="Produce", error="NONE"
+        )
+        >= 1
+    )
     controller = scrape(metrics[1])
     assert one(controller, "kafka_controller_kafkacontroller_activecontrollercount") == 1
     assert one(controller, "kafka_controller_kafkacontroller_fencedbrokercount") == 0
@@ -93,8 +120,14 @@ def test_every_documented_metric_is_served_and_moves(cluster_factory):
     assert one(scrape(leader), "kafka_server_replicamanager_underreplicatedpartitions") == 0
     follower = next(b for b in cluster.brokers if b.node_id != state.leader)
     follower.kill9()
-    eventually(lambda: one(scrape(leader), "kafka_server_replicamanager_underreplicatedpartitions")
-               >= 1, 30, "an under-replicated partition on the leader")
-    eventually(lambda: one(scrape(metrics[1]), "kafka_controller_kafkacontroller_fencedbrokercount")
-               == 1, 30, "the killed broker fenced")
+    eventually(
+        lambda: one(scrape(leader), "kafka_server_replicamanager_underreplicatedpartitions") >= 1,
+        30,
+        "an under-replicated partition on the leader",
+    )
+    eventually(
+        lambda: one(scrape(metrics[1]), "kafka_controller_kafkacontroller_fencedbrokercount") == 1,
+        30,
+        "the killed broker fenced",
+    )
     assert one(scrape(leader), "kafka_server_replicamanager_isrshrinks_total") >= 1

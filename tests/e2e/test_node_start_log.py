@@ -1,6 +1,7 @@
 """What a node writes when it starts, on a real process: one line naming its id, roles,
 listeners, cluster id and data dir, and no INFO flood (the group coordinator used to log one
 line per __consumer_offsets partition, 50 by default); --log-format json makes every line JSON."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ def restart_with_a_group(node_factory, kraft):
     node = node_factory("n1", ["group.initial.rebalance.delay.ms=0"]).start()
     bs = ("--bootstrap-server", node.address)
     assert kraft("produce", "orders", *bs, input="one\n").returncode == 0
-    consumed = kraft("consume", "orders", "--group", "billing", "--from-beginning",
-                     "--max-messages", "1", *bs)
+    consumed = kraft(
+        "consume", "orders", "--group", "billing", "--from-beginning", "--max-messages", "1", *bs
+    )
     assert consumed.returncode == 0, consumed.stderr
     assert node.stop() == 0
     before = node.log_path.stat().st_size
@@ -43,6 +45,6 @@ def test_json_log_format_makes_every_line_json(node_factory, kraft, monkeypatch)
     node, log = restart_with_a_group(node_factory, kraft)
     assert node.stop() == 0
     lines = node.log_path.read_text().splitlines()
-    docs = [json.loads(line) for line in lines]           # every line, both starts and stops
+    docs = [json.loads(line) for line in lines]  # every line, both starts and stops
     assert {"time", "level", "logger", "message"} <= set(docs[0])
     assert any(d["message"] == "node 1 stopped cleanly" for d in docs)

@@ -1,5 +1,6 @@
 """Producer -> real node -> Consumer through the client library: every acknowledged record is read
 back once, in order, at the offset its acknowledgement named, for every compression type."""
+
 from __future__ import annotations
 
 import collections
@@ -35,14 +36,19 @@ def test_every_acknowledged_record_is_read_back_at_its_offset(node, compression)
         for i in range(3000):
             key = b"key-%d" % (i % 17)
             value = b"value-%06d" % i
-            sent.append((key, value, producer.send("orders", value, key=key,
-                                                   headers=[("n", str(i).encode())])))
+            sent.append(
+                (
+                    key,
+                    value,
+                    producer.send("orders", value, key=key, headers=[("n", str(i).encode())]),
+                )
+            )
         producer.flush(timeout=30)
     acked = {}
     for key, value, future in sent:
         meta = future.result(timeout=0)
         acked[(meta.partition, meta.offset)] = (key, value)
-    assert len(acked) == len(sent)                      # no two records share an offset
+    assert len(acked) == len(sent)  # no two records share an offset
 
     records = consume_all(node.address, [TopicPartition("orders", p) for p in range(3)], len(sent))
 
@@ -54,11 +60,11 @@ def test_every_acknowledged_record_is_read_back_at_its_offset(node, compression)
     for r in records:
         by_partition[r.partition].append(r.offset)
     for offsets in by_partition.values():
-        assert offsets == list(range(len(offsets)))     # dense and in order
+        assert offsets == list(range(len(offsets)))  # dense and in order
     keys_per_partition = collections.defaultdict(set)
     for r in records:
         keys_per_partition[r.key].add(r.partition)
-    assert all(len(ps) == 1 for ps in keys_per_partition.values())   # a key sticks to a partition
+    assert all(len(ps) == 1 for ps in keys_per_partition.values())  # a key sticks to a partition
 
 
 def test_seek_to_end_and_offsets_for_times(node):
@@ -81,6 +87,6 @@ def test_acks_0_records_arrive_without_offsets(node):
     with Producer(node.address, acks=0, linger_ms=1) as producer:
         futures = [producer.send("fire", b"v%d" % i) for i in range(500)]
         producer.flush(timeout=30)
-    assert all(f.result(timeout=0).offset == -1 for f in futures)   # acks=0: no offset comes back
+    assert all(f.result(timeout=0).offset == -1 for f in futures)  # acks=0: no offset comes back
     records = consume_all(node.address, [TopicPartition("fire", 0)], 500)
     assert [r.value for r in records] == [b"v%d" % i for i in range(500)]

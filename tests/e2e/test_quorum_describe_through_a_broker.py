@@ -1,6 +1,7 @@
 """`kraft quorum describe --bootstrap-server B` asks the broker B, which asks the controllers
 (as Kafka's brokers forward DescribeQuorum): the quorum leader's view, with nothing but a broker's
 address; the Raft RPCs themselves stay off the broker's listener."""
+
 from __future__ import annotations
 
 import json
@@ -8,10 +9,10 @@ import re
 
 import grpc
 import pytest
+from waiting import eventually
 
 from clients.bridge import open_channel
 from clients.wire import quorum_pb2, quorum_pb2_grpc
-from waiting import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -21,14 +22,30 @@ def test_quorum_describe_through_a_broker_only_node(cluster_factory, kraft):
     controller, broker = cluster.controllers[0], cluster.brokers[0]
 
     def described():
-        done = kraft("quorum", "describe", "--bootstrap-server", broker.address, "--timeout", "2",
-                     "--format", "json", timeout=30)
+        done = kraft(
+            "quorum",
+            "describe",
+            "--bootstrap-server",
+            broker.address,
+            "--timeout",
+            "2",
+            "--format",
+            "json",
+            timeout=30,
+        )
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
-    out = eventually(lambda: (o := described())["observers"] and o, 20,
-                     "the leader's view with the broker as an observer")
-    assert (out["leader_id"], out["answered_by"], out["role"]) == (controller.node_id,
-                                                                   controller.node_id, "Leader")
+
+    out = eventually(
+        lambda: (o := described())["observers"] and o,
+        20,
+        "the leader's view with the broker as an observer",
+    )
+    assert (out["leader_id"], out["answered_by"], out["role"]) == (
+        controller.node_id,
+        controller.node_id,
+        "Leader",
+    )
     assert [v["id"] for v in out["voters"]] == [controller.node_id]
     assert [o["id"] for o in out["observers"]] == [broker.node_id]
 

@@ -1,6 +1,7 @@
 """docs/spark.md's pipeline example, run as a user pastes it (a real process) against a real
 `kraft dev` node: orders in, one total per customer out in order-totals. tests/docs/test_examples.py
 leaves this block to this test (its `not run` marker names this file), which writes its input."""
+
 from __future__ import annotations
 
 import os
@@ -9,12 +10,12 @@ import subprocess
 import sys
 
 import pytest
+from system_tools import require_tool
 
 from clients.admin import Admin, NewTopic
 from clients.consumer import Consumer
 from clients.producer import Producer
 from clients.types import TopicPartition
-from system_tools import require_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ MARKER = "tests/e2e/test_spark_pipeline_example.py runs this block"
 def docs_example() -> str:
     text = PAGE.read_text()
     start = text.index("```python\n", text.index(MARKER)) + len("```python\n")
-    return text[start:text.index("```", start)]
+    return text[start : text.index("```", start)]
 
 
 def test_the_spark_page_pipeline_totals_orders_per_customer(node):
@@ -41,10 +42,23 @@ def test_the_spark_page_pipeline_totals_orders_per_customer(node):
         for customer, values in amounts.items():
             for v in values:
                 p.send("orders", str(v).encode(), customer.encode())
-    env = {**os.environ, "KRAFT_BOOTSTRAP": node.address, "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
-    proc = subprocess.run([sys.executable, "-"], input=docs_example(), cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=200, check=False)
+    env = {
+        **os.environ,
+        "KRAFT_BOOTSTRAP": node.address,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYTHONPATH": str(ROOT),
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    proc = subprocess.run(
+        [sys.executable, "-"],
+        input=docs_example(),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=200,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     tp = TopicPartition("order-totals", 0)
     with Consumer(node.address) as c:

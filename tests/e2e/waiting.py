@@ -1,4 +1,5 @@
 """Polling for end-to-end tests, where real processes converge in their own time."""
+
 from __future__ import annotations
 
 import time

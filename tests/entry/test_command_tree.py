@@ -1,6 +1,7 @@
 """The one `kraft` command tree: --help lists every command under its group, every parser in the
 tree (command and subcommand) shows a `kraft ...` example in its --help, every command module
 registers the same way, and the client commands alone load no broker code."""
+
 from __future__ import annotations
 
 import argparse
@@ -37,9 +38,12 @@ def test_top_level_help_lists_every_command_under_a_group(capsys):
     text = capsys.readouterr().out
     for title, _modules in TREE:
         assert f"\n{title}:\n" in text
-    groups = text[:text.index("\noptions:")]
-    listed = [line.split()[0] for line in groups.splitlines()
-              if line.startswith("  ") and not line.startswith("   ")]
+    groups = text[: text.index("\noptions:")]
+    listed = [
+        line.split()[0]
+        for line in groups.splitlines()
+        if line.startswith("  ") and not line.startswith("   ")
+    ]
     assert sorted(listed) == sorted(_children(build_parser()))
 
 
@@ -49,8 +53,10 @@ def test_every_help_shows_an_example_of_itself(path, capsys):
         build_parser().parse_args([*path, "--help"])
     text = capsys.readouterr().out
     assert "example" in text, text
-    after = text[text.index("example"):]
-    assert any(line.strip().startswith("kraft " + " ".join(path)) for line in after.splitlines()), text
+    after = text[text.index("example") :]
+    assert any(line.strip().startswith("kraft " + " ".join(path)) for line in after.splitlines()), (
+        text
+    )
 
 
 def test_no_two_modules_register_one_name():
@@ -72,8 +78,10 @@ def test_every_leaf_has_a_function():
 
 
 def test_the_client_commands_alone_load_no_broker_and_no_chaos():
-    probe = ("import sys; from entry.commands import build_parser; "
-             "p = build_parser(packages=('clients',)); "
-             "print(sorted({m.split('.')[0] for m in sys.modules} & {'broker', 'chaos'}))")
+    probe = (
+        "import sys; from entry.commands import build_parser; "
+        "p = build_parser(packages=('clients',)); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'broker', 'chaos'}))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

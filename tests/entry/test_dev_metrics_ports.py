@@ -1,5 +1,6 @@
 """kraft dev turns every node's metrics endpoint on, each at a port of its own apart from the
 nodes' listeners, and cluster.json says where; --override metrics.listener= turns them off."""
+
 from __future__ import annotations
 
 from broker.server.config import build_config
@@ -14,9 +15,11 @@ def test_every_node_serves_metrics_on_a_port_of_its_own(tmp_path):
     assert all(url.startswith("http://127.0.0.1:") for url in listeners)
     assert len(set(ports)) == 6 and not set(ports) & set(node_ports)
     assert [build_config(p.properties).metrics_listener for p in plans] == [
-        ("127.0.0.1", port) for port in ports]
+        ("127.0.0.1", port) for port in ports
+    ]
     assert [node_entry(p, 1)["metrics_address"] for p in plans] == [
-        f"127.0.0.1:{port}" for port in ports]
+        f"127.0.0.1:{port}" for port in ports
+    ]
 
 
 def test_an_empty_override_turns_them_off(tmp_path):

@@ -1,4 +1,5 @@
 """AddOffsetsToTxn 0-3: the transaction handler's (a group's offsets join the transaction)."""
+
 from __future__ import annotations
 
 from broker.handlers.transaction import AddOffsetsToTxnRequest
@@ -10,8 +11,14 @@ ORDERED = False
 
 
 async def handle(ctx, request, started):
-    r = await ctx.backend.add_offsets_to_txn(AddOffsetsToTxnRequest(
-        request.transactional_id, request.producer_id, request.producer_epoch,
-        request.group_id), ctx.who)
-    return Answer.of(codec.encode_response(API_KEY, ctx.version,
-                                           {"throttle_time": 0, "error_code": r.error_code}))
+    r = await ctx.backend.add_offsets_to_txn(
+        AddOffsetsToTxnRequest(
+            request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
+        ),
+        ctx.who,
+    )
+    return Answer.of(
+        codec.encode_response(
+            API_KEY, ctx.version, {"throttle_time": 0, "error_code": r.error_code}
+        )
+    )

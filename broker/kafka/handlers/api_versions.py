@@ -1,4 +1,5 @@
 """ApiVersions 0-3: the versions of every API served (Kafka 3.x's maxima, see apis.py)."""
+
 from __future__ import annotations
 
 import struct
@@ -21,8 +22,17 @@ def unsupported(ranges) -> bytes:
 
 async def handle(ctx, request, started):
     ranges = ctx.served
-    return Answer.of(codec.encode_response(API_KEY, ctx.version, {
-        "error_code": 0, "throttle_time": 0,
-        "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
-                     for k, lo, hi in ranges],
-        "finalized_features_epoch": -1}))
+    return Answer.of(
+        codec.encode_response(
+            API_KEY,
+            ctx.version,
+            {
+                "error_code": 0,
+                "throttle_time": 0,
+                "api_keys": [
+                    {"api_key": k, "min_version": lo, "max_version": hi} for k, lo, hi in ranges
+                ],
+                "finalized_features_epoch": -1,
+            },
+        )
+    )

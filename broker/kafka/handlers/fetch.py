@@ -1,6 +1,7 @@
 """Fetch 4-12 for consumers: the Fetch handler's long poll and reads, answered by hand with each
 partition's records left as a range of its segment file, sent by sendfile (zero copy). No
 fetch sessions: the answer's session id is 0 and it lists every partition asked for."""
+
 from __future__ import annotations
 
 from broker.handlers import fetch as f
@@ -21,14 +22,28 @@ def to_neutral(request) -> f.FetchRequest:
     # A follower replicates over gRPC, with its node identity checked: here every fetch is a
     # consumer's, whatever replica_id it claims.
     return f.FetchRequest(
-        [f.FetchTopic(t.topic, [f.FetchPartition(
-            partition=p.partition, fetch_offset=p.fetch_offset,
-            partition_max_bytes=p.partition_max_bytes,
-            current_leader_epoch=getattr(p, "current_leader_epoch", -1))
-            for p in t.partitions]) for t in request.topics],
-        replica_id=-1, replica_epoch=-1, max_wait_ms=_ms(request.max_wait),
-        min_bytes=request.min_bytes, max_bytes=getattr(request, "max_bytes", 0),
-        isolation_level=getattr(request, "isolation_level", 0))
+        [
+            f.FetchTopic(
+                t.topic,
+                [
+                    f.FetchPartition(
+                        partition=p.partition,
+                        fetch_offset=p.fetch_offset,
+                        partition_max_bytes=p.partition_max_bytes,
+                        current_leader_epoch=getattr(p, "current_leader_epoch", -1),
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in request.topics
+        ],
+        replica_id=-1,
+        replica_epoch=-1,
+        max_wait_ms=_ms(request.max_wait),
+        min_bytes=request.min_bytes,
+        max_bytes=getattr(request, "max_bytes", 0),
+        isolation_level=getattr(request, "isolation_level", 0),
+    )
 
 
 async def handle(ctx, request, started):
@@ -59,17 +74,21 @@ def encode(version: int, response: f.FetchResponse) -> Answer:
         return Answer.of(encode_error(version, response.error_code))
     flexible = version >= 12
     answer = Answer()
-    pending = [I32.pack(0)]                          # throttle_time_ms
+    pending = [I32.pack(0)]  # throttle_time_ms
     if version >= 7:
-        pending.append(I16.pack(ErrorCode.NONE) + I32.pack(0))     # error_code, session_id 0
+        pending.append(I16.pack(ErrorCode.NONE) + I32.pack(0))  # error_code, session_id 0
     pending.append(array_length(len(response.topics), flexible))
     try:
         for t in response.topics:
             pending.append(string(t.topic, flexible))
             pending.append(array_length(len(t.partitions), flexible))
             for p in t.partitions:
-                pending.append(I32.pack(p.partition) + I16.pack(p.error_code)
-                               + I64.pack(p.high_watermark) + I64.pack(p.last_stable_offset))
+                pending.append(
+                    I32.pack(p.partition)
+                    + I16.pack(p.error_code)
+                    + I64.pack(p.high_watermark)
+                    + I64.pack(p.last_stable_offset)
+                )
                 if version >= 5:
                     pending.append(I64.pack(p.log_start_offset))
                 aborted = p.aborted_transactions
@@ -80,7 +99,7 @@ def encode(version: int, response: f.FetchResponse) -> Answer:
                     if flexible:
                         pending.append(NO_TAGS)
                 if version >= 11:
-                    pending.append(I32.pack(-1))         # preferred_read_replica
+                    pending.append(I32.pack(-1))  # preferred_read_replica
                 records = p.records
                 size = len(records)
                 pending.append(bytes_length(size, flexible))

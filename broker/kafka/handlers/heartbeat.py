@@ -1,4 +1,5 @@
 """Heartbeat 0-4: the group handler's."""
+
 from __future__ import annotations
 
 from broker.group import messages as m
@@ -10,8 +11,15 @@ ORDERED = False
 
 
 async def handle(ctx, request, started):
-    r = ctx.backend.heartbeat(m.HeartbeatRequest(
-        request.group_id, request.generation_id, request.member_id,
-        getattr(request, "group_instance_id", None)), ctx.who)
-    return Answer.of(codec.encode_response(API_KEY, ctx.version,
-                                           {"throttle_time": 0, "error_code": r.error}))
+    r = ctx.backend.heartbeat(
+        m.HeartbeatRequest(
+            request.group_id,
+            request.generation_id,
+            request.member_id,
+            getattr(request, "group_instance_id", None),
+        ),
+        ctx.who,
+    )
+    return Answer.of(
+        codec.encode_response(API_KEY, ctx.version, {"throttle_time": 0, "error_code": r.error})
+    )

@@ -1,5 +1,6 @@
 """A Raft leader stand-in for ActiveController tests: it commits every proposal at once and
 replays it into the active controller, as the metadata quorum would."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -14,8 +15,9 @@ class CommittingDriver:
     """A Raft leader in epoch 3."""
 
     def __init__(self) -> None:
-        self.core = SimpleNamespace(node_id=1, epoch=EPOCH, is_leader=True,
-                                    describe=lambda: SimpleNamespace(leader_id=1))
+        self.core = SimpleNamespace(
+            node_id=1, epoch=EPOCH, is_leader=True, describe=lambda: SimpleNamespace(leader_id=1)
+        )
         self.active: ActiveController | None = None
         self.committed_end = 0
         self.proposals: list[list] = []

@@ -1,5 +1,6 @@
 """Makes this directory's helper module (active_controller_driver) and the controller tests'
 harness (controller_helpers) importable when pytest runs with --import-mode=importlib."""
+
 import sys
 from pathlib import Path
 

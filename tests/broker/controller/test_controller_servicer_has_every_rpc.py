@@ -1,5 +1,6 @@
 """ControllerServicer spells its rpcs out one by one: each rpc of controller.proto's Controller
 service must be there, as an async method of the same name."""
+
 import inspect
 
 from broker.services.controller_servicer import ControllerServicer
@@ -10,6 +11,7 @@ def test_every_rpc_of_the_controller_service_is_an_async_method():
     service = controller_pb2.DESCRIPTOR.services_by_name["Controller"]
     names = [m.name for m in service.methods]
     assert len(names) >= 15
-    missing = [n for n in names
-               if not inspect.iscoroutinefunction(getattr(ControllerServicer, n, None))]
+    missing = [
+        n for n in names if not inspect.iscoroutinefunction(getattr(ControllerServicer, n, None))
+    ]
     assert missing == []

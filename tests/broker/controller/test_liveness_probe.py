@@ -1,5 +1,6 @@
 """The controller's probe before fencing a reported broker: True only when the address refuses
 connections (nothing listens); a listening port, or a name that does not resolve, is False."""
+
 from __future__ import annotations
 
 import socket

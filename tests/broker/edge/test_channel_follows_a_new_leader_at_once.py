@@ -2,6 +2,7 @@
 call in flight to the old one (dead or paused, never answering) is asked again of the new leader
 when the broker's metadata seat names it, or at once when a NOT_CONTROLLER answer names it, never
 after CALL_TIMEOUT_S. Fake controllers behind the channel's one network call, on a fake clock."""
+
 from __future__ import annotations
 
 import trio
@@ -38,19 +39,21 @@ class FakeControllers(ControllerChannel):
     `active` answers; any other answers NOT_CONTROLLER naming `active`."""
 
     def __init__(self, seat: Seat, active: int, hung: set[int], notify: bool = True) -> None:
-        super().__init__(VOTERS, seat.hint,
-                         leader_changed=seat.wait_leader_change if notify else None)
+        super().__init__(
+            VOTERS, seat.hint, leader_changed=seat.wait_leader_change if notify else None
+        )
         self.active, self.hung = active, hung
         self.asked: list[tuple[int, float]] = []
 
     async def _remote(self, node_id: int, request):
         self.asked.append((node_id, trio.current_time()))
         if node_id in self.hung:
-            await trio.sleep(CALL_TIMEOUT_S)    # the real call's deadline
+            await trio.sleep(CALL_TIMEOUT_S)  # the real call's deadline
             raise KraftError(ErrorCode.NETWORK_EXCEPTION, "node timed out: Deadline Exceeded")
         if node_id != self.active:
-            return CreateTopicsResponse((), ErrorCode.NOT_CONTROLLER, "not me",
-                                        controller_id=self.active), -1
+            return CreateTopicsResponse(
+                (), ErrorCode.NOT_CONTROLLER, "not me", controller_id=self.active
+            ), -1
         return CreateTopicsResponse(()), 42
 
 
@@ -65,16 +68,16 @@ async def test_a_call_to_a_hung_controller_moves_when_the_seat_names_a_new_leade
     start = trio.current_time()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(create)
-        await trio.sleep(1.0)           # the election takes a second
+        await trio.sleep(1.0)  # the election takes a second
         assert not answered and channel.asked == [(1, start)]
-        seat.elect(None)                # electing: nobody to move to yet
+        seat.elect(None)  # electing: nobody to move to yet
         await trio.sleep(0.2)
         assert not answered
         seat.elect(2)
     (response, offset), at = answered[0]
     assert (response.error_code, offset) == (ErrorCode.NONE, 42)
     assert channel.asked == [(1, start), (2, start + 1.2)]
-    assert at - start == 1.2            # at once, not after CALL_TIMEOUT_S
+    assert at - start == 1.2  # at once, not after CALL_TIMEOUT_S
 
 
 async def test_without_notifications_the_call_waits_out_its_timeout(autojump_clock):
@@ -90,14 +93,15 @@ async def test_without_notifications_the_call_waits_out_its_timeout(autojump_clo
 
 
 async def test_a_not_controller_answer_is_followed_even_while_the_seat_names_the_old_leader(
-        autojump_clock):
-    seat = Seat(leader=3)       # stale: 3 answers NOT_CONTROLLER naming 2
+    autojump_clock,
+):
+    seat = Seat(leader=3)  # stale: 3 answers NOT_CONTROLLER naming 2
     channel = FakeControllers(seat, active=2, hung=set())
     start = trio.current_time()
     response, offset = await channel.send_with_offset(REQUEST, 30.0)
     assert (response.error_code, offset) == (ErrorCode.NONE, 42)
     assert [node for node, _ in channel.asked] == [3, 2]
-    assert trio.current_time() - start < 0.1    # one retry backoff at most
+    assert trio.current_time() - start < 0.1  # one retry backoff at most
 
 
 async def test_a_call_is_not_abandoned_for_the_leader_the_seat_named_already(autojump_clock):

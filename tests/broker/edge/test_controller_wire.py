@@ -1,5 +1,6 @@
 """Every Controller request and response survives dataclass -> protobuf bytes -> dataclass, with
 every field set to something other than its default; NOT_CONTROLLER answers say where to go."""
+
 import dataclasses
 
 import pytest
@@ -11,48 +12,114 @@ from clients.wire import controller_pb2_grpc
 from kraft.controller import messages as m
 from kraft.security import acl
 
-BINDING = acl.AclBinding(acl.ResourceType.TOPIC, "orders", acl.PatternType.PREFIXED, "User:alice",
-                         "10.0.0.1", acl.Operation.WRITE, acl.Permission.DENY)
-FILTER = acl.AclBindingFilter(acl.ResourceType.GROUP, "billing", acl.PatternType.MATCH,
-                              "User:bob", "10.0.0.2", acl.Operation.READ, acl.Permission.ALLOW)
+BINDING = acl.AclBinding(
+    acl.ResourceType.TOPIC,
+    "orders",
+    acl.PatternType.PREFIXED,
+    "User:alice",
+    "10.0.0.1",
+    acl.Operation.WRITE,
+    acl.Permission.DENY,
+)
+FILTER = acl.AclBindingFilter(
+    acl.ResourceType.GROUP,
+    "billing",
+    acl.PatternType.MATCH,
+    "User:bob",
+    "10.0.0.2",
+    acl.Operation.READ,
+    acl.Permission.ALLOW,
+)
 
 Op = m.AlterConfigOpType
 NC = ErrorCode.NOT_CONTROLLER
 
 SAMPLES = [
-    m.CreateTopicsRequest((m.CreatableTopic("orders", 6, 3, {"retention.ms": "1000"}),
-                           m.CreatableTopic("audit", 1, 1, {"cleanup.policy": "compact"})),
-                          validate_only=True, internal=True),
-    m.CreateTopicsResponse((m.CreateTopicResult("orders", 36, "exists", "9f2c", 6, 3,
-                                                {"retention.ms": "1000"}),), NC, "go", 2),
+    m.CreateTopicsRequest(
+        (
+            m.CreatableTopic("orders", 6, 3, {"retention.ms": "1000"}),
+            m.CreatableTopic("audit", 1, 1, {"cleanup.policy": "compact"}),
+        ),
+        validate_only=True,
+        internal=True,
+    ),
+    m.CreateTopicsResponse(
+        (m.CreateTopicResult("orders", 36, "exists", "9f2c", 6, 3, {"retention.ms": "1000"}),),
+        NC,
+        "go",
+        2,
+    ),
     m.DeleteTopicsRequest(("orders", "audit")),
-    m.DeleteTopicsResponse((m.DeleteTopicResult("orders", 3, "no such topic", "9f2c"),),
-                           NC, "go", 2),
+    m.DeleteTopicsResponse(
+        (m.DeleteTopicResult("orders", 3, "no such topic", "9f2c"),), NC, "go", 2
+    ),
     m.CreatePartitionsRequest((m.CreatePartitionsTopic("orders", 12),), validate_only=True),
     m.CreatePartitionsResponse((m.CreatePartitionsResult("orders", 37, "too few"),), NC, "go", 2),
-    m.DescribeConfigsRequest((m.ConfigResource("topic", "orders", ("retention.ms",)),
-                              m.ConfigResource("broker", "1", ("log.dirs", "num.partitions")))),
-    m.DescribeConfigsResponse((m.DescribeConfigsResult("broker", "1", 40, "bad", (
-        m.ConfigEntry("retention.ms", "1000", True, "DEFAULT_CONFIG"),)),), NC, "go", 2),
-    m.IncrementalAlterConfigsRequest((m.AlterConfigsResource("topic", "orders", (
-        m.AlterConfigOp("retention.ms", Op.SET, "1000"),
-        m.AlterConfigOp("cleanup.policy", Op.APPEND, "compact"),
-        m.AlterConfigOp("cleanup.policy", Op.SUBTRACT, "delete"),
-        m.AlterConfigOp("segment.ms", Op.DELETE, ""))),), validate_only=True),
-    m.IncrementalAlterConfigsResponse((m.AlterConfigsResult("broker", "1", 40, "bad"),),
-                                      NC, "go", 2),
-    m.RegisterBrokerRequest(7, "inc-7a", "host-7", 9099, "rack-b",
-                            ("CLIENT://host-7:9099", "INTERNAL://host-7:9100")),
+    m.DescribeConfigsRequest(
+        (
+            m.ConfigResource("topic", "orders", ("retention.ms",)),
+            m.ConfigResource("broker", "1", ("log.dirs", "num.partitions")),
+        )
+    ),
+    m.DescribeConfigsResponse(
+        (
+            m.DescribeConfigsResult(
+                "broker",
+                "1",
+                40,
+                "bad",
+                (m.ConfigEntry("retention.ms", "1000", True, "DEFAULT_CONFIG"),),
+            ),
+        ),
+        NC,
+        "go",
+        2,
+    ),
+    m.IncrementalAlterConfigsRequest(
+        (
+            m.AlterConfigsResource(
+                "topic",
+                "orders",
+                (
+                    m.AlterConfigOp("retention.ms", Op.SET, "1000"),
+                    m.AlterConfigOp("cleanup.policy", Op.APPEND, "compact"),
+                    m.AlterConfigOp("cleanup.policy", Op.SUBTRACT, "delete"),
+                    m.AlterConfigOp("segment.ms", Op.DELETE, ""),
+                ),
+            ),
+        ),
+        validate_only=True,
+    ),
+    m.IncrementalAlterConfigsResponse(
+        (m.AlterConfigsResult("broker", "1", 40, "bad"),), NC, "go", 2
+    ),
+    m.RegisterBrokerRequest(
+        7, "inc-7a", "host-7", 9099, "rack-b", ("CLIENT://host-7:9099", "INTERNAL://host-7:9100")
+    ),
     m.RegisterBrokerResponse(NC, "go", 17, 2),
-    m.BrokerHeartbeatRequest(7, 17, 1234, want_fence=True, want_shutdown=True,
-                             offline_replicas=(("ab" * 16, 0), ("ab" * 16, 2), ("cd" * 16, 1)),
-                             unreachable_brokers=(3, 5)),
-    m.BrokerHeartbeatResponse(NC, "go", is_caught_up=True, is_fenced=False,
-                              should_shut_down=True, controller_id=2),
-    m.AlterPartitionRequest(7, 17, (m.PartitionIsrChange("9f2c", 3, 5, 9, (7, 8), (17, 21)),
-                                    m.PartitionIsrChange("77aa", 1, 2, 4, (7,), (-1,)))),
-    m.AlterPartitionResponse(NC, "go", (m.AlterPartitionResult("9f2c", 3, 74, "stale", 7, 5,
-                                                               (7, 8), 9),), 2),
+    m.BrokerHeartbeatRequest(
+        7,
+        17,
+        1234,
+        want_fence=True,
+        want_shutdown=True,
+        offline_replicas=(("ab" * 16, 0), ("ab" * 16, 2), ("cd" * 16, 1)),
+        unreachable_brokers=(3, 5),
+    ),
+    m.BrokerHeartbeatResponse(
+        NC, "go", is_caught_up=True, is_fenced=False, should_shut_down=True, controller_id=2
+    ),
+    m.AlterPartitionRequest(
+        7,
+        17,
+        (
+            m.PartitionIsrChange("9f2c", 3, 5, 9, (7, 8), (17, 21)),
+            m.PartitionIsrChange("77aa", 1, 2, 4, (7,), (-1,)),
+        ),
+    ),
+    m.AlterPartitionResponse(
+        NC, "go", (m.AlterPartitionResult("9f2c", 3, 74, "stale", 7, 5, (7, 8), 9),), 2
+    ),
     m.AllocateProducerIdsRequest(7, 17),
     m.AllocateProducerIdsResponse(NC, "go", 5000, 1000, 2),
     m.ElectLeadersRequest(m.ElectionType.UNCLEAN, (("orders", 1), ("audit", 0), ("orders", 0))),
@@ -65,20 +132,31 @@ SAMPLES = [
     m.DescribeAclsResponse((BINDING,), NC, "go", 2),
     m.AlterUserScramCredentialsRequest(
         (m.ScramCredentialDeletion("bob", "SCRAM-SHA-512"),),
-        (m.ScramCredentialUpsertion("alice", "SCRAM-SHA-256", 4096, b"salt", b"salted"),)),
+        (m.ScramCredentialUpsertion("alice", "SCRAM-SHA-256", 4096, b"salt", b"salted"),),
+    ),
     m.AlterUserScramCredentialsResponse(
-        (m.AlterUserScramCredentialsResult("bob", 91, "no such credential"),), NC, "go", 2),
+        (m.AlterUserScramCredentialsResult("bob", 91, "no such credential"),), NC, "go", 2
+    ),
     m.DescribeUserScramCredentialsRequest(("alice",)),
     m.DescribeUserScramCredentialsResponse(
-        (m.DescribeUserScramCredentialsResult("alice", 91, "none",
-                                              (m.ScramCredentialInfo("SCRAM-SHA-256", 4096),)),),
-        NC, "go", 2),
+        (
+            m.DescribeUserScramCredentialsResult(
+                "alice", 91, "none", (m.ScramCredentialInfo("SCRAM-SHA-256", 4096),)
+            ),
+        ),
+        NC,
+        "go",
+        2,
+    ),
 ]
 # Proto fields no dataclass carries (the controller answers once records commit, not by timeout).
-NOT_IN_DATACLASSES = {(pb.CreateTopicsRequest, "timeout_ms"),
-                      (pb.DeleteTopicsRequest, "timeout_ms"),
-                      (pb.CreatePartitionsRequest, "timeout_ms"),
-                      (pb.ConfigEntry, "read_only"), (pb.ConfigEntry, "documentation")}
+NOT_IN_DATACLASSES = {
+    (pb.CreateTopicsRequest, "timeout_ms"),
+    (pb.DeleteTopicsRequest, "timeout_ms"),
+    (pb.CreatePartitionsRequest, "timeout_ms"),
+    (pb.ConfigEntry, "read_only"),
+    (pb.ConfigEntry, "documentation"),
+}
 
 
 def _wire(message):
@@ -124,10 +202,15 @@ def test_every_proto_field_is_filled_by_some_sample():
             if fd.message_type and not fd.message_type.GetOptions().map_entry:
                 for item in value:
                     visit(item)
+
     for sample in SAMPLES + [m.BrokerHeartbeatResponse(is_fenced=True)]:
         visit(wire.to_proto(sample))
-    every = {(cls, fd.name) for cls in wire.PROTO_OF.values() for fd in cls.DESCRIPTOR.fields
-             if fd.name != "metadata_offset"}       # the servicer's, set after to_proto
+    every = {
+        (cls, fd.name)
+        for cls in wire.PROTO_OF.values()
+        for fd in cls.DESCRIPTOR.fields
+        if fd.name != "metadata_offset"
+    }  # the servicer's, set after to_proto
     assert every - NOT_IN_DATACLASSES - filled == set()
 
 
@@ -146,12 +229,16 @@ class _NoChannel:
         return object()
 
 
-@pytest.mark.parametrize("message", [
-    m.RegisterBrokerRequest(7, "inc", "h", 1, None),
-    m.ConfigResource("topic", "orders", None),
-    m.AlterConfigOp("segment.ms", Op.DELETE, None),
-    m.ElectLeadersRequest(m.ElectionType.PREFERRED, None),
-], ids=["no rack", "every key", "no value", "every partition"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        m.RegisterBrokerRequest(7, "inc", "h", 1, None),
+        m.ConfigResource("topic", "orders", None),
+        m.AlterConfigOp("segment.ms", Op.DELETE, None),
+        m.ElectLeadersRequest(m.ElectionType.PREFERRED, None),
+    ],
+    ids=["no rack", "every key", "no value", "every partition"],
+)
 def test_none_round_trips_as_the_wire_default(message):
     assert _wire(message) == message
 
@@ -210,8 +297,9 @@ def test_not_controller_keeps_the_safe_defaults():
 def test_request_error_refuses_the_whole_request():
     proto = wire.request_error("ElectLeaders", ErrorCode.REQUEST_TIMED_OUT, "too slow")
     assert type(proto) is pb.ElectLeadersResponse and proto.metadata_offset == -1
-    assert wire.from_proto(proto) == m.ElectLeadersResponse((), ErrorCode.REQUEST_TIMED_OUT,
-                                                            "too slow")
+    assert wire.from_proto(proto) == m.ElectLeadersResponse(
+        (), ErrorCode.REQUEST_TIMED_OUT, "too slow"
+    )
 
 
 def test_an_unknown_acl_enum_from_the_wire_is_refused_by_name():

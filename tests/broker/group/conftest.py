@@ -1,5 +1,6 @@
 """Makes the repo root and this directory's helper module (group_harness) importable when pytest
 runs with --import-mode=importlib."""
+
 import sys
 from pathlib import Path
 

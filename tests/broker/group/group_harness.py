@@ -1,11 +1,22 @@
 """A plain-loop driver for GroupCoordinator in tests: a fake clock, a list standing in for the
 `__consumer_offsets` partition, every answer by handle (each handle answered exactly once)."""
+
 from __future__ import annotations
 
-from broker.group.messages import (AppendRecords, GroupConfig, HeartbeatRequest, JoinGroupRequest,
-                                   LeaveGroupRequest, MemberIdentity, OffsetAndMetadata,
-                                   OffsetCommitRequest, OffsetFetchRequest, Respond,
-                                   SyncGroupRequest, TxnOffsetCommitRequest)
+from broker.group.messages import (
+    AppendRecords,
+    GroupConfig,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    MemberIdentity,
+    OffsetAndMetadata,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    Respond,
+    SyncGroupRequest,
+    TxnOffsetCommitRequest,
+)
 from broker.group.partition_coordinator import GroupCoordinator
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
@@ -51,8 +62,9 @@ class Harness:
             if error == ErrorCode.NONE:
                 self.log.extend(e.records)
                 if e.producer_id >= 0:
-                    self.producer_of.update((base + i, e.producer_id)
-                                            for i in range(len(e.records)))
+                    self.producer_of.update(
+                        (base + i, e.producer_id) for i in range(len(e.records))
+                    )
             self.run(self.c.on_append_result(e.append_id, error, self.now, base))
 
     def _handle(self) -> int:
@@ -78,12 +90,30 @@ class Harness:
         return c
 
     # -- requests ---------------------------------------------------------------------------------
-    def join(self, group: str, member_id: str = "", *, instance: str | None = None,
-             protocols=PROTOCOLS, session: int = SESSION_MS, rebalance: int = REBALANCE_MS,
-             client_id: str = "c", protocol_type: str = "consumer") -> int:
+    def join(
+        self,
+        group: str,
+        member_id: str = "",
+        *,
+        instance: str | None = None,
+        protocols=PROTOCOLS,
+        session: int = SESSION_MS,
+        rebalance: int = REBALANCE_MS,
+        client_id: str = "c",
+        protocol_type: str = "consumer",
+    ) -> int:
         h = self._handle()
-        req = JoinGroupRequest(group, member_id, protocol_type, tuple(protocols), session,
-                               rebalance, instance, client_id, "/10.0.0.1")
+        req = JoinGroupRequest(
+            group,
+            member_id,
+            protocol_type,
+            tuple(protocols),
+            session,
+            rebalance,
+            instance,
+            client_id,
+            "/10.0.0.1",
+        )
         self.run(self.c.handle_join_group(h, req, self.now))
         return h
 
@@ -95,41 +125,79 @@ class Harness:
         assert first.error == ErrorCode.MEMBER_ID_REQUIRED, first
         return self.join(group, first.member_id, **kw)
 
-    def sync(self, group: str, member_id: str, generation: int, assignments=None, *,
-             instance: str | None = None) -> int:
+    def sync(
+        self,
+        group: str,
+        member_id: str,
+        generation: int,
+        assignments=None,
+        *,
+        instance: str | None = None,
+    ) -> int:
         h = self._handle()
-        req = SyncGroupRequest(group, generation, member_id, instance,
-                               assignments=dict(assignments or {}))
+        req = SyncGroupRequest(
+            group, generation, member_id, instance, assignments=dict(assignments or {})
+        )
         self.run(self.c.handle_sync_group(h, req, self.now))
         return h
 
-    def heartbeat(self, group: str, member_id: str, generation: int, *,
-                  instance: str | None = None) -> ErrorCode:
+    def heartbeat(
+        self, group: str, member_id: str, generation: int, *, instance: str | None = None
+    ) -> ErrorCode:
         req = HeartbeatRequest(group, generation, member_id, instance)
         return self.c.handle_heartbeat(req, self.now).error
 
     def leave(self, group: str, *members: MemberIdentity | str) -> object:
         h = self._handle()
-        idents = tuple(m if isinstance(m, MemberIdentity) else MemberIdentity(m)
-                       for m in members)
+        idents = tuple(m if isinstance(m, MemberIdentity) else MemberIdentity(m) for m in members)
         self.run(self.c.handle_leave_group(h, LeaveGroupRequest(group, idents), self.now))
         return self.answer(h)
 
-    def commit(self, group: str, offsets: dict, generation: int = -1, member_id: str = "",
-               instance: str | None = None) -> int:
+    def commit(
+        self,
+        group: str,
+        offsets: dict,
+        generation: int = -1,
+        member_id: str = "",
+        instance: str | None = None,
+    ) -> int:
         h = self._handle()
-        req = OffsetCommitRequest(group, {TopicPartition(*tp): (o if isinstance(
-            o, OffsetAndMetadata) else OffsetAndMetadata(o)) for tp, o in offsets.items()},
-            generation, member_id, instance)
+        req = OffsetCommitRequest(
+            group,
+            {
+                TopicPartition(*tp): (
+                    o if isinstance(o, OffsetAndMetadata) else OffsetAndMetadata(o)
+                )
+                for tp, o in offsets.items()
+            },
+            generation,
+            member_id,
+            instance,
+        )
         self.run(self.c.handle_offset_commit(h, req, self.now))
         return h
 
-    def txn_commit(self, group: str, offsets: dict, producer_id: int, epoch: int = 0,
-                   generation: int = -1, member_id: str = "", instance: str | None = None) -> int:
+    def txn_commit(
+        self,
+        group: str,
+        offsets: dict,
+        producer_id: int,
+        epoch: int = 0,
+        generation: int = -1,
+        member_id: str = "",
+        instance: str | None = None,
+    ) -> int:
         h = self._handle()
-        req = TxnOffsetCommitRequest(group, "txn-1", producer_id, epoch, {
-            TopicPartition(*tp): OffsetAndMetadata(o) for tp, o in offsets.items()},
-            generation, member_id, instance)
+        req = TxnOffsetCommitRequest(
+            group,
+            "txn-1",
+            producer_id,
+            epoch,
+            {TopicPartition(*tp): OffsetAndMetadata(o) for tp, o in offsets.items()},
+            generation,
+            member_id,
+            instance,
+        )
         self.run(self.c.handle_txn_offset_commit(h, req, self.now))
         return h
 
@@ -172,7 +240,8 @@ class Harness:
         for _ in range(len(handles) + 2):
             answers = [self.answer(h) for h in handles]
             if self.state(group) == "CompletingRebalance" and all(
-                    a is not None and a.generation_id == self.generation(group) for a in answers):
+                a is not None and a.generation_id == self.generation(group) for a in answers
+            ):
                 assert all(a.error == ErrorCode.NONE for a in answers), answers
                 return answers
             for i, a in enumerate(answers):
@@ -181,8 +250,9 @@ class Harness:
                     handles[i] = self.join(group, a.member_id, **kw)
         raise AssertionError(f"the join never completed with every member: {answers}")
 
-    def complete_sync(self, group: str, members: list[str], generation: int,
-                      leader: str | None = None) -> None:
+    def complete_sync(
+        self, group: str, members: list[str], generation: int, leader: str | None = None
+    ) -> None:
         leader = leader or self.c.describe_group(group).leader
         order = [leader] + [m for m in members if m != leader]
         for m in order:

@@ -1,9 +1,11 @@
 """DeleteGroups: only a group without members goes; its offsets and record become tombstones,
 answered once they are committed; a failed append leaves the group as it was."""
+
+from group_harness import Harness
+
 from broker.group.records import GroupMetadataKey, OffsetCommitKey, decode_key
 from clients.errors import ErrorCode as E
 from clients.types import TopicPartition
-from group_harness import Harness
 
 G = "consumers"
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
@@ -25,7 +27,10 @@ def test_an_empty_group_is_deleted_with_tombstones_for_its_offsets_and_record():
     tombstones = h.log[before:]
     assert all(value is None for _, value in tombstones)
     assert [decode_key(k) for k, _ in tombstones] == [
-        OffsetCommitKey(G, "orders", 0), OffsetCommitKey(G, "orders", 1), GroupMetadataKey(G)]
+        OffsetCommitKey(G, "orders", 0),
+        OffsetCommitKey(G, "orders", 1),
+        GroupMetadataKey(G),
+    ]
     assert h.state(G) == "Dead" and h.fetch(G).partitions == {}
     assert G not in {g.group_id for g in h.c.list_groups().groups}
     # A failover replays the tombstones: the group stays gone.
@@ -46,7 +51,7 @@ def test_a_group_being_deleted_refuses_joins_and_a_failed_delete_leaves_it_empty
     h = emptied_group_with_offsets()
     h.auto_commit = False
     handle = h.delete(G)
-    assert h.answer(handle) is None                        # waits for its tombstones
+    assert h.answer(handle) is None  # waits for its tombstones
     assert h.answer(h.join(G)).error == E.COORDINATOR_NOT_AVAILABLE
     assert h.answer(h.delete(G)) == E.COORDINATOR_NOT_AVAILABLE
     h.complete_appends(E.NOT_LEADER_OR_FOLLOWER)

@@ -1,15 +1,23 @@
 """Kafka's error codes for stale, unknown and fenced members, wrong generations, rebalances in
 progress, bad requests and an unready coordinator: one table row per case."""
+
 from dataclasses import replace
 
 import pytest
+from group_harness import CONFIG, Harness
 
-from broker.group.messages import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
-                                   MemberIdentity, OffsetAndMetadata, OffsetCommitRequest,
-                                   OffsetFetchRequest, SyncGroupRequest)
+from broker.group.messages import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    MemberIdentity,
+    OffsetAndMetadata,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    SyncGroupRequest,
+)
 from broker.group.partition_coordinator import GroupCoordinator
 from clients.errors import ErrorCode as E
-from group_harness import CONFIG, Harness
 
 G = "g"
 
@@ -23,8 +31,7 @@ def stable():
 def heartbeat_case(setup, member, generation, instance=None):
     h, a, b, gen = stable()
     setup(h, a, b)
-    return h.heartbeat(G, {"a": a, "b": b}.get(member, member), gen + generation,
-                       instance=instance)
+    return h.heartbeat(G, {"a": a, "b": b}.get(member, member), gen + generation, instance=instance)
 
 
 def nothing(h, a, b):
@@ -49,7 +56,7 @@ HEARTBEATS = [
     (nothing, "a", 1, None, E.ILLEGAL_GENERATION),
     (nothing, "a", 0, "never-joined", E.UNKNOWN_MEMBER_ID),
     (start_rebalance, "a", 0, None, E.REBALANCE_IN_PROGRESS),
-    (rebalance_and_rejoin, "a", 1, None, E.NONE),      # after the JoinGroup answer, before sync
+    (rebalance_and_rejoin, "a", 1, None, E.NONE),  # after the JoinGroup answer, before sync
     (rebalance_and_rejoin, "a", 0, None, E.ILLEGAL_GENERATION),
 ]
 
@@ -92,15 +99,16 @@ JOINS = [
     ({"protocol_type": "connect"}, E.INCONSISTENT_GROUP_PROTOCOL),
     ({"protocols": (("sticky", b""),)}, E.INCONSISTENT_GROUP_PROTOCOL),
     ({}, E.MEMBER_ID_REQUIRED),
-    ({"group_instance_id": "static-1"}, None),          # static members skip MEMBER_ID_REQUIRED
+    ({"group_instance_id": "static-1"}, None),  # static members skip MEMBER_ID_REQUIRED
 ]
 
 
 @pytest.mark.parametrize("changes, expected", JOINS)
 def test_join_errors(changes, expected):
     h, a, b, gen = stable()
-    req = replace(JoinGroupRequest(G, "", "consumer", (("range", b"sub"),), 10_000, 30_000),
-                  **changes)
+    req = replace(
+        JoinGroupRequest(G, "", "consumer", (("range", b"sub"),), 10_000, 30_000), **changes
+    )
     h.run(h.c.handle_join_group("j", req, h.now))
     answer = h.answer("j")
     if expected is None:
@@ -111,10 +119,13 @@ def test_join_errors(changes, expected):
 
 def test_join_with_a_member_id_to_an_unknown_group():
     h = Harness()
-    h.run(h.c.handle_join_group("j", JoinGroupRequest("new", "m-1", "consumer",
-                                                      (("range", b""),), 10_000, 30_000), 0))
+    h.run(
+        h.c.handle_join_group(
+            "j", JoinGroupRequest("new", "m-1", "consumer", (("range", b""),), 10_000, 30_000), 0
+        )
+    )
     assert h.answer("j").error == E.UNKNOWN_MEMBER_ID
-    assert h.c.list_groups().groups == ()           # the refused join left no group behind
+    assert h.c.list_groups().groups == ()  # the refused join left no group behind
 
 
 def test_join_picks_the_protocol_every_member_supports():
@@ -147,10 +158,14 @@ def requests(c: GroupCoordinator):
     yield c.list_groups().error
     yield c.describe_group(G).error
     for name, call, req in (
-            ("join", c.handle_join_group,
-             JoinGroupRequest(G, "", "consumer", (("range", b""),), 10_000, 30_000)),
-            ("sync", c.handle_sync_group, SyncGroupRequest(G, 1, "m")),
-            ("leave", c.handle_leave_group, LeaveGroupRequest(G, (MemberIdentity("m"),)))):
+        (
+            "join",
+            c.handle_join_group,
+            JoinGroupRequest(G, "", "consumer", (("range", b""),), 10_000, 30_000),
+        ),
+        ("sync", c.handle_sync_group, SyncGroupRequest(G, 1, "m")),
+        ("leave", c.handle_leave_group, LeaveGroupRequest(G, (MemberIdentity("m"),))),
+    ):
         (effect,) = call(name, req, 0)
         yield effect.response.error
     commit = OffsetCommitRequest(G, {("t", 0): OffsetAndMetadata(1)})

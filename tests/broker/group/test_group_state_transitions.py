@@ -1,12 +1,13 @@
 """Every transition of the group state machine, one table row each: the start state, the event,
 the state and generation after it (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead)."""
+
 from dataclasses import replace
 
 import pytest
+from group_harness import CONFIG, REBALANCE_MS, SESSION_MS, Harness
 
 from broker.group.messages import GroupConfig
 from clients.errors import ErrorCode
-from group_harness import CONFIG, REBALANCE_MS, SESSION_MS, Harness
 
 G = "orders-app"
 
@@ -22,7 +23,7 @@ def completing():
     """Two members joined generation g; nobody has synced yet."""
     h, ctx = stable()
     a, b = ctx["members"]
-    h.join(G, a)                                 # the leader rejoins: a new rebalance
+    h.join(G, a)  # the leader rejoins: a new rebalance
     ja = h.join(G, a)
     jb = h.join(G, b)
     assert h.state(G) == "CompletingRebalance"
@@ -47,7 +48,7 @@ def member_leaves(h, ctx):
 
 
 def session_expires(h, ctx):
-    for _ in range(3):                           # the first member keeps heartbeating
+    for _ in range(3):  # the first member keeps heartbeating
         h.advance(SESSION_MS // 2)
         h.heartbeat(G, ctx["members"][0], ctx["gen"])
 
@@ -63,13 +64,13 @@ def follower_rejoins_changed(h, ctx):
 def follower_rejoins_unchanged(h, ctx):
     answer = h.answer(h.join(G, ctx["members"][1]))
     assert answer.error == ErrorCode.NONE and answer.generation_id == ctx["gen"]
-    assert answer.members == ()                  # only the leader gets the member list
+    assert answer.members == ()  # only the leader gets the member list
 
 
 def leader_syncs(h, ctx):
     leader, follower = ctx["members"]
     fs = h.sync(G, follower, ctx["gen"])
-    assert h.answer(fs) is None                  # parked until the leader's assignment is stored
+    assert h.answer(fs) is None  # parked until the leader's assignment is stored
     h.sync(G, leader, ctx["gen"], {leader: b"A", follower: b"B"})
     assert h.answer(fs).assignment == b"B"
 
@@ -88,7 +89,7 @@ def follower_heartbeats_but_never_syncs(h, ctx):
     leader, follower = ctx["members"]
     h.sync(G, leader, ctx["gen"], {leader: b"A", follower: b"B"})
     assert h.state(G) == "Stable"
-    for _ in range(REBALANCE_MS // 5_000 - 1):   # alive, but it never asked for its partitions
+    for _ in range(REBALANCE_MS // 5_000 - 1):  # alive, but it never asked for its partitions
         h.advance(5_000)
         assert h.heartbeat(G, leader, ctx["gen"]) == ErrorCode.NONE
         assert h.heartbeat(G, follower, ctx["gen"]) == ErrorCode.NONE
@@ -102,7 +103,7 @@ def everyone_rejoins(h, ctx):
 
 
 def rebalance_timeout_passes(h, ctx):
-    h.join(G, ctx["members"][0])                 # the second old member never rejoins
+    h.join(G, ctx["members"][0])  # the second old member never rejoins
     h.heartbeat(G, ctx["members"][1], ctx["gen"])
     h.advance(REBALANCE_MS)
 
@@ -137,8 +138,11 @@ TABLE = [
 ]
 
 
-@pytest.mark.parametrize("start, event, after, generation_change", TABLE,
-                         ids=[f"{s.__name__}-{e.__name__}" for s, e, _, _ in TABLE])
+@pytest.mark.parametrize(
+    "start, event, after, generation_change",
+    TABLE,
+    ids=[f"{s.__name__}-{e.__name__}" for s, e, _, _ in TABLE],
+)
 def test_transition(start, event, after, generation_change):
     h, ctx = start()
     before = h.generation(G)
@@ -155,7 +159,7 @@ def test_first_join_waits_the_initial_rebalance_delay_and_gathers_later_joiners(
     first = h.join(G, instance="i-1")
     assert h.state(G) == "PreparingRebalance" and h.answer(first) is None
     h.advance(2_000)
-    second = h.join(G, instance="i-2")             # a new member extends the delay once more
+    second = h.join(G, instance="i-2")  # a new member extends the delay once more
     h.advance(1_000)
     assert h.answer(first) is None and h.state(G) == "PreparingRebalance"
     h.advance(3_000)
@@ -168,7 +172,7 @@ def test_first_join_waits_the_initial_rebalance_delay_and_gathers_later_joiners(
 def test_initial_delay_never_passes_the_rebalance_timeout():
     h = Harness(replace(CONFIG, initial_rebalance_delay_ms=3_000))
     first = h.join(G, instance="i-0", rebalance=7_000)
-    for i in range(1, 10):                         # a joiner every second
+    for i in range(1, 10):  # a joiner every second
         h.advance(1_000)
         if h.answer(first) is not None:
             break
@@ -179,8 +183,11 @@ def test_initial_delay_never_passes_the_rebalance_timeout():
 def test_join_to_empty_completes_at_once_when_everyone_is_in():
     h = Harness()
     answer = h.answer(h.join_new(G))
-    assert (answer.error, answer.generation_id, answer.leader) == (ErrorCode.NONE, 1,
-                                                                   answer.member_id)
+    assert (answer.error, answer.generation_id, answer.leader) == (
+        ErrorCode.NONE,
+        1,
+        answer.member_id,
+    )
     assert h.state(G) == "CompletingRebalance"
 
 
@@ -208,4 +215,4 @@ def test_list_groups_filters_by_state():
 
 
 def test_config_with_other_delay_is_honoured_per_coordinator():
-    assert GroupConfig().initial_rebalance_delay_ms == 3_000     # Kafka's default
+    assert GroupConfig().initial_rebalance_delay_ms == 3_000  # Kafka's default

@@ -1,11 +1,12 @@
 """OffsetCommit and OffsetFetch: who may commit in which state and generation, answers only after
 the record is committed, append failures mapped as Kafka maps them, lag in DescribeGroups."""
+
 import pytest
+from group_harness import CONFIG, Harness
 
 from broker.group.messages import OffsetAndMetadata
 from clients.errors import ErrorCode as E
 from clients.types import TopicPartition
-from group_harness import CONFIG, Harness
 
 G = "consumers"
 TP = TopicPartition("orders", 0)
@@ -26,17 +27,17 @@ def test_member_commit_is_fetched_back_with_epoch_and_metadata():
     h.commit(G, {TP: OffsetAndMetadata(42, 3, "checkpoint")}, gen, a)
     got = h.fetch(G, (TP, ("orders", 1))).partitions
     assert (got[TP].offset, got[TP].leader_epoch, got[TP].metadata) == (42, 3, "checkpoint")
-    assert got[TopicPartition("orders", 1)].offset == -1          # never committed
-    assert h.fetch(G).partitions.keys() == {TP}                   # None: every partition
+    assert got[TopicPartition("orders", 1)].offset == -1  # never committed
+    assert h.fetch(G).partitions.keys() == {TP}  # None: every partition
 
 
 COMMITS = [
     # who, generation offset, expected
     ("a", 0, E.NONE),
-    ("a", -1, E.ILLEGAL_GENERATION),          # a zombie from the previous generation
+    ("a", -1, E.ILLEGAL_GENERATION),  # a zombie from the previous generation
     ("a", 1, E.ILLEGAL_GENERATION),
     ("ghost", 0, E.UNKNOWN_MEMBER_ID),
-    ("", None, E.UNKNOWN_MEMBER_ID),          # generation -1, no member: only for Empty groups
+    ("", None, E.UNKNOWN_MEMBER_ID),  # generation -1, no member: only for Empty groups
 ]
 
 
@@ -100,14 +101,17 @@ def test_commit_is_answered_and_visible_only_once_its_record_is_committed():
     assert h.answer(c).partitions == {TP: E.NONE} and committed(h) == 11
 
 
-@pytest.mark.parametrize("append_error, told", [
-    (E.NOT_LEADER_OR_FOLLOWER, E.NOT_COORDINATOR),
-    (E.KAFKA_STORAGE_ERROR, E.NOT_COORDINATOR),
-    (E.NOT_ENOUGH_REPLICAS, E.COORDINATOR_NOT_AVAILABLE),
-    (E.UNKNOWN_TOPIC_OR_PARTITION, E.COORDINATOR_NOT_AVAILABLE),
-    (E.MESSAGE_TOO_LARGE, E.INVALID_COMMIT_OFFSET_SIZE),
-    (E.REQUEST_TIMED_OUT, E.REQUEST_TIMED_OUT),
-])
+@pytest.mark.parametrize(
+    "append_error, told",
+    [
+        (E.NOT_LEADER_OR_FOLLOWER, E.NOT_COORDINATOR),
+        (E.KAFKA_STORAGE_ERROR, E.NOT_COORDINATOR),
+        (E.NOT_ENOUGH_REPLICAS, E.COORDINATOR_NOT_AVAILABLE),
+        (E.UNKNOWN_TOPIC_OR_PARTITION, E.COORDINATOR_NOT_AVAILABLE),
+        (E.MESSAGE_TOO_LARGE, E.INVALID_COMMIT_OFFSET_SIZE),
+        (E.REQUEST_TIMED_OUT, E.REQUEST_TIMED_OUT),
+    ],
+)
 def test_failed_append_is_mapped_and_changes_nothing(append_error, told):
     h, a, b, gen = stable()
     h.auto_commit = False
@@ -133,7 +137,10 @@ def test_describe_shows_committed_offsets_and_lag():
     other = TopicPartition("orders", 1)
     h.commit(G, {TP: 40, other: 7}, gen, a)
     desc = h.c.describe_group(G, end_offsets={TP: 100})
-    assert [(o.partition, o.offset, o.lag) for o in desc.offsets] == [(TP, 40, 60), (other, 7, None)]
+    assert [(o.partition, o.offset, o.lag) for o in desc.offsets] == [
+        (TP, 40, 60),
+        (other, 7, None),
+    ]
 
 
 def test_later_commit_wins():

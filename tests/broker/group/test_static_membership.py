@@ -1,8 +1,10 @@
 """Static membership (group.instance.id, KIP-345): a restart within the session timeout keeps the
 assignment and causes no rebalance; the old incarnation is fenced; a late restart rebalances."""
-from clients.errors import ErrorCode as E
-from broker.group.messages import MemberIdentity
+
 from group_harness import REBALANCE_MS, SESSION_MS, Harness
+
+from broker.group.messages import MemberIdentity
+from clients.errors import ErrorCode as E
 
 G = "static-group"
 
@@ -20,14 +22,14 @@ def test_restart_within_the_session_timeout_keeps_the_assignment_without_rebalan
     h = Harness()
     ids, gen = form_static(h)
     old_b = ids["i-b"]
-    h.advance(SESSION_MS // 2)                      # the process restarts, losing its member id
+    h.advance(SESSION_MS // 2)  # the process restarts, losing its member id
     assert h.heartbeat(G, ids["i-a"], gen, instance="i-a") == E.NONE
     rejoin = h.answer(h.join(G, instance="i-b"))
     assert rejoin.error == E.NONE and rejoin.generation_id == gen
     assert rejoin.member_id != old_b and rejoin.members == ()
     assert h.state(G) == "Stable" and h.generation(G) == gen
     synced = h.answer(h.sync(G, rejoin.member_id, gen, instance="i-b"))
-    assert synced.assignment == b"a-" + old_b.encode()     # what the old incarnation had
+    assert synced.assignment == b"a-" + old_b.encode()  # what the old incarnation had
     # The old incarnation is fenced; the other member never noticed.
     assert h.heartbeat(G, old_b, gen, instance="i-b") == E.FENCED_INSTANCE_ID
     assert h.heartbeat(G, ids["i-a"], gen, instance="i-a") == E.NONE
@@ -64,12 +66,12 @@ def test_restart_with_new_subscription_rebalances():
 def test_restart_after_the_session_timeout_rebalances_twice():
     h = Harness()
     ids, gen = form_static(h)
-    for _ in range(3):                              # i-b is down for longer than its session
+    for _ in range(3):  # i-b is down for longer than its session
         h.advance(SESSION_MS // 2)
         h.heartbeat(G, ids["i-a"], gen, instance="i-a")
     assert [m.member_id for m in h.c.describe_group(G).members] == [ids["i-a"]]
     assert h.state(G) == "PreparingRebalance"
-    h.join(G, instance="i-b")                       # comes back as a new member
+    h.join(G, instance="i-b")  # comes back as a new member
     assert h.state(G) == "PreparingRebalance"
 
 
@@ -86,7 +88,7 @@ def test_failed_record_append_keeps_the_old_member_id():
 def test_static_member_that_does_not_rejoin_stays_until_its_session_ends():
     h = Harness()
     ids, gen = form_static(h)
-    h.join(G, ids["i-a"], instance="i-a")           # rebalance; i-b is slow but alive
+    h.join(G, ids["i-a"], instance="i-a")  # rebalance; i-b is slow but alive
     for _ in range(REBALANCE_MS // 5_000):
         assert h.heartbeat(G, ids["i-b"], gen, instance="i-b") == E.REBALANCE_IN_PROGRESS
         h.advance(5_000)
@@ -106,7 +108,7 @@ def test_restart_during_completing_rebalance_fences_the_parked_sync_and_rebalanc
     h.join(G, ids["i-b"], instance="i-b")
     assert h.state(G) == "CompletingRebalance"
     parked = h.sync(G, ids["i-b"], gen + 1, instance="i-b")
-    h.join(G, instance="i-b")                       # i-b restarted before its sync came back
+    h.join(G, instance="i-b")  # i-b restarted before its sync came back
     assert h.answer(parked).error == E.FENCED_INSTANCE_ID
     assert h.state(G) == "PreparingRebalance"
 

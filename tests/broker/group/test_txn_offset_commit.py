@@ -1,11 +1,12 @@
 """TxnOffsetCommit in the group coordinator's core: offsets written in a transactional batch stay
 out of OffsetFetch until the transaction's COMMIT marker, vanish on ABORT, are checked against
 the member and generation like OffsetCommit, and a coordinator loading the log ends up the same."""
+
 import pytest
+from group_harness import Harness
 
 from clients.errors import ErrorCode as E
 from clients.types import TopicPartition
-from group_harness import Harness
 
 G = "consumers"
 TP = TopicPartition("orders", 0)
@@ -22,7 +23,7 @@ def test_offsets_are_pending_until_the_commit_marker():
     h.commit(G, {TP: 5})
     answer = h.answer(h.txn_commit(G, {TP: 10, TP1: 3}, PID))
     assert dict(answer.partitions) == {TP: E.NONE, TP1: E.NONE}
-    assert h.pending == [] and h.producer_of            # written as the producer's batch
+    assert h.pending == [] and h.producer_of  # written as the producer's batch
     assert (committed(h), committed(h, TP1)) == (5, -1)  # only applied offsets are shown
     h.marker(PID, committed=True)
     assert (committed(h), committed(h, TP1)) == (10, 3)
@@ -38,12 +39,13 @@ def test_require_stable_answers_unstable_while_a_transaction_holds_offsets():
     def stable():
         got = h.fetch(G, (TP, TP1), require_stable=True).partitions
         return {tp: (f.offset, f.error) for tp, f in got.items()}
+
     assert stable() == {TP: (5, E.NONE), TP1: (1, E.NONE)}
-    h.txn_commit(G, {TP: 10}, PID)              # being written
+    h.txn_commit(G, {TP: 10}, PID)  # being written
     assert stable() == {TP: (-1, E.UNSTABLE_OFFSET_COMMIT), TP1: (1, E.NONE)}
-    h.complete_appends()                        # written, no marker yet
+    h.complete_appends()  # written, no marker yet
     assert stable() == {TP: (-1, E.UNSTABLE_OFFSET_COMMIT), TP1: (1, E.NONE)}
-    assert committed(h) == 5                    # without require_stable: the offset in effect
+    assert committed(h) == 5  # without require_stable: the offset in effect
     assert h.fetch("other-group", (TP,), require_stable=True).partitions[TP].error == E.NONE
     h.marker(PID, committed=True)
     assert stable() == {TP: (10, E.NONE), TP1: (1, E.NONE)}
@@ -60,7 +62,7 @@ def test_abort_marker_drops_the_pending_offsets_and_markers_are_per_producer():
     h.txn_commit(G, {TP1: 4}, OTHER)
     h.marker(PID, committed=False)
     assert committed(h) == 5
-    h.marker(PID, committed=True)                       # nothing of PID is pending any more
+    h.marker(PID, committed=True)  # nothing of PID is pending any more
     assert committed(h) == 5 and committed(h, TP1) == -1
     h.marker(OTHER, committed=True)
     assert committed(h, TP1) == 4
@@ -99,9 +101,9 @@ def test_replay_at_load_applies_committed_drops_aborted_and_keeps_open_ones_pend
     h = Harness()
     h.txn_commit(G, {TP: 10}, PID)
     h.marker(PID, committed=True)
-    h.txn_commit(G, {TP: 20}, PID)              # the same producer's next transaction: aborted
+    h.txn_commit(G, {TP: 20}, PID)  # the same producer's next transaction: aborted
     h.marker(PID, committed=False)
-    h.txn_commit(G, {TP1: 7}, OTHER)            # still open when the coordinator moved
+    h.txn_commit(G, {TP1: 7}, OTHER)  # still open when the coordinator moved
     fresh = h.fresh()
     h.c = fresh
     assert (committed(h), committed(h, TP1)) == (10, -1)
@@ -115,7 +117,7 @@ STABLE_CASES = [
     ("a", 0, E.NONE),
     ("a", -1, E.ILLEGAL_GENERATION),
     ("ghost", 0, E.UNKNOWN_MEMBER_ID),
-    ("", None, E.NONE),                  # no group metadata given: Kafka does not check
+    ("", None, E.NONE),  # no group metadata given: Kafka does not check
 ]
 
 
@@ -132,9 +134,11 @@ def test_member_and_generation_are_checked_as_for_offset_commit(who, gen_delta, 
 def test_unknown_group_refuses_a_member_and_a_generation_but_takes_a_bare_commit():
     h = Harness()
     assert dict(h.answer(h.txn_commit(G, {TP: 1}, PID, member_id="m")).partitions) == {
-        TP: E.UNKNOWN_MEMBER_ID}
+        TP: E.UNKNOWN_MEMBER_ID
+    }
     assert dict(h.answer(h.txn_commit(G, {TP: 1}, PID, generation=3)).partitions) == {
-        TP: E.ILLEGAL_GENERATION}
+        TP: E.ILLEGAL_GENERATION
+    }
     assert dict(h.answer(h.txn_commit(G, {TP: 1}, PID)).partitions) == {TP: E.NONE}
     h.marker(PID, committed=True)
     assert committed(h) == 1
@@ -143,7 +147,8 @@ def test_unknown_group_refuses_a_member_and_a_generation_but_takes_a_bare_commit
 def test_a_negative_producer_id_is_refused_and_resign_forgets_pending():
     h = Harness()
     assert dict(h.answer(h.txn_commit(G, {TP: 1}, -1)).partitions) == {
-        TP: E.INVALID_PRODUCER_ID_MAPPING}
+        TP: E.INVALID_PRODUCER_ID_MAPPING
+    }
     h.txn_commit(G, {TP: 1}, PID)
     h.c.resign()
     assert h.c.pending_txn_offsets.producers() == []
@@ -153,12 +158,12 @@ def test_a_plain_commit_written_after_the_transactions_offset_is_kept_on_commit(
     """Kafka's olderThan: the COMMIT applies a partition's offset only over an older one."""
     h = Harness()
     h.txn_commit(G, {TP: 10, TP1: 10}, PID)
-    h.commit(G, {TP: 99})                       # written after the transaction's record
+    h.commit(G, {TP: 99})  # written after the transaction's record
     h.marker(PID, committed=True)
     assert (committed(h), committed(h, TP1)) == (99, 10)
-    h.c = h.fresh()                             # replay decides the same
+    h.c = h.fresh()  # replay decides the same
     assert (committed(h), committed(h, TP1)) == (99, 10)
-    h.txn_commit(G, {TP: 11}, OTHER)            # now the transaction's record is the newer
+    h.txn_commit(G, {TP: 11}, OTHER)  # now the transaction's record is the newer
     h.marker(OTHER, committed=True)
     assert committed(h) == 11
     h.c = h.fresh()

@@ -1,5 +1,6 @@
 """Shared by the replica manager's producer tests: idempotent batches of one producer, and a
 partition hosted as the metadata log would say."""
+
 from __future__ import annotations
 
 from broker.replication.replica_manager import ReplicaManager
@@ -12,15 +13,25 @@ PID = 42
 
 
 def batch(seq: int, n: int = 2, epoch: int = 0, base_offset: int = 0, leader_epoch: int = -1):
-    return encode_batch([(None, b"v", (), 1000)] * n, base_offset=base_offset,
-                        partition_leader_epoch=leader_epoch, producer_id=PID,
-                        producer_epoch=epoch, base_sequence=seq)
+    return encode_batch(
+        [(None, b"v", (), 1000)] * n,
+        base_offset=base_offset,
+        partition_leader_epoch=leader_epoch,
+        producer_id=PID,
+        producer_epoch=epoch,
+        base_sequence=seq,
+    )
 
 
 def host(replicas: ReplicaManager, leader: int, leader_epoch: int) -> None:
     """What the metadata log would say: replicas 1 and 2, both in sync, `leader` leads."""
-    reg = PartitionRegistration(replicas=(1, 2), isr=(1, 2), leader=leader,
-                                leader_epoch=leader_epoch, partition_epoch=leader_epoch)
+    reg = PartitionRegistration(
+        replicas=(1, 2),
+        isr=(1, 2),
+        leader=leader,
+        leader_epoch=leader_epoch,
+        partition_epoch=leader_epoch,
+    )
     replicas.apply_registration("t", 0, "topic-id", LogConfig(), reg)
 
 

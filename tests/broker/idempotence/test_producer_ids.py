@@ -1,5 +1,6 @@
 """Producer ids come from controller-allocated blocks, a block at a time, never twice; a re-init
 with a known id bumps its epoch; a broker that cannot get a block answers a retriable error."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,12 +39,15 @@ async def test_without_a_block_the_answer_is_retriable():
     with pytest.raises(KraftError) as info:
         await unregistered.next_id()
     assert info.value.retriable and "not registered" in info.value.message
-    stale = ProducerIdBlocks(FakeChannel([AllocateProducerIdsResponse(
-        ErrorCode.STALE_BROKER_EPOCH, "old epoch")]), 4, lambda: 3)
+    stale = ProducerIdBlocks(
+        FakeChannel([AllocateProducerIdsResponse(ErrorCode.STALE_BROKER_EPOCH, "old epoch")]),
+        4,
+        lambda: 3,
+    )
     with pytest.raises(KraftError) as info:
         await stale.next_id()
     assert info.value.code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS and info.value.retriable
-    assert await stale.next_id() == 0          # the next try gets a block
+    assert await stale.next_id() == 0  # the next try gets a block
 
 
 async def test_init_producer_id_bumps_a_known_epoch_or_deals_a_fresh_id():

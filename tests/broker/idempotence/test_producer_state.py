@@ -1,14 +1,24 @@
 """ProducerStateManager as plain data: duplicates of each of the last five batches, gaps, fenced
 epochs, new epochs from 0, sequence wrap-around, rebuild from batches = incremental state, and the
 snapshot file (round trip; a torn one is ignored and the state rebuilt from the log)."""
+
 from __future__ import annotations
 
 import pytest
 
 from broker.idempotence import producer_state_file as psf
 from broker.idempotence.producer_state import (
-    APPEND, DUPLICATE, REJECT, SEQUENCE_LIMIT, BatchMetadata, ProducerEntry, ProducerStateManager,
-    check_request, record_request, request_headers)
+    APPEND,
+    DUPLICATE,
+    REJECT,
+    SEQUENCE_LIMIT,
+    BatchMetadata,
+    ProducerEntry,
+    ProducerStateManager,
+    check_request,
+    record_request,
+    request_headers,
+)
 from clients.errors import ErrorCode
 from clients.record.batch_header import parse_header
 from clients.record.codec import encode_batch
@@ -20,8 +30,15 @@ PID = 7
 
 def header(pid: int, epoch: int, seq: int, n: int, base_offset: int = 0, ts: int = 1000):
     records = [(None, b"v%d" % i, (), ts + i) for i in range(n)]
-    return parse_header(encode_batch(records, base_offset=base_offset, producer_id=pid,
-                                     producer_epoch=epoch, base_sequence=seq))
+    return parse_header(
+        encode_batch(
+            records,
+            base_offset=base_offset,
+            producer_id=pid,
+            producer_epoch=epoch,
+            base_sequence=seq,
+        )
+    )
 
 
 def appended(state: ProducerStateManager, pid: int, epoch: int, seq: int, n: int):
@@ -32,7 +49,7 @@ def appended(state: ProducerStateManager, pid: int, epoch: int, seq: int, n: int
 
 def five_batches() -> ProducerStateManager:
     state = ProducerStateManager("t-0")
-    for i in range(6):   # six: the first falls out of the window of five
+    for i in range(6):  # six: the first falls out of the window of five
         assert appended(state, PID, 0, i * 10, 10).is_append
     return state
 
@@ -51,11 +68,14 @@ def test_a_batch_older_than_the_last_five_is_out_of_order_not_a_duplicate():
     assert (d.action, d.error_code) == (REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
 
 
-@pytest.mark.parametrize("seq, last, code", [
-    (61, 70, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),   # a gap of one
-    (55, 64, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),   # overlaps the last batch
-    (50, 58, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),   # same start, different end
-])
+@pytest.mark.parametrize(
+    "seq, last, code",
+    [
+        (61, 70, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),  # a gap of one
+        (55, 64, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),  # overlaps the last batch
+        (50, 58, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),  # same start, different end
+    ],
+)
 def test_gaps_and_overlaps_are_rejected_and_change_nothing(seq, last, code):
     state = five_batches()
     before = dict(state.producers)
@@ -109,12 +129,12 @@ def test_sequences_wrap_around_at_2_31_minus_1():
     state = ProducerStateManager()
     top = SEQUENCE_LIMIT - 1
     state.load([ProducerEntry(PID, 0, (BatchMetadata(top - 9, top - 5, 0, 4),))], 5)
-    assert appended(state, PID, 0, top - 4, 10).is_append    # top-4 .. top, then 0 .. 4
+    assert appended(state, PID, 0, top - 4, 10).is_append  # top-4 .. top, then 0 .. 4
     assert state.entry(PID).last_seq == 4
     d = state.check_batches([header(PID, 0, top - 4, 10)], state.end_offset)[0]
     assert (d.action, d.first_offset, d.last_offset) == (DUPLICATE, 5, 14)
     assert state.check(PID, 0, 5, 9).is_append
-    assert state.check(PID, 0, 0, 4).action == REJECT        # not a duplicate: the range differs
+    assert state.check(PID, 0, 0, 4).action == REJECT  # not a duplicate: the range differs
     wrapped = ProducerStateManager()
     wrapped.load([ProducerEntry(PID, 0, (BatchMetadata(top - 1, top, 0, 1),))], 2)
     assert wrapped.check(PID, 0, 0, 0).is_append and wrapped.check(PID, 0, 1, 1).action == REJECT
@@ -131,11 +151,14 @@ def test_one_request_may_carry_several_batches_of_a_producer():
     state = ProducerStateManager("t-0")
     hs = [header(PID, 0, 0, 3), header(PID, 0, 3, 2), header(-1, -1, -1, 4), header(PID, 0, 5, 1)]
     assert [d and d.action for d in state.check_batches(hs, 0)] == [APPEND, APPEND, None, APPEND]
-    assert state.producers == {}          # checking changes nothing
+    assert state.producers == {}  # checking changes nothing
     record_request(state, hs, 0, 10)
-    assert [(b.first_offset, b.last_offset) for b in state.entry(PID).batches] == \
-        [(0, 2), (3, 4), (9, 9)]
-    assert check_request(state, hs[:2], 10).first_offset == 0       # both again: a duplicate
+    assert [(b.first_offset, b.last_offset) for b in state.entry(PID).batches] == [
+        (0, 2),
+        (3, 4),
+        (9, 9),
+    ]
+    assert check_request(state, hs[:2], 10).first_offset == 0  # both again: a duplicate
     mixed = check_request(state, [hs[3], header(PID, 0, 6, 1)], 10)
     assert mixed.error_code == ErrorCode.INVALID_REQUEST and "own" in mixed.message
 
@@ -144,9 +167,19 @@ def test_rebuild_from_batches_equals_incremental_state():
     incremental = ProducerStateManager("t-0")
     log = []
     offset = 0
-    script = [(1, 0, 0, 3), (2, 0, 0, 2), (1, 0, 3, 5), (-1, -1, -1, 4), (1, 0, 8, 1),
-              (2, 1, 0, 2), (1, 0, 9, 2), (1, 0, 11, 1), (1, 0, 12, 1), (1, 0, 13, 2),
-              (3, 0, 0, 1)]
+    script = [
+        (1, 0, 0, 3),
+        (2, 0, 0, 2),
+        (1, 0, 3, 5),
+        (-1, -1, -1, 4),
+        (1, 0, 8, 1),
+        (2, 1, 0, 2),
+        (1, 0, 9, 2),
+        (1, 0, 11, 1),
+        (1, 0, 12, 1),
+        (1, 0, 13, 2),
+        (3, 0, 0, 1),
+    ]
     for pid, epoch, seq, n in script:
         h = header(pid, epoch, seq, n, base_offset=offset)
         if pid >= 0:
@@ -183,7 +216,7 @@ def test_a_damaged_snapshot_is_refused(tmp_path, damage):
     path = psf.write_snapshot(tmp_path, five_batches())
     data = bytearray(path.read_bytes())
     if damage == "torn":
-        data = data[:len(data) - 7]
+        data = data[: len(data) - 7]
     elif damage == "flipped":
         data[-3] ^= 0x40
     elif damage == "empty":
@@ -199,8 +232,9 @@ def _log_with_batches(dir, script):
     log = Log.open(dir, LogConfig(segment_bytes=400), now_ms=0)
     for pid, epoch, seq, n in script:
         records = [(None, b"v%d" % i, (), 1000 + i) for i in range(n)]
-        log.append_as_leader(encode_batch(records, producer_id=pid, producer_epoch=epoch,
-                                          base_sequence=seq), 0, 0)
+        log.append_as_leader(
+            encode_batch(records, producer_id=pid, producer_epoch=epoch, base_sequence=seq), 0, 0
+        )
     return log
 
 
@@ -212,8 +246,9 @@ def test_load_from_snapshot_then_the_log_after_it_equals_a_full_rebuild(tmp_path
     psf.write_snapshot(log.dir, psf.load_producer_state(log))
     for pid, epoch, seq, n in SCRIPT[3:]:
         records = [(None, b"x", (), 5)] * n
-        log.append_as_leader(encode_batch(records, producer_id=pid, producer_epoch=epoch,
-                                          base_sequence=seq), 0, 0)
+        log.append_as_leader(
+            encode_batch(records, producer_id=pid, producer_epoch=epoch, base_sequence=seq), 0, 0
+        )
     assert log.segment_count > 1
     loaded = psf.load_producer_state(log)
     assert loaded.snapshot_offset == 10
@@ -227,7 +262,7 @@ def test_a_torn_snapshot_is_ignored_and_the_state_rebuilt_from_the_log(tmp_path)
     log = _log_with_batches(tmp_path / "t-0", SCRIPT)
     expected = psf.load_producer_state(log)
     path = psf.write_snapshot(log.dir, expected)
-    path.write_bytes(path.read_bytes()[:-5])           # a write cut short by a crash
+    path.write_bytes(path.read_bytes()[:-5])  # a write cut short by a crash
     loaded = psf.load_producer_state(log)
     assert loaded == expected and loaded.snapshot_offset == -1
     assert not path.exists()
@@ -237,7 +272,7 @@ def test_a_snapshot_past_the_log_end_is_dropped_after_truncation(tmp_path):
     log = _log_with_batches(tmp_path / "t-0", SCRIPT)
     state = psf.load_producer_state(log)
     psf.write_snapshot(log.dir, state)
-    log.truncate_to(10)                                 # drops the batches from offset 10 on
+    log.truncate_to(10)  # drops the batches from offset 10 on
     psf.catch_up(state, log)
     assert psf.list_snapshots(log.dir) == [] and state.end_offset == 10
     assert state.entry(1).last_seq == 7 and state.entry(2).last_seq == 1

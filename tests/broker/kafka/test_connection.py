@@ -2,6 +2,7 @@
 order whatever order handlers finish in, an order-sensitive part that runs before the next
 frame is read, no answer for acks=0, file ranges sent by sendfile from their own descriptor,
 and bad frames or unknown APIs closing the connection and nothing else."""
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,10 @@ async def serve(nursery, dispatch) -> int:
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
 
     async def handle(stream):
-        await Connection(stream, dispatch, max_request_bytes=MAX, peer="127.0.0.1",
-                         listener="KAFKA").serve()
+        await Connection(
+            stream, dispatch, max_request_bytes=MAX, peer="127.0.0.1", listener="KAFKA"
+        ).serve()
+
     await nursery.start(trio.serve_listeners, handle, listeners)
     return listeners[0].socket.getsockname()[1]
 
@@ -52,9 +55,9 @@ async def test_answers_in_request_order_and_ordered_parts_before_the_next_read()
     async def dispatch(header, body, conn, started):
         cid = header.correlation_id
         events.append(("start", cid))
-        started()            # the order-sensitive part is done
+        started()  # the order-sensitive part is done
         if cid == 1:
-            await release_first.wait()     # the first one waits (acks=all, a long poll)
+            await release_first.wait()  # the first one waits (acks=all, a long poll)
         events.append(("end", cid))
         if cid == 1:
             pass
@@ -67,10 +70,13 @@ async def test_answers_in_request_order_and_ordered_parts_before_the_next_read()
         with trio.move_on_after(5):
             while ("end", 3) not in events:
                 await trio.sleep(0.01)
-        assert events[:2] == [("start", 1), ("start", 2)]     # pipelined: 2 ran while 1 waited
+        assert events[:2] == [("start", 1), ("start", 2)]  # pipelined: 2 ran while 1 waited
         release_first.set()
         assert [await read_answer(stream) for _ in range(3)] == [
-            (1, b"answer-1"), (2, b"answer-2"), (3, b"answer-3")]
+            (1, b"answer-1"),
+            (2, b"answer-2"),
+            (3, b"answer-3"),
+        ]
         nursery.cancel_scope.cancel()
 
 
@@ -92,10 +98,11 @@ async def test_a_file_range_is_sent_from_its_own_descriptor(tmp_path):
     fd = os.open(path, os.O_RDONLY)
     answer = Answer([b"head"])
     answer.add_file(fd, 100, 7 * 50000)
-    os.close(fd)            # the segment closed: its descriptor number may be reused...
-    path.unlink()           # ...and deleted
-    reuse = os.open(tmp_path, os.O_RDONLY)     # most likely the old number, another file
+    os.close(fd)  # the segment closed: its descriptor number may be reused...
+    path.unlink()  # ...and deleted
+    reuse = os.open(tmp_path, os.O_RDONLY)  # most likely the old number, another file
     try:
+
         async def dispatch(header, body, conn, started):
             return answer
 
@@ -120,10 +127,13 @@ async def test_a_bad_frame_or_an_unknown_api_closes_only_that_connection():
 
     async with trio.open_nursery() as nursery:
         port = await serve(nursery, dispatch)
-        for bad in (struct.pack(">i", MAX + 1), struct.pack(">i", -5),
-                    struct.pack(">i", 12) + b"\x00\x03\x00\x01\x00\x00\x00\x01\x00\x09ab",
-                    frame(3, 1, 1) + frame(99, 0, 2) + frame(3, 1, 3),
-                    frame(98, 0, 1)):
+        for bad in (
+            struct.pack(">i", MAX + 1),
+            struct.pack(">i", -5),
+            struct.pack(">i", 12) + b"\x00\x03\x00\x01\x00\x00\x00\x01\x00\x09ab",
+            frame(3, 1, 1) + frame(99, 0, 2) + frame(3, 1, 3),
+            frame(98, 0, 1),
+        ):
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             await stream.send_all(bad)
             received = b""
@@ -143,6 +153,7 @@ async def test_a_bad_frame_or_an_unknown_api_closes_only_that_connection():
 
 async def test_a_full_queue_stops_reading():
     from broker.kafka import connection
+
     seen = []
     gate = trio.Event()
 

@@ -1,5 +1,6 @@
 """Kafka's request header and frame size, every length bounded: a bad frame is a FrameError,
 never an IndexError or a read past the frame."""
+
 from __future__ import annotations
 
 import struct
@@ -17,7 +18,11 @@ from broker.kafka.framing import (
 
 def header(api_key=3, version=1, correlation=7, client_id=b"me", tags=b""):
     head = struct.pack(">hhi", api_key, version, correlation)
-    head += struct.pack(">h", -1) if client_id is None else struct.pack(">h", len(client_id)) + client_id
+    head += (
+        struct.pack(">h", -1)
+        if client_id is None
+        else struct.pack(">h", len(client_id)) + client_id
+    )
     return head + tags
 
 
@@ -37,16 +42,19 @@ def test_null_client_id():
     assert parse_request_header(header(18, 0, client_id=None)).client_id is None
 
 
-@pytest.mark.parametrize("frame, why", [
-    (header(3, 1, client_id=b"x")[:-1] + b"", "client_id"),           # client_id overruns
-    (struct.pack(">hhih", 3, 1, 7, -2), "client_id length"),
-    (header(3, 12, tags=b"\x01\x00\x09ab"), "tagged field"),          # a tag larger than the frame
-    (header(3, 12, tags=b"\xff\xff\xff\xff\x0f"), "tagged fields"),    # 4 billion tags
-    (header(3, 12, tags=b"\x80\x80\x80\x80\x80\x01"), "varint"),      # a 6-byte varint
-    (header(3, 12, tags=b""), "varint"),                               # the count is missing
-    (b"\x00\x03\x00", "smaller"),
-    (header(3, 1, client_id=b"\xff\xfe"), "UTF-8"),
-])
+@pytest.mark.parametrize(
+    "frame, why",
+    [
+        (header(3, 1, client_id=b"x")[:-1] + b"", "client_id"),  # client_id overruns
+        (struct.pack(">hhih", 3, 1, 7, -2), "client_id length"),
+        (header(3, 12, tags=b"\x01\x00\x09ab"), "tagged field"),  # a tag larger than the frame
+        (header(3, 12, tags=b"\xff\xff\xff\xff\x0f"), "tagged fields"),  # 4 billion tags
+        (header(3, 12, tags=b"\x80\x80\x80\x80\x80\x01"), "varint"),  # a 6-byte varint
+        (header(3, 12, tags=b""), "varint"),  # the count is missing
+        (b"\x00\x03\x00", "smaller"),
+        (header(3, 1, client_id=b"\xff\xfe"), "UTF-8"),
+    ],
+)
 def test_bad_headers_are_frame_errors(frame, why):
     with pytest.raises(FrameError, match=why):
         parse_request_header(frame)
@@ -76,4 +84,4 @@ def test_a_too_new_api_versions_header_is_read_whatever_follows_its_client_id():
     h = parse_request_header(header(18, 77, tags=b""))
     assert (h.api_key, h.api_version, h.correlation_id) == (18, 77, 7)
     with pytest.raises(FrameError):
-        parse_request_header(header(18, 3, tags=b""))     # a served one must be well formed
+        parse_request_header(header(18, 3, tags=b""))  # a served one must be well formed

@@ -1,6 +1,7 @@
 """The hand-written hot answers read back by kio (Kafka's schemas) in every version served:
 Fetch with records as bytes and as a file range (which stays a duplicated descriptor until
 sent), Produce with its per-version fields."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,11 @@ def decode_response(api_key: int, version: int, data: bytes):
 def flatten(answer) -> bytes:
     out = []
     for piece in answer.pieces:
-        out.append(os.pread(piece.fd, piece.size, piece.position)
-                   if isinstance(piece, FileRange) else piece)
+        out.append(
+            os.pread(piece.fd, piece.size, piece.position)
+            if isinstance(piece, FileRange)
+            else piece
+        )
     return b"".join(out)
 
 
@@ -36,16 +40,33 @@ def test_fetch_answers_read_back_in_every_version(tmp_path, version):
     path = tmp_path / "segment.log"
     path.write_bytes(b"junk" + b"R" * 300 + b"tail")
     fd = os.open(path, os.O_RDONLY)
-    response = f.FetchResponse([
-        f.FetchTopicResponse("orders", [
-            f.FetchPartitionResponse(0, high_watermark=10, last_stable_offset=8,
-                                     log_start_offset=2, records=FileSlice(fd, 4, 300, 0)),
-            f.FetchPartitionResponse(1, high_watermark=5, last_stable_offset=5,
-                                     log_start_offset=0, records=b"B" * 20,
-                                     aborted_transactions=(AbortedTxn(7, 3, 4, 5),)),
-            f.FetchPartitionResponse(2, error_code=6)])])
+    response = f.FetchResponse(
+        [
+            f.FetchTopicResponse(
+                "orders",
+                [
+                    f.FetchPartitionResponse(
+                        0,
+                        high_watermark=10,
+                        last_stable_offset=8,
+                        log_start_offset=2,
+                        records=FileSlice(fd, 4, 300, 0),
+                    ),
+                    f.FetchPartitionResponse(
+                        1,
+                        high_watermark=5,
+                        last_stable_offset=5,
+                        log_start_offset=0,
+                        records=b"B" * 20,
+                        aborted_transactions=(AbortedTxn(7, 3, 4, 5),),
+                    ),
+                    f.FetchPartitionResponse(2, error_code=6),
+                ],
+            )
+        ]
+    )
     answer = fetch_handler.encode(version, response)
-    os.close(fd)           # the segment closes: the answer holds its own descriptor
+    os.close(fd)  # the segment closes: the answer holds its own descriptor
     try:
         assert any(isinstance(p, FileRange) for p in answer.pieces)
         decoded = decode_response(1, version, flatten(answer))
@@ -58,7 +79,7 @@ def test_fetch_answers_read_back_in_every_version(tmp_path, version):
     assert p0.records == b"R" * 300 and p1.records == b"B" * 20
     assert p0.aborted_transactions is None
     assert [(a.producer_id, a.first_offset) for a in p1.aborted_transactions] == [(7, 3)]
-    assert (p2.error_code, p2.records) == (6, b"")          # empty, as Kafka sends them
+    assert (p2.error_code, p2.records) == (6, b"")  # empty, as Kafka sends them
     if version >= 5:
         assert p0.log_start_offset == 2
     if version >= 7:
@@ -67,8 +88,9 @@ def test_fetch_answers_read_back_in_every_version(tmp_path, version):
 
 @pytest.mark.parametrize("version", range(3, 10))
 def test_produce_answers_read_back_in_every_version(version):
-    data = produce_handler.encode(version, [("orders", [(0, 0, 41, -1, 3, ""),
-                                                        (1, 6, -1, -1, -1, "not the leader")])])
+    data = produce_handler.encode(
+        version, [("orders", [(0, 0, 41, -1, 3, ""), (1, 6, -1, -1, -1, "not the leader")])]
+    )
     decoded = decode_response(0, version, data)
     [topic] = decoded.responses
     ok, refused = topic.partition_responses

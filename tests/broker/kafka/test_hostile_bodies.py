@@ -2,6 +2,7 @@
 (guard.py) and kio's decode either give a message or raise FrameError, whatever the bytes,
 and quickly. A count kio would allocate for (4 billion elements in 5 bytes) would abort the
 process: this test process, here, so it fails loudly."""
+
 from __future__ import annotations
 
 import struct
@@ -15,13 +16,23 @@ from broker.kafka.apis import APIS, MIN_PRODUCE_SERVED, PRODUCE
 from broker.kafka.codec import decode_request
 from broker.kafka.framing import FrameError
 
-SERVED = [(api.key, v) for api in APIS.values()
-          for v in range((MIN_PRODUCE_SERVED if api.key == PRODUCE else api.min_version),
-                         api.max_version + 1)]
+SERVED = [
+    (api.key, v)
+    for api in APIS.values()
+    for v in range(
+        (MIN_PRODUCE_SERVED if api.key == PRODUCE else api.min_version), api.max_version + 1
+    )
+]
 
 # Lengths and counts that lie: legacy int32/int16 and compact uvarint forms of huge values.
-LIES = [struct.pack(">i", 2**31 - 1), struct.pack(">i", -7), struct.pack(">h", 32767),
-        b"\xff\xff\xff\xff\x0f", b"\xfe\xff\xff\xff\x07", b"\x80\x80\x80\x80\x80\x80"]
+LIES = [
+    struct.pack(">i", 2**31 - 1),
+    struct.pack(">i", -7),
+    struct.pack(">h", 32767),
+    b"\xff\xff\xff\xff\x0f",
+    b"\xfe\xff\xff\xff\x07",
+    b"\x80\x80\x80\x80\x80\x80",
+]
 
 
 def decodes_or_refuses(key: int, version: int, body: bytes) -> None:
@@ -43,7 +54,9 @@ def test_a_lying_count_at_any_position(key, version, lie):
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(SERVED), st.lists(st.one_of(st.binary(max_size=12),
-                                                   st.sampled_from(LIES)), max_size=12))
+@given(
+    st.sampled_from(SERVED),
+    st.lists(st.one_of(st.binary(max_size=12), st.sampled_from(LIES)), max_size=12),
+)
 def test_random_bodies(served, pieces):
     decodes_or_refuses(*served, b"".join(pieces))

@@ -1,5 +1,6 @@
 """The metrics endpoint: GET /metrics answers the node's own registry as Prometheus text, other
 paths and methods are refused, and a port in use is an error naming metrics.listener."""
+
 from __future__ import annotations
 
 import socket
@@ -34,7 +35,8 @@ async def test_get_metrics_answers_this_nodes_registry_only():
         samples = parse(body.decode())
         assert samples["kafka_server_app_info"] == [({"node_id": "1", "roles": "broker"}, 1.0)]
         assert samples["kafka_network_requestmetrics_requests_total"] == [
-            ({"request": "Produce", "listener": "PLAINTEXT"}, 1.0)]
+            ({"request": "Produce", "listener": "PLAINTEXT"}, 1.0)
+        ]
         assert "process_resident_memory_bytes" in samples and "process_open_fds" in samples
         assert (await http(port, b"GET /other HTTP/1.1\r\n\r\n"))[0].startswith(b"HTTP/1.1 404")
         assert (await http(port, b"POST /metrics HTTP/1.1\r\n\r\n"))[0].startswith(b"HTTP/1.1 405")
@@ -67,12 +69,15 @@ async def test_a_port_in_use_names_the_key():
             await NodeMetrics(1, ("broker",)).serve("127.0.0.1", taken.getsockname()[1])
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("http://127.0.0.1:9404", ("127.0.0.1", 9404)),
-    ("http://0.0.0.0:0", ("0.0.0.0", 0)),
-    ("http://[::1]:9404", ("::1", 9404)),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("http://127.0.0.1:9404", ("127.0.0.1", 9404)),
+        ("http://0.0.0.0:0", ("0.0.0.0", 0)),
+        ("http://[::1]:9404", ("::1", 9404)),
+        ("", None),
+    ],
+)
 def test_metrics_listener_values(value, expected):
     assert build_config({"metrics.listener": value}).metrics_listener == expected
 
@@ -81,13 +86,16 @@ def test_metrics_listener_is_off_unless_set():
     assert build_config({}).metrics_listener is None
 
 
-@pytest.mark.parametrize("value, message", [
-    ("127.0.0.1:9404", "is not http://host:port"),
-    ("https://127.0.0.1:9404", "plain HTTP only"),
-    ("http://127.0.0.1", "is not http://host:port"),
-    ("http://127.0.0.1:99999", "out of range"),
-    ("http://:9404", "is not http://host:port"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("127.0.0.1:9404", "is not http://host:port"),
+        ("https://127.0.0.1:9404", "plain HTTP only"),
+        ("http://127.0.0.1", "is not http://host:port"),
+        ("http://127.0.0.1:99999", "out of range"),
+        ("http://:9404", "is not http://host:port"),
+    ],
+)
 def test_an_unusable_metrics_listener_names_its_key(value, message):
     with pytest.raises(ServerConfigError, match=f"^metrics.listener: .*{message}"):
         build_config({"metrics.listener": value})

@@ -1,5 +1,6 @@
 """Makes the repo root and this directory's helper modules (replication_helpers, partition_sim)
 importable when pytest runs with --import-mode=importlib."""
+
 import sys
 from pathlib import Path
 

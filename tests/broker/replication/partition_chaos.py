@@ -14,28 +14,37 @@ survives (the durability promise in README.md); it does not survive every ISR me
 - controller links behave like Kafka's TCP connections: delayed, never duplicated, lost only
   while cut (random heartbeat loss would be fencing by another name).
 Every other fault is free: replica links drop, duplicate, delay and cut, any time, any way."""
+
 from __future__ import annotations
 
 import random
 
-from broker.replication import ReplicationConfig
 from partition_sim import CONTROLLER, REPLICAS, Simulation
+
+from broker.replication import ReplicationConfig
 
 CHAOS_MS = 900
 LIVENESS_MS = 2500
 
 
 def _config(plan: random.Random) -> ReplicationConfig:
-    return ReplicationConfig(replica_lag_time_max_ms=plan.choice((60, 100)),
-                             min_insync_replicas=plan.choice((1, 2, 2)),
-                             alter_partition_timeout_ms=80, alter_partition_backoff_ms=20)
+    return ReplicationConfig(
+        replica_lag_time_max_ms=plan.choice((60, 100)),
+        min_insync_replicas=plan.choice((1, 2, 2)),
+        alter_partition_timeout_ms=80,
+        alter_partition_backoff_ms=20,
+    )
 
 
 def may_crash(sim: Simulation, victim: int) -> bool:
     if sim.in_flight(victim, "alter"):
         return False
-    return any(b.broker_id != victim and (b.broker_id, CONTROLLER) not in sim.cut
-               and (CONTROLLER, b.broker_id) not in sim.cut for b in sim.healthy_isr())
+    return any(
+        b.broker_id != victim
+        and (b.broker_id, CONTROLLER) not in sim.cut
+        and (CONTROLLER, b.broker_id) not in sim.cut
+        for b in sim.healthy_isr()
+    )
 
 
 def may_cut_from_controller(sim: Simulation) -> bool:
@@ -47,8 +56,13 @@ def run_chaos(seed: int) -> Simulation:
     the ISR and a fresh acks=all record acknowledged; finally every acknowledged record must be
     on every replica. Raises InvariantViolation (naming the seed) on any failure."""
     plan = random.Random(seed * 7919 + 3)
-    sim = Simulation(seed, _config(plan), drop=plan.choice((0.0, 0.02, 0.1)),
-                     duplicate=plan.choice((0.0, 0.05)), max_delay_ms=plan.choice((3, 5, 12)))
+    sim = Simulation(
+        seed,
+        _config(plan),
+        drop=plan.choice((0.0, 0.02, 0.1)),
+        duplicate=plan.choice((0.0, 0.05)),
+        max_delay_ms=plan.choice((3, 5, 12)),
+    )
 
     def crash(broker_id: int) -> None:
         if sim.brokers[broker_id].alive and may_crash(sim, broker_id):

@@ -1,13 +1,22 @@
 """A deterministic simulation of one partition on 3 brokers and a controller model: seeded
 scheduler, fake clock, a router that drops, delays, duplicates and cuts; invariants per event."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from broker.replication import (ACKS_ALL, FetchAnswer, MemoryReplicaLog, PartitionState,
-                                ProposeIsr, ReplicationConfig, Truncated)
-from clients.errors import ErrorCode
 from sim_scheduler import InvariantViolation, SeededScheduler  # noqa: F401  (tests import it here)
+
+from broker.replication import (
+    ACKS_ALL,
+    FetchAnswer,
+    MemoryReplicaLog,
+    PartitionState,
+    ProposeIsr,
+    ReplicationConfig,
+    Truncated,
+)
+from clients.errors import ErrorCode
 
 CONTROLLER = 0
 REPLICAS = (1, 2, 3)
@@ -21,6 +30,7 @@ PRODUCE_TIMEOUT_MS = 250
 @dataclass(frozen=True)
 class Registration:
     """The controller's record of the partition, as brokers learn it from metadata."""
+
     leader: int
     leader_epoch: int
     partition_epoch: int
@@ -35,7 +45,7 @@ class ControllerModel:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.reg = Registration(REPLICAS[0], 1, 0, REPLICAS)
-        self.registered = {b: 1 for b in REPLICAS}   # broker id -> broker epoch
+        self.registered = {b: 1 for b in REPLICAS}  # broker id -> broker epoch
         self.fenced: set[int] = set()
         self.last_heartbeat = {b: 0 for b in REPLICAS}
 
@@ -91,8 +101,9 @@ class ControllerModel:
         elif p.partition_epoch != reg.partition_epoch:
             error = ErrorCode.INVALID_UPDATE_VERSION
         elif reg.leader not in p.new_isr or any(
-                b in self.fenced or (b not in reg.isr or e != -1) and e != self.registered[b]
-                for b, e in zip(p.new_isr, p.broker_epochs)):
+            b in self.fenced or (b not in reg.isr or e != -1) and e != self.registered[b]
+            for b, e in zip(p.new_isr, p.broker_epochs)
+        ):
             error = ErrorCode.INELIGIBLE_REPLICA
         else:
             self.sim.stats["isr_changes"] += 1
@@ -107,24 +118,32 @@ class Broker:
     log: MemoryReplicaLog = field(default_factory=MemoryReplicaLog)
     state: PartitionState | None = None
     alive: bool = True
-    incarnation: int = 1           # = its broker epoch
-    inflight: object = None        # the FollowerFetch awaiting an answer
+    incarnation: int = 1  # = its broker epoch
+    inflight: object = None  # the FollowerFetch awaiting an answer
     fetch_token: int = 0
     hw_checkpoint: int = 0
-    checked: tuple = (None, 0)     # (key, offset) of the committed-prefix check
+    checked: tuple = (None, 0)  # (key, offset) of the committed-prefix check
     acked_checked: tuple = (None, 0)
 
 
 class Simulation(SeededScheduler):
-    def __init__(self, seed: int, config: ReplicationConfig, drop: float = 0.0,
-                 duplicate: float = 0.0, max_delay_ms: int = 5) -> None:
+    def __init__(
+        self,
+        seed: int,
+        config: ReplicationConfig,
+        drop: float = 0.0,
+        duplicate: float = 0.0,
+        max_delay_ms: int = 5,
+    ) -> None:
         super().__init__(seed)
         self.config = config
         self.drop, self.duplicate, self.max_delay_ms = drop, duplicate, max_delay_ms
         self.cut: set[tuple[int, int]] = set()
-        self.stats = dict.fromkeys(("acked", "truncations", "leader_changes", "isr_changes",
-                                    "crashes", "lost_unflushed"), 0)
-        self.committed: list[tuple[int, bytes]] = []   # (leader epoch, payload) per offset
+        self.stats = dict.fromkeys(
+            ("acked", "truncations", "leader_changes", "isr_changes", "crashes", "lost_unflushed"),
+            0,
+        )
+        self.committed: list[tuple[int, bytes]] = []  # (leader epoch, payload) per offset
         self.acked: dict[int, bytes] = {}
         self.acked_order: list[int] = []
         self.leaders: dict[int, int] = {}
@@ -145,12 +164,15 @@ class Simulation(SeededScheduler):
         if (src, dst) in self.cut or lossy and self.rng.random() < self.drop:
             return
         for _ in range(2 if lossy and self.rng.random() < self.duplicate else 1):
-            self.at(self.now + self.rng.randint(1, self.max_delay_ms), self._deliver, src, dst,
-                    message)
+            self.at(
+                self.now + self.rng.randint(1, self.max_delay_ms), self._deliver, src, dst, message
+            )
 
     def in_flight(self, src: int, kind: str) -> bool:
-        return any(fn == self._deliver and args[0] == src and args[2][0] == kind
-                   for _, _, fn, args in self.scheduled())
+        return any(
+            fn == self._deliver and args[0] == src and args[2][0] == kind
+            for _, _, fn, args in self.scheduled()
+        )
 
     def _deliver(self, src: int, dst: int, message: tuple) -> None:
         if (src, dst) in self.cut:
@@ -220,22 +242,38 @@ class Simulation(SeededScheduler):
         if broker_epoch != b.incarnation:
             return  # meant for an earlier process of this broker
         if reg.leader == b.broker_id:
-            effects = b.state.become_leader(reg.leader_epoch, reg.partition_epoch, reg.isr,
-                                            REPLICAS, self.now)
+            effects = b.state.become_leader(
+                reg.leader_epoch, reg.partition_epoch, reg.isr, REPLICAS, self.now
+            )
         else:
-            effects = b.state.become_follower(reg.leader, reg.leader_epoch, reg.partition_epoch,
-                                              self.now)
+            effects = b.state.become_follower(
+                reg.leader, reg.leader_epoch, reg.partition_epoch, self.now
+            )
         self._apply(b, effects)
         request = b.state.fetch_request()
-        if request is not None and (b.inflight is None or b.inflight.leader_id != request.leader_id
-                                    or b.inflight.current_leader_epoch != reg.leader_epoch):
+        if request is not None and (
+            b.inflight is None
+            or b.inflight.leader_id != request.leader_id
+            or b.inflight.current_leader_epoch != reg.leader_epoch
+        ):
             self._schedule_fetch(b, 0)
 
-    def _on_alter_result(self, b: Broker, src: int, broker_epoch: int, proposal: ProposeIsr,
-                         error: ErrorCode, reg: Registration) -> None:
+    def _on_alter_result(
+        self,
+        b: Broker,
+        src: int,
+        broker_epoch: int,
+        proposal: ProposeIsr,
+        error: ErrorCode,
+        reg: Registration,
+    ) -> None:
         if broker_epoch == b.incarnation:
-            self._apply(b, b.state.on_alter_partition_result(
-                proposal, error, reg.leader_epoch, reg.partition_epoch, reg.isr, self.now))
+            self._apply(
+                b,
+                b.state.on_alter_partition_result(
+                    proposal, error, reg.leader_epoch, reg.partition_epoch, reg.isr, self.now
+                ),
+            )
 
     def _schedule_fetch(self, b: Broker, delay_ms: int) -> None:
         b.fetch_token += 1
@@ -255,10 +293,14 @@ class Simulation(SeededScheduler):
         self.at(self.now + FETCH_TIMEOUT_MS, self._fetch, b, incarnation, b.fetch_token)
 
     def _on_fetch(self, b: Broker, src: int, request) -> None:
-        d = b.state.handle_follower_fetch(request.replica_id, request.fetch_offset,
-                                          request.last_fetched_epoch,
-                                          request.current_leader_epoch, self.now,
-                                          broker_epoch=request.broker_epoch)
+        d = b.state.handle_follower_fetch(
+            request.replica_id,
+            request.fetch_offset,
+            request.last_fetched_epoch,
+            request.current_leader_epoch,
+            self.now,
+            broker_epoch=request.broker_epoch,
+        )
         self._apply(b, d.effects)
         records = b.log.read(d.read_from, FETCH_MAX_RECORDS) if d.read_from is not None else ()
         self.send(b.broker_id, src, ("fetch_answer", request, FetchAnswer.of(d, records)))
@@ -284,8 +326,16 @@ class Simulation(SeededScheduler):
         result = b.state.append_as_leader(payloads, ACKS_ALL, self.now)
         self._apply(b, result.effects)
         if result.error == ErrorCode.NONE:
-            self.waiters.append((b, b.incarnation, result.leader_epoch, result.first_offset,
-                                 payloads, self.now + PRODUCE_TIMEOUT_MS))
+            self.waiters.append(
+                (
+                    b,
+                    b.incarnation,
+                    result.leader_epoch,
+                    result.first_offset,
+                    payloads,
+                    self.now + PRODUCE_TIMEOUT_MS,
+                )
+            )
 
     def _complete_waiters(self) -> None:
         waiting = []
@@ -299,8 +349,10 @@ class Simulation(SeededScheduler):
             elif status == ErrorCode.NONE:
                 for i, p in enumerate(payloads):
                     if self.acked.setdefault(first + i, p) != p:
-                        self.fail(f"offset {first + i} acknowledged twice: {self.acked[first + i]}"
-                                  f" and {p}")
+                        self.fail(
+                            f"offset {first + i} acknowledged twice: {self.acked[first + i]}"
+                            f" and {p}"
+                        )
                     self.acked_order.append(first + i)
                     self.stats["acked"] += 1
         self.waiters = waiting
@@ -309,8 +361,13 @@ class Simulation(SeededScheduler):
     def healthy_isr(self) -> list[Broker]:
         """ISR members that hold every acknowledged record: alive and registered as they are."""
         ctrl = self.controller
-        return [b for b in self.brokers.values() if b.broker_id in ctrl.reg.isr and b.alive
-                and ctrl.registered[b.broker_id] == b.incarnation]
+        return [
+            b
+            for b in self.brokers.values()
+            if b.broker_id in ctrl.reg.isr
+            and b.alive
+            and ctrl.registered[b.broker_id] == b.incarnation
+        ]
 
     def check_invariants(self) -> None:
         for b in self.brokers.values():
@@ -320,12 +377,15 @@ class Simulation(SeededScheduler):
             if s.is_leader:
                 first = self.leaders.setdefault(s.leader_epoch, b.broker_id)
                 if first != b.broker_id:
-                    self.fail(f"two leaders in leader epoch {s.leader_epoch}: {first} and "
-                              f"{b.broker_id}")
+                    self.fail(
+                        f"two leaders in leader epoch {s.leader_epoch}: {first} and {b.broker_id}"
+                    )
                 key = (b.broker_id, b.incarnation, s.leader_epoch)
                 if self.leader_hw.get(key, -1) > s.high_watermark:
-                    self.fail(f"leader {b.broker_id} HW went back in epoch {s.leader_epoch}: "
-                              f"{self.leader_hw[key]} -> {s.high_watermark}")
+                    self.fail(
+                        f"leader {b.broker_id} HW went back in epoch {s.leader_epoch}: "
+                        f"{self.leader_hw[key]} -> {s.high_watermark}"
+                    )
                 self.leader_hw[key] = s.high_watermark
             self._check_committed_prefix(b)
         self._complete_waiters()
@@ -348,8 +408,10 @@ class Simulation(SeededScheduler):
             value = (r.leader_epoch, r.payload)
             if offset < len(self.committed):
                 if self.committed[offset] != value:
-                    self.fail(f"broker {b.broker_id}: committed offset {offset} is {value}, "
-                              f"was {self.committed[offset]}")
+                    self.fail(
+                        f"broker {b.broker_id}: committed offset {offset} is {value}, "
+                        f"was {self.committed[offset]}"
+                    )
             else:
                 self.committed.append(value)
         b.checked = (key, max(start, hw))
@@ -360,8 +422,10 @@ class Simulation(SeededScheduler):
         for offset in self.acked_order[start:]:
             r = b.log.record_at(offset)
             if r is None or r.payload != self.acked[offset]:
-                self.fail(f"ISR member {b.broker_id} lost acknowledged offset {offset} "
-                          f"({self.acked[offset]!r}): it has {r}")
+                self.fail(
+                    f"ISR member {b.broker_id} lost acknowledged offset {offset} "
+                    f"({self.acked[offset]!r}): it has {r}"
+                )
             if offset >= len(self.committed) or self.committed[offset][1] != self.acked[offset]:
                 self.fail(f"acknowledged offset {offset} is not in the committed log")
         b.acked_checked = (key, len(self.acked_order))

@@ -1,6 +1,7 @@
 """DescribePartitions answers from the replicas a broker hosts: a leader gives its high watermark,
 offsets, ISR and each replica's log end as of its last fetch; a follower its own view; a partition
 not hosted here an error naming it."""
+
 from __future__ import annotations
 
 from broker.replication.describe_partitions import describe_partitions
@@ -15,23 +16,25 @@ from kraft.metadata.image import PartitionRegistration
 
 def hosting(tmp_path, node_id: int, leader: int) -> ReplicaManager:
     replicas = ReplicaManager(LogManager([tmp_path], LogConfig(), now_ms=0), node_id=node_id)
-    reg = PartitionRegistration(replicas=(1, 2, 3), isr=(1, 2, 3), leader=leader,
-                                leader_epoch=4, partition_epoch=4)
+    reg = PartitionRegistration(
+        replicas=(1, 2, 3), isr=(1, 2, 3), leader=leader, leader_epoch=4, partition_epoch=4
+    )
     replicas.apply_registration("t", 0, "topic-id", LogConfig(), reg, now_ms=0)
     return replicas
 
 
 def ask(replicas: ReplicaManager, *pairs) -> list:
-    request = pb.DescribePartitionsRequest(topics=[
-        pb.TopicPartitions(topic=t, partitions=[p]) for t, p in pairs])
+    request = pb.DescribePartitionsRequest(
+        topics=[pb.TopicPartitions(topic=t, partitions=[p]) for t, p in pairs]
+    )
     return list(describe_partitions(replicas, request).partitions)
 
 
 def test_the_leader_reports_high_watermark_isr_and_each_replica_log_end(tmp_path):
     replicas = hosting(tmp_path, node_id=1, leader=1)
     assert replicas.append("t", 0, encode_batch([(None, b"v", (), 1)] * 5), 1, 0).error_code == 0
-    replicas.read_for_follower("t", 0, 2, 5, 4, 4, 1 << 20, now_ms=1)    # replica 2 has all 5
-    replicas.read_for_follower("t", 0, 3, 3, 4, 4, 1 << 20, now_ms=1)    # replica 3 has 3
+    replicas.read_for_follower("t", 0, 2, 5, 4, 4, 1 << 20, now_ms=1)  # replica 2 has all 5
+    replicas.read_for_follower("t", 0, 3, 3, 4, 4, 1 << 20, now_ms=1)  # replica 3 has 3
     [state] = ask(replicas, ("t", 0))
     assert (state.error_code, state.role, state.leader, state.leader_epoch) == (0, "leader", 1, 4)
     assert (state.high_watermark, state.log_end_offset, state.log_start_offset) == (3, 5, 0)

@@ -1,8 +1,10 @@
 """Fetches a leader must refuse (stale or newer leader epoch, not the leader, unknown replica,
 offset outside the log) and answers a follower must drop: none moves a log, a state or a HW."""
+
+from replication_helpers import Replica, fetch_once
+
 from broker.replication import FetchAnswer, FetchDecision, Record
 from clients.errors import ErrorCode
-from replication_helpers import Replica, fetch_once
 
 
 def _cluster():
@@ -18,8 +20,13 @@ def _cluster():
 def _snapshot(leader):
     s = leader.state
     f = s.follower_state(2)
-    return (leader.log.records(), s.high_watermark, s.isr, s.pending_isr,
-            (f.log_end_offset, f.last_caught_up_ms, f.last_fetch_ms))
+    return (
+        leader.log.records(),
+        s.high_watermark,
+        s.isr,
+        s.pending_isr,
+        (f.log_end_offset, f.last_caught_up_ms, f.last_fetch_ms),
+    )
 
 
 def test_the_leader_refuses_fetches_it_must_not_answer_and_changes_nothing():
@@ -45,8 +52,10 @@ def test_a_replica_that_is_not_the_leader_answers_not_leader_or_follower():
     _, follower = _cluster()
     decision = follower.state.handle_follower_fetch(3, 0, -1, 3, 50)
     assert decision.error == ErrorCode.NOT_LEADER_OR_FOLLOWER
-    assert Replica(3).state.handle_follower_fetch(2, 0, -1, 3, 50).error == \
-        ErrorCode.UNKNOWN_LEADER_EPOCH  # a broker that has no role yet knows no epoch
+    assert (
+        Replica(3).state.handle_follower_fetch(2, 0, -1, 3, 50).error
+        == ErrorCode.UNKNOWN_LEADER_EPOCH
+    )  # a broker that has no role yet knows no epoch
 
 
 def test_a_diverging_fetch_does_not_count_as_an_acknowledgement():
@@ -62,8 +71,7 @@ def test_a_follower_drops_stale_and_failed_answers():
     leader.state.append_as_leader([b"c"], acks=1, now_ms=3)
     request = follower.state.fetch_request()
     log_before = follower.log.records()
-    late = FetchAnswer.of(FetchDecision(high_watermark=3, read_from=2),
-                          (Record(2, 3, b"c"),))
+    late = FetchAnswer.of(FetchDecision(high_watermark=3, read_from=2), (Record(2, 3, b"c"),))
     # An answer to an older position (it fetched again meanwhile) or in another leader epoch.
     older = type(request)(2, 1, 3, 1, 3)
     assert follower.state.handle_fetch_response(older, late, 4) == ()

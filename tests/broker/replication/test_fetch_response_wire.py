@@ -2,6 +2,7 @@
 each partition's records are a view of the received bytes, not a copy; a small one is read by
 protobuf, into the same shape (the differential tests against protobuf are in
 tests/clients/wire/test_raw_readers_read_as_protobuf.py)."""
+
 from __future__ import annotations
 
 from broker.replication.fetch_response_wire import parse_fetch_response
@@ -10,10 +11,21 @@ from clients.wire.raw_fields import RAW_FROM_BYTES
 
 
 def _response(records: bytes) -> bytes:
-    return pb.FetchResponse(topics=[pb.FetchTopicResponse(topic="t", partitions=[
-        pb.FetchPartitionResponse(partition=3, high_watermark=9, records=records,
-                                  aborted_transactions=[pb.AbortedTransaction(producer_id=7)])
-    ])]).SerializeToString()
+    return pb.FetchResponse(
+        topics=[
+            pb.FetchTopicResponse(
+                topic="t",
+                partitions=[
+                    pb.FetchPartitionResponse(
+                        partition=3,
+                        high_watermark=9,
+                        records=records,
+                        aborted_transactions=[pb.AbortedTransaction(producer_id=7)],
+                    )
+                ],
+            )
+        ]
+    ).SerializeToString()
 
 
 def test_a_large_answer_gives_views_of_its_records_and_a_small_one_the_same_fields():

@@ -1,8 +1,10 @@
 """ISR shrink after replica.lag.time.max.ms without catching up (lastCaughtUpTimeMs: a slow, steady
 follower stays); expand at the HW and the epoch start offset; one AlterPartition at a time."""
+
+from replication_helpers import CONFIG, Replica, fetch_once
+
 from broker.replication import IsrChanged, ProposeIsr
 from clients.errors import ErrorCode
-from replication_helpers import CONFIG, Replica, fetch_once
 
 LAG = CONFIG.replica_lag_time_max_ms
 
@@ -42,12 +44,20 @@ def test_an_unanswered_proposal_is_sent_again_and_an_ineligible_one_backs_off():
     assert r1.state.tick(LAG + 2) == ()
     assert r1.state.tick(LAG + 1 + CONFIG.alter_partition_timeout_ms) == (proposal,)
     now = LAG + 2 + CONFIG.alter_partition_timeout_ms
-    other = ProposeIsr(1, 0, (1, 3), (1, 30))   # an answer to some other proposal: ignored
-    assert r1.state.on_alter_partition_result(other, ErrorCode.INELIGIBLE_REPLICA, 1, 0,
-                                              (1, 2, 3), now) == ()
+    other = ProposeIsr(1, 0, (1, 3), (1, 30))  # an answer to some other proposal: ignored
+    assert (
+        r1.state.on_alter_partition_result(
+            other, ErrorCode.INELIGIBLE_REPLICA, 1, 0, (1, 2, 3), now
+        )
+        == ()
+    )
     assert r1.state.pending_isr == (1,)
-    assert r1.state.on_alter_partition_result(proposal, ErrorCode.INELIGIBLE_REPLICA, 1, 0,
-                                              (1, 2, 3), now) == ()
+    assert (
+        r1.state.on_alter_partition_result(
+            proposal, ErrorCode.INELIGIBLE_REPLICA, 1, 0, (1, 2, 3), now
+        )
+        == ()
+    )
     assert r1.state.isr == (1, 2, 3) and r1.state.pending_isr is None
     assert r1.state.tick(now + 1) == ()
     assert r1.state.tick(now + CONFIG.alter_partition_backoff_ms) != ()
@@ -59,8 +69,12 @@ def test_after_a_stale_epoch_refusal_the_proposal_waits_for_metadata():
     r1, r2, r3 = _three()
     fetch_once(r2, r1, 1)
     proposal = r1.state.tick(LAG + 1)[0]
-    assert r1.state.on_alter_partition_result(proposal, ErrorCode.INVALID_UPDATE_VERSION, 1, 1,
-                                              (1, 2), LAG + 2) == ()
+    assert (
+        r1.state.on_alter_partition_result(
+            proposal, ErrorCode.INVALID_UPDATE_VERSION, 1, 1, (1, 2), LAG + 2
+        )
+        == ()
+    )
     assert r1.state.pending_isr == (1, 2) and r1.state.maximal_isr == (1, 2, 3)
     assert r1.state.tick(LAG + 2 + 10 * CONFIG.alter_partition_timeout_ms) == ()
     assert r1.state.become_leader(1, 1, (1, 2), (1, 2, 3), now_ms=LAG + 3) != ()
@@ -76,12 +90,12 @@ def test_a_follower_rejoins_once_it_reaches_the_high_watermark():
     r1.state.on_alter_partition_result(shrink, ErrorCode.NONE, 1, 1, (1, 2), LAG + 10)
     assert r1.state.high_watermark == 3
 
-    decision, _ = fetch_once(r3, r1, LAG + 20, max_records=2)   # fetch offset 0: not yet
+    decision, _ = fetch_once(r3, r1, LAG + 20, max_records=2)  # fetch offset 0: not yet
     assert decision.effects == ()
-    decision, _ = fetch_once(r3, r1, LAG + 30, max_records=0)   # fetch offset 2 < HW 3
+    decision, _ = fetch_once(r3, r1, LAG + 30, max_records=0)  # fetch offset 2 < HW 3
     assert decision.effects == ()
-    decision, _ = fetch_once(r3, r1, LAG + 40, max_records=1)   # still 2
-    decision, _ = fetch_once(r3, r1, LAG + 50)                  # fetch offset 3 == HW
+    decision, _ = fetch_once(r3, r1, LAG + 40, max_records=1)  # still 2
+    decision, _ = fetch_once(r3, r1, LAG + 50)  # fetch offset 3 == HW
     assert decision.effects == (ProposeIsr(1, 1, (1, 2, 3), (1, 20, 30)),)
 
 
@@ -94,17 +108,17 @@ def test_a_new_leader_admits_a_follower_only_past_its_epoch_start_offset():
     fetch_once(r2, r1, 1)
     fetch_once(r3, r1, 1, max_records=3)
     fetch_once(r2, r1, 2)
-    fetch_once(r3, r1, 3, max_records=0)     # HW 3
-    fetch_once(r2, r1, 4)                    # r2 learns HW 3
-    fetch_once(r3, r1, 5, max_records=1)     # r3 takes d (the leader does not know yet)
+    fetch_once(r3, r1, 3, max_records=0)  # HW 3
+    fetch_once(r2, r1, 4)  # r2 learns HW 3
+    fetch_once(r3, r1, 5, max_records=1)  # r3 takes d (the leader does not know yet)
     assert (r2.state.high_watermark, r3.log.log_end_offset) == (3, 4)
 
     r2.state.become_leader(2, 1, (1, 2), (1, 2, 3), now_ms=10)
     r3.state.become_follower(2, 2, 1, now_ms=10)
     assert r2.state.leader_epoch_start_offset == 5
     decision, _ = fetch_once(r3, r2, 11, max_records=0)
-    assert decision.effects == ()              # 4 >= HW 3, but < epoch start 5
+    assert decision.effects == ()  # 4 >= HW 3, but < epoch start 5
     decision, _ = fetch_once(r3, r2, 12)
     decision, _ = fetch_once(r3, r2, 13)
     assert decision.effects == (ProposeIsr(2, 1, (1, 2, 3), (-1, 20, 30)),)
-    assert r2.state.high_watermark == 3   # r1 has not fetched in epoch 2: nothing commits
+    assert r2.state.high_watermark == 3  # r1 has not fetched in epoch 2: nothing commits

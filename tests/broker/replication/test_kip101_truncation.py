@@ -1,7 +1,9 @@
 """KIP-101: a follower holding a tail from an old epoch truncates to where the new leader's copy
 of that epoch ends (asking again when it never saw that epoch), never blindly to its HW."""
-from broker.replication import EpochEndOffset, Record, Truncated
+
 from replication_helpers import Replica, fetch_once
+
+from broker.replication import EpochEndOffset, Record, Truncated
 
 
 def test_a_divergent_tail_is_cut_at_the_leaders_epoch_end_not_at_the_high_watermark():
@@ -10,10 +12,10 @@ def test_a_divergent_tail_is_cut_at_the_leaders_epoch_end_not_at_the_high_waterm
     r2.state.become_follower(1, 1, 0, now_ms=0)
     r3.state.become_follower(1, 1, 0, now_ms=0)
     r1.state.append_as_leader([b"a", b"b", b"c", b"d", b"e"], acks=-1, now_ms=0)
-    fetch_once(r2, r1, 1)                    # r2 takes all five
-    fetch_once(r3, r1, 1, max_records=3)     # r3 takes a, b, c
-    fetch_once(r2, r1, 2, max_records=0)     # r2 acknowledges five; the answer carries HW 0
-    fetch_once(r3, r1, 3, max_records=0)     # r3 acknowledges three: HW 3
+    fetch_once(r2, r1, 1)  # r2 takes all five
+    fetch_once(r3, r1, 1, max_records=3)  # r3 takes a, b, c
+    fetch_once(r2, r1, 2, max_records=0)  # r2 acknowledges five; the answer carries HW 0
+    fetch_once(r3, r1, 3, max_records=0)  # r3 acknowledges three: HW 3
     assert r1.state.high_watermark == 3
     assert (r2.log.log_end_offset, r2.state.high_watermark) == (5, 0)
 
@@ -35,18 +37,20 @@ def test_a_follower_that_never_saw_the_leaders_epoch_cuts_in_steps():
     # Leader (epoch 4): e1 [0, 1], e2 [2, 3], e4 [4]. Follower: e1 [0, 1], then e3 [2, 3] from an
     # epoch-3 leader whose writes never committed; it has no epoch 2 at all.
     leader, follower = Replica(1), Replica(2)
-    leader.log.append_as_follower([Record(0, 1, b"a"), Record(1, 1, b"b"),
-                                   Record(2, 2, b"c"), Record(3, 2, b"d")])
+    leader.log.append_as_follower(
+        [Record(0, 1, b"a"), Record(1, 1, b"b"), Record(2, 2, b"c"), Record(3, 2, b"d")]
+    )
     leader.state = type(leader.state)(1, leader.log, leader.config, 1, high_watermark=2)
     leader.state.become_leader(4, 0, (1, 2), (1, 2), now_ms=0)
     leader.state.append_as_leader([b"e"], acks=1, now_ms=0)
-    follower.log.append_as_follower([Record(0, 1, b"a"), Record(1, 1, b"b"),
-                                     Record(2, 3, b"x"), Record(3, 3, b"y")])
+    follower.log.append_as_follower(
+        [Record(0, 1, b"a"), Record(1, 1, b"b"), Record(2, 3, b"x"), Record(3, 3, b"y")]
+    )
     follower.state.become_follower(1, 4, 0, now_ms=0)
 
     decision, effects = fetch_once(follower, leader, 1)
     assert decision.diverging_epoch == EpochEndOffset(2, 4)
-    assert effects == (Truncated(2),)   # its own end of epoch 1, the largest below 2
+    assert effects == (Truncated(2),)  # its own end of epoch 1, the largest below 2
     decision, effects = fetch_once(follower, leader, 2)
     assert decision.read_from == 2 and not any(isinstance(e, Truncated) for e in effects)
     assert follower.payloads() == leader.payloads() == [b"a", b"b", b"c", b"d", b"e"]

@@ -1,6 +1,7 @@
 """A log dir that fails (ENOSPC while a partition is created during metadata replay, EIO later)
 never raises out of the broker: the dir goes offline once, with one clear ERROR line, its
 partitions answer KAFKA_STORAGE_ERROR, and the log manager lists them for the heartbeat."""
+
 from __future__ import annotations
 
 import errno
@@ -28,8 +29,10 @@ def _broker(log_dir):
 def _create(metadata, offset, name, partitions=1):
     topic_id = f"{offset:032x}"
     records = [(offset, 1, TopicRecord(name, topic_id))]
-    records += [(offset + 1 + p, 1, PartitionRecord(topic_id, p, (NODE,), (NODE,), NODE))
-                for p in range(partitions)]
+    records += [
+        (offset + 1 + p, 1, PartitionRecord(topic_id, p, (NODE,), (NODE,), NODE))
+        for p in range(partitions)
+    ]
     metadata.replay_committed(records)
 
 
@@ -41,15 +44,16 @@ def _no_space(*_args, **_kwargs):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "partition.metadata")
 
 
-def test_enospc_creating_a_partition_takes_the_dir_offline_not_the_node(tmp_path, monkeypatch,
-                                                                       caplog):
+def test_enospc_creating_a_partition_takes_the_dir_offline_not_the_node(
+    tmp_path, monkeypatch, caplog
+):
     manager, replicas, metadata = _broker(tmp_path / "data")
     _register(metadata)
     _create(metadata, 10, "fine")
     assert replicas.get("fine", 0) is not None
     monkeypatch.setattr(log_module, "write_partition_metadata", _no_space)
     with caplog.at_level(logging.ERROR):
-        _create(metadata, 20, "orders", partitions=2)      # must not raise
+        _create(metadata, 20, "orders", partitions=2)  # must not raise
         _create(metadata, 30, "more")
     assert replicas.get("orders", 0) is None and replicas.get("fine", 0) is None
     for topic, p in (("orders", 0), ("orders", 1), ("fine", 0), ("more", 0)):
@@ -64,7 +68,7 @@ def test_enospc_creating_a_partition_takes_the_dir_offline_not_the_node(tmp_path
     assert "free space" in failures[0].getMessage()
     produced = replicas.append("fine", 0, b"x" * 70, 1, 0)
     assert produced.error_code == ErrorCode.KAFKA_STORAGE_ERROR
-    manager.close()          # closing a half-failed manager does not raise either
+    manager.close()  # closing a half-failed manager does not raise either
 
 
 def test_an_eio_flush_takes_the_dir_offline_once(tmp_path, monkeypatch, caplog):
@@ -98,6 +102,7 @@ class _Channel:
 
     async def send(self, request, timeout_s):
         from kraft.controller.messages import BrokerHeartbeatResponse, RegisterBrokerResponse
+
         self.sent.append(request)
         if type(request).__name__ == "RegisterBrokerRequest":
             return RegisterBrokerResponse(broker_epoch=1)

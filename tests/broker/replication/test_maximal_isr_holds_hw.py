@@ -1,8 +1,10 @@
 """While an AlterPartition is in flight the HW rests on the maximal ISR (the ISR plus pending
 additions; a pending removal still counts): never fewer replicas than the controller may count."""
+
+from replication_helpers import CONFIG, Replica, fetch_once
+
 from broker.replication import HighWatermarkAdvanced, IsrChanged
 from clients.errors import ErrorCode
-from replication_helpers import CONFIG, Replica, fetch_once
 
 LAG = CONFIG.replica_lag_time_max_ms
 
@@ -20,13 +22,13 @@ def test_a_pending_addition_holds_the_high_watermark_at_the_joining_follower():
     r1.state.append_as_leader([b"a", b"b"], acks=1, now_ms=0)
     fetch_once(r3, r1, 1)
     fetch_once(r2, r1, 1)
-    decision, _ = fetch_once(r3, r1, 2)      # r3 at 2 >= HW 0: proposed in
+    decision, _ = fetch_once(r3, r1, 2)  # r3 at 2 >= HW 0: proposed in
     assert r1.state.pending_isr == (1, 2, 3) and r1.state.maximal_isr == (1, 2, 3)
     assert r1.state.isr == (1, 2)
     r1.state.append_as_leader([b"c", b"d"], acks=-1, now_ms=3)
     fetch_once(r2, r1, 4)
-    fetch_once(r2, r1, 5)                    # r2 has all four; r3 only two
-    assert r1.state.high_watermark == 2      # the committed ISR alone would have said 4
+    fetch_once(r2, r1, 5)  # r2 has all four; r3 only two
+    assert r1.state.high_watermark == 2  # the committed ISR alone would have said 4
     fetch_once(r3, r1, 6)
     decision, _ = fetch_once(r3, r1, 7)
     assert HighWatermarkAdvanced(4) in decision.effects
@@ -57,7 +59,7 @@ def test_a_refused_addition_stops_counting_the_follower():
     r1.state.append_as_leader([b"a"], acks=-1, now_ms=3)
     fetch_once(r2, r1, 4)
     fetch_once(r2, r1, 5)
-    assert r1.state.high_watermark == 1      # r3 (not fetching) no longer holds it back
+    assert r1.state.high_watermark == 1  # r3 (not fetching) no longer holds it back
 
 
 def test_metadata_with_a_newer_partition_epoch_replaces_the_proposal():

@@ -1,5 +1,6 @@
 """MemoryReplicaLog keeps the promises of the ReplicaLog seam: a crash keeps only flushed records
 (and the epochs they need), truncation drops empty epochs, a bad follower append changes nothing."""
+
 import pytest
 
 from broker.replication import EpochEndOffset, MemoryReplicaLog, Record
@@ -26,7 +27,7 @@ def test_truncation_is_durable_and_drops_an_epoch_with_no_records():
     log.truncate_to(2)
     assert log.latest_epoch == 1
     log.truncate_to(1)
-    log.append_as_leader([b"x"], 2, now_ms=0)   # unflushed
+    log.append_as_leader([b"x"], 2, now_ms=0)  # unflushed
     log.crash()
     assert [r.payload for r in log.records()] == [b"a"] and log.flushed_offset == 1
 

@@ -1,12 +1,12 @@
 """Runs the randomised partition simulation (partition_chaos.py) over 1,000 seeds, invariants after
 every event. More: KRAFT_PARTITION_SIM_SEEDS=20000; one: KRAFT_PARTITION_SIM_SEED=N."""
+
 from __future__ import annotations
 
 import os
 from collections import Counter
 
 import pytest
-
 from partition_chaos import run_chaos
 
 DEFAULT_SEEDS = 1000
@@ -25,7 +25,9 @@ def pytest_generate_tests(metafunc):
     if "seeds" in metafunc.fixturenames:
         ranges = _seed_ranges()
         # The first chunk runs in the inner loop (-m "not slow"), every chunk in the full suite.
-        params = [pytest.param(r, marks=[pytest.mark.slow] if i else []) for i, r in enumerate(ranges)]
+        params = [
+            pytest.param(r, marks=[pytest.mark.slow] if i else []) for i, r in enumerate(ranges)
+        ]
         metafunc.parametrize("seeds", params, ids=[f"seeds_{r.start}-{r.stop - 1}" for r in ranges])
 
 
@@ -39,9 +41,11 @@ def test_invariants_hold_under_faults_for_every_seed(seeds):
         try:
             totals.update(run_chaos(seed).stats)
         except Exception as exc:  # an invariant, or an impossible state the core refused
-            pytest.fail(f"partition simulation failed with seed {seed}: {type(exc).__name__}: "
-                        f"{exc}\nrerun just this seed with:\n  KRAFT_PARTITION_SIM_SEED={seed} "
-                        f"pytest -q tests/broker/replication/test_partition_simulation.py")
+            pytest.fail(
+                f"partition simulation failed with seed {seed}: {type(exc).__name__}: "
+                f"{exc}\nrerun just this seed with:\n  KRAFT_PARTITION_SIM_SEED={seed} "
+                f"pytest -q tests/broker/replication/test_partition_simulation.py"
+            )
     if len(seeds) >= CHUNK:
         # The run must have exercised what the invariants are about, or it proves nothing.
         for what in ("acked", "truncations", "leader_changes", "isr_changes", "lost_unflushed"):

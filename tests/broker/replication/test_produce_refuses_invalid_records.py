@@ -1,6 +1,7 @@
 """The produce path (ReplicaManager.append, with a client's bytes as they arrive) refuses batches
 whose CRC holds but whose records do not: a count that lies, a cut section, a garbage or bomb
 compressed section. Nothing is appended, and consumers keep reading the partition."""
+
 from __future__ import annotations
 
 import struct
@@ -28,8 +29,9 @@ def crc_fixed(batch) -> bytes:
 def leader(tmp_path, config: LogConfig) -> ReplicaManager:
     """The only replica, so the high watermark follows each append."""
     replicas = ReplicaManager(LogManager([tmp_path], LogConfig(), now_ms=0), node_id=1)
-    reg = PartitionRegistration(replicas=(1,), isr=(1,), leader=1, leader_epoch=1,
-                                partition_epoch=1)
+    reg = PartitionRegistration(
+        replicas=(1,), isr=(1,), leader=1, leader_epoch=1, partition_epoch=1
+    )
     replicas.apply_registration("t", 0, "topic-id", config, reg)
     assert replicas.append("t", 0, GOOD, 1, 0).base_offset == 0
     return replicas
@@ -51,8 +53,8 @@ def consumed(replicas) -> int:
 def test_a_count_that_lies_is_refused_and_the_log_end_stays(tmp_path):
     replicas = leader(tmp_path, LogConfig())
     lie = bytearray(encode_batch([(b"k", b"v", (), 1_000)]))
-    struct.pack_into(">i", lie, 23, 2**31 - 2)       # lastOffsetDelta
-    struct.pack_into(">i", lie, 57, 2**31 - 1)       # recordsCount
+    struct.pack_into(">i", lie, 23, 2**31 - 2)  # lastOffsetDelta
+    struct.pack_into(">i", lie, 57, 2**31 - 1)  # recordsCount
     message = assert_refused(replicas, crc_fixed(lie), ErrorCode.INVALID_RECORD)
     assert "recordsCount 2147483647" in message and "nothing was appended" in message
     assert replicas.append("t", 0, GOOD, 1, 0).base_offset == 2
@@ -82,7 +84,7 @@ def test_a_zstd_bomb_on_a_compacted_topic_is_refused_in_bounded_memory(tmp_path)
     cobj = zstandard.ZstdCompressor().compressobj()
     section = b"".join(cobj.compress(bytes(1 << 20)) for _ in range(256)) + cobj.flush()
     bomb = bytearray(encode_batch([(b"k", b"v", (), 1_000)]))
-    bomb[61:] = section                                  # 8 KB inflating to 256 MiB
+    bomb[61:] = section  # 8 KB inflating to 256 MiB
     struct.pack_into(">i", bomb, 8, len(bomb) - 12)
     struct.pack_into(">h", bomb, 21, 4)
     tracemalloc.start()

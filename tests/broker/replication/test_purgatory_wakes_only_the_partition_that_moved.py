@@ -1,6 +1,7 @@
 """The purgatory is keyed by partition: a move of partition A wakes A's waiters and no waiter of
 B; a waiter on several partitions wakes on any of them; a deadline ends a wait unwoken; and the
 acks=all rule (ReplicaManager.wait_committed) answers through it."""
+
 from __future__ import annotations
 
 import trio
@@ -41,8 +42,9 @@ async def test_wait_until_rechecks_after_each_move_and_gives_none_at_the_deadlin
     high_watermark = [0]
 
     async def committed(offset):
-        return await purgatory.wait_until([A], lambda: "ok" if high_watermark[0] > offset else None,
-                                          trio.current_time() + 5)
+        return await purgatory.wait_until(
+            [A], lambda: "ok" if high_watermark[0] > offset else None, trio.current_time() + 5
+        )
 
     async with trio.open_nursery() as nursery:
         answers = []
@@ -51,12 +53,12 @@ async def test_wait_until_rechecks_after_each_move_and_gives_none_at_the_deadlin
         high_watermark[0] = 2
         purgatory.moved(*A)
         await trio.testing.wait_all_tasks_blocked()
-        assert answers == []              # woken, looked again, still below
+        assert answers == []  # woken, looked again, still below
         high_watermark[0] = 4
         purgatory.moved(*A)
         await trio.testing.wait_all_tasks_blocked()
         assert answers == ["ok"]
-    assert await committed(10) is None    # never reached: the deadline answers
+    assert await committed(10) is None  # never reached: the deadline answers
 
 
 async def test_watchers_hear_every_partition_of_their_topic():
@@ -91,6 +93,6 @@ async def test_a_move_of_the_log_end_alone_wakes_only_log_end_waiters(autojump_c
         purgatory.end_moved(*A)
         await trio.testing.wait_all_tasks_blocked()
         assert woke == [("follower", {A})] and watched == [0]
-        purgatory.moved(*A)                 # the high watermark moved: everyone looks again
+        purgatory.moved(*A)  # the high watermark moved: everyone looks again
         await trio.testing.wait_all_tasks_blocked()
         assert woke == [("follower", {A}), ("consumer", {A})]

@@ -1,5 +1,6 @@
 """Certificates and secured gRPC servers for the security tests: a dev CA, node and client
 keystores, and a server config with TLS listeners."""
+
 from __future__ import annotations
 
 import pathlib
@@ -25,10 +26,14 @@ def make_pki(tmp: pathlib.Path) -> dict[str, pathlib.Path]:
 
 
 def secure_config(pki: dict[str, pathlib.Path], node_id: int = 1, **extra: str):
-    props = {"node.id": str(node_id), "process.roles": "broker,controller",
-             "listeners": "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
-             "listener.security.protocol.map": "SSL:SSL,CONTROLLER:SSL",
-             "ssl.keystore.location": str(pki[f"kraft-node-{node_id}"]),
-             "ssl.truststore.location": str(pki["ca"]), "ssl.client.auth": "required"}
+    props = {
+        "node.id": str(node_id),
+        "process.roles": "broker,controller",
+        "listeners": "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+        "listener.security.protocol.map": "SSL:SSL,CONTROLLER:SSL",
+        "ssl.keystore.location": str(pki[f"kraft-node-{node_id}"]),
+        "ssl.truststore.location": str(pki["ca"]),
+        "ssl.client.auth": "required",
+    }
     props.update(extra)
     return build_config(props)

@@ -1,5 +1,6 @@
 """A Metadata request that auto-creates a topic (a typo in a producer's topic name does) logs one
 WARNING naming the topic and auto.create.topics.enable; a topic that exists logs nothing."""
+
 from __future__ import annotations
 
 import logging
@@ -38,8 +39,11 @@ class FakeCluster:
 
 
 def auto_create_warnings(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records
-            if r.levelno == logging.WARNING and "auto.create.topics.enable" in r.getMessage()]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and "auto.create.topics.enable" in r.getMessage()
+    ]
 
 
 async def test_one_warning_per_auto_created_topic_naming_topic_and_setting(caplog):
@@ -47,9 +51,11 @@ async def test_one_warning_per_auto_created_topic_naming_topic_and_setting(caplo
     servicer = BrokerServicer(None, cluster, cluster, cluster_id="c")
     request = pb.MetadataRequest(topics=["ordres"], allow_auto_topic_creation=True)
     with caplog.at_level(logging.WARNING):
-        for _ in range(3):   # the producer asks again and again; the topic is new only once
+        for _ in range(3):  # the producer asks again and again; the topic is new only once
             await servicer.Metadata(request)
-        await servicer.handlers.metadata.auto_create_topics(["ordres"])   # a racing request finds it already there
+        await servicer.handlers.metadata.auto_create_topics(
+            ["ordres"]
+        )  # a racing request finds it already there
     [warning] = auto_create_warnings(caplog)
     assert "'ordres'" in warning and "auto.create.topics.enable=false" in warning
 
@@ -58,7 +64,8 @@ async def test_no_auto_create_and_no_warning_when_turned_off(caplog):
     cluster = FakeCluster()
     servicer = BrokerServicer(None, cluster, cluster, cluster_id="c", auto_create=False)
     with caplog.at_level(logging.WARNING):
-        response = await servicer.Metadata(pb.MetadataRequest(topics=["ordres"],
-                                                              allow_auto_topic_creation=True))
+        response = await servicer.Metadata(
+            pb.MetadataRequest(topics=["ordres"], allow_auto_topic_creation=True)
+        )
     assert response.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert auto_create_warnings(caplog) == [] and cluster.topics == {}

@@ -2,6 +2,7 @@
 periodic malloc_trim empties: the free top of a thread arena is never returned by it. Counted
 by malloc_info in a fresh process, whose threads would each get an arena of their own without
 the call (glibc only)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -13,7 +14,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
-CHILD = r'''
+CHILD = r"""
 import ctypes, sys, tempfile, threading
 from broker.server import heap
 
@@ -44,18 +45,24 @@ with tempfile.NamedTemporaryFile(suffix=".xml") as out:
     libc.malloc_info(0, f)
     libc.fclose(f)
     print(open(out.name).read().count("<heap nr="))
-'''
+"""
 
 
 def arenas(mode: str) -> int:
     # No MALLOC_ARENA_MAX from this environment: the child's arenas are the code's alone.
-    done = subprocess.run([sys.executable, "-c", CHILD, mode], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, env={"PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, mode],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     return int(done.stdout)
 
 
 @pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "malloc_info"), reason="glibc only")
 def test_threads_share_the_main_arena():
-    assert arenas("own") > 1       # the check can see thread arenas
+    assert arenas("own") > 1  # the check can see thread arenas
     assert arenas("shared") == 1

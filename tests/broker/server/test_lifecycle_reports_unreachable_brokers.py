@@ -1,6 +1,7 @@
 """A broker that sees a connection to another broker refused heartbeats at once, naming it (the
 controller then checks whether that broker is dead), instead of at its next heartbeat interval;
 the same broker is named at most every REPORT_INTERVAL_S."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -30,13 +31,13 @@ async def test_an_unreachable_broker_is_reported_in_a_heartbeat_sent_at_once(aut
     lifecycle = BrokerLifecycle(1, "localhost", 9093, None, channel, metadata, epoch, INTERVAL_MS)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(lifecycle._heartbeat_until_stale)
-        await trio.sleep(0.1)                      # the first heartbeat went; next in 2 s
+        await trio.sleep(0.1)  # the first heartbeat went; next in 2 s
         lifecycle.report_unreachable(2)
         await trio.sleep(0.01)
-        lifecycle.report_unreachable(2)            # again at once: not named again yet
-        lifecycle.report_unreachable(1)            # itself: never
+        lifecycle.report_unreachable(2)  # again at once: not named again yet
+        lifecycle.report_unreachable(1)  # itself: never
         await trio.sleep(REPORT_INTERVAL_S)
-        lifecycle.report_unreachable(2)            # later: named again
+        lifecycle.report_unreachable(2)  # later: named again
         await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
     named = [(round(t, 2), req.unreachable_brokers) for t, req in channel.sent]

@@ -1,6 +1,7 @@
 """A follower's fetch parked on many partitions, woken by an append to one of them, reads only
 that one again (the others' answers still hold); its answer is the one a full read gives. At its
 deadline, with nothing new, it reads every partition again."""
+
 from __future__ import annotations
 
 import trio
@@ -15,24 +16,44 @@ from kraft.log.log_manager import LogManager
 from kraft.metadata.image import PartitionRegistration
 
 PARTITIONS = 20
-REG = PartitionRegistration(replicas=(1, 2), isr=(1, 2), leader=1, leader_epoch=1,
-                            partition_epoch=1)
+REG = PartitionRegistration(
+    replicas=(1, 2), isr=(1, 2), leader=1, leader_epoch=1, partition_epoch=1
+)
 
 
 def follower_fetch() -> pb.FetchRequest:
-    return pb.FetchRequest(replica_id=2, max_wait_ms=500, min_bytes=1, topics=[pb.FetchTopic(
-        topic="t", partitions=[pb.FetchPartition(partition=p, fetch_offset=0,
-                                                 last_fetched_epoch=-1, current_leader_epoch=1)
-                               for p in range(PARTITIONS)])])
+    return pb.FetchRequest(
+        replica_id=2,
+        max_wait_ms=500,
+        min_bytes=1,
+        topics=[
+            pb.FetchTopic(
+                topic="t",
+                partitions=[
+                    pb.FetchPartition(
+                        partition=p, fetch_offset=0, last_fetched_epoch=-1, current_leader_epoch=1
+                    )
+                    for p in range(PARTITIONS)
+                ],
+            )
+        ],
+    )
 
 
 def _cluster(tmp_path):
-    replicas = ReplicaManager(LogManager([tmp_path], LogConfig(), now_ms=0), node_id=1,
-                              clock_ms=lambda: 0)
+    replicas = ReplicaManager(
+        LogManager([tmp_path], LogConfig(), now_ms=0), node_id=1, clock_ms=lambda: 0
+    )
     for p in range(PARTITIONS):
         replicas.apply_registration("t", p, "id", LogConfig(), REG, now_ms=0)
-    servicer = BrokerServicer(replicas, metadata=None, channel=None, cluster_id="c",
-                              clock_ms=lambda: 0, monotonic_ms=lambda: 0)
+    servicer = BrokerServicer(
+        replicas,
+        metadata=None,
+        channel=None,
+        cluster_id="c",
+        clock_ms=lambda: 0,
+        monotonic_ms=lambda: 0,
+    )
     reads: list[int] = []
     real = replicas.read_for_follower
 

@@ -3,12 +3,13 @@ error (leadership moved, the wait timed out) must reach the producer as that err
 success at the offset where it was written. Pins a chaos finding: the error was set on a protobuf
 message after it had been copied into the response, so a deposed leader "acknowledged" writes
 the new leader then overwrote."""
+
 from __future__ import annotations
 
 import trio
 
-from broker.services.broker_servicer import BrokerServicer
 from broker.replication.replica_manager import ACKS_ALL, ReplicaManager
+from broker.services.broker_servicer import BrokerServicer
 from clients.errors import ErrorCode
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2 as pb
@@ -18,22 +19,35 @@ from kraft.metadata.image import PartitionRegistration
 
 
 def registration(leader: int, leader_epoch: int) -> PartitionRegistration:
-    return PartitionRegistration(replicas=(1, 2), isr=(1, 2), leader=leader,
-                                 leader_epoch=leader_epoch, partition_epoch=leader_epoch)
+    return PartitionRegistration(
+        replicas=(1, 2),
+        isr=(1, 2),
+        leader=leader,
+        leader_epoch=leader_epoch,
+        partition_epoch=leader_epoch,
+    )
 
 
 def leader_and_servicer(tmp_path) -> tuple[ReplicaManager, BrokerServicer]:
     replicas = ReplicaManager(LogManager([tmp_path], LogConfig(), now_ms=0), node_id=1)
     replicas.apply_registration("t", 0, "topic-id", LogConfig(), registration(1, 1))
-    servicer = BrokerServicer(replicas, metadata=None, channel=None, 
-                              cluster_id="c", clock_ms=lambda: 0)
+    servicer = BrokerServicer(
+        replicas, metadata=None, channel=None, cluster_id="c", clock_ms=lambda: 0
+    )
     return replicas, servicer
 
 
 def produce(timeout_ms: int = 30_000) -> pb.ProduceRequest:
     batch = encode_batch([(None, b"v", (), 1000)])
-    return pb.ProduceRequest(acks=ACKS_ALL, timeout_ms=timeout_ms, topics=[pb.TopicProduceData(
-        name="t", partitions=[pb.PartitionProduceData(partition=0, records=batch)])])
+    return pb.ProduceRequest(
+        acks=ACKS_ALL,
+        timeout_ms=timeout_ms,
+        topics=[
+            pb.TopicProduceData(
+                name="t", partitions=[pb.PartitionProduceData(partition=0, records=batch)]
+            )
+        ],
+    )
 
 
 async def answer_after(servicer: BrokerServicer, event) -> pb.PartitionProduceResponse:
@@ -46,7 +60,7 @@ async def answer_after(servicer: BrokerServicer, event) -> pb.PartitionProduceRe
     async with trio.open_nursery() as nursery:
         nursery.start_soon(send)
         await trio.testing.wait_all_tasks_blocked()
-        assert not answers                      # waiting for follower 2 to fetch the batch
+        assert not answers  # waiting for follower 2 to fetch the batch
         event()
     [answer] = answers[0].topics[0].partitions
     return answer
@@ -54,8 +68,10 @@ async def answer_after(servicer: BrokerServicer, event) -> pb.PartitionProduceRe
 
 async def test_a_deposed_leader_answers_not_leader_not_success(tmp_path):
     replicas, servicer = leader_and_servicer(tmp_path)
-    answer = await answer_after(servicer, lambda: replicas.apply_registration(
-        "t", 0, "topic-id", LogConfig(), registration(2, 2)))
+    answer = await answer_after(
+        servicer,
+        lambda: replicas.apply_registration("t", 0, "topic-id", LogConfig(), registration(2, 2)),
+    )
     assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert "written at offset 0 but not acknowledged" in answer.error_message
 
@@ -70,7 +86,17 @@ async def test_a_wait_past_the_timeout_answers_request_timed_out(tmp_path, autoj
 
 async def test_a_committed_batch_is_answered_with_its_offset(tmp_path):
     replicas, servicer = leader_and_servicer(tmp_path)
-    answer = await answer_after(servicer, lambda: replicas.read_for_follower(
-        "t", 0, 2, fetch_offset=1, last_fetched_epoch=1, current_leader_epoch=1,
-        max_bytes=1 << 20, now_ms=0))
+    answer = await answer_after(
+        servicer,
+        lambda: replicas.read_for_follower(
+            "t",
+            0,
+            2,
+            fetch_offset=1,
+            last_fetched_epoch=1,
+            current_leader_epoch=1,
+            max_bytes=1 << 20,
+            now_ms=0,
+        ),
+    )
     assert (answer.error_code, answer.base_offset) == (0, 0)

@@ -2,6 +2,7 @@
 active controller replays first, then the broker's image, and snapshots are of the controller's
 image; on a broker-only node the broker's image is both the listener and the snapshot source.
 A config the seat cannot use is refused with a message that names the key."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,13 +16,21 @@ from kraft.raft.disk import quorum_state_path, write_initial
 
 def _config(tmp_path, roles: str, overrides: dict[str, str] | None = None):
     listeners = "PLAINTEXT://127.0.0.1:0,REPLICATION://127.0.0.1:0,CONTROLLER://127.0.0.1:0"
-    props = {"node.id": "1", "process.roles": roles, "log.dirs": str(tmp_path / "data"),
-             "listeners": listeners,
-             "listener.security.protocol.map":
-             "PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT"}
+    props = {
+        "node.id": "1",
+        "process.roles": roles,
+        "log.dirs": str(tmp_path / "data"),
+        "listeners": listeners,
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    }
     if roles == "broker":
-        props.update({"node.id": "2", "controller.quorum.voters": "1@127.0.0.1:9",
-                      "listeners": "PLAINTEXT://127.0.0.1:0,REPLICATION://127.0.0.1:0"})
+        props.update(
+            {
+                "node.id": "2",
+                "controller.quorum.voters": "1@127.0.0.1:9",
+                "listeners": "PLAINTEXT://127.0.0.1:0,REPLICATION://127.0.0.1:0",
+            }
+        )
     config = build_config({**props, **(overrides or {})})
     if config.runs_quorum:
         write_initial(quorum_state_path(tmp_path / "data"), sorted(config.voters))

@@ -4,6 +4,7 @@ coordinator crashes and leader changes (a new coordinator replays what was commi
 every event: the log's states never regress, a fenced producer never commits, no marker is
 written for a decision the log does not hold; at the end,
 every committed transaction's COMMIT marker is in every one of its partitions."""
+
 from __future__ import annotations
 
 import random
@@ -11,9 +12,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from broker.transaction.messages import (AddPartitionsRequest, AppendRecords, EndTxnRequest,
-                                         InitProducerIdRequest, Respond, SendMarkers,
-                                         TransactionConfig)
+from broker.transaction.messages import (
+    AddPartitionsRequest,
+    AppendRecords,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    Respond,
+    SendMarkers,
+    TransactionConfig,
+)
 from broker.transaction.metadata import VALID_NEXT
 from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.records import EMPTY, PREPARE_COMMIT, decode_record
@@ -23,13 +30,17 @@ from clients.types import TopicPartition
 E = ErrorCode
 IDS = ("a", "b", "c")
 PARTITIONS = [TopicPartition("t", p) for p in range(4)]
-CONFIG = TransactionConfig(max_timeout_ms=60_000, abort_timed_out_cleanup_interval_ms=500,
-                           transactional_id_expiration_ms=20_000)
+CONFIG = TransactionConfig(
+    max_timeout_ms=60_000,
+    abort_timed_out_cleanup_interval_ms=500,
+    transactional_id_expiration_ms=20_000,
+)
 
 
 @dataclass
 class Instance:
     """One producer process of a transactional id: what InitProducerId last told it."""
+
     txn_id: str
     pid: int = -1
     epoch: int = -1
@@ -45,14 +56,16 @@ class Simulation:
         self.parked: dict[int, tuple[Instance, str, object]] = {}
         self.handles = 0
         self.pids = 100
-        self.latest: dict[str, tuple[int, int]] = {}       # the newest (pid, epoch) handed out
+        self.latest: dict[str, tuple[int, int]] = {}  # the newest (pid, epoch) handed out
         self.commit_requested: set[tuple[int, int]] = set()
         self.appends: list[AppendRecords] = []
         # (SendMarkers, its number, one partition, the coordinator epoch that sent it)
         self.deliveries: list[tuple[SendMarkers, int, TopicPartition, int]] = []
-        self.progress: dict[int, set] = {}                  # SendMarkers number -> partitions done
+        self.progress: dict[int, set] = {}  # SendMarkers number -> partitions done
         self.sends = 0
-        self.markers: dict[TopicPartition, list[tuple[int, int, bool]]] = {tp: [] for tp in PARTITIONS}
+        self.markers: dict[TopicPartition, list[tuple[int, int, bool]]] = {
+            tp: [] for tp in PARTITIONS
+        }
         self.seen_epoch: dict[tuple[TopicPartition, int], int] = {}
         self.checked, self.last, self.decided, self.markers_checked = 0, {}, set(), {}
         self.core = self._new_core()
@@ -87,8 +100,9 @@ class Simulation:
             instance.pid, instance.epoch = new
         if kind == "end" and request.committed and response.error == E.NONE:
             # Fencing: only the newest instance of an id may hear that its commit succeeded.
-            assert (instance.pid, instance.epoch) == self.latest[instance.txn_id], \
+            assert (instance.pid, instance.epoch) == self.latest[instance.txn_id], (
                 f"fenced producer {instance} committed"
+            )
 
     def crash(self) -> None:
         """The leader dies: what it appended is committed by the new leader or lost."""
@@ -117,8 +131,9 @@ class Simulation:
             self.parked[handle] = (instance, "add", req)
             self.run(self.core.handle_add_partitions(handle, req, self.now))
         else:
-            req = EndTxnRequest(instance.txn_id, instance.pid, instance.epoch,
-                                self.rng.random() < 0.7)
+            req = EndTxnRequest(
+                instance.txn_id, instance.pid, instance.epoch, self.rng.random() < 0.7
+            )
             if req.committed:
                 self.commit_requested.add((instance.pid, instance.epoch))
             self.parked[handle] = (instance, "end", req)
@@ -132,17 +147,22 @@ class Simulation:
         self.run(self.core.on_append_result(append.append_id, error, self.now))
 
     def deliver_marker(self) -> None:
-        marker, number, tp, coordinator = self.deliveries.pop(self.rng.randrange(len(self.deliveries)))
+        marker, number, tp, coordinator = self.deliveries.pop(
+            self.rng.randrange(len(self.deliveries))
+        )
         seen = self.seen_epoch.get((tp, marker.producer_id), -1)
         if marker.coordinator_epoch < seen:
-            return                      # TRANSACTION_COORDINATOR_FENCED: a stale coordinator
+            return  # TRANSACTION_COORDINATOR_FENCED: a stale coordinator
         self.seen_epoch[(tp, marker.producer_id)] = marker.coordinator_epoch
         self.markers[tp].append((marker.producer_id, marker.producer_epoch, marker.committed))
         done = self.progress.setdefault(number, set())
         done.add(tp)
         if done == marker.partitions and coordinator == self.coordinator_epoch:
-            self.run(self.core.on_markers_written(marker.transactional_id, marker.producer_id,
-                                                  marker.producer_epoch, self.now))
+            self.run(
+                self.core.on_markers_written(
+                    marker.transactional_id, marker.producer_id, marker.producer_epoch, self.now
+                )
+            )
 
     def step(self) -> None:
         roll = self.rng.random()
@@ -162,28 +182,35 @@ class Simulation:
     # -- invariants -------------------------------------------------------------------------------
     def check_log(self) -> None:
         """The records committed since the last look, then every marker written since."""
-        for key, value in self.log[self.checked:]:
+        for key, value in self.log[self.checked :]:
             txn_id, v = decode_record(key, value)
             before = self.last.get(txn_id)
             if v is not None and before is not None:
-                assert (v.producer_id, v.producer_epoch) >= (before.producer_id,
-                                                             before.producer_epoch), \
-                    f"{txn_id}: producer epoch went back: {before} -> {v}"
-                assert v.state in VALID_NEXT[before.state] or v.state == EMPTY \
-                    and before.state in (EMPTY, "CompleteCommit", "CompleteAbort"), \
-                    f"{txn_id}: {before.state} -> {v.state}"
+                assert (v.producer_id, v.producer_epoch) >= (
+                    before.producer_id,
+                    before.producer_epoch,
+                ), f"{txn_id}: producer epoch went back: {before} -> {v}"
+                assert (
+                    v.state in VALID_NEXT[before.state]
+                    or v.state == EMPTY
+                    and before.state in (EMPTY, "CompleteCommit", "CompleteAbort")
+                ), f"{txn_id}: {before.state} -> {v.state}"
             if v is not None and v.state == PREPARE_COMMIT:
-                assert (v.producer_id, v.producer_epoch) in self.commit_requested, \
+                assert (v.producer_id, v.producer_epoch) in self.commit_requested, (
                     f"{txn_id}: a commit nobody asked for: {v}"
+                )
             if v is not None and v.state in ("PrepareCommit", "PrepareAbort"):
-                self.decided |= {(tp, v.producer_id, v.producer_epoch, v.state == PREPARE_COMMIT)
-                                 for tp in v.partitions}
+                self.decided |= {
+                    (tp, v.producer_id, v.producer_epoch, v.state == PREPARE_COMMIT)
+                    for tp in v.partitions
+                }
             self.last[txn_id] = v
         self.checked = len(self.log)
         for tp, written in self.markers.items():
-            for pid, epoch, committed in written[self.markers_checked.get(tp, 0):]:
-                assert (tp, pid, epoch, committed) in self.decided, \
+            for pid, epoch, committed in written[self.markers_checked.get(tp, 0) :]:
+                assert (tp, pid, epoch, committed) in self.decided, (
                     f"{tp}: a marker {pid}/{epoch}/{committed} with no decision in the log"
+                )
             self.markers_checked[tp] = len(written)
 
     def settle(self) -> None:
@@ -191,8 +218,9 @@ class Simulation:
         for _ in range(200):
             if self.appends:
                 self.log.extend(self.appends[0].records)
-                self.run(self.core.on_append_result(self.appends.pop(0).append_id, E.NONE,
-                                                    self.now))
+                self.run(
+                    self.core.on_append_result(self.appends.pop(0).append_id, E.NONE, self.now)
+                )
             elif self.deliveries:
                 self.deliver_marker()
             else:
@@ -205,11 +233,13 @@ class Simulation:
             txn_id, v = decode_record(key, value)
             if v is not None and v.state == PREPARE_COMMIT:
                 for tp in v.partitions:
-                    assert (v.producer_id, v.producer_epoch, True) in self.markers[tp], \
+                    assert (v.producer_id, v.producer_epoch, True) in self.markers[tp], (
                         f"{txn_id}: committed without a COMMIT marker in {tp}"
+                    )
         for meta in self.core.transactions():
-            assert meta.state not in ("PrepareCommit", "PrepareAbort"), \
+            assert meta.state not in ("PrepareCommit", "PrepareAbort"), (
                 f"{meta.transactional_id} left undecided in {meta.state}"
+            )
 
 
 @pytest.mark.parametrize("seed", range(150))
@@ -222,4 +252,4 @@ def test_simulation(seed):
         sim.check_committed_markers()
     except AssertionError as exc:
         raise AssertionError(f"seed {seed}: {exc}") from exc
-    assert any(decode_record(k, v)[1] is not None for k, v in sim.log)   # it did something
+    assert any(decode_record(k, v)[1] is not None for k, v in sim.log)  # it did something

@@ -4,6 +4,7 @@ commits; its markers reach every partition (retried past a NOT_LEADER answer) ca
 leader epoch as coordinator epoch; Complete* is written; a retried commit succeeds; a new leader
 epoch reloads it all from the log; an id of a partition not led here is NOT_COORDINATOR; bad
 requests are refused naming the field."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -13,19 +14,20 @@ import trio
 
 from broker.replication.replica_manager import ReplicaManager
 from broker.services.broker_servicer import BrokerServicer
+from broker.services.transaction_servicer import TransactionServicer
 from broker.transaction.coordinator_registry import TransactionCoordinators
 from broker.transaction.messages import TransactionConfig
 from broker.transaction.records import TRANSACTION_STATE_TOPIC, transaction_partition_for
-from broker.services.transaction_servicer import TransactionServicer
 from clients.bridge import call, open_channel
 from clients.errors import ErrorCode as E
 from clients.grpc_server import TrioGrpcServer
-from clients.wire import broker_pb2, broker_pb2_grpc, transaction_pb2 as pb, transaction_pb2_grpc
+from clients.wire import broker_pb2, broker_pb2_grpc, transaction_pb2_grpc
+from clients.wire import transaction_pb2 as pb
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
 from kraft.metadata.image import PartitionRegistration
 
-TIMEOUT_S = 30      # generous: the machine running the suite may be loaded
+TIMEOUT_S = 30  # generous: the machine running the suite may be loaded
 # Two state partitions, only partition 0 led here: ids of partition 1 are someone else's.
 OURS = next(f"tx-{i}" for i in range(100) if transaction_partition_for(f"tx-{i}", 2) == 0)
 THEIRS = next(f"tx-{i}" for i in range(100) if transaction_partition_for(f"tx-{i}", 2) == 1)
@@ -39,8 +41,11 @@ class Image:
     def topic(self, name):
         if name == TRANSACTION_STATE_TOPIC:
             return SimpleNamespace(partitions={0: None, 1: None})
-        parts = {p: SimpleNamespace(leader=leader, has_leader=True)
-                 for (t, p), leader in LEADERS.items() if t == name}
+        parts = {
+            p: SimpleNamespace(leader=leader, has_leader=True)
+            for (t, p), leader in LEADERS.items()
+            if t == name
+        }
         return SimpleNamespace(partitions=parts) if parts else None
 
 
@@ -81,29 +86,48 @@ async def broker(tmp_path):
     metadata = SimpleNamespace(image=Image())
     leaders = FakeLeaders()
     coordinators = TransactionCoordinators(
-        replicas, metadata, channel=None, config=TransactionConfig(),
-        send_markers=leaders.send, clock_ms=lambda: int(trio.current_time() * 1000))
+        replicas,
+        metadata,
+        channel=None,
+        config=TransactionConfig(),
+        send_markers=leaders.send,
+        clock_ms=lambda: int(trio.current_time() * 1000),
+    )
     servicer = TransactionServicer(coordinators, offsets_partition_for=lambda group: 3)
-    brokers = BrokerServicer(replicas, metadata, None, cluster_id="c", producer_ids=ProducerIds(),
-                             transactions=servicer)
+    brokers = BrokerServicer(
+        replicas, metadata, None, cluster_id="c", producer_ids=ProducerIds(), transactions=servicer
+    )
     server = TrioGrpcServer("127.0.0.1:0", grace_s=0)
     server.add_servicer(servicer, pb, "Transaction")
     server.add_servicer(brokers, broker_pb2, "Broker", only=("InitProducerId",))
 
     def lead(leader_epoch: int) -> None:
-        replicas.apply_registration(TRANSACTION_STATE_TOPIC, 0, "state-id",
-                                    LogConfig(cleanup_policy="compact"), PartitionRegistration(
-                                        replicas=(1,), isr=(1,), leader=1,
-                                        leader_epoch=leader_epoch, partition_epoch=leader_epoch))
+        replicas.apply_registration(
+            TRANSACTION_STATE_TOPIC,
+            0,
+            "state-id",
+            LogConfig(cleanup_policy="compact"),
+            PartitionRegistration(
+                replicas=(1,),
+                isr=(1,),
+                leader=1,
+                leader_epoch=leader_epoch,
+                partition_epoch=leader_epoch,
+            ),
+        )
 
     async with trio.open_nursery() as nursery:
         port = await nursery.start(server.serve)
         nursery.start_soon(coordinators.run)
         channel = open_channel(f"127.0.0.1:{port}")
         try:
-            yield SimpleNamespace(txn=transaction_pb2_grpc.TransactionStub(channel),
-                                  broker=broker_pb2_grpc.BrokerStub(channel), lead=lead,
-                                  leaders=leaders, replicas=replicas)
+            yield SimpleNamespace(
+                txn=transaction_pb2_grpc.TransactionStub(channel),
+                broker=broker_pb2_grpc.BrokerStub(channel),
+                lead=lead,
+                leaders=leaders,
+                replicas=replicas,
+            )
         finally:
             channel.close()
             await server.stop()
@@ -111,28 +135,38 @@ async def broker(tmp_path):
 
 
 async def described(b, txn_id=OURS) -> pb.DescribedTransaction:
-    answer = await call(b.txn.DescribeTransactions,
-                        pb.DescribeTransactionsRequest(transactional_ids=[txn_id]), TIMEOUT_S)
+    answer = await call(
+        b.txn.DescribeTransactions,
+        pb.DescribeTransactionsRequest(transactional_ids=[txn_id]),
+        TIMEOUT_S,
+    )
     return answer.transactions[0]
 
 
 async def wait_state(b, state: str) -> pb.DescribedTransaction:
     with trio.fail_after(TIMEOUT_S):
         while (d := await described(b)).state != state:
-            await trio.sleep(0.02)      # the markers go out on the node's loop; real gRPC: real time
+            await trio.sleep(0.02)  # the markers go out on the node's loop; real gRPC: real time
     return d
 
 
 async def init(b, txn_id=OURS, timeout_ms=60_000) -> broker_pb2.InitProducerIdResponse:
-    return await call(b.broker.InitProducerId, broker_pb2.InitProducerIdRequest(
-        transactional_id=txn_id, transaction_timeout_ms=timeout_ms), TIMEOUT_S)
+    return await call(
+        b.broker.InitProducerId,
+        broker_pb2.InitProducerIdRequest(
+            transactional_id=txn_id, transaction_timeout_ms=timeout_ms
+        ),
+        TIMEOUT_S,
+    )
 
 
 async def loaded_init(b, timeout_ms=60_000) -> broker_pb2.InitProducerIdResponse:
     """InitProducerId once the driver of the newly led partition has started and loaded it."""
     with trio.fail_after(TIMEOUT_S):
         while (answer := await init(b, OURS, timeout_ms)).error_code in (
-                E.COORDINATOR_LOAD_IN_PROGRESS, E.NOT_COORDINATOR):
+            E.COORDINATOR_LOAD_IN_PROGRESS,
+            E.NOT_COORDINATOR,
+        ):
             await trio.sleep(0.02)
     return answer
 
@@ -143,48 +177,76 @@ async def test_a_transaction_commits_and_its_markers_reach_every_partition(broke
     first = await loaded_init(b)
     assert (first.error_code, first.producer_id, first.producer_epoch) == (0, 7000, 0)
     pid, epoch = first.producer_id, first.producer_epoch
-    added = await call(b.txn.AddPartitionsToTxn, pb.AddPartitionsToTxnRequest(
-        transactional_id=OURS, producer_id=pid, producer_epoch=epoch,
-        topics=[pb.TxnTopic(topic="t", partitions=[0, 1])]), TIMEOUT_S)
+    added = await call(
+        b.txn.AddPartitionsToTxn,
+        pb.AddPartitionsToTxnRequest(
+            transactional_id=OURS,
+            producer_id=pid,
+            producer_epoch=epoch,
+            topics=[pb.TxnTopic(topic="t", partitions=[0, 1])],
+        ),
+        TIMEOUT_S,
+    )
     assert added.error_code == 0 and [p.error_code for p in added.partitions] == [0, 0]
-    offsets = await call(b.txn.AddOffsetsToTxn, pb.AddOffsetsToTxnRequest(
-        transactional_id=OURS, producer_id=pid, producer_epoch=epoch, group_id="g"), TIMEOUT_S)
+    offsets = await call(
+        b.txn.AddOffsetsToTxn,
+        pb.AddOffsetsToTxnRequest(
+            transactional_id=OURS, producer_id=pid, producer_epoch=epoch, group_id="g"
+        ),
+        TIMEOUT_S,
+    )
     assert offsets.error_code == 0
     ongoing = await described(b)
     assert ongoing.state == "Ongoing"
     assert {(t.topic, tuple(t.partitions)) for t in ongoing.topics} == {
-        ("t", (0, 1)), ("__consumer_offsets", (3,))}
+        ("t", (0, 1)),
+        ("__consumer_offsets", (3,)),
+    }
 
-    end = pb.EndTxnRequest(transactional_id=OURS, producer_id=pid, producer_epoch=epoch,
-                           committed=True)
+    end = pb.EndTxnRequest(
+        transactional_id=OURS, producer_id=pid, producer_epoch=epoch, committed=True
+    )
     assert (await call(b.txn.EndTxn, end, TIMEOUT_S)).error_code == 0
     await wait_state(b, "CompleteCommit")
     written = {}
     for node, request in b.leaders.requests:
         [marker] = request.markers
-        assert (marker.producer_id, marker.producer_epoch, marker.committed,
-                marker.coordinator_epoch) == (pid, epoch, True, 5)
+        assert (
+            marker.producer_id,
+            marker.producer_epoch,
+            marker.committed,
+            marker.coordinator_epoch,
+        ) == (pid, epoch, True, 5)
         for t in marker.topics:
             for p in t.partitions:
                 written.setdefault((t.topic, p), []).append(node)
     assert written == {("t", 0): [1], ("t", 1): [2, 2], ("__consumer_offsets", 3): [1]}
-    assert (await call(b.txn.EndTxn, end, TIMEOUT_S)).error_code == 0     # a retry: success
+    assert (await call(b.txn.EndTxn, end, TIMEOUT_S)).error_code == 0  # a retry: success
 
     listed = await call(b.txn.ListTransactions, pb.ListTransactionsRequest(), TIMEOUT_S)
     assert [(t.transactional_id, t.producer_id, t.state) for t in listed.transactions] == [
-        (OURS, pid, "CompleteCommit")]
+        (OURS, pid, "CompleteCommit")
+    ]
 
-    b.lead(6)                           # a new leader epoch: reloaded from the log
+    b.lead(6)  # a new leader epoch: reloaded from the log
     with trio.fail_after(TIMEOUT_S):
-        while (d := await described(b)).error_code == E.COORDINATOR_LOAD_IN_PROGRESS \
-                or d.error_code == E.NOT_COORDINATOR:
+        while (
+            d := await described(b)
+        ).error_code == E.COORDINATOR_LOAD_IN_PROGRESS or d.error_code == E.NOT_COORDINATOR:
             await trio.sleep(0.02)
     assert (d.state, d.producer_id, d.producer_epoch) == ("CompleteCommit", pid, epoch)
     again = await init(b)
     assert (again.error_code, again.producer_id, again.producer_epoch) == (0, pid, epoch + 1)
-    fenced = await call(b.txn.AddPartitionsToTxn, pb.AddPartitionsToTxnRequest(
-        transactional_id=OURS, producer_id=pid, producer_epoch=epoch,
-        topics=[pb.TxnTopic(topic="t", partitions=[0])]), TIMEOUT_S)
+    fenced = await call(
+        b.txn.AddPartitionsToTxn,
+        pb.AddPartitionsToTxnRequest(
+            transactional_id=OURS,
+            producer_id=pid,
+            producer_epoch=epoch,
+            topics=[pb.TxnTopic(topic="t", partitions=[0])],
+        ),
+        TIMEOUT_S,
+    )
     assert fenced.error_code == E.PRODUCER_FENCED and "fenced" in fenced.error_message
 
 
@@ -192,25 +254,46 @@ async def test_an_id_coordinated_elsewhere_is_not_coordinator(broker):
     broker.lead(1)
     answer = await init(broker, THEIRS)
     assert answer.error_code == E.NOT_COORDINATOR and "FindCoordinator" in answer.error_message
-    ended = await call(broker.txn.EndTxn, pb.EndTxnRequest(
-        transactional_id=THEIRS, producer_id=1, producer_epoch=0, committed=True), TIMEOUT_S)
+    ended = await call(
+        broker.txn.EndTxn,
+        pb.EndTxnRequest(transactional_id=THEIRS, producer_id=1, producer_epoch=0, committed=True),
+        TIMEOUT_S,
+    )
     assert ended.error_code == E.NOT_COORDINATOR
     d = await described(broker, THEIRS)
     assert d.error_code == E.NOT_COORDINATOR
 
 
-@pytest.mark.parametrize("request_, named", [
-    (pb.AddPartitionsToTxnRequest(producer_id=1, producer_epoch=0), "transactional_id"),
-    (pb.AddPartitionsToTxnRequest(transactional_id="x", producer_id=1, producer_epoch=40_000),
-     "producer_epoch"),
-    (pb.AddPartitionsToTxnRequest(transactional_id="x", producer_id=1, producer_epoch=0,
-                                  topics=[pb.TxnTopic(topic="t", partitions=[-1])]), "partition"),
-    (pb.EndTxnRequest(transactional_id="x" * 300, producer_id=1, producer_epoch=0),
-     "transactional_id"),
-])
+@pytest.mark.parametrize(
+    "request_, named",
+    [
+        (pb.AddPartitionsToTxnRequest(producer_id=1, producer_epoch=0), "transactional_id"),
+        (
+            pb.AddPartitionsToTxnRequest(
+                transactional_id="x", producer_id=1, producer_epoch=40_000
+            ),
+            "producer_epoch",
+        ),
+        (
+            pb.AddPartitionsToTxnRequest(
+                transactional_id="x",
+                producer_id=1,
+                producer_epoch=0,
+                topics=[pb.TxnTopic(topic="t", partitions=[-1])],
+            ),
+            "partition",
+        ),
+        (
+            pb.EndTxnRequest(transactional_id="x" * 300, producer_id=1, producer_epoch=0),
+            "transactional_id",
+        ),
+    ],
+)
 async def test_bad_requests_are_refused_naming_the_field(broker, request_, named):
-    method = {pb.AddPartitionsToTxnRequest: broker.txn.AddPartitionsToTxn,
-              pb.EndTxnRequest: broker.txn.EndTxn}[type(request_)]
+    method = {
+        pb.AddPartitionsToTxnRequest: broker.txn.AddPartitionsToTxn,
+        pb.EndTxnRequest: broker.txn.EndTxn,
+    }[type(request_)]
     answer = await call(method, request_, TIMEOUT_S)
     assert answer.error_code != 0 and named in answer.error_message, answer
 

@@ -1,14 +1,20 @@
 """Each transition of the transaction coordinator core and each error, as Kafka's
 TransactionCoordinator has them: init, add, end, markers, fencing, timeouts and expiry."""
-import pytest
 
-from broker.transaction.messages import (AddPartitionsResponse, EndTxnRequest,
-                                         InitProducerIdRequest,
-                                         InitProducerIdResponse, TransactionConfig, TxnResponse)
+import pytest
+from txn_harness import TP, E, Harness
+
+from broker.transaction.messages import (
+    AddPartitionsResponse,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    TransactionConfig,
+    TxnResponse,
+)
 from broker.transaction.metadata import MAX_PRODUCER_EPOCH
 from broker.transaction.partition_coordinator import TransactionCoordinator
 from broker.transaction.records import TransactionLogValue, decode_record
-from txn_harness import E, TP, Harness
 
 
 def started(h: Harness, *tps, txn_id="tx"):
@@ -24,8 +30,10 @@ def test_a_new_id_gets_a_fresh_producer_id_at_epoch_0_written_as_empty():
     h = Harness()
     assert h.init() == InitProducerIdResponse(E.NONE, 1000, 0)
     assert h.state() == "Empty"
-    assert decode_record(*h.log[-1]) == ("tx", TransactionLogValue(1000, 0, 60_000, "Empty",
-                                                                   frozenset(), h.now, -1))
+    assert decode_record(*h.log[-1]) == (
+        "tx",
+        TransactionLogValue(1000, 0, 60_000, "Empty", frozenset(), h.now, -1),
+    )
 
 
 def test_init_again_bumps_the_epoch_and_keeps_the_producer_id():
@@ -34,14 +42,17 @@ def test_init_again_bumps_the_epoch_and_keeps_the_producer_id():
     assert h.init() == InitProducerIdResponse(E.NONE, 1000, 1)
 
 
-@pytest.mark.parametrize("given_epoch, expect", [
-    (1, InitProducerIdResponse(E.NONE, 1000, 2)),       # the current epoch: bump
-    (0, InitProducerIdResponse(E.NONE, 1000, 1)),       # the last epoch: a retry, no bump
-])
+@pytest.mark.parametrize(
+    "given_epoch, expect",
+    [
+        (1, InitProducerIdResponse(E.NONE, 1000, 2)),  # the current epoch: bump
+        (0, InitProducerIdResponse(E.NONE, 1000, 1)),  # the last epoch: a retry, no bump
+    ],
+)
 def test_kip360_init_with_the_current_or_last_epoch(given_epoch, expect):
     h = Harness()
     h.init()
-    h.init(pid=1000, epoch=0)                           # epoch 1, last epoch 0
+    h.init(pid=1000, epoch=0)  # epoch 1, last epoch 0
     assert h.init(pid=1000, epoch=given_epoch) == expect
 
 
@@ -75,8 +86,10 @@ def test_an_empty_transactional_id_is_invalid():
 def test_init_of_a_new_id_without_a_producer_id_asks_for_a_retry():
     h = Harness()
     req = InitProducerIdRequest("tx", 60_000)
-    assert h.ask(lambda hd: h.core.handle_init_producer_id(hd, req, h.now)).error == \
-        E.CONCURRENT_TRANSACTIONS
+    assert (
+        h.ask(lambda hd: h.core.handle_init_producer_id(hd, req, h.now)).error
+        == E.CONCURRENT_TRANSACTIONS
+    )
 
 
 def test_init_during_an_ongoing_transaction_fences_and_aborts_it_first():
@@ -85,12 +98,15 @@ def test_init_during_an_ongoing_transaction_fences_and_aborts_it_first():
     assert h.init().error == E.CONCURRENT_TRANSACTIONS
     assert h.state() == "PrepareAbort"
     (marker,) = h.markers
-    assert (marker.committed, marker.producer_epoch, marker.partitions) == \
-        (False, epoch + 1, frozenset({TP("t", 0), TP("t", 1)}))
+    assert (marker.committed, marker.producer_epoch, marker.partitions) == (
+        False,
+        epoch + 1,
+        frozenset({TP("t", 0), TP("t", 1)}),
+    )
     # The old instance is fenced from here on: it can neither add nor commit.
     assert h.end(pid, epoch).error == E.PRODUCER_FENCED
     assert h.add(pid, epoch).error == E.PRODUCER_FENCED
-    assert h.init().error == E.CONCURRENT_TRANSACTIONS        # markers still being written
+    assert h.init().error == E.CONCURRENT_TRANSACTIONS  # markers still being written
     h.write_markers()
     assert h.state() == "CompleteAbort"
     assert h.init() == InitProducerIdResponse(E.NONE, pid, epoch + 2)
@@ -114,10 +130,13 @@ def test_add_partitions_starts_the_transaction_and_adds_more():
     h.add(1000, 0, TP("b", 1))
     meta = h.core.metadata("tx")
     assert (meta.state, meta.partitions, meta.txn_start_ms) == (
-        "Ongoing", frozenset({TP("a", 0), TP("b", 1)}), 5_000)
+        "Ongoing",
+        frozenset({TP("a", 0), TP("b", 1)}),
+        5_000,
+    )
     appended = len(h.log)
     assert h.add(r.producer_id, r.producer_epoch, TP("a", 0)).error == E.NONE
-    assert len(h.log) == appended              # already in: nothing written
+    assert len(h.log) == appended  # already in: nothing written
 
 
 def test_add_offsets_adds_the_groups_offsets_partition():
@@ -127,10 +146,13 @@ def test_add_offsets_adds_the_groups_offsets_partition():
     assert h.core.metadata("tx").partitions == {TP("__consumer_offsets", 7)}
 
 
-@pytest.mark.parametrize("pid, epoch, error", [
-    (999, 0, E.INVALID_PRODUCER_ID_MAPPING),
-    (1000, 1, E.PRODUCER_FENCED),
-])
+@pytest.mark.parametrize(
+    "pid, epoch, error",
+    [
+        (999, 0, E.INVALID_PRODUCER_ID_MAPPING),
+        (1000, 1, E.PRODUCER_FENCED),
+    ],
+)
 def test_add_with_a_wrong_producer_is_refused_per_partition(pid, epoch, error):
     h = Harness()
     h.init()
@@ -146,7 +168,7 @@ def test_add_while_markers_are_being_written_is_concurrent():
     assert h.add(pid, epoch).error == E.CONCURRENT_TRANSACTIONS
     assert h.add_offsets(pid, epoch).error == E.CONCURRENT_TRANSACTIONS
     h.write_markers()
-    assert h.add(pid, epoch).error == E.NONE    # the next transaction
+    assert h.add(pid, epoch).error == E.NONE  # the next transaction
     assert h.state() == "Ongoing"
 
 
@@ -159,8 +181,10 @@ def test_verify_only_answers_per_partition_and_adds_nothing():
 
 
 # -- EndTxn ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("committed, prepare, complete", [
-    (True, "PrepareCommit", "CompleteCommit"), (False, "PrepareAbort", "CompleteAbort")])
+@pytest.mark.parametrize(
+    "committed, prepare, complete",
+    [(True, "PrepareCommit", "CompleteCommit"), (False, "PrepareAbort", "CompleteAbort")],
+)
 def test_end_prepares_answers_sends_markers_then_completes(committed, prepare, complete):
     h = Harness()
     pid, epoch = started(h, TP("a", 0), TP("b", 0))
@@ -168,7 +192,10 @@ def test_end_prepares_answers_sends_markers_then_completes(committed, prepare, c
     assert h.state() == prepare
     (marker,) = h.markers
     assert (marker.committed, marker.coordinator_epoch, marker.partitions) == (
-        committed, 3, frozenset({TP("a", 0), TP("b", 0)}))
+        committed,
+        3,
+        frozenset({TP("a", 0), TP("b", 0)}),
+    )
     h.write_markers()
     meta = h.core.metadata("tx")
     assert (meta.state, meta.partitions) == (complete, frozenset())
@@ -185,10 +212,13 @@ def test_a_retried_commit_of_a_completed_commit_succeeds_and_writes_nothing():
     assert len(h.log) == appended and not h.markers
 
 
-@pytest.mark.parametrize("first, second, error", [
-    (True, False, E.INVALID_TXN_STATE),      # abort after a commit
-    (False, True, E.INVALID_TXN_STATE),
-])
+@pytest.mark.parametrize(
+    "first, second, error",
+    [
+        (True, False, E.INVALID_TXN_STATE),  # abort after a commit
+        (False, True, E.INVALID_TXN_STATE),
+    ],
+)
 def test_ending_a_completed_transaction_the_other_way_is_invalid(first, second, error):
     h = Harness()
     pid, epoch = started(h)
@@ -219,12 +249,15 @@ def test_end_by_a_fenced_or_unknown_producer():
 
 
 # -- appends that fail ----------------------------------------------------------------------------
-@pytest.mark.parametrize("append_error, answered", [
-    (E.NOT_LEADER_OR_FOLLOWER, E.NOT_COORDINATOR),
-    (E.NOT_ENOUGH_REPLICAS, E.COORDINATOR_NOT_AVAILABLE),
-    (E.REQUEST_TIMED_OUT, E.COORDINATOR_NOT_AVAILABLE),
-    (E.MESSAGE_TOO_LARGE, E.UNKNOWN_SERVER_ERROR),
-])
+@pytest.mark.parametrize(
+    "append_error, answered",
+    [
+        (E.NOT_LEADER_OR_FOLLOWER, E.NOT_COORDINATOR),
+        (E.NOT_ENOUGH_REPLICAS, E.COORDINATOR_NOT_AVAILABLE),
+        (E.REQUEST_TIMED_OUT, E.COORDINATOR_NOT_AVAILABLE),
+        (E.MESSAGE_TOO_LARGE, E.UNKNOWN_SERVER_ERROR),
+    ],
+)
 def test_a_failed_append_answers_kafkas_error_and_changes_nothing(append_error, answered):
     h = Harness()
     pid, epoch = started(h)
@@ -277,14 +310,17 @@ def test_a_timed_out_transaction_is_aborted_with_a_bumped_epoch():
 
 
 def test_an_idle_id_expires_with_a_tombstone():
-    h = Harness(TransactionConfig(transactional_id_expiration_ms=60_000,
-                                  abort_timed_out_cleanup_interval_ms=10_000))
+    h = Harness(
+        TransactionConfig(
+            transactional_id_expiration_ms=60_000, abort_timed_out_cleanup_interval_ms=10_000
+        )
+    )
     h.init()
     h.tick(50_000)
     assert h.state() == "Empty"
     h.tick(10_000)
     assert h.state() is None and h.log[-1] == (h.log[-1][0], None)
-    assert h.init().producer_id == 1001          # a new life: a new producer id
+    assert h.init().producer_id == 1001  # a new life: a new producer id
 
 
 def test_an_ongoing_transaction_does_not_expire():
@@ -299,14 +335,17 @@ def test_an_ongoing_transaction_does_not_expire():
 def test_a_new_coordinator_replays_the_log_and_resends_markers_of_decided_transactions():
     h = Harness()
     pid, epoch = started(h, TP("a", 0))
-    h.end(pid, epoch)                        # PrepareCommit written, markers not yet
+    h.end(pid, epoch)  # PrepareCommit written, markers not yet
     fresh = TransactionCoordinator(0)
     for key, value in h.log:
         fresh.replay(key, value)
     assert fresh.list_transactions() == (E.COORDINATOR_LOAD_IN_PROGRESS, ())
     (marker,) = fresh.become_coordinator(9, h.now)
     assert (marker.committed, marker.coordinator_epoch, marker.partitions) == (
-        True, 9, frozenset({TP("a", 0)}))
+        True,
+        9,
+        frozenset({TP("a", 0)}),
+    )
     assert fresh.describe("tx").state == "PrepareCommit"
 
 
@@ -326,8 +365,14 @@ def test_describe_and_list():
     h.init(txn_id="other")
     d = h.core.describe("tx")
     assert (d.state, d.producer_id, d.partitions, d.txn_start_ms) == (
-        "Ongoing", pid, (TP("a", 0),), h.now)
+        "Ongoing",
+        pid,
+        (TP("a", 0),),
+        h.now,
+    )
     assert h.core.describe("nope").error == E.TRANSACTIONAL_ID_NOT_FOUND
     assert h.core.list_transactions(frozenset({"Ongoing"})) == (E.NONE, (("tx", pid, "Ongoing"),))
     assert h.core.list_transactions(producer_ids=frozenset({1001})) == (
-        E.NONE, (("other", 1001, "Empty"),))
+        E.NONE,
+        (("other", 1001, "Empty"),),
+    )

@@ -1,10 +1,17 @@
 """Drives one TransactionCoordinator in tests: a fake clock, appends committed (or failed) on
 request, answers collected by handle, markers collected as sent."""
+
 from __future__ import annotations
 
-from broker.transaction.messages import (AddPartitionsRequest, AppendRecords, EndTxnRequest,
-                                         InitProducerIdRequest, Respond, SendMarkers,
-                                         TransactionConfig)
+from broker.transaction.messages import (
+    AddPartitionsRequest,
+    AppendRecords,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    Respond,
+    SendMarkers,
+    TransactionConfig,
+)
 from broker.transaction.partition_coordinator import TransactionCoordinator
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
@@ -17,8 +24,8 @@ class Harness:
     def __init__(self, config: TransactionConfig | None = None, epoch: int = 3) -> None:
         self.core = TransactionCoordinator(0, config or TransactionConfig())
         self.now = 1_000
-        self.log: list[tuple[bytes, bytes | None]] = []      # committed records, in order
-        self.appends: list[AppendRecords] = []               # appended, not yet resolved
+        self.log: list[tuple[bytes, bytes | None]] = []  # committed records, in order
+        self.appends: list[AppendRecords] = []  # appended, not yet resolved
         self.answers: dict[int, object] = {}
         self.markers: list[SendMarkers] = []
         self.handles = 0
@@ -64,8 +71,11 @@ class Harness:
         return self.ask(lambda h: self.core.handle_add_partitions(h, req, self.now))
 
     def add_offsets(self, pid, epoch, partition=7, txn_id="tx"):
-        return self.ask(lambda h: self.core.handle_add_offsets(
-            h, txn_id, pid, epoch, TP("__consumer_offsets", partition), self.now))
+        return self.ask(
+            lambda h: self.core.handle_add_offsets(
+                h, txn_id, pid, epoch, TP("__consumer_offsets", partition), self.now
+            )
+        )
 
     def end(self, pid, epoch, committed=True, txn_id="tx"):
         req = EndTxnRequest(txn_id, pid, epoch, committed)
@@ -75,8 +85,11 @@ class Harness:
         """Every marker sent so far reaches every partition."""
         sent, self.markers = self.markers, []
         for m in sent:
-            self.run(self.core.on_markers_written(m.transactional_id, m.producer_id,
-                                                  m.producer_epoch, self.now))
+            self.run(
+                self.core.on_markers_written(
+                    m.transactional_id, m.producer_id, m.producer_epoch, self.now
+                )
+            )
 
     def tick(self, advance_ms: int) -> None:
         self.now += advance_ms

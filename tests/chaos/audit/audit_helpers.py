@@ -1,5 +1,6 @@
 """Builds synthetic clusters on disk with the project's own writers (record codec, log engine,
 Raft disk log, checkpoints) and matching histories; each test plants one anomaly in its topic."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -21,7 +22,7 @@ CONTROLLERS = (1, 2, 3)
 BROKERS = (4, 5, 6)
 # Small segments and a dense index: a few dozen records span several files and index entries.
 CONFIG = LogConfig(segment_bytes=1024, index_interval_bytes=200)
-MS = 1_000_000   # history times are nanoseconds
+MS = 1_000_000  # history times are nanoseconds
 
 
 def data_dir(root: Path, node: int) -> Path:
@@ -31,10 +32,14 @@ def data_dir(root: Path, node: int) -> Path:
 
 
 def batch(values, *, producer_id=-1, base_sequence=-1, base_offset=0, epoch=-1, ts=1_000) -> bytes:
-    return encode_batch([(None, str(v).encode(), (), ts + i) for i, v in enumerate(values)],
-                        producer_id=producer_id, producer_epoch=0 if producer_id >= 0 else -1,
-                        base_sequence=base_sequence, base_offset=base_offset,
-                        partition_leader_epoch=epoch)
+    return encode_batch(
+        [(None, str(v).encode(), (), ts + i) for i, v in enumerate(values)],
+        producer_id=producer_id,
+        producer_epoch=0 if producer_id >= 0 else -1,
+        base_sequence=base_sequence,
+        base_offset=base_offset,
+        partition_leader_epoch=epoch,
+    )
 
 
 def append_raw(log: Log, data: bytes) -> None:
@@ -51,11 +56,11 @@ class Cluster:
         self.root = root
         # topic -> [partition -> [(epoch, values, producer id, first sequence)]]
         self.appends: dict[str, list[list[tuple]]] = {}
-        self.mutations: dict[str, list] = defaultdict(list)    # topic -> [fn(node, log)]
-        self.assigned: dict[str, int] = {}     # topic -> highest leader epoch the metadata gives
-        self.configs: dict[str, dict[str, str]] = {}           # topic -> config overrides
-        self.controller_extra: dict[int, list] = {}            # node -> records appended
-        self.quorum: dict[int, tuple[int, int]] = {}           # node -> (epoch, leader)
+        self.mutations: dict[str, list] = defaultdict(list)  # topic -> [fn(node, log)]
+        self.assigned: dict[str, int] = {}  # topic -> highest leader epoch the metadata gives
+        self.configs: dict[str, dict[str, str]] = {}  # topic -> config overrides
+        self.controller_extra: dict[int, list] = {}  # node -> records appended
+        self.quorum: dict[int, tuple[int, int]] = {}  # node -> (epoch, leader)
         self.next_value = 0
 
     def topic(self, name: str, partitions: int = 1, batches: int = 12, epochs: int = 2) -> str:
@@ -83,8 +88,9 @@ class Cluster:
                 for p, plan in enumerate(plans):
                     log = Log.open(d / fn.partition_dir_name(topic, p), CONFIG, now_ms=0)
                     for epoch, values, pid, seq in plan:
-                        log.append_as_leader(batch(values, producer_id=pid, base_sequence=seq),
-                                             epoch, now_ms=0)
+                        log.append_as_leader(
+                            batch(values, producer_id=pid, base_sequence=seq), epoch, now_ms=0
+                        )
                     hws[(topic, p)] = log.log_end_offset
                     for fn_ in self.mutations[topic]:
                         fn_(node, log)
@@ -93,8 +99,10 @@ class Cluster:
         if metadata:
             entries = self.metadata_entries()
             for node in CONTROLLERS:
-                extra = [Entry(len(entries) + i, 1, r.encode(x))
-                         for i, x in enumerate(self.controller_extra.get(node, []))]
+                extra = [
+                    Entry(len(entries) + i, 1, r.encode(x))
+                    for i, x in enumerate(self.controller_extra.get(node, []))
+                ]
                 self.write_controller(node, entries + extra, *self.quorum.get(node, (1, 1)))
         return self.root
 
@@ -105,13 +113,16 @@ class Cluster:
         for topic, plans in self.appends.items():
             top = self.assigned.get(topic, max(e for plan in plans for e, *_ in plan))
             recs.append(r.TopicRecord(topic, f"id-{topic}"))
-            recs += [r.ConfigRecord("topic", topic, k, v) for k, v in self.configs.get(topic, {}).items()]
+            recs += [
+                r.ConfigRecord("topic", topic, k, v) for k, v in self.configs.get(topic, {}).items()
+            ]
             for p in range(len(plans)):
                 recs.append(r.PartitionRecord(f"id-{topic}", p, BROKERS, BROKERS, 4, 0, 0))
                 recs += [r.PartitionChangeRecord(f"id-{topic}", p, leader=4)] * top
         change = r.encode(r.LeaderChangeRecord(1, 1, CONTROLLERS))
         return [Entry(0, 1, change, control=True)] + [
-            Entry(i + 1, 1, r.encode(x)) for i, x in enumerate(recs)]
+            Entry(i + 1, 1, r.encode(x)) for i, x in enumerate(recs)
+        ]
 
     def write_controller(self, node: int, entries: list[Entry], epoch: int, leader: int) -> None:
         d = data_dir(self.root, node)
@@ -119,8 +130,11 @@ class Cluster:
         log = FileRaftLog(metadata_log_dir(d), now_ms=0)
         log.append(entries)
         log.close()
-        quorum_state_path(d).write_text(encode_quorum_state(
-            ElectionState(epoch=epoch, voted_for=leader, leader_id=leader), CONTROLLERS))
+        quorum_state_path(d).write_text(
+            encode_quorum_state(
+                ElectionState(epoch=epoch, voted_for=leader, leader_id=leader), CONTROLLERS
+            )
+        )
 
     # -- the history that matches the logs
     def history(self, topics=None) -> list[Op]:
@@ -144,15 +158,18 @@ def clean_history(partition: str, values: list[int], t: int = 0, reader: str = "
     return ops + drain(partition, list(enumerate(values)), t, f"{partition}-{reader}")
 
 
-def drain(partition: str, pairs, t: int, process: str, mode: str = "assign",
-          chunk: int = 7) -> list[Op]:
+def drain(
+    partition: str, pairs, t: int, process: str, mode: str = "assign", chunk: int = 7
+) -> list[Op]:
     """One consumer: assign (or subscribe), then polls of `chunk` (offset, value) pairs."""
     target = [partition] if mode == "assign" else [partition.rpartition("-")[0]]
     ops = [Op(process, "invoke", mode, t, target), Op(process, "ok", mode, t + MS, target)]
     for i in range(0, len(pairs), chunk):
         t += 2 * MS
         ops.append(Op(process, "invoke", "poll", t))
-        ops.append(Op(process, "ok", "poll", t + MS, {partition: [list(x) for x in pairs[i:i + chunk]]}))
+        ops.append(
+            Op(process, "ok", "poll", t + MS, {partition: [list(x) for x in pairs[i : i + chunk]]})
+        )
     return ops
 
 
@@ -163,10 +180,16 @@ def write_history(path: Path, ops) -> Path:
     return path
 
 
-def write_faults(path: Path, windows=(("kill", (5,), 10, 30), ("partition", (4, 5), 60, None))) -> Path:
+def write_faults(
+    path: Path, windows=(("kill", (5,), 10, 30), ("partition", (4, 5), 60, None))
+) -> Path:
     with JsonLinesWriter(path) as w:
         for nemesis, targets, start_ms, end_ms in windows:
-            w.write(FaultWindow(nemesis, targets, start_ms * MS, None if end_ms is None else end_ms * MS))
+            w.write(
+                FaultWindow(
+                    nemesis, targets, start_ms * MS, None if end_ms is None else end_ms * MS
+                )
+            )
     return path
 
 

@@ -1,10 +1,10 @@
 """Makes the repo root and audit_helpers importable, and shares one lean SparkSession (local[2],
 2 shuffle partitions, no UI) across every audit test: starting one costs 5-10 s."""
+
 import sys
 from pathlib import Path
 
 import pytest
-
 from system_tools import require_tool
 
 _HERE = Path(__file__).resolve().parent

@@ -2,6 +2,7 @@
 (a new one cannot be added without saying it), faults.jsonl's names map to their nemesis, the
 notices name each nemesis the run had, and a torn tail only a crash or a full disk explains is
 pointed out when no such fault hit that replica."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,8 +26,12 @@ def test_fault_names_map_to_their_nemesis():
 
 
 def test_notices_and_torn_tails():
-    faults = [FaultWindow("net", (4,), 1, 2), FaultWindow("net", (5,), 3, 4),
-              FaultWindow("corrupt", (6,), 5, 6), FaultWindow("clock-bump", (1, 2), 7, 8)]
+    faults = [
+        FaultWindow("net", (4,), 1, 2),
+        FaultWindow("net", (5,), 3, 4),
+        FaultWindow("corrupt", (6,), 5, 6),
+        FaultWindow("clock-bump", (1, 2), 7, 8),
+    ]
     lines = notices(faults)
     assert [line.split(":")[0] for line in lines] == ["net x2", "corrupt x1", "clock x1"]
     assert crashed_replicas(faults) == {6}

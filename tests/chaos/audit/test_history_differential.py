@@ -1,12 +1,13 @@
 """The per-partition history checks (chaos/audit/partition_checks.py) against the Spark SQL checks
 they replaced (sql_history_checks.py): the same violation rows, values and messages on random
 histories full of every history anomaly, with and without replica logs; and the same timeline."""
+
 import random
 from collections import Counter
 
 import pytest
-
 from audit_helpers import MS
+
 from chaos.audit import history_checks as hc
 from chaos.audit.checks import violation_from_row
 from chaos.audit.history_scan import HistoryFrames, timeline, write_ops
@@ -34,7 +35,7 @@ def random_history(rng: random.Random, junk: bool = True) -> tuple[list[Op], dic
 
     for _ in range(rng.randint(150, 250)):
         roll = rng.random()
-        if roll < 0.45:                             # a send
+        if roll < 0.45:  # a send
             w, p = rng.choice(WRITERS), rng.choice(PARTITIONS)
             v = next_value if rng.random() > 0.05 else rng.choice(sum(logs.values(), [0]))
             next_value += 1
@@ -42,21 +43,21 @@ def random_history(rng: random.Random, junk: bool = True) -> tuple[list[Op], dic
             outcome = rng.choices(("ok", "fail", "info"), (8, 1, 1))[0]
             if outcome == "ok":
                 offset = len(logs[p])
-                if rng.random() < 0.08 and offset:       # a wrong or repeated offset
+                if rng.random() < 0.08 and offset:  # a wrong or repeated offset
                     offset = rng.randrange(offset + 2)
-                if rng.random() > 0.05:                  # else lost: no poll, no log has it
+                if rng.random() > 0.05:  # else lost: no poll, no log has it
                     logs[p].append(v)
                 ops.append(Op(w, "ok", "send", at(), v, p, offset))
             else:
                 if outcome == "fail":
                     failed.append((p, v))
                 ops.append(Op(w, outcome, "send", at(), v, p))
-        elif roll < 0.55:                           # a consumer reset
+        elif roll < 0.55:  # a consumer reset
             r = rng.choice(READERS)
             mode = rng.choice(("assign", "subscribe"))
             target = list(PARTITIONS) if mode == "assign" else ["t", "u"]
             ops += [Op(r, "invoke", mode, at(), target), Op(r, "ok", mode, at(), target)]
-        elif roll < 0.85:                           # a poll
+        elif roll < 0.85:  # a poll
             r = rng.choice(READERS)
             value, rebalanced = {}, ()
             for p in rng.sample(PARTITIONS, rng.randint(1, 2)):
@@ -66,27 +67,31 @@ def random_history(rng: random.Random, junk: bool = True) -> tuple[list[Op], dic
                 pairs = []
                 for o in range(start, min(len(logs[p]), start + rng.randint(1, 6))):
                     if rng.random() < 0.1:
-                        continue                            # a skip
+                        continue  # a skip
                     v = logs[p][o]
                     if rng.random() < 0.04:
-                        v = rng.randint(0, 3000)            # another value at the offset
+                        v = rng.randint(0, 3000)  # another value at the offset
                     if rng.random() < 0.03 and failed:
-                        v = rng.choice(failed)[1]           # an aborted send's value
+                        v = rng.choice(failed)[1]  # an aborted send's value
                     if rng.random() < 0.02 and junk:
-                        v = "not-an-int"                    # no workload value
+                        v = "not-an-int"  # no workload value
                     pairs.append([o, v])
                 if rng.random() < 0.1:
-                    pairs.reverse()                         # offsets going backwards
+                    pairs.reverse()  # offsets going backwards
                 value[p] = pairs
             if rng.random() < 0.1:
                 rebalanced = (rng.choice(PARTITIONS),)
-            ops += [Op(r, "invoke", "poll", at()),
-                    Op(r, "ok", "poll", at(), value, rebalanced=rebalanced)]
-        else:                                       # a commit
+            ops += [
+                Op(r, "invoke", "poll", at()),
+                Op(r, "ok", "poll", at(), value, rebalanced=rebalanced),
+            ]
+        else:  # a commit
             g, p = rng.choice(GROUPS), rng.choice(PARTITIONS)
             c = rng.randint(0, len(logs[p]) + 2)
-            ops += [Op(f"c-{g}", "invoke", "commit", at(), {p: c}, group=g),
-                    Op(f"c-{g}", "ok", "commit", at(), {p: c}, group=g)]
+            ops += [
+                Op(f"c-{g}", "invoke", "commit", at(), {p: c}, group=g),
+                Op(f"c-{g}", "ok", "commit", at(), {p: c}, group=g),
+            ]
     return ops, logs
 
 
@@ -99,7 +104,7 @@ def random_log(rng: random.Random, logs: dict[str, list[int]]):
         topic, _, p = name.rpartition("-")
         hws.append((topic, int(p), rng.randint(0, len(values) + 1)))
         for replica in (1, 2, 3):
-            for o, v in enumerate(values[:len(values) - rng.choice((0, 0, 1))]):
+            for o, v in enumerate(values[: len(values) - rng.choice((0, 0, 1))]):
                 if rng.random() < 0.03:
                     v = rng.randint(0, 3000)
                 if rng.random() < 0.02:
@@ -112,8 +117,9 @@ def _violations(df) -> Counter:
     out = Counter()
     for row in df.collect():
         v = violation_from_row(row)
-        out[(v.check, v.partition, v.offsets, v.replicas, repr(sorted(v.values.items())),
-             v.message)] += 1
+        out[
+            (v.check, v.partition, v.offsets, v.replicas, repr(sorted(v.values.items())), v.message)
+        ] += 1
     return out
 
 
@@ -125,8 +131,14 @@ def _rows(events):
 
     names = [n for n, _ in EVENT_FIELDS]
     # a field the kind lacks is a null list: a null per event, as the SQL checks read it
-    full = events.select("kind", "key", *[F.coalesce(n, F.array_repeat(
-        F.lit(None).cast(kind), F.size("idx"))).alias(n) for n, kind in EVENT_FIELDS])
+    full = events.select(
+        "kind",
+        "key",
+        *[
+            F.coalesce(n, F.array_repeat(F.lit(None).cast(kind), F.size("idx"))).alias(n)
+            for n, kind in EVENT_FIELDS
+        ],
+    )
     return full.select("kind", F.col("key").alias("partition"), F.inline(F.arrays_zip(*names)))
 
 
@@ -170,13 +182,16 @@ def _both(spark, tmp_path, ops, log):
             hw = spark.createDataFrame(log[1], "topic string, partition int, high_watermark long")
         ev = _rows(h.events)
         kind = ev["kind"]
-        sends = ev.filter(kind == "send").select("idx", "process", "type", "partition", "value",
-                                                 "offset")
-        commits = ev.filter(kind == "commit").select("idx", "process", "group", "partition",
-                                                     "offset")
+        sends = ev.filter(kind == "send").select(
+            "idx", "process", "type", "partition", "value", "offset"
+        )
+        commits = ev.filter(kind == "commit").select(
+            "idx", "process", "group", "partition", "offset"
+        )
         reads = old.sessions(ev)
-        before = _violations(old.check_history(
-            sends, reads, commits, old.log_values(records, hw, sends, reads)))
+        before = _violations(
+            old.check_history(sends, reads, commits, old.log_values(records, hw, sends, reads))
+        )
         after = _violations(hc.check_history(hc.partition_rows(h.events, chunks, hw)))
         ops = ev.filter(kind == "op").select("idx", "process", "type", "f", "time")
         assert timeline(h.ops) == old.timeline(ops)
@@ -195,7 +210,14 @@ def test_same_violations_as_the_sql_checks(spark, tmp_path, seed):
     before, after = _both(spark, tmp_path, ops, random_log(rng, logs) if seed % 2 else None)
     assert after == before
     # the histories are meant to hold every anomaly: a test that compares nothing proves nothing
-    assert {k[0] for k in before} == {"lost-write", "duplicate", "inconsistent-offsets",
-                                          "aborted-read", "nonmonotonic-send",
-                                          "nonmonotonic-poll", "poll-skip", "unseen",
-                                          "commit-backwards"}
+    assert {k[0] for k in before} == {
+        "lost-write",
+        "duplicate",
+        "inconsistent-offsets",
+        "aborted-read",
+        "nonmonotonic-send",
+        "nonmonotonic-poll",
+        "poll-skip",
+        "unseen",
+        "commit-backwards",
+    }

@@ -2,11 +2,12 @@
 each copy's index still checked on its own) and decoded once for the history checks
 (log_chunks); a copy that differs is read on its own. No Spark: they are called as the
 audit's tasks call them, a segment's copies one after another."""
+
 from dataclasses import asdict
 
 import pyarrow as pa
-
 from audit_helpers import Cluster, append_raw, batch
+
 from chaos.audit import segments
 from chaos.audit.inputs import load_cluster
 
@@ -15,8 +16,12 @@ def _files(tmp_path):
     cluster = Cluster(tmp_path)
     cluster.topic("t", partitions=2)
     # broker 6's copy of t's active segment gets one more batch: not byte-identical
-    cluster.mutate("t", lambda node, log: node == 6 and append_raw(
-        log, batch([900, 901], base_offset=log.log_end_offset)))
+    cluster.mutate(
+        "t",
+        lambda node, log: (
+            node == 6 and append_raw(log, batch([900, 901], base_offset=log.log_end_offset))
+        ),
+    )
     files = load_cluster([str(cluster.write(metadata=False))]).segments
     # as the audit hands them to a task: a segment's copies one after another
     return sorted(files, key=lambda f: (f.topic, f.partition, f.segment, f.replica))
@@ -29,6 +34,7 @@ def _count_calls(monkeypatch, name: str) -> list:
     def counting(seg):
         calls.append((seg["partition"], seg["segment"], seg["replica"]))
         return real(seg)
+
     monkeypatch.setattr(segments, name, counting)
     return calls
 
@@ -39,8 +45,7 @@ def _rows(batches) -> list:
 
 def test_identical_copies_decoded_once(tmp_path, monkeypatch):
     files = _files(tmp_path)
-    alone = [_rows(segments.log_chunks([pa.RecordBatch.from_pylist([asdict(f)])]))
-             for f in files]
+    alone = [_rows(segments.log_chunks([pa.RecordBatch.from_pylist([asdict(f)])])) for f in files]
     decoded = _count_calls(monkeypatch, "scan_records")
     together = _rows(segments.log_chunks([pa.RecordBatch.from_pylist([asdict(f) for f in files])]))
     assert together == [row for rows in alone for row in rows]
@@ -55,7 +60,7 @@ def test_identical_copies_scanned_once_each_index_checked(tmp_path, monkeypatch)
     files = _files(tmp_path)
     first = next(f for f in files if f.replica == 5 and f.segment == 0)
     with open(first.index_path, "ab") as f:
-        f.write(b"\0\0\0")            # broker 5's index of segment 0: a torn entry
+        f.write(b"\0\0\0")  # broker 5's index of segment 0: a torn entry
     alone = [list(segments.scan_batches(asdict(f))) for f in files]
     read = _count_calls(monkeypatch, "_log_rows")
     memo = {}

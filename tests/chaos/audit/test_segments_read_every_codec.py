@@ -1,5 +1,6 @@
 """The audit walks a replica's batches as the broker's validator does, in every codec Kafka's
 clients write (snappy included): an intact batch has no problem, a damaged section is named."""
+
 import pytest
 
 from chaos.audit.segments import _records_problem
@@ -19,6 +20,6 @@ def test_an_intact_batch_has_no_problem(codec):
 
 def test_a_damaged_snappy_section_is_named():
     batch = bytearray(encode_batch(RECORDS, compression=SNAPPY))
-    batch[HEADER_SIZE + 20:HEADER_SIZE + 28] = b"\xff" * 8     # inside the first block
+    batch[HEADER_SIZE + 20 : HEADER_SIZE + 28] = b"\xff" * 8  # inside the first block
     problem = _records_problem(bytes(batch), parse_header(bytes(batch)), metadata=False)
     assert problem is not None and "snappy" in problem

@@ -1,5 +1,6 @@
 """The transactional checks over hand-made histories: a clean one gives nothing, and each planted
 anomaly is found by its check and no other."""
+
 import json
 
 import pytest
@@ -15,8 +16,15 @@ class History:
 
     def op(self, process, type_, f, value=None, time=None):
         self.t += 1_000_000
-        self.lines.append({"process": process, "type": type_, "f": f,
-                           "time": self.t if time is None else time, "value": value})
+        self.lines.append(
+            {
+                "process": process,
+                "type": type_,
+                "f": f,
+                "time": self.t if time is None else time,
+                "value": value,
+            }
+        )
 
     def txn(self, txn_id, inputs, outcome, commit=True):
         """inputs: [(input partition, offset, value)]; writes go to the same output partition."""
@@ -32,8 +40,13 @@ class History:
 
     def read(self, f, process, records, time=None):
         """records: {partition: [(offset, value)]}"""
-        self.op(process, "ok", f, {p: [[o, v] for o, v in pairs] for p, pairs in records.items()},
-                time=time)
+        self.op(
+            process,
+            "ok",
+            f,
+            {p: [[o, v] for o, v in pairs] for p, pairs in records.items()},
+            time=time,
+        )
 
     def write(self, path):
         path.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
@@ -70,17 +83,20 @@ def test_a_clean_history_has_no_violation(spark, tmp_path):
 
 
 def _dup(h, out):
-    h.txn("d", [(0, 3, 13)], "ok")      # input 3 transformed again, and committed
+    h.txn("d", [(0, 3, 13)], "ok")  # input 3 transformed again, and committed
     return out + [(7, "d/0:3:13")]
 
 
-@pytest.mark.parametrize("plant, checks", [
-    # the aborted transaction b's write is in the committed output (and c redid its input)
-    (lambda h, out: out + [(2, "b/0:2:12")], {"txn-aborted-read", "txn-duplicate"}),
-    # the committed c is there only in part (so its input 3 is lost too)
-    (lambda h, out: out[:3], {"txn-partial", "txn-lost"}),
-    (_dup, {"txn-duplicate"}),
-])
+@pytest.mark.parametrize(
+    "plant, checks",
+    [
+        # the aborted transaction b's write is in the committed output (and c redid its input)
+        (lambda h, out: out + [(2, "b/0:2:12")], {"txn-aborted-read", "txn-duplicate"}),
+        # the committed c is there only in part (so its input 3 is lost too)
+        (lambda h, out: out[:3], {"txn-partial", "txn-lost"}),
+        (_dup, {"txn-duplicate"}),
+    ],
+)
 def test_a_planted_output_anomaly_is_found(spark, tmp_path, plant, checks):
     h, out = clean_history()
     finish(h, plant(h, out))
@@ -91,8 +107,8 @@ def test_a_planted_output_anomaly_is_found(spark, tmp_path, plant, checks):
 def test_an_input_below_the_committed_offset_without_output_is_lost(spark, tmp_path):
     h, out = clean_history()
     finish(h, out, committed=4)
-    h.read("drain-in", "drain", {f"{IN}-0": [(4, "14")]})   # offset 4 exists...
-    h.op("drain", "ok", "committed", {f"{IN}-0": 5})        # ...and the group moved past it
+    h.read("drain-in", "drain", {f"{IN}-0": [(4, "14")]})  # offset 4 exists...
+    h.op("drain", "ok", "committed", {f"{IN}-0": 5})  # ...and the group moved past it
     found = violations(spark, tmp_path, h)
     assert [c for c, _ in found] == ["txn-lost"], found
     assert "input offset 4" in found[0][1]

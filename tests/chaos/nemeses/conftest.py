@@ -1,5 +1,6 @@
 """Two network namespaces joined by a veth pair, for the nemeses' tests; removed however the
 test ends. Named after the test's pid so they never collide with a chaos run's kraft-n<id>."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,21 @@ def ns_pair():
     try:
         sh("ip", "netns", "add", a)
         sh("ip", "netns", "add", b)
-        sh("ip", "link", "add", f"{tag}va", "netns", a, "type", "veth", "peer", "name",
-           f"{tag}vb", "netns", b)
+        sh(
+            "ip",
+            "link",
+            "add",
+            f"{tag}va",
+            "netns",
+            a,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            f"{tag}vb",
+            "netns",
+            b,
+        )
         for ns, dev, addr in ((a, f"{tag}va", "10.79.0.1"), (b, f"{tag}vb", "10.79.0.2")):
             sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
             sh("ip", "-n", ns, "link", "set", dev, "up")

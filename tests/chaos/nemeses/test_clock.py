@@ -2,6 +2,7 @@
 with the node's prefix prints time.time() and time.monotonic(); a bump moves the first by the
 offset and leaves the second alone, a strobe flips it, the reset brings it back; its sleeps and
 polls take the time they should (libfaketime's did not)."""
+
 from __future__ import annotations
 
 import random
@@ -13,11 +14,15 @@ import pytest
 
 from chaos.nemeses.clock import ClockFault, ClockFaults, available, draw
 
-CHILD = ("import sys, time\nfor line in sys.stdin:\n"
-         "    print(time.time() - float(line), time.monotonic(), flush=True)\n")
-TIMING = ("import select, time\nep = select.epoll()\nt = time.monotonic()\n"
-          "for _ in range(100):\n    time.sleep(0.001)\n    ep.poll(0.001)\n"
-          "print(time.monotonic() - t)\n")
+CHILD = (
+    "import sys, time\nfor line in sys.stdin:\n"
+    "    print(time.time() - float(line), time.monotonic(), flush=True)\n"
+)
+TIMING = (
+    "import select, time\nep = select.epoll()\nt = time.monotonic()\n"
+    "for _ in range(100):\n    time.sleep(0.001)\n    ep.poll(0.001)\n"
+    "print(time.monotonic() - t)\n"
+)
 
 
 @pytest.fixture
@@ -25,8 +30,12 @@ def faked(tmp_path):
     if available():
         pytest.skip(available())
     clocks = ClockFaults(tmp_path / "clock", [1])
-    child = subprocess.Popen(clocks.prefix(1) + [sys.executable, "-c", CHILD], text=True,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    child = subprocess.Popen(
+        clocks.prefix(1) + [sys.executable, "-c", CHILD],
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
 
     def skew() -> tuple[float, float]:
         """(the child's wall clock minus ours, its monotonic clock minus ours)."""
@@ -34,6 +43,7 @@ def faked(tmp_path):
         child.stdin.flush()
         wall, mono = map(float, child.stdout.readline().split())
         return wall, mono - time.monotonic()
+
     yield clocks, skew
     clocks.reset_all()
     child.kill()
@@ -79,7 +89,11 @@ def test_drawn_faults_are_seconds_to_minutes_either_way():
 def test_sleeps_and_polls_are_left_alone(faked):
     clocks, _ = faked
     clocks.start(1, ClockFault("bump", 120.0))
-    done = subprocess.run(clocks.prefix(1) + [sys.executable, "-c", TIMING], capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        clocks.prefix(1) + [sys.executable, "-c", TIMING],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
-    assert 0.19 < float(done.stdout) < 1.5        # 100 x (1 ms sleep + 1 ms poll)
+    assert 0.19 < float(done.stdout) < 1.5  # 100 x (1 ms sleep + 1 ms poll)

@@ -2,6 +2,7 @@
 or past the partition's recovery point, and kraft's recovery of the damaged log (Log.open after
 an unclean stop) cuts it at the damaged batch and keeps every batch before it intact, so a
 replica refetches the rest and never serves the damage. Damage below the point is never chosen."""
+
 from __future__ import annotations
 
 import random
@@ -22,17 +23,20 @@ def written_log(data_dir, recovery_point: int) -> tuple[int, dict[int, bytes]]:
     recovery-point checkpoint; returns (log end, {base offset: the batch's bytes})."""
     log = Log.open(data_dir / "chaos-0", CONFIG, now_ms=0)
     for i in range(60):
-        log.append_as_leader(encode_batch([(None, str(i).encode() * 8, [], 1000 + i)]),
-                             leader_epoch=1, now_ms=0)
+        log.append_as_leader(
+            encode_batch([(None, str(i).encode() * 8, [], 1000 + i)]), leader_epoch=1, now_ms=0
+        )
     log.flush()
     end = log.log_end_offset
     originals = {}
     for seg in sorted((data_dir / "chaos-0").glob("*.log")):
         data = seg.read_bytes()
         for b in batches(seg):
-            originals[b.base_offset] = data[b.position:b.position + b.size]
-    write_offset_checkpoint(data_dir / "recovery-point-offset-checkpoint", {("chaos", 0): recovery_point})
-    return end, originals           # no close: a kill -9
+            originals[b.base_offset] = data[b.position : b.position + b.size]
+    write_offset_checkpoint(
+        data_dir / "recovery-point-offset-checkpoint", {("chaos", 0): recovery_point}
+    )
+    return end, originals  # no close: a kill -9
 
 
 def recovered(data_dir, recovery_point: int) -> dict[int, bytes]:
@@ -41,7 +45,7 @@ def recovered(data_dir, recovery_point: int) -> dict[int, bytes]:
     for seg in sorted((data_dir / "chaos-0").glob("*.log")):
         data = seg.read_bytes()
         for b in batches(seg):
-            out[b.base_offset] = data[b.position:b.position + b.size]
+            out[b.base_offset] = data[b.position : b.position + b.size]
     log.close()
     return out
 
@@ -60,7 +64,7 @@ def test_recovery_cuts_the_damage_and_keeps_what_came_before(tmp_path, seed):
     assert all(o in after for o in originals if o < point), damage.describe()
     if damage.kind in ("bitflip", "truncate"):
         assert damage.base_offset not in after, damage.describe()
-    else:        # a damaged index is rebuilt from an intact log: nothing is cut
+    else:  # a damaged index is rebuilt from an intact log: nothing is cut
         assert after == originals, damage.describe()
 
 

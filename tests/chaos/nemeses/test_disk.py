@@ -1,6 +1,7 @@
 """The disk-full nemesis: a node's data dir is a tmpfs of its own; filling it makes the next
 write fail with ENOSPC, emptying it lets writes through again, a log dir failure logged while
 full asks for a restart, and unmounting leaves the files in a plain dir and no mount behind."""
+
 from __future__ import annotations
 
 import errno
@@ -38,7 +39,7 @@ def test_the_disk_fills_and_empties(disks):
         f.flush()
         os.fsync(f.fileno())
     assert caught.value.errno == errno.ENOSPC
-    assert faults.empty(1) is False           # the node logged no failed dir
+    assert faults.empty(1) is False  # the node logged no failed dir
     assert free_bytes(data) > 7 << 20
     (data / "00000000000000000000.log").write_bytes(b"x" * 65536)
 
@@ -59,7 +60,7 @@ def test_unmount_copies_the_files_back(disks, tmp_path):
     assert faults.unmount_all() and not os.path.ismount(data)
     assert (data / "chaos-0" / "00000000000000000000.log").read_bytes() == b"batch"
     assert not (data / ".chaos-disk-full").exists()
-    assert faults.unmount_all() == []          # again: nothing to do
+    assert faults.unmount_all() == []  # again: nothing to do
 
 
 def test_a_data_dir_with_files_is_not_hidden(tmp_path):

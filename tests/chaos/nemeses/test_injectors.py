@@ -2,6 +2,7 @@
 the broker before it damages its files and restarts it at the end; disk-full restarts a node
 only when its log dir went offline (or it died); clock sets each node's offset and the end sets
 it back."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -1,6 +1,7 @@
 """The net nemesis really shapes a node's packets: UDP round trips between two namespaces take
 the delay while it is on and not after the heal; a loss of 100% drops every reply, duplication
 doubles them. The behaviours a schedule draws stay in Jepsen's ranges."""
+
 from __future__ import annotations
 
 import os
@@ -15,26 +16,34 @@ import pytest
 from chaos.nemeses.net import CHAIN, Behaviour, NetFaults, draw
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-ECHO = ("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-        "s.bind(('0.0.0.0', 7007))\nprint('up', flush=True)\n"
-        "while True:\n    data, peer = s.recvfrom(100)\n    s.sendto(data, peer)\n")
+ECHO = (
+    "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+    "s.bind(('0.0.0.0', 7007))\nprint('up', flush=True)\n"
+    "while True:\n    data, peer = s.recvfrom(100)\n    s.sendto(data, peer)\n"
+)
 
 
 def probe(ns: str, address: str, count: int = 10) -> tuple[float, int]:
     """(median RTT in ms of the answered ones, replies received) for `count` UDP pings."""
-    code = (f"import socket, time, statistics\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-            f"s.settimeout(1.5)\nrtts, got = [], 0\n"
-            f"for i in range({count}):\n"
-            f"    t = time.monotonic(); s.sendto(str(i).encode(), ('{address}', 7007))\n"
-            f"    try:\n        while True:\n"
-            f"            if int(s.recv(100)) == i:\n"
-            f"                rtts.append(time.monotonic() - t); got += 1\n"
-            f"                s.settimeout(0.05)\n"
-            f"            else:\n                got += 1\n"
-            f"    except socket.timeout:\n        s.settimeout(1.5)\n"
-            f"print(statistics.median(rtts) * 1000 if rtts else -1, got)\n")
-    done = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code],
-                          capture_output=True, text=True, timeout=60)
+    code = (
+        f"import socket, time, statistics\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        f"s.settimeout(1.5)\nrtts, got = [], 0\n"
+        f"for i in range({count}):\n"
+        f"    t = time.monotonic(); s.sendto(str(i).encode(), ('{address}', 7007))\n"
+        f"    try:\n        while True:\n"
+        f"            if int(s.recv(100)) == i:\n"
+        f"                rtts.append(time.monotonic() - t); got += 1\n"
+        f"                s.settimeout(0.05)\n"
+        f"            else:\n                got += 1\n"
+        f"    except socket.timeout:\n        s.settimeout(1.5)\n"
+        f"print(statistics.median(rtts) * 1000 if rtts else -1, got)\n"
+    )
+    done = subprocess.run(
+        ["ip", "netns", "exec", ns, sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     rtt, got = done.stdout.split()
     return float(rtt), int(got)
@@ -43,8 +52,9 @@ def probe(ns: str, address: str, count: int = 10) -> tuple[float, int]:
 @pytest.fixture
 def echo(ns_pair):
     _, _, b, _ = ns_pair
-    server = subprocess.Popen(["ip", "netns", "exec", b, sys.executable, "-c", ECHO],
-                              stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", b, sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True
+    )
     assert server.stdout.readline().strip() == "up"
     yield ns_pair
     server.kill()
@@ -71,8 +81,9 @@ def test_delay_slows_round_trips_and_the_heal_restores_them(echo):
         net.heal_all()
     after, got = probe(a, addr_b)
     assert got == 10 and after < 20, after
-    rules = subprocess.run(["ip", "netns", "exec", b, "iptables", "-S"], capture_output=True,
-                           text=True).stdout
+    rules = subprocess.run(
+        ["ip", "netns", "exec", b, "iptables", "-S"], capture_output=True, text=True
+    ).stdout
     assert CHAIN not in rules and not net.shapers
 
 
@@ -82,7 +93,7 @@ def test_full_loss_drops_every_reply_and_duplication_doubles_them(echo):
     try:
         net.start(2, Behaviour(loss=1.0), seed=1)
         assert probe(a, addr_b, 3)[1] == 0
-        net.start(2, Behaviour(duplicate=1.0), seed=1)      # replaces the loss
+        net.start(2, Behaviour(duplicate=1.0), seed=1)  # replaces the loss
         assert probe(a, addr_b, 5)[1] == 10
     finally:
         net.heal_all()
@@ -111,6 +122,13 @@ def test_drawn_behaviours_stay_in_range_and_repeat_by_seed():
         assert b.jitter_ms <= b.delay_ms / 2 + 0.1
         assert b.loss == 0 or 0.01 <= b.loss <= 0.3
         assert not b.reorder or b.delay_ms
-    assert all(any(getattr(b, k) for b in drawn) for k in ("delay_ms", "loss", "duplicate", "reorder"))
+    assert all(
+        any(getattr(b, k) for b in drawn) for k in ("delay_ms", "loss", "duplicate", "reorder")
+    )
     assert Behaviour(delay_ms=100, jitter_ms=10, loss=0.05).netem_args() == [
-        "delay", "100ms", "10ms", "loss", "5.00%"]
+        "delay",
+        "100ms",
+        "10ms",
+        "loss",
+        "5.00%",
+    ]

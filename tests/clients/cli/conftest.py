@@ -1,5 +1,6 @@
 """Fixtures for the CLI tests: in-memory stand-ins for Producer, Consumer and Admin with the client
 library's API swapped into the CLI's factories (`fakes`), and the parser the integrator builds."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,9 +10,9 @@ from typing import Any, NamedTuple
 import pytest
 
 from clients.cli import common, run_command
-from entry import commands
 from clients.errors import ErrorCode, KraftError
 from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
+from entry import commands
 
 
 class TP(NamedTuple):
@@ -131,8 +132,9 @@ class _Closing:
 class FakeProducer(_Closing):
     """Acknowledges each send at once (or, with `fail_from`, fails every send from that index)."""
 
-    def __init__(self, bootstrap: str, partitions: list[int] = (0, 1, 2), fail_from: int = -1,
-                 **config: Any) -> None:
+    def __init__(
+        self, bootstrap: str, partitions: list[int] = (0, 1, 2), fail_from: int = -1, **config: Any
+    ) -> None:
         self.bootstrap, self.config = bootstrap, config
         self.partitions = list(partitions)
         self.fail_from = fail_from
@@ -144,11 +146,20 @@ class FakeProducer(_Closing):
             raise KraftError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {topic}")
         return self.partitions
 
-    def send(self, topic: str, value: bytes | None, key: bytes | None = None, *,
-             partition: int | None = None, headers: Any = None, timestamp_ms: Any = None) -> Any:
+    def send(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        *,
+        partition: int | None = None,
+        headers: Any = None,
+        timestamp_ms: Any = None,
+    ) -> Any:
         index = len(self.sent)
-        self.sent.append({"topic": topic, "key": key, "value": value, "partition": partition,
-                          "headers": headers})
+        self.sent.append(
+            {"topic": topic, "key": key, "value": value, "partition": partition, "headers": headers}
+        )
         future = FakeFuture()
         if 0 <= self.fail_from <= index:
             future.complete(exc=KraftError(ErrorCode.NOT_ENOUGH_REPLICAS, "isr too small"))
@@ -156,12 +167,21 @@ class FakeProducer(_Closing):
             future.complete(Meta(topic, partition or 0, index, 1_700_000_000_000 + index))
         return future
 
-    def send_batch(self, topic: str, values: list, keys: Any = None, *,
-                   partition: int | None = None, timestamp_ms: Any = None,
-                   on_delivery: Any = None) -> Any:
+    def send_batch(
+        self,
+        topic: str,
+        values: list,
+        keys: Any = None,
+        *,
+        partition: int | None = None,
+        timestamp_ms: Any = None,
+        on_delivery: Any = None,
+    ) -> Any:
         """One future for the whole call, failed if any record failed (as RecordsFuture)."""
-        futures = [self.send(topic, v, None if keys is None else keys[i], partition=partition)
-                   for i, v in enumerate(values)]
+        futures = [
+            self.send(topic, v, None if keys is None else keys[i], partition=partition)
+            for i, v in enumerate(values)
+        ]
         future = FakeFuture()
         failed = [f.exception() for f in futures if f.exception() is not None]
         if failed:
@@ -177,8 +197,14 @@ class FakeProducer(_Closing):
 class FakeConsumer(_Closing):
     """Serves `records` in order, `batch` per poll; remembers assign/seek calls."""
 
-    def __init__(self, bootstrap: str, records: list[Record] = (), partitions: list[int] = (0,),
-                 batch: int = 2, **config: Any) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        records: list[Record] = (),
+        partitions: list[int] = (0,),
+        batch: int = 2,
+        **config: Any,
+    ) -> None:
         self.bootstrap, self.config = bootstrap, config
         self.records = list(records)
         self.partitions = list(partitions)
@@ -234,15 +260,22 @@ class FakeAdmin(_Closing):
         self.election_results: list | None = None
         self.groups: dict[str, GroupDescription] = {}
         self.group_offsets: dict[str, dict] = {}
-        self.time_offsets: dict = {}            # {tp: offset} answers for a timestamp
+        self.time_offsets: dict = {}  # {tp: offset} answers for a timestamp
 
-    def add_topic(self, name: str, partitions: int = 1, replicas: list = (1,),
-                  internal: bool = False) -> None:
+    def add_topic(
+        self, name: str, partitions: int = 1, replicas: list = (1,), internal: bool = False
+    ) -> None:
         self.topics[name] = TopicDescription(
-            name, [PartitionInfo(p, replicas[0], 3, list(replicas), list(replicas))
-                   for p in range(partitions)], internal)
-        self.configs[name] = {"retention.ms": ConfigEntry("retention.ms", "604800000", True,
-                                                          False, "DEFAULT_CONFIG")}
+            name,
+            [
+                PartitionInfo(p, replicas[0], 3, list(replicas), list(replicas))
+                for p in range(partitions)
+            ],
+            internal,
+        )
+        self.configs[name] = {
+            "retention.ms": ConfigEntry("retention.ms", "604800000", True, False, "DEFAULT_CONFIG")
+        }
 
     def create_topics(self, new_topics: list) -> None:
         for t in new_topics:
@@ -277,25 +310,45 @@ class FakeAdmin(_Closing):
         self.calls.append(("partitions", totals))
 
     def list_offsets(self, specs: dict) -> dict:
-        return {tp: (0 if spec == "earliest" else 10 * (tp.partition + 1) if spec == "latest"
-                     else self.time_offsets.get(tp, -1)) for tp, spec in specs.items()}
+        return {
+            tp: (
+                0
+                if spec == "earliest"
+                else 10 * (tp.partition + 1)
+                if spec == "latest"
+                else self.time_offsets.get(tp, -1)
+            )
+            for tp, spec in specs.items()
+        }
 
-    def add_group(self, group_id: str, state: str = "Stable", members: tuple = (),
-                  offsets: dict | None = None) -> None:
+    def add_group(
+        self, group_id: str, state: str = "Stable", members: tuple = (), offsets: dict | None = None
+    ) -> None:
         """A group with `members` ((member_id, client_id, [(topic, p), ...]), ...) and
         committed `offsets` ({(topic, p): offset}); log ends as list_offsets says."""
-        described = tuple(MemberDescription(m, None, c, "/127.0.0.1",
-                                            tuple(TP(*tp) for tp in tps))
-                          for m, c, tps in members)
+        described = tuple(
+            MemberDescription(m, None, c, "/127.0.0.1", tuple(TP(*tp) for tp in tps))
+            for m, c, tps in members
+        )
         self.group_offsets[group_id] = {TP(*tp): o for tp, o in (offsets or {}).items()}
-        self.groups[group_id] = GroupDescription(group_id, state, "consumer", "range", 3,
-                                                 members[0][0] if members else "", 1,
-                                                 described, ())
+        self.groups[group_id] = GroupDescription(
+            group_id,
+            state,
+            "consumer",
+            "range",
+            3,
+            members[0][0] if members else "",
+            1,
+            described,
+            (),
+        )
 
     def list_groups(self, states: list | None = None) -> list:
-        return [GroupListing(g.group_id, g.state, "consumer", 1)
-                for g in sorted(self.groups.values(), key=lambda g: g.group_id)
-                if not states or g.state in states]
+        return [
+            GroupListing(g.group_id, g.state, "consumer", 1)
+            for g in sorted(self.groups.values(), key=lambda g: g.group_id)
+            if not states or g.state in states
+        ]
 
     def describe_groups(self, group_ids: list, include_offsets: bool = True) -> list:
         out = []
@@ -306,9 +359,16 @@ class FakeAdmin(_Closing):
                 continue
             offsets = ()
             if include_offsets:
-                offsets = tuple(GroupOffset(tp.topic, tp.partition, o, 10 * (tp.partition + 1),
-                                            10 * (tp.partition + 1) - o)
-                                for tp, o in sorted(self.group_offsets[gid].items()))
+                offsets = tuple(
+                    GroupOffset(
+                        tp.topic,
+                        tp.partition,
+                        o,
+                        10 * (tp.partition + 1),
+                        10 * (tp.partition + 1) - o,
+                    )
+                    for tp, o in sorted(self.group_offsets[gid].items())
+                )
             out.append(dataclasses.replace(g, offsets=offsets))
         return out
 
@@ -317,8 +377,10 @@ class FakeAdmin(_Closing):
             self.calls.append(("delete-group", gid))
             g = self.groups.get(gid)
             if g is None:
-                raise KraftError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                 f"group '{gid}' does not exist (see: kraft group list)")
+                raise KraftError(
+                    ErrorCode.GROUP_ID_NOT_FOUND,
+                    f"group '{gid}' does not exist (see: kraft group list)",
+                )
             if g.members:
                 raise KraftError(ErrorCode.NON_EMPTY_GROUP, f"group '{gid}' has active members")
             del self.groups[gid]
@@ -342,13 +404,16 @@ class FakeAdmin(_Closing):
             hw = 10 * (tp.partition + 1)
             ends = {r: hw + 2 for r in info.replicas}
             ends[info.replicas[-1]] = hw - 1
-            out[tp] = PartitionReplication(tp.topic, tp.partition, 0, "", "leader", info.leader,
-                                           hw, hw + 2, 0, ends)
+            out[tp] = PartitionReplication(
+                tp.topic, tp.partition, 0, "", "leader", info.leader, hw, hw + 2, 0, ends
+            )
         return out
 
     def elect_leaders(self, election_type: str = "preferred", partitions: list = None) -> list:
         """Elects every partition asked for; `election_results` (if set) is the answer instead."""
-        self.calls.append(("elect", election_type, None if partitions is None else list(partitions)))
+        self.calls.append(
+            ("elect", election_type, None if partitions is None else list(partitions))
+        )
         if self.election_results is not None:
             return list(self.election_results)
         return [ElectionResult(tp.topic, tp.partition) for tp in partitions or ()]
@@ -356,6 +421,7 @@ class FakeAdmin(_Closing):
 
 class Fakes:
     """Which fake each factory hands out; tests configure these before running a command."""
+
     Record = Record
     TP = TP
     PartitionReplication = PartitionReplication
@@ -383,8 +449,11 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> Fakes:
     monkeypatch.setattr(common, "make_producer", f.make_producer)
     monkeypatch.setattr(common, "make_consumer", f.make_consumer)
     monkeypatch.setattr(common, "make_admin", lambda bootstrap: f.admin)
-    monkeypatch.setattr(common, "new_topic",
-                        lambda name, p=-1, r=-1, configs=None: NewTopic(name, p, r, configs or {}))
+    monkeypatch.setattr(
+        common,
+        "new_topic",
+        lambda name, p=-1, r=-1, configs=None: NewTopic(name, p, r, configs or {}),
+    )
     monkeypatch.setattr(common, "topic_partition", TP)
     return f
 

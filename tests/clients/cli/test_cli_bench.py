@@ -1,5 +1,6 @@
 """`kraft bench produce|consume` against fakes: the JSON result has the promised keys, the topic is
 created when missing, the throttle holds the rate, failures stop the run, ages are measured."""
+
 from __future__ import annotations
 
 import json
@@ -8,10 +9,31 @@ import pytest
 
 from clients.cli import bench, bench_consume
 
-KEYS = {"records", "seconds", "records_per_sec", "mb_per_sec", "p50_ms", "p99_ms", "max_ms",
-        "acks", "record_size", "compression", "partitions"}
-CONSUME_KEYS = {"records", "seconds", "records_per_sec", "mb_per_sec", "age_p50_ms",
-                "age_p99_ms", "age_max_ms", "age", "partitions", "record_size"}
+KEYS = {
+    "records",
+    "seconds",
+    "records_per_sec",
+    "mb_per_sec",
+    "p50_ms",
+    "p99_ms",
+    "max_ms",
+    "acks",
+    "record_size",
+    "compression",
+    "partitions",
+}
+CONSUME_KEYS = {
+    "records",
+    "seconds",
+    "records_per_sec",
+    "mb_per_sec",
+    "age_p50_ms",
+    "age_p99_ms",
+    "age_max_ms",
+    "age",
+    "partitions",
+    "record_size",
+}
 
 
 class FakeClock:
@@ -35,8 +57,24 @@ def clock(monkeypatch):
 
 
 def test_produce_json_result_and_topic_creation(fakes, cli, capsys, clock):
-    assert cli(["bench", "produce", "--num-records", "1000", "--record-size", "10",
-                "--partitions", "3", "--format", "json", "-q"]) == 0
+    assert (
+        cli(
+            [
+                "bench",
+                "produce",
+                "--num-records",
+                "1000",
+                "--record-size",
+                "10",
+                "--partitions",
+                "3",
+                "--format",
+                "json",
+                "-q",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr()
     result = json.loads(out.out)
     assert KEYS <= set(result) and result["records"] == 1000
@@ -50,8 +88,23 @@ def test_produce_json_result_and_topic_creation(fakes, cli, capsys, clock):
 
 
 def test_produce_send_batch_sends_each_chunk_in_one_call(fakes, cli, capsys, clock):
-    assert cli(["bench", "produce", "--num-records", "1000", "--sample-every", "100",
-                "--send-batch", "--format", "json", "-q"]) == 0
+    assert (
+        cli(
+            [
+                "bench",
+                "produce",
+                "--num-records",
+                "1000",
+                "--sample-every",
+                "100",
+                "--send-batch",
+                "--format",
+                "json",
+                "-q",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["records"] == 1000 and result["latency_samples"] == 10
     assert len(fakes.producer.sent) == 1000
@@ -62,21 +115,56 @@ def test_produce_table_has_one_row_of_results(fakes, cli, capsys, clock):
     assert cli(["bench", "produce", "--num-records", "100", "-q"]) == 0
     out = capsys.readouterr()
     header, row = out.out.splitlines()
-    assert header.split() == ["RECORDS", "SECONDS", "RECORDS/S", "MB/S", "P50-MS", "P99-MS",
-                              "P99.9-MS", "MAX-MS", "ACKS", "SIZE", "COMPRESSION", "PARTITIONS"]
+    assert header.split() == [
+        "RECORDS",
+        "SECONDS",
+        "RECORDS/S",
+        "MB/S",
+        "P50-MS",
+        "P99-MS",
+        "P99.9-MS",
+        "MAX-MS",
+        "ACKS",
+        "SIZE",
+        "COMPRESSION",
+        "PARTITIONS",
+    ]
     assert row.split()[0] == "100" and row.split()[-4:] == ["all", "100", "none", "3"]
     assert "created topic" not in out.err
 
 
 def test_produce_defaults_to_acks_all_like_kraft_produce_and_reports_its_settings(
-        fakes, cli, capsys, clock):
+    fakes, cli, capsys, clock
+):
     assert cli(["bench", "produce", "--num-records", "10", "--format", "json", "-q"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert fakes.producer.config["acks"] == -1
-    assert (result["acks"], result["record_size"], result["compression"],
-            result["partitions"]) == ("all", 100, "none", 3)
-    assert cli(["bench", "produce", "--num-records", "10", "--acks", "1", "--record-size", "7",
-                "--compression", "lz4", "--format", "json", "-q"]) == 0
+    assert (result["acks"], result["record_size"], result["compression"], result["partitions"]) == (
+        "all",
+        100,
+        "none",
+        3,
+    )
+    assert (
+        cli(
+            [
+                "bench",
+                "produce",
+                "--num-records",
+                "10",
+                "--acks",
+                "1",
+                "--record-size",
+                "7",
+                "--compression",
+                "lz4",
+                "--format",
+                "json",
+                "-q",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert fakes.producer.config["acks"] == 1
     assert (result["acks"], result["record_size"], result["compression"]) == ("1", 7, "lz4")
@@ -84,8 +172,22 @@ def test_produce_defaults_to_acks_all_like_kraft_produce_and_reports_its_setting
 
 def test_throughput_cap_is_honoured(fakes, cli, capsys, clock):
     start = clock.now
-    assert cli(["bench", "produce", "--num-records", "2000", "--throughput", "1000",
-                "--format", "json", "-q"]) == 0
+    assert (
+        cli(
+            [
+                "bench",
+                "produce",
+                "--num-records",
+                "2000",
+                "--throughput",
+                "1000",
+                "--format",
+                "json",
+                "-q",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert 1.9 <= clock.now - start <= 2.2
     assert 900 <= result["records_per_sec"] <= 1050
@@ -112,15 +214,19 @@ def test_sampling_keeps_several_samples_per_batch():
 
 
 def _bench_records(fakes, n, partitions=2):
-    return [fakes.Record("bench", i % partitions, i // partitions, 5_000, None, b"x" * 10, [])
-            for i in range(n)]
+    return [
+        fakes.Record("bench", i % partitions, i // partitions, 5_000, None, b"x" * 10, [])
+        for i in range(n)
+    ]
 
 
-def test_consume_reads_to_the_end_offsets_and_measures_age(fakes, cli, capsys, clock,
-                                                           monkeypatch):
+def test_consume_reads_to_the_end_offsets_and_measures_age(fakes, cli, capsys, clock, monkeypatch):
     monkeypatch.setattr(bench_consume, "_wall_ms", lambda: 5_250.0)
-    fakes.consumer_options = {"records": _bench_records(fakes, 14), "partitions": [0, 1],
-                              "batch": 3}
+    fakes.consumer_options = {
+        "records": _bench_records(fakes, 14),
+        "partitions": [0, 1],
+        "batch": 3,
+    }
     assert cli(["bench", "consume", "--format", "json", "-q"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert CONSUME_KEYS <= set(result) and not {"p50_ms", "latency"} & set(result)
@@ -136,8 +242,17 @@ def test_consume_table_names_ages_as_ages(fakes, cli, capsys, clock, monkeypatch
     assert cli(["bench", "consume", "-q"]) == 0
     out = capsys.readouterr()
     header, row = out.out.splitlines()
-    assert header.split() == ["RECORDS", "SECONDS", "RECORDS/S", "MB/S", "AGE-P50-MS",
-                              "AGE-P99-MS", "AGE-MAX-MS", "PARTITIONS", "AVG-SIZE"]
+    assert header.split() == [
+        "RECORDS",
+        "SECONDS",
+        "RECORDS/S",
+        "MB/S",
+        "AGE-P50-MS",
+        "AGE-P99-MS",
+        "AGE-MAX-MS",
+        "PARTITIONS",
+        "AVG-SIZE",
+    ]
     assert row.split()[-2:] == ["2", "10"]
     assert "AGE: poll time minus the record's timestamp" in out.err
     assert [s for _, s in fakes.consumer.seeks] == ["earliest", "earliest"]
@@ -164,9 +279,21 @@ def test_consume_gives_up_when_idle(fakes, cli, capsys, clock):
 def test_e2e_table_prints_the_settings_its_result_has(capsys):
     """bench e2e's text table raised KeyError('compression') after the whole run."""
     from clients.cli import bench_e2e
-    result = {"records": 10, "seconds": 1, "records_per_sec": 10, "mb_per_sec": 0.001,
-              "p50_ms": 1.0, "p99_ms": 2.0, "p999_ms": 2.0, "max_ms": 2.0, "acks": 1,
-              "record_size": 100, "partitions": 1, "linger_ms": 0}
+
+    result = {
+        "records": 10,
+        "seconds": 1,
+        "records_per_sec": 10,
+        "mb_per_sec": 0.001,
+        "p50_ms": 1.0,
+        "p99_ms": 2.0,
+        "p999_ms": 2.0,
+        "max_ms": 2.0,
+        "acks": 1,
+        "record_size": 100,
+        "partitions": 1,
+        "linger_ms": 0,
+    }
     args = type("Args", (), {"format": "table"})()
     bench.print_result(args, result, [], settings=bench_e2e.SETTINGS)
     out = capsys.readouterr().out

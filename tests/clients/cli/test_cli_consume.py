@@ -1,5 +1,6 @@
 """`kraft consume` against a fake Consumer: where it starts, when it stops, and how keys and
 values are rendered (raw text, or JSON with base64 for bytes that are not UTF-8)."""
+
 from __future__ import annotations
 
 import base64
@@ -10,8 +11,7 @@ from clients.cli.consume import record_json, render_bytes
 
 
 def _records(fakes, n, partition=0, key=None):
-    return [fakes.Record("t", partition, i, 1000 + i, key, f"v{i}".encode(), [])
-            for i in range(n)]
+    return [fakes.Record("t", partition, i, 1000 + i, key, f"v{i}".encode(), []) for i in range(n)]
 
 
 def test_render_bytes_prefers_utf8_and_falls_back_to_base64():
@@ -23,10 +23,18 @@ def test_render_bytes_prefers_utf8_and_falls_back_to_base64():
 def test_record_json_marks_base64_fields_only(fakes):
     rec = fakes.Record("t", 1, 5, 1234, b"\xfe", b"ok", [("h", b"\x80"), ("g", b"x")])
     assert record_json(rec) == {
-        "topic": "t", "partition": 1, "offset": 5, "timestamp": 1234,
-        "key": "/g==", "key_encoding": "base64", "value": "ok",
-        "headers": [{"key": "h", "value": "gA==", "value_encoding": "base64"},
-                    {"key": "g", "value": "x"}]}
+        "topic": "t",
+        "partition": 1,
+        "offset": 5,
+        "timestamp": 1234,
+        "key": "/g==",
+        "key_encoding": "base64",
+        "value": "ok",
+        "headers": [
+            {"key": "h", "value": "gA==", "value_encoding": "base64"},
+            {"key": "g", "value": "x"},
+        ],
+    }
 
 
 def test_stops_at_max_messages(fakes, cli, capsysbinary):
@@ -49,9 +57,12 @@ def test_stops_when_idle_for_timeout(fakes, cli, capsysbinary, monkeypatch):
 
 
 def test_print_key_and_null_values(fakes, cli, capsysbinary):
-    fakes.consumer_options = {"records": [
-        fakes.Record("t", 0, 0, 1, b"k", b"v", []),
-        fakes.Record("t", 0, 1, 1, None, None, [])]}
+    fakes.consumer_options = {
+        "records": [
+            fakes.Record("t", 0, 0, 1, b"k", b"v", []),
+            fakes.Record("t", 0, 1, 1, None, None, []),
+        ]
+    }
     assert cli(["consume", "t", "--print-key", "--max-messages", "2"]) == 0
     assert capsysbinary.readouterr().out == b"k\tv\nnull\tnull\n"
 
@@ -60,15 +71,28 @@ def test_json_lines_have_the_documented_keys(fakes, cli, capsys):
     fakes.consumer_options = {"records": _records(fakes, 2, key=b"k")}
     assert cli(["consume", "t", "--format", "json", "--max-messages", "2"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [list(line) for line in lines] == \
-        [["topic", "partition", "offset", "timestamp", "key", "value", "headers"]] * 2
+    assert [list(line) for line in lines] == [
+        ["topic", "partition", "offset", "timestamp", "key", "value", "headers"]
+    ] * 2
     assert lines[1]["value"] == "v1" and lines[1]["key"] == "k"
 
 
 def test_start_positions(fakes, cli):
     fakes.consumer_options = {"partitions": [0, 1, 2]}
-    cli(["consume", "t", "--partition", "0,2", "--offset", "7", "--max-messages", "1",
-         "--timeout-ms", "1"])
+    cli(
+        [
+            "consume",
+            "t",
+            "--partition",
+            "0,2",
+            "--offset",
+            "7",
+            "--max-messages",
+            "1",
+            "--timeout-ms",
+            "1",
+        ]
+    )
     assert fakes.consumer.assigned == [fakes.TP("t", 0), fakes.TP("t", 2)]
     assert fakes.consumer.seeks == [(fakes.TP("t", 0), 7), (fakes.TP("t", 2), 7)]
     cli(["consume", "t", "--from-beginning", "--timeout-ms", "1"])

@@ -1,5 +1,6 @@
 """Tables align (numbers right, text left, no trailing spaces), JSON is one line, progress lines
 behave on a terminal and in a log, and percentiles are nearest-rank over observed values."""
+
 from __future__ import annotations
 
 import io
@@ -12,8 +13,10 @@ from clients.cli.stats import histogram, percentile, summarize
 
 
 def test_table_widths_come_from_content_and_numbers_align_right():
-    text = format_table(["NAME", "PARTITIONS", "REPLICAS"],
-                        [["orders", 12, [1, 2, 3]], ["a-much-longer-name", 3, [2]]])
+    text = format_table(
+        ["NAME", "PARTITIONS", "REPLICAS"],
+        [["orders", 12, [1, 2, 3]], ["a-much-longer-name", 3, [2]]],
+    )
     assert text.splitlines() == [
         "NAME                PARTITIONS  REPLICAS",
         "orders                      12  1,2,3",
@@ -31,8 +34,13 @@ def test_table_column_with_text_and_numbers_is_left_aligned_and_none_is_a_dash()
 
 
 def test_cells_render_scalars_for_people():
-    assert [cell(None), cell(True), cell(1.5), cell([]), cell((4, 5))] == \
-        ["-", "true", "1.50", "-", "4,5"]
+    assert [cell(None), cell(True), cell(1.5), cell([]), cell((4, 5))] == [
+        "-",
+        "true",
+        "1.50",
+        "-",
+        "4,5",
+    ]
 
 
 def test_summary_pads_keys():
@@ -90,8 +98,14 @@ def test_percentile_rejects_out_of_range():
 
 def test_summary_has_the_json_keys_and_sorts_its_input():
     s = summarize([5.0, 1.0, 3.0]).as_dict()
-    assert s == {"latency_samples": 3, "avg_ms": 3.0, "p50_ms": 3.0, "p99_ms": 5.0,
-                 "p999_ms": 5.0, "max_ms": 5.0}
+    assert s == {
+        "latency_samples": 3,
+        "avg_ms": 3.0,
+        "p50_ms": 3.0,
+        "p99_ms": 5.0,
+        "p999_ms": 5.0,
+        "max_ms": 5.0,
+    }
     assert summarize([]).as_dict()["p99_ms"] is None
 
 

@@ -1,5 +1,6 @@
 """run_command turns a failure into one line of help and exit 1 (traceback only with --debug),
 Ctrl-C into 130, and passes a command's own exit code through."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,6 +16,7 @@ def _args(func, **extra) -> argparse.Namespace:
 def _raise(exc):
     def func(args):
         raise exc
+
     return func
 
 

@@ -1,6 +1,7 @@
 """Large records are checked without copying them: the CRC over a view of the caller's buffer
 (bytes, bytearray or memoryview) and the record walk in a window on it. Both give exactly what
 the copying paths give, errors included, and stop at the batch's end as a copy would."""
+
 from __future__ import annotations
 
 import struct
@@ -34,12 +35,16 @@ def test_a_range_past_the_buffer_is_refused():
 
 def test_a_large_batch_inside_a_larger_buffer_validates_in_place():
     batch = encode_batch(BIG)
-    data = b"\0" * 40 + batch + b"\xff" * 100     # the walk must not read the bytes around it
+    data = b"\0" * 40 + batch + b"\xff" * 100  # the walk must not read the bytes around it
     for buf in views(data):
         header = validate_batch(buf, 40)
         assert header.records_count == 3
         scan = walk_batch(buf, 40, header, 1 << 30)
-        assert (scan.min_timestamp_delta, scan.max_timestamp_delta, scan.first_keyless) == (0, 2, -1)
+        assert (scan.min_timestamp_delta, scan.max_timestamp_delta, scan.first_keyless) == (
+            0,
+            2,
+            -1,
+        )
 
 
 def _corrupted():
@@ -47,11 +52,11 @@ def _corrupted():
     batch = encode_batch(BIG)
     header = parse_header(batch, 0)
     short_count = bytearray(batch)
-    struct.pack_into(">i", short_count, 57, 4)              # recordsCount 4, lastOffsetDelta 2
+    struct.pack_into(">i", short_count, 57, 4)  # recordsCount 4, lastOffsetDelta 2
     struct.pack_into(">i", short_count, 23, 3)
-    cut = bytearray(batch[:HEADER_SIZE + 300_010])           # the second record runs past the end
+    cut = bytearray(batch[: HEADER_SIZE + 300_010])  # the second record runs past the end
     struct.pack_into(">i", cut, 8, len(cut) - 12)
-    trailing = bytearray(batch + b"\0\0\0")                  # bytes after the last record
+    trailing = bytearray(batch + b"\0\0\0")  # bytes after the last record
     struct.pack_into(">i", trailing, 8, len(trailing) - 12)
     return [(bytes(b), parse_header(b, 0)) for b in (short_count, cut, trailing)], header
 
@@ -80,7 +85,7 @@ def test_bytes_written_in_place_hold_what_was_written(size):
     assert hash(out) == hash(bytes(bytearray(pattern[:size])))
     if size:
         with pytest.raises(TypeError):
-            memoryview(out)[0] = 1      # read-only again once returned
+            memoryview(out)[0] = 1  # read-only again once returned
 
 
 def test_a_failed_write_raises_through():

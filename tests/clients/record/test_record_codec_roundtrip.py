@@ -1,29 +1,42 @@
 """encode_batch then decode_batch / decode_records gives back every key, value, header and
 timestamp, for every compression type, and the header fields the producer sets."""
+
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clients.consumer.fetcher import ConsumerRecord
 from clients.record.batch_header import validate_batch
 from clients.record.codec import (
-    Record, count_records, decode_batch, decode_records, encode_batch, iter_batches)
+    Record,
+    count_records,
+    decode_batch,
+    decode_records,
+    encode_batch,
+    iter_batches,
+)
 
 CODECS = [0, 1, 3, 4]
 BASE_TS = 1_700_000_000_000
 
 maybe_bytes = st.one_of(st.none(), st.binary(max_size=40), st.binary(min_size=200, max_size=20_000))
 headers = st.one_of(
-    st.none(), st.just(()),
-    st.lists(st.tuples(st.text(max_size=12), st.one_of(st.none(), st.binary(max_size=30))),
-             max_size=4))
+    st.none(),
+    st.just(()),
+    st.lists(
+        st.tuples(st.text(max_size=12), st.one_of(st.none(), st.binary(max_size=30))), max_size=4
+    ),
+)
 # Deltas around 0 and beyond one and two varint bytes, both signs (timestamps may go back).
 ts_delta = st.one_of(st.integers(-70, 70), st.integers(-(2**40), 2**40))
 record = st.tuples(maybe_bytes, maybe_bytes, headers, ts_delta)
 
 
 def expected(records, base_offset=0):
-    return [Record(base_offset + i, BASE_TS + d if i else BASE_TS, k, v, tuple(h or ()))
-            for i, (k, v, h, d) in enumerate(records)]
+    return [
+        Record(base_offset + i, BASE_TS + d if i else BASE_TS, k, v, tuple(h or ()))
+        for i, (k, v, h, d) in enumerate(records)
+    ]
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -48,12 +61,14 @@ def test_round_trip(codec, records, base_offset):
 
 
 def test_large_and_many_records():
-    records = [(b"k%d" % i, bytes([i % 251]) * (i * 37 % 70_000), None, BASE_TS + i)
-               for i in range(300)]
+    records = [
+        (b"k%d" % i, bytes([i % 251]) * (i * 37 % 70_000), None, BASE_TS + i) for i in range(300)
+    ]
     for codec in CODECS:
         decoded = decode_records(encode_batch(records, compression=codec))
-        assert [(r.key, r.value, r.timestamp) for r in decoded] == \
-            [(k, v, t) for k, v, _, t in records]
+        assert [(r.key, r.value, r.timestamp) for r in decoded] == [
+            (k, v, t) for k, v, _, t in records
+        ]
         assert [r.offset for r in decoded] == list(range(300))
 
 
@@ -65,30 +80,50 @@ def test_accepts_bytearray_and_memoryview_input():
 
 
 def test_producer_fields_and_flags():
-    batch = encode_batch([(None, b"v", None, 10)], base_offset=42, partition_leader_epoch=7,
-                         producer_id=1234, producer_epoch=3, base_sequence=99,
-                         is_transactional=True)
+    batch = encode_batch(
+        [(None, b"v", None, 10)],
+        base_offset=42,
+        partition_leader_epoch=7,
+        producer_id=1234,
+        producer_epoch=3,
+        base_sequence=99,
+        is_transactional=True,
+    )
     header, records = decode_batch(batch)
-    assert (header.base_offset, header.partition_leader_epoch, header.producer_id,
-            header.producer_epoch, header.base_sequence) == (42, 7, 1234, 3, 99)
+    assert (
+        header.base_offset,
+        header.partition_leader_epoch,
+        header.producer_id,
+        header.producer_epoch,
+        header.base_sequence,
+    ) == (42, 7, 1234, 3, 99)
     assert header.is_transactional and not header.is_control
     assert records == [Record(42, 10, None, b"v", ())]
 
 
 def test_log_append_time_gives_every_record_the_max_timestamp():
-    batch = encode_batch([(None, b"a", None, 10), (None, b"b", None, 30), (None, b"c", None, 20)],
-                         log_append_time=True)
+    batch = encode_batch(
+        [(None, b"a", None, 10), (None, b"b", None, 30), (None, b"c", None, 20)],
+        log_append_time=True,
+    )
     assert [r.timestamp for r in decode_records(batch)] == [30, 30, 30]
     into = decode_records(batch, into=(ConsumerRecord, "t", 0))
-    assert [(r.offset, r.timestamp, r.value) for r in into] == [(0, 30, b"a"), (1, 30, b"b"),
-                                                                 (2, 30, b"c")]
+    assert [(r.offset, r.timestamp, r.value) for r in into] == [
+        (0, 30, b"a"),
+        (1, 30, b"b"),
+        (2, 30, b"c"),
+    ]
     assert all(type(r) is ConsumerRecord for r in into)
 
 
 def test_skip_control_drops_marker_batches():
     data = encode_batch([(None, b"a", None, 1)])
-    marker = encode_batch([(b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00", None, 2)],
-                          base_offset=1, is_control=True, is_transactional=True)
+    marker = encode_batch(
+        [(b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00", None, 2)],
+        base_offset=1,
+        is_control=True,
+        is_transactional=True,
+    )
     both = data + marker
     assert [r.offset for r in decode_records(both)] == [0, 1]
     assert [r.offset for r in decode_records(both, skip_control=True)] == [0]
@@ -102,8 +137,10 @@ def test_encode_is_deterministic():
 
 
 def test_count_and_iter_batches():
-    batches = [encode_batch([(None, b"x", None, 1)] * n, base_offset=o)
-               for n, o in ((3, 0), (5, 3), (1, 8))]
+    batches = [
+        encode_batch([(None, b"x", None, 1)] * n, base_offset=o)
+        for n, o in ((3, 0), (5, 3), (1, 8))
+    ]
     buf = b"".join(batches)
     assert count_records(buf) == 9
     positions = [pos for pos, _ in iter_batches(buf)]

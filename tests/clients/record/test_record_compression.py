@@ -1,5 +1,6 @@
 """Each codec round-trips, names map to Kafka's codec numbers with helpful errors, and bad
 compressed data becomes CorruptBatchError."""
+
 import os
 
 import pytest
@@ -25,8 +26,9 @@ def test_empty_payload(codec):
     assert compression.decompress(codec, compression.compress(codec, b"")) == b""
 
 
-@pytest.mark.parametrize("name, codec", [("none", 0), ("gzip", 1), ("Snappy", 2), ("LZ4", 3),
-                                         ("Zstd", 4)])
+@pytest.mark.parametrize(
+    "name, codec", [("none", 0), ("gzip", 1), ("Snappy", 2), ("LZ4", 3), ("Zstd", 4)]
+)
 def test_codec_from_name(name, codec):
     assert compression.codec_from_name(name) == codec
 
@@ -43,12 +45,13 @@ def test_zstd_frame_without_content_size():
     assert compression.decompress(compression.ZSTD, frame) == PAYLOAD
 
 
-@pytest.mark.parametrize("codec", [compression.GZIP, compression.SNAPPY, compression.LZ4,
-                                   compression.ZSTD])
+@pytest.mark.parametrize(
+    "codec", [compression.GZIP, compression.SNAPPY, compression.LZ4, compression.ZSTD]
+)
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_bad_data_is_corrupt(codec, damage):
     packed = compression.compress(codec, PAYLOAD)
-    data = b"not compressed at all" if damage == "garbage" else packed[:len(packed) // 2]
+    data = b"not compressed at all" if damage == "garbage" else packed[: len(packed) // 2]
     with pytest.raises(CorruptBatchError):
         compression.decompress(codec, data)
 

@@ -1,21 +1,35 @@
 """Damaged batches raise CorruptBatchError naming the problem; a fetch response cut inside its
 last batch is read up to that batch, silently."""
+
 import struct
 
 import pytest
 
-from clients.record.batch_header import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE, CorruptBatchError
+from clients.record.batch_header import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    HEADER_SIZE,
+    CorruptBatchError,
+)
 from clients.record.codec import (
-    count_records, decode_batch, decode_records, encode_batch, iter_batches)
+    count_records,
+    decode_batch,
+    decode_records,
+    encode_batch,
+    iter_batches,
+)
 from clients.record.varint import encode_varint
 
-RECORDS = [(b"key-%d" % i, b"value-%d" % i * 10, [("h", b"x")] if i % 2 else None, 1000 + i)
-           for i in range(20)]
+RECORDS = [
+    (b"key-%d" % i, b"value-%d" % i * 10, [("h", b"x")] if i % 2 else None, 1000 + i)
+    for i in range(20)
+]
 
 
 def reseal(buf: bytearray) -> bytes:
     """Recompute the CRC so a test reaches the checks behind it."""
     from clients.record.batch_header import crc32c
+
     struct.pack_into(">I", buf, CRC_OFFSET, crc32c(bytes(buf[ATTRIBUTES_OFFSET:])))
     return bytes(buf)
 
@@ -56,10 +70,10 @@ def test_truncated_batch():
 
 def test_wrong_length_field():
     batch = bytearray(encode_batch(RECORDS))
-    struct.pack_into(">i", batch, 8, len(batch))         # 12 bytes more than there are
+    struct.pack_into(">i", batch, 8, len(batch))  # 12 bytes more than there are
     with pytest.raises(CorruptBatchError, match="truncated batch"):
         decode_batch(bytes(batch))
-    struct.pack_into(">i", batch, 8, 20)                  # shorter than a header
+    struct.pack_into(">i", batch, 8, 20)  # shorter than a header
     with pytest.raises(CorruptBatchError, match="bad batch length 20"):
         decode_batch(bytes(batch))
     with pytest.raises(CorruptBatchError, match="bad batch length 20"):
@@ -117,14 +131,14 @@ def test_negative_length_other_than_null(field):
 
 def test_garbage_in_compressed_section():
     batch = bytearray(encode_batch(RECORDS, compression=4))
-    batch[HEADER_SIZE + 6:HEADER_SIZE + 12] = b"\xde\xad\xbe\xef\xde\xad"
+    batch[HEADER_SIZE + 6 : HEADER_SIZE + 12] = b"\xde\xad\xbe\xef\xde\xad"
     with pytest.raises(CorruptBatchError, match="zstd"):
         decode_batch(reseal(batch))
 
 
 def test_unsupported_codec_in_attributes():
     batch = bytearray(encode_batch(RECORDS))
-    batch[ATTRIBUTES_OFFSET + 1] |= 5                    # no codec has number 5
+    batch[ATTRIBUTES_OFFSET + 1] |= 5  # no codec has number 5
     with pytest.raises(CorruptBatchError, match="unsupported compression codec 5"):
         decode_batch(reseal(batch))
 

@@ -1,6 +1,7 @@
 """Decompression never holds more than its bound: bombs in every codec fail fast in a few MiB,
 with or without a declared content size, for the consumer's decode as for the broker; sections
 within the bound, in one frame or several, still inflate exactly."""
+
 import gzip
 import os
 import resource
@@ -15,11 +16,17 @@ import pytest
 import zstandard
 
 from clients.record.batch_header import CorruptBatchError
-from clients.record.compression import (GZIP, LZ4, SNAPPY, ZSTD, DecompressedTooLarge, compress,
-                                        decompress)
+from clients.record.compression import (
+    GZIP,
+    LZ4,
+    SNAPPY,
+    ZSTD,
+    DecompressedTooLarge,
+    compress,
+    decompress,
+)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 MiB = 1 << 20
 
 
@@ -35,7 +42,7 @@ def bomb(codec: int, size: int) -> bytes:
     if codec == LZ4:
         return lz4.frame.compress(bytes(size), store_size=False)
     if codec == SNAPPY:
-        return compress(SNAPPY, bytes(size))      # xerial: 32 KiB blocks, as Java writes them
+        return compress(SNAPPY, bytes(size))  # xerial: 32 KiB blocks, as Java writes them
     return gzip.compress(bytes(size), compresslevel=1)
 
 
@@ -53,7 +60,7 @@ def test_a_bomb_fails_fast_within_the_bound(codec):
 
 
 def test_a_raw_snappy_block_declaring_more_than_the_bound_is_refused_before_inflating():
-    data = bytes(cramjam.snappy.compress_raw(bytes(64 * MiB)))   # librdkafka's: one raw block
+    data = bytes(cramjam.snappy.compress_raw(bytes(64 * MiB)))  # librdkafka's: one raw block
     tracemalloc.start()
     try:
         with pytest.raises(DecompressedTooLarge):
@@ -65,7 +72,7 @@ def test_a_raw_snappy_block_declaring_more_than_the_bound_is_refused_before_infl
 
 
 def test_a_declared_zstd_content_size_over_the_bound_is_refused_before_inflating():
-    data = zstandard.ZstdCompressor().compress(bytes(64 * MiB))   # the header says 64 MiB
+    data = zstandard.ZstdCompressor().compress(bytes(64 * MiB))  # the header says 64 MiB
     tracemalloc.start()
     try:
         with pytest.raises(DecompressedTooLarge):
@@ -82,7 +89,7 @@ def test_exactly_the_bound_inflates_and_one_byte_more_does_not(codec):
     if codec == SNAPPY:
         data = compress(SNAPPY, payload)
     elif codec == ZSTD:
-        cobj = zstandard.ZstdCompressor().compressobj()      # no content size: the slow path
+        cobj = zstandard.ZstdCompressor().compressobj()  # no content size: the slow path
         data = cobj.compress(payload) + cobj.flush()
     else:
         data = gzip.compress(payload, mtime=0) if codec == GZIP else lz4.frame.compress(payload)
@@ -91,12 +98,15 @@ def test_exactly_the_bound_inflates_and_one_byte_more_does_not(codec):
         decompress(codec, data, len(payload) - 1)
 
 
-@pytest.mark.parametrize("codec, pack", [
-    (GZIP, lambda b: gzip.compress(b, mtime=0)),
-    (LZ4, lz4.frame.compress),
-    (ZSTD, lambda b: zstandard.ZstdCompressor().compress(b)),
-    (SNAPPY, lambda b: compress(SNAPPY, b)),     # xerial streams one after another
-])
+@pytest.mark.parametrize(
+    "codec, pack",
+    [
+        (GZIP, lambda b: gzip.compress(b, mtime=0)),
+        (LZ4, lz4.frame.compress),
+        (ZSTD, lambda b: zstandard.ZstdCompressor().compress(b)),
+        (SNAPPY, lambda b: compress(SNAPPY, b)),  # xerial streams one after another
+    ],
+)
 def test_frames_are_read_to_their_end_and_all_of_them(codec, pack):
     one, two = b"first " * 100, b"second " * 100
     assert decompress(codec, pack(one) + pack(two), MiB) == one + two
@@ -132,20 +142,29 @@ def test_the_consumers_decode_survives_a_zstd_bomb_under_a_memory_limit(tmp_path
         except CorruptBatchError as exc:
             print("refused:", exc)
     """)
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": ROOT}, cwd=ROOT, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ROOT},
+        cwd=ROOT,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "refused: the records section inflates past the bound" in run.stdout
-    assert resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY   # ours untouched
+    assert resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY  # ours untouched
 
 
 @pytest.mark.parametrize("codec", [GZIP, SNAPPY, LZ4, ZSTD])
 def test_a_small_section_costs_small_memory_under_a_large_bound(codec):
     """The bound caps memory; it is not what a small batch allocates (lz4 would allocate the
     whole of max_length at once if asked for it)."""
-    data = {GZIP: lambda b: gzip.compress(b, mtime=0), LZ4: lz4.frame.compress,
-            ZSTD: lambda b: zstandard.ZstdCompressor().compress(b),
-            SNAPPY: lambda b: compress(SNAPPY, b)}[codec](b"x" * 16384)
+    data = {
+        GZIP: lambda b: gzip.compress(b, mtime=0),
+        LZ4: lz4.frame.compress,
+        ZSTD: lambda b: zstandard.ZstdCompressor().compress(b),
+        SNAPPY: lambda b: compress(SNAPPY, b),
+    }[codec](b"x" * 16384)
     tracemalloc.start()
     try:
         assert len(decompress(codec, data, 64 * MiB)) == 16384

@@ -1,15 +1,16 @@
 """Our batches against kafka-python's independent v2 implementation, both ways: its builder's
 batches decode with ours, ours pass its CRC check and decode with its reader."""
+
 import random
 
 import kafka.codec
 import pytest
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
+from kafka_python_snappy import give_kafka_python_snappy
 
 from clients.record.codec import Record, decode_batch, decode_records, encode_batch
 from clients.record.compression import SNAPPY, compress, decompress
-from kafka_python_snappy import give_kafka_python_snappy
 
 CODECS = [0, 1, 2, 3, 4]
 
@@ -36,29 +37,40 @@ def sample_records(seed: int, shape: str):
         else:
             key = rng.choice([None, b"", b"k%d" % i])
             value = rng.choice([None, b"", value])
-            headers = [("trace-ü%d" % j, rng.choice([None, b"", b"h" * rng.randrange(300)]))
-                       for j in range(rng.randrange(0, 4))]
+            headers = [
+                ("trace-ü%d" % j, rng.choice([None, b"", b"h" * rng.randrange(300)]))
+                for j in range(rng.randrange(0, 4))
+            ]
         out.append((key, value, headers, BASE_TS + rng.randrange(-5000, 5000) * (i > 0)))
     return out
 
 
 def build_with_kafka_python(records, codec, producer=(-1, -1, -1)):
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
-                                        producer_id=producer[0], producer_epoch=producer[1],
-                                        base_sequence=producer[2], batch_size=10**8)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=codec,
+        is_transactional=False,
+        producer_id=producer[0],
+        producer_epoch=producer[1],
+        base_sequence=producer[2],
+        batch_size=10**8,
+    )
     for i, (key, value, headers, ts) in enumerate(records):
         assert builder.append(i, ts, key, value, headers) is not None
     return bytes(builder.build())
 
 
 def as_tuples(records):
-    return [(r.offset, r.timestamp, r.key, r.value, tuple(tuple(h) for h in r.headers))
-            for r in records]
+    return [
+        (r.offset, r.timestamp, r.key, r.value, tuple(tuple(h) for h in r.headers)) for r in records
+    ]
 
 
 def expected(records):
-    return [(i, ts, k, v, tuple(tuple(h) for h in headers))
-            for i, (k, v, headers, ts) in enumerate(records)]
+    return [
+        (i, ts, k, v, tuple(tuple(h) for h in headers))
+        for i, (k, v, headers, ts) in enumerate(records)
+    ]
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -80,8 +92,9 @@ def test_theirs_decoded_by_ours(codec, shape, seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_ours_decoded_by_theirs(codec, shape, seed):
     records = sample_records(seed, shape)
-    batch = encode_batch(records, compression=codec, base_offset=0, producer_id=5,
-                         producer_epoch=1, base_sequence=0)
+    batch = encode_batch(
+        records, compression=codec, base_offset=0, producer_id=5, producer_epoch=1, base_sequence=0
+    )
     theirs = DefaultRecordBatch(batch)
     assert theirs.validate_crc()
     assert theirs.compression_type == codec
@@ -93,9 +106,11 @@ def test_ours_decoded_by_theirs(codec, shape, seed):
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_several_batches_through_memory_records(codec):
-    parts = [encode_batch(sample_records(seed, "mixed"), compression=codec, base_offset=1000 * seed)
-             for seed in range(3)]
-    reader = MemoryRecords(b"".join(parts) + parts[0][:30])   # plus a cut-off batch at the end
+    parts = [
+        encode_batch(sample_records(seed, "mixed"), compression=codec, base_offset=1000 * seed)
+        for seed in range(3)
+    ]
+    reader = MemoryRecords(b"".join(parts) + parts[0][:30])  # plus a cut-off batch at the end
     seen = []
     while reader.has_next():
         batch = reader.next_batch()
@@ -115,7 +130,7 @@ def test_identical_bytes_for_uncompressed_batches():
 
 
 def test_snappy_framed_as_javas_producer_and_raw_as_librdkafka():
-    payload = b"".join(b'{"order": %d, "status": "paid"}' % i for i in range(5000))   # 3 blocks
+    payload = b"".join(b'{"order": %d, "status": "paid"}' % i for i in range(5000))  # 3 blocks
     ours = compress(SNAPPY, payload)
     # snappy-java's stream header (magic, version 1, compatible 1), then 32 KiB blocks: the same
     # bytes as kafka-python's xerial writer over the same raw compressor.
@@ -123,5 +138,7 @@ def test_snappy_framed_as_javas_producer_and_raw_as_librdkafka():
     assert ours == kafka.codec.snappy_encode(payload)
     assert kafka.codec.snappy_decode(ours) == payload
     for xerial in (True, False):
-        assert decompress(SNAPPY, kafka.codec.snappy_encode(payload, xerial_compatible=xerial)) \
+        assert (
+            decompress(SNAPPY, kafka.codec.snappy_encode(payload, xerial_compatible=xerial))
             == payload
+        )

@@ -1,18 +1,30 @@
 """Zigzag varints match Kafka's ByteUtils encodings, round-trip the 64-bit range, and reject
 truncated or over-long input with CorruptBatchError."""
+
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clients.record.batch_header import CorruptBatchError
 from clients.record.varint import TABLE_SIZE, VARINTS, decode_varint, encode_varint, zigzag
 
 
-@pytest.mark.parametrize("value, encoded", [
-    (0, b"\x00"), (-1, b"\x01"), (1, b"\x02"), (-2, b"\x03"), (63, b"\x7e"), (-64, b"\x7f"),
-    (64, b"\x80\x01"), (300, b"\xd8\x04"), (2**31 - 1, b"\xfe\xff\xff\xff\x0f"),
-    (-(2**31), b"\xff\xff\xff\xff\x0f"),
-    (-(2**63), b"\xff" * 9 + b"\x01"),
-])
+@pytest.mark.parametrize(
+    "value, encoded",
+    [
+        (0, b"\x00"),
+        (-1, b"\x01"),
+        (1, b"\x02"),
+        (-2, b"\x03"),
+        (63, b"\x7e"),
+        (-64, b"\x7f"),
+        (64, b"\x80\x01"),
+        (300, b"\xd8\x04"),
+        (2**31 - 1, b"\xfe\xff\xff\xff\x0f"),
+        (-(2**31), b"\xff\xff\xff\xff\x0f"),
+        (-(2**63), b"\xff" * 9 + b"\x01"),
+    ],
+)
 def test_known_encodings(value, encoded):
     assert encode_varint(value) == encoded
     assert decode_varint(encoded, 0) == (value, len(encoded))

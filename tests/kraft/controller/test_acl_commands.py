@@ -1,17 +1,21 @@
 """CreateAcls and DeleteAcls write AccessControlEntry records that only replay stores; a standby
 replaying the log and a snapshot of the image both rebuild the same ACLs."""
+
 from controller_helpers import Harness
 
 from clients.errors import ErrorCode
-from kraft.controller.messages import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest
 from kraft.controller.controller import QuorumController
+from kraft.controller.messages import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest
 from kraft.metadata import records as r
 from kraft.metadata.snapshot import image_to_records, records_to_image
-from kraft.security.acl import (AclBinding, AclBindingFilter, Operation as O, PatternType as P,
-                                Permission, ResourceType as R)
+from kraft.security.acl import AclBinding, AclBindingFilter, Permission
+from kraft.security.acl import Operation as O
+from kraft.security.acl import PatternType as P
+from kraft.security.acl import ResourceType as R
 
-ALICE_WRITES = AclBinding(R.TOPIC, "alice-", P.PREFIXED, "User:alice", "*", O.WRITE,
-                          Permission.ALLOW)
+ALICE_WRITES = AclBinding(
+    R.TOPIC, "alice-", P.PREFIXED, "User:alice", "*", O.WRITE, Permission.ALLOW
+)
 BOB_READS = AclBinding(R.TOPIC, "bob", P.LITERAL, "User:bob", "*", O.READ, Permission.ALLOW)
 BAD = AclBinding(R.TOPIC, "t", P.LITERAL, "bob", "*", O.READ, Permission.ALLOW)
 
@@ -20,10 +24,9 @@ def test_create_writes_one_record_per_new_acl_and_only_replay_stores_it():
     h = Harness()
     result = h.controller.handle_create_acls(CreateAclsRequest((ALICE_WRITES, BOB_READS, BAD)), 0)
     assert [type(rec) for rec in result.records] == [r.AccessControlEntryRecord] * 2
-    assert [res.error_code for res in result.response.results] == [0, 0,
-                                                                   ErrorCode.INVALID_REQUEST]
+    assert [res.error_code for res in result.response.results] == [0, 0, ErrorCode.INVALID_REQUEST]
     assert "Type:name" in result.response.results[2].error_message
-    assert not h.image.acls                   # nothing changes before replay
+    assert not h.image.acls  # nothing changes before replay
     h.commit(result)
     assert set(h.image.acls.values()) == {ALICE_WRITES, BOB_READS}
     again = h.call("handle_create_acls", CreateAclsRequest((BOB_READS,)))

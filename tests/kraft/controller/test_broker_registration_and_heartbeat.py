@@ -1,6 +1,7 @@
 """Brokers register fenced with a fresh broker epoch, are unfenced by a heartbeat once they
 have replayed their own registration, and a second process with the same node.id is refused
 while the first one's session lives."""
+
 from controller_helpers import Harness
 
 from clients.errors import ErrorCode
@@ -40,7 +41,8 @@ def test_a_heartbeat_from_an_unfenced_broker_writes_nothing():
     h = Harness()
     h.add_brokers([1])
     result = h.controller.handle_broker_heartbeat(
-        BrokerHeartbeatRequest(1, h.broker_epochs[1], len(h.log)), 5)
+        BrokerHeartbeatRequest(1, h.broker_epochs[1], len(h.log)), 5
+    )
     assert result.records == [] and result.response.is_fenced is False
 
 
@@ -118,7 +120,12 @@ def test_registration_records_say_who_registered():
     h.register(3, rack="east", incarnation="abc")
     record = h.log[-1]
     assert isinstance(record, RegisterBrokerRecord)
-    assert (record.broker_id, record.incarnation_id, record.rack, record.fenced) == (3, "abc", "east", True)
+    assert (record.broker_id, record.incarnation_id, record.rack, record.fenced) == (
+        3,
+        "abc",
+        "east",
+        True,
+    )
 
 
 def test_a_new_active_controller_lets_a_restarted_broker_register_at_once():

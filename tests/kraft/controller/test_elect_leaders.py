@@ -1,5 +1,6 @@
 """ElectLeaders: PREFERRED hands leadership back to the first replica when it is live and in sync;
 UNCLEAN gives a leaderless partition a live ISR member, else any live replica with an ISR of one."""
+
 import pytest
 from controller_helpers import Harness
 
@@ -16,13 +17,23 @@ NOT_NEEDED = ErrorCode.ELECTION_NOT_NEEDED
 def force(h, topic, partition, replicas, isr, leader):
     """Put a partition in any state, bypassing the controller's rules, to test from it."""
     topic_id = h.image.topic(topic).topic_id
-    h.commit(ControllerResult([PartitionChangeRecord(topic_id, partition, isr=tuple(isr),
-                                                     leader=leader, replicas=tuple(replicas))]))
+    h.commit(
+        ControllerResult(
+            [
+                PartitionChangeRecord(
+                    topic_id, partition, isr=tuple(isr), leader=leader, replicas=tuple(replicas)
+                )
+            ]
+        )
+    )
 
 
 def fence(h, *brokers):
-    h.commit(ControllerResult([BrokerRegistrationChangeRecord(b, h.broker_epochs[b], fenced=True)
-                               for b in brokers]))
+    h.commit(
+        ControllerResult(
+            [BrokerRegistrationChangeRecord(b, h.broker_epochs[b], fenced=True) for b in brokers]
+        )
+    )
 
 
 def cluster(replicas, isr, leader, fenced=(), partitions=1):
@@ -41,26 +52,69 @@ def elect(h, election_type, partitions=(("orders", 0),)):
 
 # replicas, isr, leader, fenced, type, expected code, expected leader, expected isr
 CASES = {
-    "preferred already leads": (
-        (1, 2, 3), (1, 2, 3), 1, (), PREFERRED, NOT_NEEDED, 1, (1, 2, 3)),
-    "preferred in sync takes over": (
-        (1, 2, 3), (1, 2, 3), 2, (), PREFERRED, OK, 1, (1, 2, 3)),
+    "preferred already leads": ((1, 2, 3), (1, 2, 3), 1, (), PREFERRED, NOT_NEEDED, 1, (1, 2, 3)),
+    "preferred in sync takes over": ((1, 2, 3), (1, 2, 3), 2, (), PREFERRED, OK, 1, (1, 2, 3)),
     "preferred takes over a leaderless partition": (
-        (1, 2, 3), (1,), NO_LEADER, (), PREFERRED, OK, 1, (1,)),
+        (1, 2, 3),
+        (1,),
+        NO_LEADER,
+        (),
+        PREFERRED,
+        OK,
+        1,
+        (1,),
+    ),
     "preferred out of sync": (
-        (1, 2, 3), (2, 3), 2, (), PREFERRED, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, 2, (2, 3)),
+        (1, 2, 3),
+        (2, 3),
+        2,
+        (),
+        PREFERRED,
+        ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+        2,
+        (2, 3),
+    ),
     "preferred fenced": (
-        (1, 2, 3), (1, 2, 3), 2, (1,), PREFERRED, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, 2,
-        (1, 2, 3)),
-    "unclean with a leader": (
-        (1, 2, 3), (2, 3), 2, (), UNCLEAN, NOT_NEEDED, 2, (2, 3)),
+        (1, 2, 3),
+        (1, 2, 3),
+        2,
+        (1,),
+        PREFERRED,
+        ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+        2,
+        (1, 2, 3),
+    ),
+    "unclean with a leader": ((1, 2, 3), (2, 3), 2, (), UNCLEAN, NOT_NEEDED, 2, (2, 3)),
     "unclean picks a live isr member first": (
-        (1, 2, 3), (1, 3), NO_LEADER, (1,), UNCLEAN, OK, 3, (1, 3)),
+        (1, 2, 3),
+        (1, 3),
+        NO_LEADER,
+        (1,),
+        UNCLEAN,
+        OK,
+        3,
+        (1, 3),
+    ),
     "unclean falls back to a live out-of-sync replica": (
-        (1, 2, 3), (1,), NO_LEADER, (1,), UNCLEAN, OK, 2, (2,)),
+        (1, 2, 3),
+        (1,),
+        NO_LEADER,
+        (1,),
+        UNCLEAN,
+        OK,
+        2,
+        (2,),
+    ),
     "unclean with every replica fenced": (
-        (1, 2, 3), (1,), NO_LEADER, (1, 2, 3), UNCLEAN, ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
-        NO_LEADER, (1,)),
+        (1, 2, 3),
+        (1,),
+        NO_LEADER,
+        (1, 2, 3),
+        UNCLEAN,
+        ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+        NO_LEADER,
+        (1,),
+    ),
 }
 
 
@@ -88,13 +142,15 @@ def test_unclean_election_after_the_last_in_sync_replica_is_fenced():
     h.create_topic("orders", partitions=1, rf=2)
     leader = h.partition("orders").leader
     follower = 3 - leader
-    h.heartbeat(follower, want_fence=True)       # leaves the ISR
-    h.heartbeat(follower)                        # back, but out of sync
-    h.heartbeat(leader, want_fence=True)         # the last ISR member: kept, but cannot lead
+    h.heartbeat(follower, want_fence=True)  # leaves the ISR
+    h.heartbeat(follower)  # back, but out of sync
+    h.heartbeat(leader, want_fence=True)  # the last ISR member: kept, but cannot lead
     assert (h.partition("orders").leader, h.partition("orders").isr) == (NO_LEADER, (leader,))
     # Whichever replica is preferred, it is fenced or out of sync.
-    assert elect(h, PREFERRED).response.results[0].error_code \
+    assert (
+        elect(h, PREFERRED).response.results[0].error_code
         == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+    )
     answer = h.commit(elect(h, UNCLEAN)).results[0]
     assert answer.error_code == OK
     assert (h.partition("orders").leader, h.partition("orders").isr) == (follower, (follower,))
@@ -104,8 +160,11 @@ def test_unknown_topics_and_partitions_do_not_stop_the_others():
     h = cluster((1, 2, 3), (1, 2, 3), 2)
     resp = h.commit(elect(h, PREFERRED, (("nope", 0), ("orders", 7), ("orders", 0))))
     codes = [(r.topic, r.partition, r.error_code) for r in resp.results]
-    assert codes == [("nope", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                     ("orders", 7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), ("orders", 0, OK)]
+    assert codes == [
+        ("nope", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        ("orders", 7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        ("orders", 0, OK),
+    ]
     assert "kraft topic create nope" in resp.results[0].error_message
     assert "no partition 7" in resp.results[1].error_message
     assert h.partition("orders").leader == 1
@@ -113,15 +172,19 @@ def test_unknown_topics_and_partitions_do_not_stop_the_others():
 
 def test_every_partition_reports_only_elections_that_did_or_could_not_happen():
     h = cluster((1, 2, 3), (1, 2, 3), 1, partitions=3)
-    force(h, "orders", 1, (1, 2, 3), (1, 2, 3), 3)      # preferred 1 can take over
-    force(h, "orders", 2, (4, 2, 3), (2, 3), 2)         # preferred 4 is out of sync
+    force(h, "orders", 1, (1, 2, 3), (1, 2, 3), 3)  # preferred 1 can take over
+    force(h, "orders", 2, (4, 2, 3), (2, 3), 2)  # preferred 4 is out of sync
     result = elect(h, PREFERRED, None)
     assert result.response.results == (
         ElectLeadersResult("orders", 1),
-        ElectLeadersResult("orders", 2, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
-                           result.response.results[1].error_message))
-    assert result.records == [PartitionChangeRecord(h.image.topic("orders").topic_id, 1,
-                                                    leader=1)]
+        ElectLeadersResult(
+            "orders",
+            2,
+            ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+            result.response.results[1].error_message,
+        ),
+    )
+    assert result.records == [PartitionChangeRecord(h.image.topic("orders").topic_id, 1, leader=1)]
 
 
 def test_a_partition_named_twice_is_elected_once():
@@ -146,5 +209,7 @@ def test_a_standby_replaying_the_records_reaches_the_same_image():
     result = elect(h, PREFERRED)
     h.commit(result)
     standby.controller.replay_batch(result.records, len(h.log) - len(result.records), 1)
-    assert standby.image.partition("orders", 0) == h.partition("orders") \
+    assert (
+        standby.image.partition("orders", 0) == h.partition("orders")
         and h.partition("orders").leader == 1
+    )

@@ -1,6 +1,7 @@
 """A broker's heartbeat lists its offline replicas (failed log dir, damaged files): the controller
 drops it from those ISRs and moves their leadership away, as for a fenced broker but only for
 those partitions; they stay out of ISRs and leadership until the broker registers again."""
+
 from controller_helpers import Harness
 
 from kraft.controller.messages import AlterPartitionRequest, PartitionIsrChange
@@ -14,8 +15,11 @@ def cluster():
 
 
 def _led_by(h, topic, broker):
-    return [p for p in range(len(h.image.topic(topic).partitions))
-            if h.partition(topic, p).leader == broker]
+    return [
+        p
+        for p in range(len(h.image.topic(topic).partitions))
+        if h.partition(topic, p).leader == broker
+    ]
 
 
 def test_offline_replicas_leave_isr_and_leadership_only_for_those_partitions():
@@ -32,7 +36,7 @@ def test_offline_replicas_leave_isr_and_leadership_only_for_those_partitions():
         if p in led:
             assert reg.leader not in (2, -1) and 2 not in reg.isr
         else:
-            assert 2 in reg.isr          # the broker's other replicas are untouched
+            assert 2 in reg.isr  # the broker's other replicas are untouched
     assert h.image.broker(2).offline_replicas == frozenset(offline)
     # The same report again changes nothing.
     before = len(h.log)
@@ -47,7 +51,7 @@ def test_a_sole_replica_that_goes_offline_leaves_the_partition_leaderless():
     topic_id = h.image.topic("single").topic_id
     h.heartbeat(reg.leader, offline_replicas=((topic_id, 0),))
     after = h.partition("single")
-    assert after.leader == -1 and after.isr == reg.isr      # the ISR never empties
+    assert after.leader == -1 and after.isr == reg.isr  # the ISR never empties
 
 
 def test_an_offline_replica_cannot_lead_or_rejoin_the_isr_until_it_registers_again():
@@ -59,10 +63,13 @@ def test_an_offline_replica_cannot_lead_or_rejoin_the_isr_until_it_registers_aga
     h.heartbeat(victim, offline_replicas=((topic_id, 0),))
     reg = h.partition("orders")
     assert victim not in reg.isr
-    change = PartitionIsrChange(topic_id, 0, reg.leader_epoch, reg.partition_epoch,
-                                reg.isr + (victim,))
-    refused = h.call("handle_alter_partition", AlterPartitionRequest(
-        reg.leader, h.broker_epochs[reg.leader], (change,)))
+    change = PartitionIsrChange(
+        topic_id, 0, reg.leader_epoch, reg.partition_epoch, reg.isr + (victim,)
+    )
+    refused = h.call(
+        "handle_alter_partition",
+        AlterPartitionRequest(reg.leader, h.broker_epochs[reg.leader], (change,)),
+    )
     assert refused.partitions[0].error_code != 0
     assert "offline" in refused.partitions[0].error_message
     # Fence the others: the offline replica is not elected even though it is live.

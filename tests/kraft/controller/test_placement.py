@@ -1,5 +1,6 @@
 """Replica placement spreads leaders evenly over brokers, never puts two replicas of a
 partition on one broker, and uses distinct racks for a partition when there are enough."""
+
 from collections import Counter
 
 import pytest
@@ -50,24 +51,33 @@ def test_with_fewer_racks_than_replicas_every_rack_is_used_first():
 
 
 def test_rack_alternated_order_interleaves_racks():
-    order = rack_alternated([UsableBroker(1, "x"), UsableBroker(2, "x"), UsableBroker(3, "y"),
-                             UsableBroker(4, "y")])
+    order = rack_alternated(
+        [UsableBroker(1, "x"), UsableBroker(2, "x"), UsableBroker(3, "y"), UsableBroker(4, "y")]
+    )
     assert [b.broker_id for b in order] == [1, 3, 2, 4]
 
 
-@pytest.mark.parametrize("n, rf, message", [
-    (2, 3, "replication factor 3 is larger than the 2 available brokers"),
-    (1, 2, "replication factor 2 is larger than the 1 available broker"),
-    (3, 0, "replication factor 0 must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "n, rf, message",
+    [
+        (2, 3, "replication factor 3 is larger than the 2 available brokers"),
+        (1, 2, "replication factor 2 is larger than the 1 available broker"),
+        (3, 0, "replication factor 0 must be at least 1"),
+    ],
+)
 def test_impossible_placements_say_why(n, rf, message):
     with pytest.raises(PlacementError) as info:
         place_replicas(brokers(n), 1, rf)
     assert str(info.value) == message
 
 
-@given(n=st.integers(1, 8), rf=st.integers(1, 8), partitions=st.integers(1, 30),
-       start=st.integers(0, 100), racks=st.sampled_from([None, ["a"], ["a", "b"], ["a", "b", "c"]]))
+@given(
+    n=st.integers(1, 8),
+    rf=st.integers(1, 8),
+    partitions=st.integers(1, 30),
+    start=st.integers(0, 100),
+    racks=st.sampled_from([None, ["a"], ["a", "b"], ["a", "b", "c"]]),
+)
 def test_every_placement_is_valid(n, rf, partitions, start, racks):
     if rf > n:
         return

@@ -1,5 +1,6 @@
 """Reserved topic names: no one creates `__cluster_metadata` (its partition directory is the
 metadata log's); the internal topics only with `internal`, which only brokers set."""
+
 import pytest
 from controller_helpers import Harness
 
@@ -15,7 +16,8 @@ def create(name: str, internal: bool):
     h = Harness(ControllerConfig())
     h.add_brokers([1])
     result = h.controller.handle_create_topics(
-        CreateTopicsRequest((CreatableTopic(name, 1, 1),), internal=internal), 0)
+        CreateTopicsRequest((CreatableTopic(name, 1, 1),), internal=internal), 0
+    )
     return result, result.response.topics[0]
 
 

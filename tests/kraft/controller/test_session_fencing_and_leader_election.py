@@ -1,11 +1,16 @@
 """A broker silent for broker.session.timeout.ms is fenced: it leaves every ISR, its partitions
 get the first live ISR replica as leader, and only topics with unclean.leader.election.enable
 may elect an out-of-sync replica. The last ISR member is kept so it can lead again."""
+
 from controller_helpers import Harness
 
 from kraft.controller.controller_config import ControllerConfig
-from kraft.controller.messages import AlterConfigOp, AlterConfigOpType, AlterConfigsResource
-from kraft.controller.messages import IncrementalAlterConfigsRequest
+from kraft.controller.messages import (
+    AlterConfigOp,
+    AlterConfigOpType,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
 from kraft.metadata.records import PartitionChangeRecord
 
 TIMEOUT = 9000
@@ -104,8 +109,7 @@ def test_without_unclean_election_a_partition_waits_for_its_isr():
 
 def test_unclean_election_picks_a_live_out_of_sync_replica_when_configured():
     h = cluster(n=2)
-    h.create_topic("orders", partitions=1, rf=2,
-                   configs={"unclean.leader.election.enable": "true"})
+    h.create_topic("orders", partitions=1, rf=2, configs={"unclean.leader.election.enable": "true"})
     leader = h.partition("orders").leader
     follower = 3 - leader
     h.commit(h.controller.handle_alter_partition(_shrink(h, "orders", leader), 1000))
@@ -124,9 +128,22 @@ def test_turning_unclean_election_on_revives_a_leaderless_partition():
     keep_alive(h, [follower], 5000)
     fence(h, TIMEOUT)
     assert h.partition("orders").leader == -1
-    h.call("handle_incremental_alter_configs", IncrementalAlterConfigsRequest((
-        AlterConfigsResource("topic", "orders", (AlterConfigOp(
-            "unclean.leader.election.enable", AlterConfigOpType.SET, "true"),)),)))
+    h.call(
+        "handle_incremental_alter_configs",
+        IncrementalAlterConfigsRequest(
+            (
+                AlterConfigsResource(
+                    "topic",
+                    "orders",
+                    (
+                        AlterConfigOp(
+                            "unclean.leader.election.enable", AlterConfigOpType.SET, "true"
+                        ),
+                    ),
+                ),
+            )
+        ),
+    )
     reg = h.partition("orders")
     assert (reg.leader, reg.isr) == (follower, (follower,))
 
@@ -134,13 +151,14 @@ def test_turning_unclean_election_on_revives_a_leaderless_partition():
 def test_an_out_of_sync_replica_coming_back_leads_only_with_unclean_election():
     for unclean, expected in (("false", -1), ("true", "follower")):
         h = cluster(n=2)
-        h.create_topic("orders", partitions=1, rf=2,
-                       configs={"unclean.leader.election.enable": unclean})
+        h.create_topic(
+            "orders", partitions=1, rf=2, configs={"unclean.leader.election.enable": unclean}
+        )
         leader = h.partition("orders").leader
         follower = 3 - leader
         h.commit(h.controller.handle_alter_partition(_shrink(h, "orders", leader), 1000))
         h.heartbeat(follower, want_fence=True, now_ms=2000)
-        fence(h, TIMEOUT)     # both silent: the leader is fenced, the follower already was
+        fence(h, TIMEOUT)  # both silent: the leader is fenced, the follower already was
         assert h.partition("orders").leader == -1
         h.heartbeat(follower, now_ms=TIMEOUT + 1)
         assert h.partition("orders").leader == (follower if expected == "follower" else -1)
@@ -154,13 +172,19 @@ def test_broker_unfencing_alone_does_not_change_led_partitions():
     n = len(h.log)
     h.heartbeat(1)
     changes = [r for r in h.log[n:] if isinstance(r, PartitionChangeRecord)]
-    assert changes == []  # partitions with a leader keep it; broker 1 rejoins the ISR via its leaders
+    assert (
+        changes == []
+    )  # partitions with a leader keep it; broker 1 rejoins the ISR via its leaders
     assert all(h.partition("orders", p).leader != -1 for p in before)
 
 
 def _shrink(h, topic, leader):
     from kraft.controller.messages import AlterPartitionRequest, PartitionIsrChange
+
     t = h.image.topic(topic)
     reg = t.partitions[0]
-    return AlterPartitionRequest(leader, h.broker_epochs[leader], (PartitionIsrChange(
-        t.topic_id, 0, reg.leader_epoch, reg.partition_epoch, (leader,)),))
+    return AlterPartitionRequest(
+        leader,
+        h.broker_epochs[leader],
+        (PartitionIsrChange(t.topic_id, 0, reg.leader_epoch, reg.partition_epoch, (leader,)),),
+    )

@@ -1,16 +1,23 @@
 """A standby controller (or a broker) that replays the active controller's committed records
 reaches the same image, one by one, in batches, or from a snapshot plus the rest of the log;
 and commands alone never change a controller's state."""
+
 import random
 
 from controller_helpers import EPOCH, Harness
 
 from kraft.controller.controller import QuorumController
 from kraft.controller.controller_config import ControllerConfig
-from kraft.controller.messages import (AlterConfigOp, AlterConfigOpType, AlterConfigsResource,
-                                       AllocateProducerIdsRequest, CreatePartitionsRequest,
-                                       CreatePartitionsTopic, DeleteTopicsRequest,
-                                       IncrementalAlterConfigsRequest)
+from kraft.controller.messages import (
+    AllocateProducerIdsRequest,
+    AlterConfigOp,
+    AlterConfigOpType,
+    AlterConfigsResource,
+    CreatePartitionsRequest,
+    CreatePartitionsTopic,
+    DeleteTopicsRequest,
+    IncrementalAlterConfigsRequest,
+)
 from kraft.metadata import records as r
 from kraft.metadata.snapshot import decode_snapshot, encode_snapshot
 
@@ -22,18 +29,35 @@ def busy_history(seed: int) -> Harness:
     h = Harness(CONFIG, seed=seed)
     h.add_brokers([1, 2, 3, 4], racks=["a", "b", "a", "b"])
     for i in range(5):
-        h.create_topic(f"t{i}", partitions=rng.randint(1, 6), rf=rng.randint(1, 3),
-                       configs={"retention.ms": str(rng.randint(1, 10**6))})
+        h.create_topic(
+            f"t{i}",
+            partitions=rng.randint(1, 6),
+            rf=rng.randint(1, 3),
+            configs={"retention.ms": str(rng.randint(1, 10**6))},
+        )
     h.call("handle_create_partitions", CreatePartitionsRequest((CreatePartitionsTopic("t0", 8),)))
     h.call("handle_delete_topics", DeleteTopicsRequest(("t1",)))
-    h.call("handle_incremental_alter_configs", IncrementalAlterConfigsRequest((
-        AlterConfigsResource("topic", "t2", (AlterConfigOp(
-            "unclean.leader.election.enable", AlterConfigOpType.SET, "true"),)),)))
+    h.call(
+        "handle_incremental_alter_configs",
+        IncrementalAlterConfigsRequest(
+            (
+                AlterConfigsResource(
+                    "topic",
+                    "t2",
+                    (
+                        AlterConfigOp(
+                            "unclean.leader.election.enable", AlterConfigOpType.SET, "true"
+                        ),
+                    ),
+                ),
+            )
+        ),
+    )
     h.call("handle_allocate_producer_ids", AllocateProducerIdsRequest(2, h.broker_epochs[2]))
     for b in (1, 2, 3):
         h.heartbeat(b, now_ms=5000)
-    h.commit(h.controller.maybe_fence_stale_brokers(9000))    # broker 4 goes
-    h.register(4, rack="b", now_ms=10_000)                    # and comes back
+    h.commit(h.controller.maybe_fence_stale_brokers(9000))  # broker 4 goes
+    h.register(4, rack="b", now_ms=10_000)  # and comes back
     h.heartbeat(4, now_ms=10_001)
     return h
 
@@ -54,8 +78,9 @@ def test_a_standby_loading_a_snapshot_then_the_tail_reaches_the_same_image():
     cut = len(active.log) // 2
     first = QuorumController(CONFIG)
     first.replay_batch(active.log[:cut], 0, EPOCH)
-    standby = QuorumController(CONFIG, image=decode_snapshot(
-        encode_snapshot(first.image), cut - 1, EPOCH))
+    standby = QuorumController(
+        CONFIG, image=decode_snapshot(encode_snapshot(first.image), cut - 1, EPOCH)
+    )
     standby.replay_batch(active.log[cut:], cut, EPOCH)
     assert standby.image == active.image
 

@@ -1,5 +1,6 @@
 """CreateTopics, DeleteTopics and CreatePartitions: defaults, the errors users meet (with
 messages that say what to do), the records written, and validate_only writing nothing."""
+
 from collections import Counter
 
 import pytest
@@ -7,9 +8,13 @@ from controller_helpers import Harness
 
 from clients.errors import ErrorCode
 from kraft.controller.controller_config import ControllerConfig
-from kraft.controller.messages import (CreatableTopic, CreatePartitionsRequest,
-                                       CreatePartitionsTopic, CreateTopicsRequest,
-                                       DeleteTopicsRequest)
+from kraft.controller.messages import (
+    CreatableTopic,
+    CreatePartitionsRequest,
+    CreatePartitionsTopic,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+)
 from kraft.metadata.records import ConfigRecord, PartitionRecord, RemoveTopicRecord, TopicRecord
 
 
@@ -43,9 +48,16 @@ def test_minus_one_takes_the_configured_defaults():
 def test_leaders_of_a_topic_spread_over_brokers():
     h = cluster(n=3)
     h.create_topic("orders", partitions=9, rf=2)
-    assert set(Counter(tp.registration.leader for tp in
-                       [*h.image.partitions_led_by(1), *h.image.partitions_led_by(2),
-                        *h.image.partitions_led_by(3)]).values()) == {3}
+    assert set(
+        Counter(
+            tp.registration.leader
+            for tp in [
+                *h.image.partitions_led_by(1),
+                *h.image.partitions_led_by(2),
+                *h.image.partitions_led_by(3),
+            ]
+        ).values()
+    ) == {3}
 
 
 def test_replicas_go_to_distinct_racks():
@@ -63,27 +75,58 @@ def test_fenced_brokers_get_no_new_replicas():
     assert h.image.partitions_replicated_on(3) == []
 
 
-@pytest.mark.parametrize("topic, code, message", [
-    (CreatableTopic("bad name!"), ErrorCode.INVALID_TOPIC_EXCEPTION, "has characters other than"),
-    (CreatableTopic(""), ErrorCode.INVALID_TOPIC_EXCEPTION, "topic name is empty"),
-    (CreatableTopic("taken"), ErrorCode.TOPIC_ALREADY_EXISTS, "topic 'taken' already exists"),
-    (CreatableTopic("tak.en"), ErrorCode.INVALID_TOPIC_EXCEPTION, "collides with existing topic 'tak_en'"),
-    (CreatableTopic("x", num_partitions=0), ErrorCode.INVALID_PARTITIONS, "0 partitions: use 1 to"),
-    (CreatableTopic("x", num_partitions=20_000), ErrorCode.INVALID_PARTITIONS, "use 1 to 10000"),
-    (CreatableTopic("x", replication_factor=0), ErrorCode.INVALID_REPLICATION_FACTOR,
-     "replication factor 0 must be at least 1"),
-    (CreatableTopic("x", replication_factor=3), ErrorCode.INVALID_REPLICATION_FACTOR,
-     "replication factor 3 is larger than the 2 available brokers"),
-    (CreatableTopic("x", configs={"retention.ms": "soon"}), ErrorCode.INVALID_CONFIG,
-     "retention.ms: 'soon' is not a number"),
-    (CreatableTopic("x", configs={"retention.msec": "1"}), ErrorCode.INVALID_CONFIG,
-     "did you mean 'retention.ms'?"),
-])
+@pytest.mark.parametrize(
+    "topic, code, message",
+    [
+        (
+            CreatableTopic("bad name!"),
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            "has characters other than",
+        ),
+        (CreatableTopic(""), ErrorCode.INVALID_TOPIC_EXCEPTION, "topic name is empty"),
+        (CreatableTopic("taken"), ErrorCode.TOPIC_ALREADY_EXISTS, "topic 'taken' already exists"),
+        (
+            CreatableTopic("tak.en"),
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            "collides with existing topic 'tak_en'",
+        ),
+        (
+            CreatableTopic("x", num_partitions=0),
+            ErrorCode.INVALID_PARTITIONS,
+            "0 partitions: use 1 to",
+        ),
+        (
+            CreatableTopic("x", num_partitions=20_000),
+            ErrorCode.INVALID_PARTITIONS,
+            "use 1 to 10000",
+        ),
+        (
+            CreatableTopic("x", replication_factor=0),
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            "replication factor 0 must be at least 1",
+        ),
+        (
+            CreatableTopic("x", replication_factor=3),
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            "replication factor 3 is larger than the 2 available brokers",
+        ),
+        (
+            CreatableTopic("x", configs={"retention.ms": "soon"}),
+            ErrorCode.INVALID_CONFIG,
+            "retention.ms: 'soon' is not a number",
+        ),
+        (
+            CreatableTopic("x", configs={"retention.msec": "1"}),
+            ErrorCode.INVALID_CONFIG,
+            "did you mean 'retention.ms'?",
+        ),
+    ],
+)
 def test_create_errors(topic, code, message):
     h = cluster(n=3)
     h.create_topic("taken")
     h.create_topic("tak_en")
-    h.heartbeat(3, want_fence=True)      # two live brokers left
+    h.heartbeat(3, want_fence=True)  # two live brokers left
     before = h.image
     result = h.controller.handle_create_topics(CreateTopicsRequest((topic,)), 0)
     out = result.response.topics[0]
@@ -93,18 +136,31 @@ def test_create_errors(topic, code, message):
 
 def test_one_bad_topic_does_not_stop_the_others():
     h = cluster()
-    resp = h.call("handle_create_topics", CreateTopicsRequest((
-        CreatableTopic("good"), CreatableTopic("bad/name"), CreatableTopic("dup"),
-        CreatableTopic("dup"))))
-    assert [t.error_code for t in resp.topics] == [0, ErrorCode.INVALID_TOPIC_EXCEPTION,
-                                                   ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]
+    resp = h.call(
+        "handle_create_topics",
+        CreateTopicsRequest(
+            (
+                CreatableTopic("good"),
+                CreatableTopic("bad/name"),
+                CreatableTopic("dup"),
+                CreatableTopic("dup"),
+            )
+        ),
+    )
+    assert [t.error_code for t in resp.topics] == [
+        0,
+        ErrorCode.INVALID_TOPIC_EXCEPTION,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.INVALID_REQUEST,
+    ]
     assert sorted(h.image.topics_by_name) == ["good"]
 
 
 def test_validate_only_answers_without_records():
     h = cluster()
     result = h.controller.handle_create_topics(
-        CreateTopicsRequest((CreatableTopic("orders", 3, 2),), validate_only=True), 0)
+        CreateTopicsRequest((CreatableTopic("orders", 3, 2),), validate_only=True), 0
+    )
     assert result.records == [] and result.response.topics[0].error_code == 0
     assert result.response.topics[0].num_partitions == 3
 
@@ -123,39 +179,53 @@ def test_deleting_a_missing_topic_says_how_to_create_it():
     h = cluster()
     out = h.call("handle_delete_topics", DeleteTopicsRequest(("nope",))).topics[0]
     assert out.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    assert out.error_message == "topic 'nope' does not exist; create it with: kraft topic create nope"
+    assert (
+        out.error_message == "topic 'nope' does not exist; create it with: kraft topic create nope"
+    )
 
 
 def test_deletion_can_be_switched_off():
     h = cluster(delete_topic_enable=False)
     h.create_topic("orders")
     out = h.call("handle_delete_topics", DeleteTopicsRequest(("orders",))).topics[0]
-    assert out.error_code == ErrorCode.POLICY_VIOLATION and "delete.topic.enable" in out.error_message
+    assert (
+        out.error_code == ErrorCode.POLICY_VIOLATION and "delete.topic.enable" in out.error_message
+    )
     assert h.image.topic("orders") is not None
 
 
 def test_create_partitions_adds_placed_partitions_with_the_topic_rf():
     h = cluster()
     h.create_topic("orders", partitions=2, rf=2)
-    resp = h.call("handle_create_partitions",
-                  CreatePartitionsRequest((CreatePartitionsTopic("orders", 5),)))
+    resp = h.call(
+        "handle_create_partitions", CreatePartitionsRequest((CreatePartitionsTopic("orders", 5),))
+    )
     assert resp.topics[0].error_code == 0
     parts = h.image.topic("orders").partitions
     assert sorted(parts) == [0, 1, 2, 3, 4]
     assert all(len(reg.replicas) == 2 and reg.leader == reg.replicas[0] for reg in parts.values())
 
 
-@pytest.mark.parametrize("name, count, code, message", [
-    ("orders", 2, ErrorCode.INVALID_PARTITIONS, "has 2 partitions; the new count must be larger"),
-    ("orders", 1, ErrorCode.INVALID_PARTITIONS, "got 1"),
-    ("orders", 10_001, ErrorCode.INVALID_PARTITIONS, "up to 10000"),
-    ("nope", 3, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "kraft topic create nope"),
-])
+@pytest.mark.parametrize(
+    "name, count, code, message",
+    [
+        (
+            "orders",
+            2,
+            ErrorCode.INVALID_PARTITIONS,
+            "has 2 partitions; the new count must be larger",
+        ),
+        ("orders", 1, ErrorCode.INVALID_PARTITIONS, "got 1"),
+        ("orders", 10_001, ErrorCode.INVALID_PARTITIONS, "up to 10000"),
+        ("nope", 3, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "kraft topic create nope"),
+    ],
+)
 def test_create_partitions_errors(name, count, code, message):
     h = cluster()
     h.create_topic("orders", partitions=2, rf=1)
     result = h.controller.handle_create_partitions(
-        CreatePartitionsRequest((CreatePartitionsTopic(name, count),)), 0)
+        CreatePartitionsRequest((CreatePartitionsTopic(name, count),)), 0
+    )
     out = result.response.topics[0]
     assert out.error_code == code and message in out.error_message
     assert result.records == []
@@ -165,8 +235,9 @@ def test_create_partitions_needs_enough_live_brokers():
     h = cluster(n=3)
     h.create_topic("orders", partitions=1, rf=3)
     h.heartbeat(3, want_fence=True)
-    out = h.call("handle_create_partitions",
-                 CreatePartitionsRequest((CreatePartitionsTopic("orders", 2),))).topics[0]
+    out = h.call(
+        "handle_create_partitions", CreatePartitionsRequest((CreatePartitionsTopic("orders", 2),))
+    ).topics[0]
     assert out.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
     assert "replication factor 3 is larger than the 2 available brokers" in out.error_message
 

@@ -1,22 +1,25 @@
 """Shared by the compaction tests: a compacted log filled from (key, value) pairs, one cleaning
 pass, and the log read back as records and batch headers."""
+
 from __future__ import annotations
 
 from pathlib import Path
+
+from kraft_log_helpers import headers, read_all
 
 from clients.record.codec import decode_records, encode_batch
 from kraft.log.cleaner import clean_log, plan_cleaning
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
-from kraft_log_helpers import headers, read_all
 
 BASE_TS = 1_000
 
 
 def compact_config(**overrides) -> LogConfig:
     # segment.ms=1 lets roll() close the active segment on demand.
-    settings = dict(cleanup_policy="compact", segment_bytes=600, segment_ms=1,
-                    index_interval_bytes=64)
+    settings = dict(
+        cleanup_policy="compact", segment_bytes=600, segment_ms=1, index_interval_bytes=64
+    )
     settings.update(overrides)
     return LogConfig(**settings)
 
@@ -25,21 +28,37 @@ def open_log(dir: Path, config: LogConfig | None = None) -> Log:
     return Log.open(dir, config or compact_config(), now_ms=0)
 
 
-def append(log: Log, pairs, *, per_batch: int = 2, compression: int = 0, epoch: int = 0,
-           producer_id: int = -1, ts: int | None = None) -> None:
+def append(
+    log: Log,
+    pairs,
+    *,
+    per_batch: int = 2,
+    compression: int = 0,
+    epoch: int = 0,
+    producer_id: int = -1,
+    ts: int | None = None,
+) -> None:
     """Append (key, value) pairs as batches of `per_batch`; record i of the log gets timestamp
     BASE_TS + its offset unless `ts` is given."""
     pairs = list(pairs)
     for i in range(0, len(pairs), per_batch):
-        chunk = pairs[i:i + per_batch]
+        chunk = pairs[i : i + per_batch]
         first = log.log_end_offset
-        records = [(k, v, (), BASE_TS + first + j if ts is None else ts)
-                   for j, (k, v) in enumerate(chunk)]
+        records = [
+            (k, v, (), BASE_TS + first + j if ts is None else ts) for j, (k, v) in enumerate(chunk)
+        ]
         sequence = first if producer_id >= 0 else -1
-        log.append_as_leader(encode_batch(records, compression=compression,
-                                          producer_id=producer_id,
-                                          producer_epoch=0 if producer_id >= 0 else -1,
-                                          base_sequence=sequence), epoch, now_ms=0)
+        log.append_as_leader(
+            encode_batch(
+                records,
+                compression=compression,
+                producer_id=producer_id,
+                producer_epoch=0 if producer_id >= 0 else -1,
+                base_sequence=sequence,
+            ),
+            epoch,
+            now_ms=0,
+        )
     log.high_watermark = log.log_end_offset
 
 

@@ -1,5 +1,6 @@
 """Makes the repo root and this directory's helper module (kraft_log_helpers) importable when
 pytest runs without a top-level conftest (the shared tests/conftest.py may also do the former)."""
+
 import sys
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """Builds valid v2 record batches with struct + google_crc32c (independent of the codec), and
 small helpers for splitting a log's bytes back into batches."""
+
 from __future__ import annotations
 
 import struct
@@ -10,7 +11,7 @@ from clients.record.batch_header import HEADER, LOG_OVERHEAD, parse_header
 
 
 def _varint(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)   # zigzag
+    z = (n << 1) ^ (n >> 63)  # zigzag
     out = bytearray()
     while True:
         b = z & 0x7F
@@ -23,18 +24,47 @@ def _varint(n: int) -> bytes:
 
 
 def _record(offset_delta: int, ts_delta: int, value: bytes) -> bytes:
-    body = (b"\x00" + _varint(ts_delta) + _varint(offset_delta) + _varint(-1)
-            + _varint(len(value)) + value + _varint(0))
+    body = (
+        b"\x00"
+        + _varint(ts_delta)
+        + _varint(offset_delta)
+        + _varint(-1)
+        + _varint(len(value))
+        + value
+        + _varint(0)
+    )
     return _varint(len(body)) + body
 
 
-def make_batch(n_records: int = 1, *, base_offset: int = 0, epoch: int = -1,
-               base_ts: int = 1_000, ts_step: int = 1, value: bytes = b"v" * 10,
-               attributes: int = 0) -> bytes:
+def make_batch(
+    n_records: int = 1,
+    *,
+    base_offset: int = 0,
+    epoch: int = -1,
+    base_ts: int = 1_000,
+    ts_step: int = 1,
+    value: bytes = b"v" * 10,
+    attributes: int = 0,
+) -> bytes:
     records = b"".join(_record(i, i * ts_step, value) for i in range(n_records))
     max_ts = base_ts + (n_records - 1) * ts_step
-    header = bytearray(HEADER.pack(base_offset, 49 + len(records), epoch, 2, 0, attributes,
-                                   n_records - 1, base_ts, max_ts, -1, -1, -1, n_records))
+    header = bytearray(
+        HEADER.pack(
+            base_offset,
+            49 + len(records),
+            epoch,
+            2,
+            0,
+            attributes,
+            n_records - 1,
+            base_ts,
+            max_ts,
+            -1,
+            -1,
+            -1,
+            n_records,
+        )
+    )
     batch = header + records
     struct.pack_into(">I", batch, 17, google_crc32c.value(bytes(batch[21:])))
     return bytes(batch)
@@ -44,7 +74,7 @@ def split_batches(data: bytes) -> list[bytes]:
     out, pos = [], 0
     while pos < len(data):
         size = LOG_OVERHEAD + struct.unpack_from(">i", data, pos + 8)[0]
-        out.append(data[pos:pos + size])
+        out.append(data[pos : pos + size])
         pos += size
     return out
 
@@ -83,10 +113,12 @@ def zstd_bomb(size: int) -> bytes:
     return b"".join(parts) + cobj.flush()
 
 
-def batch_with_section(section: bytes, *, codec: int, count: int = 1, base_ts: int = 1_000,
-                       max_ts: int | None = None) -> bytes:
+def batch_with_section(
+    section: bytes, *, codec: int, count: int = 1, base_ts: int = 1_000, max_ts: int | None = None
+) -> bytes:
     """A batch around an arbitrary records section (compressed or not), its CRC right."""
     max_ts = base_ts if max_ts is None else max_ts
-    header = HEADER.pack(0, 49 + len(section), -1, 2, 0, codec, count - 1, base_ts, max_ts,
-                         -1, -1, -1, count)
+    header = HEADER.pack(
+        0, 49 + len(section), -1, 2, 0, codec, count - 1, base_ts, max_ts, -1, -1, -1, count
+    )
     return with_crc(header + section)

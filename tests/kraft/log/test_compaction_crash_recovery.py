@@ -1,11 +1,19 @@
 """A crash at any point of compaction's swap (after each rename or unlink) reopens to a consistent
 log: no record lost or duplicated, every record at its original offset, leftovers removed."""
+
 import os
 
 import pytest
+from compaction_helpers import (
+    append,
+    batch_headers,
+    compact,
+    compact_config,
+    open_log,
+    records,
+    roll,
+)
 
-from compaction_helpers import (append, batch_headers, compact, compact_config, open_log, records,
-                                roll)
 from clients.record.batch_header import parse_header
 from clients.record.codec import encode_batch
 from clients.record.control import encode_marker_batch
@@ -57,7 +65,9 @@ def _mutations(monkeypatch, crash_at):
                 raise Crash(f"crash before {real.__name__}{args}")
             calls.append(args)
             return real(*args, **kwargs)
+
         return call
+
     monkeypatch.setattr(os, "replace", counted(real_replace))
     monkeypatch.setattr(os, "unlink", counted(real_unlink))
     return calls
@@ -76,9 +86,9 @@ def _check_consistent(dir, original, cleaned):
     log = Log.open(dir, compact_config(segment_bytes=450), now_ms=0)
     got = [(r.offset, r.key, r.value) for r in records(log)]
     offsets = [o for o, _, _ in got]
-    assert offsets == sorted(set(offsets))                         # none duplicated
-    assert set(got) <= set(original)                               # each at its own offset
-    assert set(cleaned) <= set(got)                                # nothing kept by cleaning lost
+    assert offsets == sorted(set(offsets))  # none duplicated
+    assert set(got) <= set(original)  # each at its own offset
+    assert set(cleaned) <= set(got)  # nothing kept by cleaning lost
     assert log.log_end_offset == original[-1][0] + 1
     leftovers = [n for n in os.listdir(dir) if n.endswith((".cleaned", ".swap", ".deleted"))]
     assert leftovers == []
@@ -130,7 +140,7 @@ def test_leftover_cleaned_files_are_discarded_at_open(tmp_path):
     base = f"{0:020d}"
     for suffix in (".log.cleaned", ".index.cleaned", ".timeindex.cleaned"):
         (dir / (base + suffix)).write_bytes(b"half-written garbage")
-    (dir / (base + ".index.swap")).write_bytes(b"")           # an index renamed before its log
+    (dir / (base + ".index.swap")).write_bytes(b"")  # an index renamed before its log
     reopened = _check_consistent(dir, original, original)
     assert [(r.offset, r.key, r.value) for r in records(reopened)] == original
     reopened.close()
@@ -167,14 +177,14 @@ def _with_aborted_txn(dir, *, then_committed=False):
     first = log.log_end_offset
     _txn_batch(log, b"k2", b"aborted", sequence=0)
     marker = log.log_end_offset
-    log.append_as_leader(encode_marker_batch(7, 0, False, 0, 1), 0, now_ms=0,
-                         from_coordinator=True)
+    log.append_as_leader(encode_marker_batch(7, 0, False, 0, 1), 0, now_ms=0, from_coordinator=True)
     entry = AbortedTxn(7, first, marker, marker + 1)
     log.append_aborted_txn(entry)
     if then_committed:
         _txn_batch(log, b"k3", b"committed", sequence=1)
-        log.append_as_leader(encode_marker_batch(7, 0, True, 0, 1), 0, now_ms=0,
-                             from_coordinator=True)
+        log.append_as_leader(
+            encode_marker_batch(7, 0, True, 0, 1), 0, now_ms=0, from_coordinator=True
+        )
         log.high_watermark = log.log_end_offset
     roll(log)
     append(log, [(b"k0", b"active")])
@@ -182,8 +192,17 @@ def _with_aborted_txn(dir, *, then_committed=False):
 
 
 def _txn_batch(log, key, value, sequence):
-    log.append_as_leader(encode_batch([(key, value, (), 1)], producer_id=7, producer_epoch=0,
-                                      base_sequence=sequence, is_transactional=True), 0, now_ms=0)
+    log.append_as_leader(
+        encode_batch(
+            [(key, value, (), 1)],
+            producer_id=7,
+            producer_epoch=0,
+            base_sequence=sequence,
+            is_transactional=True,
+        ),
+        0,
+        now_ms=0,
+    )
 
 
 def _reopened_after_each_crash(tmp_path, monkeypatch, build, now_ms):
@@ -217,21 +236,23 @@ def test_a_crash_at_every_step_keeps_the_aborted_transactions_index(tmp_path, mo
     assert log.collect_aborted_txns(0, log.log_end_offset) == [entry]
     log.close()
     for crash_at, entry, reopened in _reopened_after_each_crash(
-            tmp_path, monkeypatch, _with_aborted_txn, now_ms=10_000):
+        tmp_path, monkeypatch, _with_aborted_txn, now_ms=10_000
+    ):
         assert reopened.collect_aborted_txns(0, reopened.log_end_offset) == [entry], crash_at
 
 
-def test_a_crash_in_the_pass_that_drops_an_abort_marker_drops_its_txnindex_entry(tmp_path,
-                                                                              monkeypatch):
+def test_a_crash_in_the_pass_that_drops_an_abort_marker_drops_its_txnindex_entry(
+    tmp_path, monkeypatch
+):
     """The pass after the one that removed an aborted transaction's data removes its marker and
     its .txnindex entry. A crash at any step of that swap must not bring the old segment's entry
     back without the marker: a read_committed consumer would take the producer's next,
     committed, transaction for aborted data and skip it."""
-    late = 10**12      # past delete.retention.ms: the marker may go
+    late = 10**12  # past delete.retention.ms: the marker may go
 
     def data_cleaned(dir):
         log, entry = _with_aborted_txn(dir, then_committed=True)
-        compact(log)                      # the aborted data goes; marker and entry stay
+        compact(log)  # the aborted data goes; marker and entry stay
         assert log.collect_aborted_txns(0, log.log_end_offset) == [entry]
         return log, entry
 
@@ -244,6 +265,7 @@ def test_a_crash_in_the_pass_that_drops_an_abort_marker_drops_its_txnindex_entry
     assert log.collect_aborted_txns(0, log.log_end_offset) == []
     log.close()
     for crash_at, entry, reopened in _reopened_after_each_crash(
-            tmp_path, monkeypatch, data_cleaned, now_ms=late):
+        tmp_path, monkeypatch, data_cleaned, now_ms=late
+    ):
         listed = reopened.collect_aborted_txns(0, reopened.log_end_offset)
         assert bool(listed) == (entry.last_offset in markers(reopened)), (crash_at, listed)

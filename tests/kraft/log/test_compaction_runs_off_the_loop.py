@@ -1,13 +1,14 @@
 """The broker's cleaner reads segments and writes the cleaned ones in a worker thread and swaps
 them in on the loop; appends go on meanwhile, and a pass whose log changed under it (truncation,
 retention) swaps nothing, leaves no `.cleaned` file and is redone by the next round."""
+
 import os
 import threading
 
 import pytest
 import trio
-
 from compaction_helpers import append, compact_config, latest_by_key, records, roll
+
 from kraft.log import cleaner
 from kraft.log.log_manager import LogManager
 
@@ -25,9 +26,11 @@ def _step(work) -> str:
 def _threaded(before_step=lambda name: None):
     """run_sync for clean_compacted_off_loop: `before_step` runs on the loop, then the step in
     a worker thread (trio's)."""
+
     async def run_sync(work):
         before_step(_step(work))
         return await trio.to_thread.run_sync(work)
+
     return run_sync
 
 
@@ -52,10 +55,13 @@ async def test_reads_and_writes_run_in_a_thread_and_the_swap_on_the_loop(tmp_pat
         def call(*args, **kwargs):
             threads.setdefault(name, set()).add(threading.current_thread())
             return real(*args, **kwargs)
+
         return call
+
     monkeypatch.setattr(cleaner, "_build_offset_map", recorded("map", cleaner._build_offset_map))
-    monkeypatch.setattr(cleaner.SegmentCleaner, "clean_group",
-                        recorded("write", cleaner.SegmentCleaner.clean_group))
+    monkeypatch.setattr(
+        cleaner.SegmentCleaner, "clean_group", recorded("write", cleaner.SegmentCleaner.clean_group)
+    )
     monkeypatch.setattr(cleaner, "swap_in", recorded("swap", cleaner.swap_in))
     results = await manager.clean_compacted_off_loop(NOW, trio.to_thread.run_sync)
     loop = threading.current_thread()
@@ -72,13 +78,15 @@ async def test_appends_and_rolls_during_the_pass_do_not_stop_the_swap(tmp_path):
 
     def append_more(name):
         append(log, [(b"k0", b"during-" + name.encode())])
-        roll(log)        # a new sealed segment above the planned end: not the pass's business
+        roll(log)  # a new sealed segment above the planned end: not the pass's business
+
     results = await manager.clean_compacted_off_loop(NOW, _threaded(append_more))
     assert results["t", 0].end_offset == 40
     got = [(r.offset, r.key, r.value) for r in records(log)]
     cleaned, appended = got[:5], got[5:]
-    assert [(o, k) for o, k, _ in cleaned] == sorted((o, k) for k, (o, _) in
-                                                     latest_by_key(pairs).items())
+    assert [(o, k) for o, k, _ in cleaned] == sorted(
+        (o, k) for k, (o, _) in latest_by_key(pairs).items()
+    )
     assert appended and all(o >= 40 and v.startswith(b"during-") for o, _, v in appended)
     assert _leftovers(log) == []
     manager.close()
@@ -105,11 +113,12 @@ async def test_a_pass_whose_log_changed_meanwhile_swaps_nothing(tmp_path, change
             changed.append(name)
             # Deterministic: the thread has not started; the segments it snapshotted are gone
             # or cut, the log goes on.
+
     results = await manager.clean_compacted_off_loop(NOW, _threaded(change_once))
     assert changed == [when]
     assert results == {}
     offsets = [r.offset for r in records(log)]
-    assert offsets == list(range(offsets[0], log.log_end_offset))    # nothing cleaned away
+    assert offsets == list(range(offsets[0], log.log_end_offset))  # nothing cleaned away
     assert _leftovers(log) == []
     assert not (tmp_path / "cleaner-offset-checkpoint").exists()
     # The next round cleans what the log now holds.

@@ -1,14 +1,15 @@
 """A log whose files were damaged under it (a segment deleted, a baseOffset byte flipped, bytes
 corrupted below the recovery point) raises SegmentCorrupt at open or at read: a read never skips
 the missing offsets nor answers "no data" below the high watermark, and nothing flushed is cut."""
+
 import os
 
 import pytest
+from kraft_log_helpers import make_batch
 
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
 from kraft.log.segment import SegmentCorrupt
-from kraft_log_helpers import make_batch
 
 CONFIG = LogConfig(segment_bytes=1000, index_interval_bytes=150)
 
@@ -46,7 +47,9 @@ def test_a_deleted_middle_segment_is_a_gap_at_open_and_an_error_at_read(tmp_path
     assert reopened.offset_gaps == [missing]
     reopened.high_watermark = reopened.log_end_offset
     for offset in (missing[0], missing[1] - 1):
-        with pytest.raises(SegmentCorrupt, match=f"offsets {offset} to {missing[1] - 1} .* missing"):
+        with pytest.raises(
+            SegmentCorrupt, match=f"offsets {offset} to {missing[1] - 1} .* missing"
+        ):
             reopened.read(offset, 1 << 20, max_offset=reopened.high_watermark)
     # Offsets on either side still read.
     assert reopened.read(missing[0] - 1, 1 << 20).records
@@ -64,8 +67,9 @@ def test_a_deleted_middle_segment_is_found_after_a_crash_too(tmp_path):
 
 def test_a_compacted_log_may_have_gaps(tmp_path):
     config = LogConfig(segment_bytes=1000, index_interval_bytes=150, cleanup_policy="compact")
-    log = _log_of_segments(tmp_path / "t-0", config=LogConfig(segment_bytes=1000,
-                                                              index_interval_bytes=150))
+    log = _log_of_segments(
+        tmp_path / "t-0", config=LogConfig(segment_bytes=1000, index_interval_bytes=150)
+    )
     doomed = log.segments[1]
     os.unlink(doomed.log_path)
     reopened = _reopen_clean(tmp_path / "t-0", log, config)
@@ -77,7 +81,7 @@ def test_a_compacted_log_may_have_gaps(tmp_path):
 def test_a_flipped_base_offset_byte_in_an_old_segment_fails_the_fetch_not_empties_it(tmp_path):
     log = _log_of_segments(tmp_path / "t-0")
     old = log.segments[1]
-    _flip(old.log_path, 0, 0x40)          # the top byte of the first batch's baseOffset
+    _flip(old.log_path, 0, 0x40)  # the top byte of the first batch's baseOffset
     with pytest.raises(SegmentCorrupt, match="baseOffset is damaged"):
         log.read(old.base_offset, 1 << 20, max_offset=log.high_watermark)
 
@@ -85,7 +89,7 @@ def test_a_flipped_base_offset_byte_in_an_old_segment_fails_the_fetch_not_emptie
 def test_a_small_base_offset_change_is_caught_by_the_next_batch(tmp_path):
     log = _log_of_segments(tmp_path / "t-0")
     old = log.segments[1]
-    _flip(old.log_path, 7, 0x01)          # base offset +1 (or -1): the next batch overlaps it
+    _flip(old.log_path, 7, 0x01)  # base offset +1 (or -1): the next batch overlaps it
     with pytest.raises(SegmentCorrupt):
         log.read(old.base_offset + 1, 1 << 20, max_offset=log.high_watermark)
 
@@ -108,8 +112,8 @@ def test_corrupt_bytes_below_the_recovery_point_refuse_to_open_and_cut_nothing(t
     end = log.log_end_offset
     log.flush()
     sizes = sorted(os.path.getsize(seg.log_path) for seg in log.segments)
-    _flip(old.log_path, 70)               # inside the first batch's records: a CRC mismatch
-    os.unlink(old.offset_index.path)      # so the open CRC-scans this segment
+    _flip(old.log_path, 70)  # inside the first batch's records: a CRC mismatch
+    os.unlink(old.offset_index.path)  # so the open CRC-scans this segment
     # A crash after the flush: the damage is below the recovery point.
     with pytest.raises(SegmentCorrupt, match="below the recovery point"):
         Log.open(path, CONFIG, recovery_point=end, now_ms=0)

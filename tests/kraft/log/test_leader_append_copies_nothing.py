@@ -2,6 +2,7 @@
 partitionLeaderEpoch, outside the CRC) goes out as a separate 16-byte piece of the same writev,
 so a megabyte produced is not copied into a bytearray first; LogAppendTime topics still copy
 (that stamp is inside the CRC)."""
+
 from __future__ import annotations
 
 import os
@@ -30,20 +31,22 @@ def test_a_leader_append_allocates_far_less_than_the_batch(tmp_path):
     # is copied once (transiently). Before, a bytearray of the request came on top (3 MiB peak).
     assert peak < 1.5 * MIB, f"{peak} bytes allocated to append a {len(batch)}-byte batch"
     stored = log.read(1, 2 * MIB).records
-    header = validate_batch(stored)            # the CRC still holds
+    header = validate_batch(stored)  # the CRC still holds
     assert (header.base_offset, header.partition_leader_epoch) == (1, 7)
     assert stored[16:] == batch[16:]
-    assert parse_header(batch).base_offset == 0     # the producer's bytes are untouched
+    assert parse_header(batch).base_offset == 0  # the producer's bytes are untouched
     log.close()
 
 
 def test_several_batches_and_log_append_time_read_back_stamped(tmp_path):
     for log_append_time in (False, True):
-        config = LogConfig(message_timestamp_type="LogAppendTime" if log_append_time
-                           else "CreateTime")
+        config = LogConfig(
+            message_timestamp_type="LogAppendTime" if log_append_time else "CreateTime"
+        )
         log = Log.open(tmp_path / f"t-{int(log_append_time)}", config, now_ms=0)
-        records = b"".join(encode_batch([(None, b"v%d" % i, (), 1000 + i)] * (i + 1))
-                           for i in range(3))
+        records = b"".join(
+            encode_batch([(None, b"v%d" % i, (), 1000 + i)] * (i + 1)) for i in range(3)
+        )
         info = log.append_as_leader(records, leader_epoch=4, now_ms=5000)
         assert (info.first_offset, info.last_offset) == (0, 5)
         stored, pos, seen = log.read(0, MIB).records, 0, []
@@ -70,7 +73,7 @@ def test_writev_all_writes_more_buffers_than_one_writev_takes(tmp_path):
 def test_writev_all_goes_on_after_short_writes(tmp_path, monkeypatch):
     real_write = os.write
 
-    def short_writev(fd, buffers):      # as a signal or a full pipe may: 777 bytes at most
+    def short_writev(fd, buffers):  # as a signal or a full pipe may: 777 bytes at most
         return real_write(fd, b"".join(bytes(b) for b in buffers)[:777])
 
     monkeypatch.setattr("kraft.fs.os.writev", short_writev)

@@ -1,22 +1,23 @@
+from kraft_log_helpers import make_batch
+
 from kraft.log.leader_epoch_cache import LeaderEpochCache
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
-from kraft_log_helpers import make_batch
 
 
 def test_assign_end_offset_for_and_truncation(tmp_path):
     path = tmp_path / "leader-epoch-checkpoint"
     cache = LeaderEpochCache(path)
     cache.assign(1, 0)
-    cache.assign(1, 5)            # same epoch later: no change
+    cache.assign(1, 5)  # same epoch later: no change
     cache.assign(3, 10)
     cache.assign(4, 20)
     assert cache.entries == [(1, 0), (3, 10), (4, 20)]
     assert path.read_text() == "0\n3\n1 0\n3 10\n4 20\n"
-    assert cache.end_offset_for(4, 33) == (4, 33)       # latest epoch: the log end
+    assert cache.end_offset_for(4, 33) == (4, 33)  # latest epoch: the log end
     assert cache.end_offset_for(3, 33) == (3, 20)
-    assert cache.end_offset_for(2, 33) == (1, 10)       # unknown epoch: the largest below it
-    assert cache.end_offset_for(0, 33) == (0, 0)        # below everything
+    assert cache.end_offset_for(2, 33) == (1, 10)  # unknown epoch: the largest below it
+    assert cache.end_offset_for(0, 33) == (0, 0)  # below everything
     assert cache.end_offset_for(5, 33) == (-1, -1)
     assert cache.end_offset_for(-1, 33) == (-1, -1)
     assert cache.epoch_for_offset(15) == 3
@@ -25,7 +26,7 @@ def test_assign_end_offset_for_and_truncation(tmp_path):
     cache.truncate_from_start(12)
     assert cache.entries == [(3, 12)]
     assert LeaderEpochCache.load(path).entries == [(3, 12)]
-    cache.assign(2, 30)           # an older epoch removes contradicting entries
+    cache.assign(2, 30)  # an older epoch removes contradicting entries
     assert cache.entries == [(2, 30)]
 
 

@@ -1,7 +1,8 @@
+from kraft_log_helpers import headers, make_batch, read_all, split_batches
+
 from clients.record.batch_header import parse_header
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
-from kraft_log_helpers import headers, make_batch, read_all, split_batches
 
 SMALL = LogConfig(segment_bytes=1000, index_interval_bytes=100)
 
@@ -9,7 +10,9 @@ SMALL = LogConfig(segment_bytes=1000, index_interval_bytes=100)
 def _fill(log, count=60, per_batch=3):
     sent = []
     for i in range(count):
-        info = log.append_as_leader(make_batch(per_batch, base_ts=1000 + i), leader_epoch=5, now_ms=0)
+        info = log.append_as_leader(
+            make_batch(per_batch, base_ts=1000 + i), leader_epoch=5, now_ms=0
+        )
         sent.append((info.first_offset, info.last_offset))
     return sent
 
@@ -38,7 +41,7 @@ def test_max_bytes_and_max_offset(tmp_path):
     _fill(log)
     one = len(make_batch(3))
     data = log.read(0, one * 4 + one // 2).records
-    assert len(data) == one * 4                      # whole batches only
+    assert len(data) == one * 4  # whole batches only
     data = log.read(0, 1 << 20, max_offset=31).records  # batch 30..32 holds 31: excluded
     assert [h.last_offset for h in headers(data)][-1] == 29
     assert log.read(30, 1 << 20, max_offset=31).records == b""
@@ -57,7 +60,9 @@ def test_min_one_batch_returns_one_oversized_batch(tmp_path):
 
 def test_out_of_range_reads_raise(tmp_path):
     import pytest
+
     from kraft.log.log import OffsetOutOfRange
+
     log = Log.open(tmp_path / "t-0", LogConfig(), now_ms=0)
     log.append_as_leader(make_batch(2), 0, now_ms=0)
     with pytest.raises(OffsetOutOfRange, match="out of range"):
@@ -73,7 +78,8 @@ def test_bytes_on_disk_are_the_appended_bytes_with_offsets_set(tmp_path):
     info = log.append_as_leader(batch, 0, now_ms=0)
     assert info.first_offset == 4 and info.num_records == 4 and info.valid_bytes == len(batch)
     second = split_batches(log.read(4, 1000).records)[0]
-    assert second[8:12] == batch[8:12] and second[16:] == batch[16:]   # only offset/epoch changed
+    assert second[8:12] == batch[8:12] and second[16:] == batch[16:]  # only offset/epoch changed
     assert parse_header(second).base_offset == 4
     from clients.record.batch_header import validate_batch
+
     validate_batch(second)

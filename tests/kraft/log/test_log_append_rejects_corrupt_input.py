@@ -1,11 +1,11 @@
 import struct
 
 import pytest
+from kraft_log_helpers import make_batch
 
 from clients.errors import ErrorCode
 from kraft.log.log import CorruptRecords, Log, RecordTooLarge
 from kraft.log.log_config import LogConfig
-from kraft_log_helpers import make_batch
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def test_crc_flip_in_second_of_three_batches_appends_nothing(log):
 
 def test_wrong_length_is_rejected(log):
     bad = bytearray(make_batch(2))
-    struct.pack_into(">i", bad, 8, len(bad))     # claims 12 bytes more than there are
+    struct.pack_into(">i", bad, 8, len(bad))  # claims 12 bytes more than there are
     with pytest.raises(CorruptRecords, match="claims"):
         log.append_as_leader(bytes(bad), 0, now_ms=0)
     _assert_nothing_appended(log)

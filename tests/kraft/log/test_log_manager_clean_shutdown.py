@@ -1,8 +1,10 @@
 """After a clean close the reopen trusts the files (no CRC scan: a flipped CRC byte goes
 unnoticed); without the marker it scans from the recovery point and cuts the bad batch."""
+
+from kraft_log_helpers import make_batch, read_all, split_batches
+
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
-from kraft_log_helpers import make_batch, read_all, split_batches
 
 
 def _write_and_close(tmp_path, *, clean: bool):
@@ -16,7 +18,7 @@ def _write_and_close(tmp_path, *, clean: bool):
     if clean:
         manager.close()
     else:
-        manager.checkpoint()          # recovery point 0: nothing was flushed
+        manager.checkpoint()  # recovery point 0: nothing was flushed
     with open(seg_path, "r+b") as f:  # flip a byte of the last batch's CRC field
         f.seek(len(batches[0]) * 4 + 18)
         byte = f.read(1)
@@ -26,13 +28,13 @@ def _write_and_close(tmp_path, *, clean: bool):
 
 
 def test_reopen_after_clean_close_does_no_recovery_scan(tmp_path):
-    batches = _write_and_close(tmp_path, clean=True)
+    _write_and_close(tmp_path, clean=True)
     manager = LogManager([tmp_path], LogConfig(), now_ms=0)
     log = manager.get_log("t", 0)
     assert manager.clean_shutdown[tmp_path] is True
     assert manager.recovered_logs == 0 and log.recovered_segments == 0
     assert log.log_end_offset == 10 and log.high_watermark == 10
-    assert len(split_batches(read_all(log))) == 5          # the bad CRC was not looked at
+    assert len(split_batches(read_all(log))) == 5  # the bad CRC was not looked at
     assert not (tmp_path / ".kafka_cleanshutdown").exists()
 
 

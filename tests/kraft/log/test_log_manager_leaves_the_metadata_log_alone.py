@@ -1,5 +1,6 @@
 """A log dir that also holds the Raft metadata log (`__cluster_metadata-0`, kept by kraft.raft):
 LogManager opens the topic partitions beside it but never the metadata partition itself."""
+
 from kraft.log.log_config import LogConfig
 from kraft.log.log_manager import LogManager
 from kraft.raft.disk import FileRaftLog, metadata_log_dir, quorum_state_path, write_initial

@@ -1,11 +1,13 @@
 """A crash is simulated by never calling close(): reopening with recovery_point=0 scans every
 segment, keeps each complete valid batch before the damage and nothing after it."""
+
 import os
+
+from kraft_log_helpers import make_batch, read_all, split_batches
 
 from kraft.log import file_names
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
-from kraft_log_helpers import make_batch, read_all, split_batches
 
 CONFIG = LogConfig(segment_bytes=2000, index_interval_bytes=150)
 
@@ -44,14 +46,14 @@ def test_flipped_byte_in_middle_batch_drops_it_and_everything_after(tmp_path):
     log, batches = _crashed_log(path)
     seg = log.segments[2]
     batch_size = len(batches[0])
-    with open(seg.log_path, "r+b") as f:          # a byte inside the 2nd batch of segment 2
+    with open(seg.log_path, "r+b") as f:  # a byte inside the 2nd batch of segment 2
         f.seek(batch_size + 40)
         byte = f.read(1)
         f.seek(batch_size + 40)
         f.write(bytes([byte[0] ^ 0x01]))
     first_offset_of_seg = seg.base_offset
     reopened = _reopen(path)
-    good = first_offset_of_seg // 2 + 1           # batches before the damaged one
+    good = first_offset_of_seg // 2 + 1  # batches before the damaged one
     assert split_batches(read_all(reopened)) == batches[:good]
     assert reopened.log_end_offset == 2 * good
     assert reopened.segment_count == 3
@@ -72,7 +74,7 @@ def test_deleted_indexes_are_rebuilt_identically(tmp_path):
     seg.offset_index.path.unlink()
     seg.time_index.path.unlink()
     reopened = Log.open(path, CONFIG, recovery_point=log.log_end_offset, now_ms=0)
-    assert reopened.recovered_segments == 2       # the one without indexes, and the active one
+    assert reopened.recovered_segments == 2  # the one without indexes, and the active one
     rebuilt = reopened.segments[1]
     assert rebuilt.offset_index.path.read_bytes() == index_bytes
     # The rebuilt time index gains the sealing entry (max timestamp) of an inactive segment.

@@ -1,11 +1,12 @@
+from kraft_log_helpers import make_batch
+
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
-from kraft_log_helpers import make_batch
 
 
 def _log(tmp_path, config, n=30):
     log = Log.open(tmp_path / "t-0", config, now_ms=0)
-    for i in range(n):        # batch i: offsets 2i, 2i+1; timestamps 1000 * i (+1)
+    for i in range(n):  # batch i: offsets 2i, 2i+1; timestamps 1000 * i (+1)
         log.append_as_leader(make_batch(2, base_ts=1000 * i), 0, now_ms=0)
     log.high_watermark = log.log_end_offset
     return log
@@ -14,7 +15,7 @@ def _log(tmp_path, config, n=30):
 def test_retention_ms_deletes_old_segments_only(tmp_path):
     log = _log(tmp_path, LogConfig(segment_bytes=500, retention_ms=10_000))
     bases = [seg.base_offset for seg in log.segments]
-    now = 25_000    # segments whose newest timestamp is before 15_000 expire
+    now = 25_000  # segments whose newest timestamp is before 15_000 expire
     deleted = log.delete_old_segments(now)
     assert deleted >= 1
     assert all(seg.max_timestamp >= now - 10_000 for seg in log.segments)

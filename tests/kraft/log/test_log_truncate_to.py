@@ -1,6 +1,7 @@
+from kraft_log_helpers import headers, make_batch, read_all, split_batches
+
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
-from kraft_log_helpers import headers, make_batch, read_all, split_batches
 
 CONFIG = LogConfig(segment_bytes=600, index_interval_bytes=100)
 
@@ -16,7 +17,7 @@ def test_truncate_across_segment_boundaries_then_append(tmp_path):
     log = _log(tmp_path)
     before = split_batches(read_all(log))
     segments_before = log.segment_count
-    cut = log.segments[2].base_offset - 4        # inside segment 1, two segments dropped
+    cut = log.segments[2].base_offset - 4  # inside segment 1, two segments dropped
     log.truncate_to(cut)
     assert log.log_end_offset == cut
     assert log.segment_count == 2 < segments_before
@@ -30,7 +31,7 @@ def test_truncate_across_segment_boundaries_then_append(tmp_path):
     assert headers(log.read(cut + 1, 1000).records)[0].base_offset == cut
     # And its index file is exactly what a rebuild from the log produces.
     active = log.segments[-1]
-    active.offset_index.flush()                  # entries reach the file at flush or close
+    active.offset_index.flush()  # entries reach the file at flush or close
     index_bytes = active.offset_index.path.read_bytes()
     assert index_bytes
     active.offset_index.path.unlink()
@@ -42,7 +43,7 @@ def test_truncate_across_segment_boundaries_then_append(tmp_path):
 
 def test_truncate_mid_batch_drops_the_whole_batch(tmp_path):
     log = _log(tmp_path, n=5)
-    log.truncate_to(5)                            # batch 4..5 goes whole
+    log.truncate_to(5)  # batch 4..5 goes whole
     assert log.log_end_offset == 4
 
 

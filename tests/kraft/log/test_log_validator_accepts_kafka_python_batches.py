@@ -1,39 +1,50 @@
 """The leader's validator against kafka-python, an independent writer of record batch v2: its
 batches pass in every codec it writes (keys, values, headers present or not), and the same
 batches with a record dropped, a count that lies or a cut section (CRC made right) do not."""
+
 import random
 import struct
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka_python_snappy import give_kafka_python_snappy
+from kraft_log_helpers import with_crc
 
 from clients.errors import ErrorCode, KraftError
 from clients.record.compression import compress, decompress
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
 from kraft.log.log_validator import validate_records
-from kafka_python_snappy import give_kafka_python_snappy
-from kraft_log_helpers import with_crc
 
-CODECS = [0, 1, 2, 3, 4]       # none, gzip, snappy (xerial, as Java writes it), lz4, zstd
+CODECS = [0, 1, 2, 3, 4]  # none, gzip, snappy (xerial, as Java writes it), lz4, zstd
 
 
 @pytest.fixture(autouse=True)
 def kafka_python_snappy(monkeypatch):
     give_kafka_python_snappy(monkeypatch)
+
+
 NOW = 1_700_000_000_000
 
 
 def kafka_python_batch(seed: int, codec: int, keyed: bool) -> bytes:
     rng = random.Random(seed)
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
-                                        producer_id=9, producer_epoch=0, base_sequence=0,
-                                        batch_size=10**8)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=codec,
+        is_transactional=False,
+        producer_id=9,
+        producer_epoch=0,
+        base_sequence=0,
+        batch_size=10**8,
+    )
     for i in range(rng.randrange(1, 200)):
         key = b"key-%d" % rng.randrange(50) if keyed or rng.random() < 0.5 else None
         value = rng.choice([None, b"", (b"value-%d " % (i % 9)) * rng.randrange(1, 30)])
-        headers = [("h-é%d" % j, rng.choice([None, b"x" * rng.randrange(20)]))
-                   for j in range(rng.randrange(3))]
+        headers = [
+            ("h-é%d" % j, rng.choice([None, b"x" * rng.randrange(20)]))
+            for j in range(rng.randrange(3))
+        ]
         assert builder.append(i, NOW + rng.randrange(-5_000, 5_000), key, value, headers)
     return bytes(builder.build())
 
@@ -71,15 +82,15 @@ def test_kafka_python_batches_edited_are_refused(codec):
     count = struct.unpack_from(">i", batch, 57)[0]
     first_length = section[0] >> 1 if section[0] < 0x80 else None
     lying = bytearray(batch)
-    struct.pack_into(">i", lying, 23, count)            # lastOffsetDelta one more ...
-    struct.pack_into(">i", lying, 57, count + 1)        # ... and recordsCount to match
+    struct.pack_into(">i", lying, 23, count)  # lastOffsetDelta one more ...
+    struct.pack_into(">i", lying, 57, count + 1)  # ... and recordsCount to match
     edited = {
         "count that lies": with_crc(lying),
         "section cut short": with_section(batch, section[:-3], codec),
         "a byte more": with_section(batch, section + b"\x00", codec),
     }
     if first_length is not None:
-        edited["first record dropped"] = with_section(batch, section[1 + first_length:], codec)
+        edited["first record dropped"] = with_section(batch, section[1 + first_length :], codec)
     for what, bad in edited.items():
         with pytest.raises(KraftError) as err:
             validate_records(bytearray(bad), LogConfig(), "t-0", leader=True)

@@ -1,27 +1,29 @@
 """Property: any edit of a valid batch, made to pass the CRC again (length and CRC recomputed), is
 either refused by the leader's validator or decodes to exactly recordsCount records at offsets
 0..n-1 whose largest timestamp is maxTimestamp: nothing a consumer cannot read gets appended."""
+
 import struct
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from kraft_log_helpers import with_crc
 
 from clients.errors import KraftError
 from clients.record.codec import decode_batch, encode_batch
 from clients.record.compression import compress
 from kraft.log.log_config import LogConfig
 from kraft.log.log_validator import validate_records
-from kraft_log_helpers import with_crc
 
 CONFIG = LogConfig()
 COMPACTED = LogConfig(cleanup_policy="compact")
 
-blob = st.one_of(st.none(), st.binary(max_size=90))   # 64 and up: two-byte lengths
+blob = st.one_of(st.none(), st.binary(max_size=90))  # 64 and up: two-byte lengths
 header = st.tuples(st.text(max_size=5), blob)
 record = st.tuples(blob, blob, st.lists(header, max_size=2), st.integers(1_000, 1_100))
-edit = st.tuples(st.sampled_from(["set", "insert", "delete"]), st.integers(0, 10_000),
-                 st.integers(0, 255))
+edit = st.tuples(
+    st.sampled_from(["set", "insert", "delete"]), st.integers(0, 10_000), st.integers(0, 255)
+)
 
 
 def rebuilt(batch: bytes, section: bytes, codec: int) -> bytes:
@@ -47,21 +49,26 @@ def mutate(data: bytes, edits) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.slow          # 400 examples
+@pytest.mark.slow  # 400 examples
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(records=st.lists(record, min_size=1, max_size=6), codec=st.sampled_from([0, 1, 2, 3, 4]),
-       edits=st.lists(edit, min_size=1, max_size=3),
-       in_header=st.booleans(), compacted=st.booleans())
-def test_an_edited_batch_is_refused_or_reads_back_exactly(records, codec, edits, in_header,
-                                                          compacted):
+@given(
+    records=st.lists(record, min_size=1, max_size=6),
+    codec=st.sampled_from([0, 1, 2, 3, 4]),
+    edits=st.lists(edit, min_size=1, max_size=3),
+    in_header=st.booleans(),
+    compacted=st.booleans(),
+)
+def test_an_edited_batch_is_refused_or_reads_back_exactly(
+    records, codec, edits, in_header, compacted
+):
     batch = encode_batch(records, compression=codec)
-    section = encode_batch(records)[61:]        # the records, uncompressed
-    if in_header:     # attributes .. recordsCount: the CRC-covered header fields
+    section = encode_batch(records)[61:]  # the records, uncompressed
+    if in_header:  # attributes .. recordsCount: the CRC-covered header fields
         tail = mutate(batch[21:61], [(k, at, v) for k, at, v in edits if k == "set"])
         batch = batch[:21] + tail + batch[61:]
         codec = struct.unpack_from(">h", batch, 21)[0] & 7
         if codec not in (0, 1, 2, 3, 4):
-            codec = 0       # an unreadable codec in the attributes: the section stays as it is
+            codec = 0  # an unreadable codec in the attributes: the section stays as it is
         candidate = rebuilt(batch, section, codec) if codec else with_crc(batch[:61] + section)
     else:
         candidate = rebuilt(batch, mutate(section, edits), codec)

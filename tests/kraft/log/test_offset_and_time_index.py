@@ -1,10 +1,11 @@
 import struct
 
+from kraft_log_helpers import make_batch
+
 from kraft.log.log import Log
 from kraft.log.log_config import LogConfig
 from kraft.log.offset_index import OffsetIndex
 from kraft.log.time_index import TimeIndex
-from kraft_log_helpers import make_batch
 
 
 def test_offset_index_lookup_and_file_format(tmp_path):
@@ -14,7 +15,7 @@ def test_offset_index_lookup_and_file_format(tmp_path):
     assert index.lookup(105) == (105, 300)
     assert index.lookup(119) == (110, 700)
     assert index.lookup(10**9) == (120, 1500)
-    assert not index.path.exists()           # entries reach the file at flush or close
+    assert not index.path.exists()  # entries reach the file at flush or close
     index.flush()
     raw = index.path.read_bytes()
     assert raw == struct.pack(">iiiiii", 5, 300, 10, 700, 20, 1500)
@@ -54,8 +55,10 @@ def test_log_writes_an_index_entry_every_interval(tmp_path):
 
 
 def test_offset_for_timestamp(tmp_path):
-    log = Log.open(tmp_path / "t-0", LogConfig(segment_bytes=500, index_interval_bytes=100), now_ms=0)
-    for i in range(30):   # batch i holds offsets 2i, 2i+1 with timestamps 1000+100i, +1
+    log = Log.open(
+        tmp_path / "t-0", LogConfig(segment_bytes=500, index_interval_bytes=100), now_ms=0
+    )
+    for i in range(30):  # batch i holds offsets 2i, 2i+1 with timestamps 1000+100i, +1
         log.append_as_leader(make_batch(2, base_ts=1000 + 100 * i), 0, now_ms=0)
     assert log.segment_count > 2
     assert log.offset_for_timestamp(0) == (0, 1000)

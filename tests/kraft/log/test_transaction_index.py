@@ -1,6 +1,7 @@
 """Each segment's `.txnindex` lists the aborted transactions whose ABORT marker it holds, in
 Kafka's TransactionIndex layout; it is cut with the log's tail (truncation, a torn tail at
 recovery), deleted with its segment, and searched across segments by a read_committed fetch."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,10 @@ KAFKA_ABORTED_TXN = struct.Struct(">hqqqq")
 def decode_txnindex(path) -> list[tuple[int, int, int, int, int]]:
     data = path.read_bytes()
     assert len(data) % KAFKA_ABORTED_TXN.size == 0
-    return [KAFKA_ABORTED_TXN.unpack_from(data, pos)
-            for pos in range(0, len(data), KAFKA_ABORTED_TXN.size)]
+    return [
+        KAFKA_ABORTED_TXN.unpack_from(data, pos)
+        for pos in range(0, len(data), KAFKA_ABORTED_TXN.size)
+    ]
 
 
 def open_log(dir, **kw) -> Log:
@@ -42,11 +45,11 @@ def test_entries_are_written_in_kafkas_layout_and_searched(tmp_path):
     fill(log, 10)
     log.append_aborted_txn(AbortedTxn(7, 1, 4, 2))
     log.append_aborted_txn(AbortedTxn(8, 2, 6, 7))
-    log.append_aborted_txn(AbortedTxn(8, 2, 6, 7))     # a replay meets the marker again
+    log.append_aborted_txn(AbortedTxn(8, 2, 6, 7))  # a replay meets the marker again
     assert decode_txnindex(txnindex(tmp_path, 0)) == [(0, 7, 1, 4, 2), (0, 8, 2, 6, 7)]
     assert log.collect_aborted_txns(0, 10) == [AbortedTxn(7, 1, 4, 2), AbortedTxn(8, 2, 6, 7)]
-    assert log.collect_aborted_txns(5, 10) == [AbortedTxn(8, 2, 6, 7)]   # 7's ended at 4
-    assert log.collect_aborted_txns(0, 2) == [AbortedTxn(7, 1, 4, 2)]    # 8's starts at 2
+    assert log.collect_aborted_txns(5, 10) == [AbortedTxn(8, 2, 6, 7)]  # 7's ended at 4
+    assert log.collect_aborted_txns(0, 2) == [AbortedTxn(7, 1, 4, 2)]  # 8's starts at 2
     log.close()
     reopened = open_log(tmp_path, clean_shutdown=True)
     assert reopened.collect_aborted_txns(0, 10) == [AbortedTxn(7, 1, 4, 2), AbortedTxn(8, 2, 6, 7)]
@@ -54,7 +57,7 @@ def test_entries_are_written_in_kafkas_layout_and_searched(tmp_path):
 
 
 def test_a_transaction_spanning_segments_is_found_from_its_first_segment(tmp_path):
-    log = open_log(tmp_path, segment_bytes=200)    # about two batches per segment
+    log = open_log(tmp_path, segment_bytes=200)  # about two batches per segment
     fill(log, 8)
     bases = [s.base_offset for s in log.segments]
     assert len(bases) >= 3
@@ -91,7 +94,7 @@ def test_a_torn_entry_is_cut_at_load(tmp_path):
     log.append_aborted_txn(AbortedTxn(7, 0, 3, 4))
     log.close()
     with open(txnindex(tmp_path, 0), "ab") as f:
-        f.write(b"\x00\x00\x00")     # a crash in the middle of the next entry
+        f.write(b"\x00\x00\x00")  # a crash in the middle of the next entry
     reopened = open_log(tmp_path, clean_shutdown=True)
     assert decode_txnindex(txnindex(tmp_path, 0)) == [(0, 7, 0, 3, 4)]
     reopened.close()

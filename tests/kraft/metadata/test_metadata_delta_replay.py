@@ -1,5 +1,6 @@
 """Replaying records through a MetadataDelta builds the next image, leaves the old image as it
 was, bumps partition and leader epochs by the rules, and answers the brokers' queries."""
+
 import pytest
 
 from kraft.metadata import records as r
@@ -10,14 +11,20 @@ T = "a" * 32
 
 
 def cluster(*extra):
-    return replay_all(EMPTY_IMAGE, [
-        r.RegisterBrokerRecord(1, "i1", 10, "h1", 9092, "r1", fenced=False),
-        r.RegisterBrokerRecord(2, "i2", 11, "h2", 9092, "r2", fenced=False),
-        r.RegisterBrokerRecord(3, "i3", 12, "h3", 9092, None, fenced=True),
-        r.TopicRecord("orders", T),
-        r.PartitionRecord(T, 0, (1, 2), (1, 2), 1),
-        r.PartitionRecord(T, 1, (2, 3), (2,), 2),
-        *extra], last_offset=20, epoch=2)
+    return replay_all(
+        EMPTY_IMAGE,
+        [
+            r.RegisterBrokerRecord(1, "i1", 10, "h1", 9092, "r1", fenced=False),
+            r.RegisterBrokerRecord(2, "i2", 11, "h2", 9092, "r2", fenced=False),
+            r.RegisterBrokerRecord(3, "i3", 12, "h3", 9092, None, fenced=True),
+            r.TopicRecord("orders", T),
+            r.PartitionRecord(T, 0, (1, 2), (1, 2), 1),
+            r.PartitionRecord(T, 1, (2, 3), (2,), 2),
+            *extra,
+        ],
+        last_offset=20,
+        epoch=2,
+    )
 
 
 def test_replay_builds_brokers_topics_and_partitions():
@@ -77,8 +84,9 @@ def test_apply_can_be_called_again_as_records_keep_coming():
 
 
 def test_removing_a_topic_drops_its_partitions_and_configs():
-    image = cluster(r.ConfigRecord(TOPIC_RESOURCE, "orders", "retention.ms", "5"),
-                    r.RemoveTopicRecord(T))
+    image = cluster(
+        r.ConfigRecord(TOPIC_RESOURCE, "orders", "retention.ms", "5"), r.RemoveTopicRecord(T)
+    )
     assert image.topic("orders") is None and image.topic_by_id(T) is None
     assert dict(image.topic_configs("orders")) == {}
     assert image.partitions_replicated_on(1) == []
@@ -87,9 +95,11 @@ def test_removing_a_topic_drops_its_partitions_and_configs():
 
 
 def test_configs_are_set_and_deleted():
-    image = cluster(r.ConfigRecord(TOPIC_RESOURCE, "orders", "retention.ms", "5"),
-                    r.ConfigRecord(TOPIC_RESOURCE, "orders", "cleanup.policy", "compact"),
-                    r.ConfigRecord(TOPIC_RESOURCE, "orders", "retention.ms", None))
+    image = cluster(
+        r.ConfigRecord(TOPIC_RESOURCE, "orders", "retention.ms", "5"),
+        r.ConfigRecord(TOPIC_RESOURCE, "orders", "cleanup.policy", "compact"),
+        r.ConfigRecord(TOPIC_RESOURCE, "orders", "retention.ms", None),
+    )
     assert dict(image.topic_configs("orders")) == {"cleanup.policy": "compact"}
 
 
@@ -107,21 +117,25 @@ def test_unregistering_removes_the_broker():
 
 def test_leader_change_and_noop_only_move_the_offset():
     before = cluster()
-    after = replay_all(before, [r.NoOpRecord(), r.LeaderChangeRecord(1, 3, (1, 2, 3))],
-                       last_offset=22, epoch=3)
+    after = replay_all(
+        before, [r.NoOpRecord(), r.LeaderChangeRecord(1, 3, (1, 2, 3))], last_offset=22, epoch=3
+    )
     assert after.offset == 22 and after.epoch == 3
     assert after == replay_all(before, [], last_offset=22, epoch=3)
 
 
-@pytest.mark.parametrize("record, fragment", [
-    (r.PartitionRecord("f" * 32, 0, (1,), (1,), 1), "unknown topic id"),
-    (r.PartitionChangeRecord(T, 7, isr=(1,)), "has no partition 7"),
-    (r.TopicRecord("orders", "c" * 32), "topic 'orders' already exists"),
-    (r.TopicRecord("other", T), "already exists"),
-    (r.RemoveTopicRecord("f" * 32), "unknown topic id"),
-    (r.BrokerRegistrationChangeRecord(1, 9, fenced=True), "broker 1 epoch 9 is not registered"),
-    (r.UnregisterBrokerRecord(8, 1), "broker 8 epoch 1 is not registered"),
-])
+@pytest.mark.parametrize(
+    "record, fragment",
+    [
+        (r.PartitionRecord("f" * 32, 0, (1,), (1,), 1), "unknown topic id"),
+        (r.PartitionChangeRecord(T, 7, isr=(1,)), "has no partition 7"),
+        (r.TopicRecord("orders", "c" * 32), "topic 'orders' already exists"),
+        (r.TopicRecord("other", T), "already exists"),
+        (r.RemoveTopicRecord("f" * 32), "unknown topic id"),
+        (r.BrokerRegistrationChangeRecord(1, 9, fenced=True), "broker 1 epoch 9 is not registered"),
+        (r.UnregisterBrokerRecord(8, 1), "broker 8 epoch 1 is not registered"),
+    ],
+)
 def test_records_that_do_not_fit_the_image_are_refused(record, fragment):
     with pytest.raises(MetadataReplayError) as info:
         replay_all(cluster(), [record])

@@ -1,5 +1,6 @@
 """Helpers for tests that hand one forged request to one node of a settled simulated quorum and
 check what it answered and that nothing (role, epoch, vote, leader, quorum-state) changed."""
+
 from __future__ import annotations
 
 from simulation import Simulation
@@ -16,8 +17,14 @@ def settled(seed: int = 5) -> Simulation:
 def state(node) -> tuple:
     """Everything a request could change on `node`, store writes included."""
     core = node.core
-    return (core.role, core.epoch, core.voted_for, core.leader_id, node.store.read(),
-            node.store.writes)
+    return (
+        core.role,
+        core.epoch,
+        core.voted_for,
+        core.leader_id,
+        node.store.read(),
+        node.store.writes,
+    )
 
 
 def deliver(sim: Simulation, node, message):
@@ -26,6 +33,5 @@ def deliver(sim: Simulation, node, message):
     node.core.step(message, sim.now)
     sim.pump(node)
     kind = type(message).__name__.replace("Request", "Response")
-    [answer] = [m for _, m in sim.sent[sent:]
-                if m.dst == message.src and type(m).__name__ == kind]
+    [answer] = [m for _, m in sim.sent[sent:] if m.dst == message.src and type(m).__name__ == kind]
     return answer

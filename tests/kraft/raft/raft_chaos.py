@@ -1,6 +1,7 @@
 """The randomised run every simulation seed does: faults of every kind (drops, duplicates, delays,
 cuts one-way and both, splits, crashes, graceful resignations, requests answered "timed out",
 dead nodes and one-way links refusing connections) under client load, then healing."""
+
 from __future__ import annotations
 
 import random
@@ -17,11 +18,16 @@ def run_chaos(seed: int) -> Simulation:
     plan = random.Random(seed * 7919 + 1)
     # Their own Random, so adding them left every other choice of the plan as it was.
     refusals = random.Random(seed * 131 + 3)
-    sim = Simulation(seed, voters=plan.choice((3, 3, 5)), observers=plan.choice((1, 2)),
-                     drop=plan.choice((0.0, 0.02, 0.1)), duplicate=plan.choice((0.0, 0.05)),
-                     max_delay_ms=plan.choice((3, 8, 20)),
-                     timed_out=random.Random(seed * 31 + 7).choice((0.0, 0.0, 0.05)),
-                     refuse_dead=refusals.random() < 0.5)
+    sim = Simulation(
+        seed,
+        voters=plan.choice((3, 3, 5)),
+        observers=plan.choice((1, 2)),
+        drop=plan.choice((0.0, 0.02, 0.1)),
+        duplicate=plan.choice((0.0, 0.05)),
+        max_delay_ms=plan.choice((3, 8, 20)),
+        timed_out=random.Random(seed * 31 + 7).choice((0.0, 0.0, 0.05)),
+        refuse_dead=refusals.random() < 0.5,
+    )
     node_ids = sorted(sim.nodes)
     voters = sorted(sim.voter_ids)
 
@@ -82,8 +88,9 @@ def run_chaos(seed: int) -> Simulation:
         left = LIVENESS_MS - (sim.now - healed_at)
         if left <= 0:
             sim.fail(f"no proposal committed within {LIVENESS_MS} ms after healing")
-        if proposed is not None and sim.run_until(lambda: sim.is_committed(proposed[1]),
-                                                  min(left, 300)):
+        if proposed is not None and sim.run_until(
+            lambda: sim.is_committed(proposed[1]), min(left, 300)
+        ):
             break
         if proposed is None:
             sim.run_for(min(left, 20))

@@ -1,6 +1,7 @@
 """A deterministic simulation of a kraft quorum: seeded scheduler, fake clock, a router that drops,
 delays, duplicates, reorders and cuts links, crashes that lose unflushed data; invariants checked
 after every event."""
+
 from __future__ import annotations
 
 import random
@@ -8,27 +9,48 @@ import zlib
 from dataclasses import dataclass, field
 
 import msgpack
+from sim_scheduler import InvariantViolation, SeededScheduler  # noqa: F401  (tests import it here)
 
 from clients.errors import ErrorCode
 from kraft.raft import MemoryElectionStore, MemoryRaftLog, OffsetAndEpoch, RaftConfig, RaftCore
-from kraft.raft.messages import (BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
-                                 FetchResponse, FetchSnapshotRequest, VoteRequest, error_response)
+from kraft.raft.messages import (
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    VoteRequest,
+    error_response,
+)
 from kraft.raft.validation import field_problem
-from sim_scheduler import InvariantViolation, SeededScheduler  # noqa: F401  (tests import it here)
 
-REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
-            FetchSnapshotRequest)
+REQUESTS = (
+    VoteRequest,
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchSnapshotRequest,
+)
 
 # Timeouts scaled down from Kafka's (network delays here are 1-8 ms) so a seed covers several
 # elections in a few thousand simulated milliseconds; the ratios between them are Kafka's.
-SIM_CONFIG = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=300, election_backoff_max_ms=150,
-                        request_timeout_ms=150, retry_backoff_ms=10, fetch_max_wait_ms=100,
-                        fetch_max_entries=8, snapshot_chunk_bytes=4, snapshot_interval_entries=12)
+SIM_CONFIG = RaftConfig(
+    election_timeout_ms=150,
+    fetch_timeout_ms=300,
+    election_backoff_max_ms=150,
+    request_timeout_ms=150,
+    retry_backoff_ms=10,
+    fetch_max_wait_ms=100,
+    fetch_max_entries=8,
+    snapshot_chunk_bytes=4,
+    snapshot_interval_entries=12,
+)
 
 
 @dataclass
 class StateMachine:
     """The metadata image stand-in: how many entries were applied and a digest of all of them."""
+
     count: int = 0
     digest: int = 0
 
@@ -66,11 +88,20 @@ class Node:
 class Simulation(SeededScheduler):
     max_events_per_instant = 2000
 
-    def __init__(self, seed: int, voters: int = 3, observers: int = 1,
-                 config: RaftConfig = SIM_CONFIG, drop: float = 0.0, duplicate: float = 0.0,
-                 max_delay_ms: int = 8, flush_delay_ms: int = 3,
-                 record_messages: bool = False, timed_out: float = 0.0,
-                 refuse_dead: bool = False) -> None:
+    def __init__(
+        self,
+        seed: int,
+        voters: int = 3,
+        observers: int = 1,
+        config: RaftConfig = SIM_CONFIG,
+        drop: float = 0.0,
+        duplicate: float = 0.0,
+        max_delay_ms: int = 8,
+        flush_delay_ms: int = 3,
+        record_messages: bool = False,
+        timed_out: float = 0.0,
+        refuse_dead: bool = False,
+    ) -> None:
         super().__init__(seed)
         self.config = config
         self.drop, self.duplicate, self.max_delay_ms = drop, duplicate, max_delay_ms
@@ -101,8 +132,16 @@ class Simulation(SeededScheduler):
         node.alive, node.pending, node.tick_at = True, None, None
         node.sm, node.hw_seen, node.epoch_seen = StateMachine(), 0, 0
         rng = random.Random(self.rng.getrandbits(64))
-        node.core = RaftCore(node.node_id, self.voter_ids, node.log, node.store, rng, self.config,
-                             self.now, is_observer=not node.voter)
+        node.core = RaftCore(
+            node.node_id,
+            self.voter_ids,
+            node.log,
+            node.store,
+            rng,
+            self.config,
+            self.now,
+            is_observer=not node.voter,
+        )
         self.pump(node)
 
     def crash(self, node_id: int) -> None:
@@ -142,8 +181,9 @@ class Simulation(SeededScheduler):
             self._finish(node, node.incarnation, ready, pump=False)
         if node.alive:
             deadline = core.next_deadline_ms
-            if deadline is not None and (node.tick_at is None or deadline < node.tick_at
-                                         or node.tick_at < self.now):
+            if deadline is not None and (
+                node.tick_at is None or deadline < node.tick_at or node.tick_at < self.now
+            ):
                 node.tick_at = max(deadline, self.now)
                 self.at(node.tick_at, self._tick, node, node.incarnation, node.tick_at)
 
@@ -163,8 +203,10 @@ class Simulation(SeededScheduler):
             self._apply(node, e)
         if ready.snapshot_to_take is not None:
             if node.sm.count != ready.snapshot_to_take.offset:
-                self.fail(f"node {node.node_id} asked to snapshot at {ready.snapshot_to_take} "
-                          f"but applied {node.sm.count}")
+                self.fail(
+                    f"node {node.node_id} asked to snapshot at {ready.snapshot_to_take} "
+                    f"but applied {node.sm.count}"
+                )
             data = node.sm.snapshot()
             node.log.create_snapshot(ready.snapshot_to_take, data)
             self._check_snapshot(node, ready.snapshot_to_take, data)
@@ -194,19 +236,30 @@ class Simulation(SeededScheduler):
 
     def _refuse(self, m) -> None:
         """The requester's driver answers its own Fetch: NETWORK_EXCEPTION, no leader known."""
+
         def answer() -> None:
             sender = self.nodes[m.src]
             if sender.alive:
-                sender.core.step(error_response(m, m.dst, sender.core.epoch, None,
-                                                ErrorCode.NETWORK_EXCEPTION), self.now)
+                sender.core.step(
+                    error_response(m, m.dst, sender.core.epoch, None, ErrorCode.NETWORK_EXCEPTION),
+                    self.now,
+                )
                 self.pump(sender)
+
         self.at(self.now + 1, answer)
 
     def _deliver(self, m) -> None:
         node = self.nodes.get(m.dst)
-        if isinstance(m, FetchRequest) and (m.src, m.dst) not in self.cut and (
+        if (
+            isinstance(m, FetchRequest)
+            and (m.src, m.dst) not in self.cut
+            and (
                 (m.src, m.dst) in self.refused
-                or self.refuse_dead and node is not None and not node.alive):
+                or self.refuse_dead
+                and node is not None
+                and not node.alive
+            )
+        ):
             self._refuse(m)
             return
         if node is None or not node.alive or (m.src, m.dst) in self.cut:
@@ -216,8 +269,9 @@ class Simulation(SeededScheduler):
             self.fail(f"node {m.src} sent {m}, which the wire edge refuses: {field_problem(m)}")
         if self.timed_out and isinstance(m, REQUESTS) and self.rng.random() < self.timed_out:
             leader_id, epoch = node.core.leader_and_epoch
-            self._send(error_response(m, node.node_id, epoch, leader_id,
-                                      ErrorCode.REQUEST_TIMED_OUT))
+            self._send(
+                error_response(m, node.node_id, epoch, leader_id, ErrorCode.REQUEST_TIMED_OUT)
+            )
             return
         if isinstance(m, FetchRequest):
             node.open_fetches[(m.src, m.request_id)] = m
@@ -260,8 +314,10 @@ class Simulation(SeededScheduler):
         return (node, result) if isinstance(result, OffsetAndEpoch) else None
 
     def is_committed(self, position: OffsetAndEpoch) -> bool:
-        return (position.offset < len(self.committed)
-                and self.committed[position.offset][0] == position.epoch)
+        return (
+            position.offset < len(self.committed)
+            and self.committed[position.offset][0] == position.epoch
+        )
 
     # -- invariants -------------------------------------------------------------------------------
     def check_invariants(self) -> None:
@@ -287,8 +343,10 @@ class Simulation(SeededScheduler):
         committed = len(self.committed)
         durable = sum(1 for n in self.nodes.values() if n.voter and self._durable_has(n, committed))
         if durable * 2 <= len(self.voter_ids):
-            self.fail(f"only {durable} of {len(self.voter_ids)} voters hold the committed "
-                      f"offset {committed} durably")
+            self.fail(
+                f"only {durable} of {len(self.voter_ids)} voters hold the committed "
+                f"offset {committed} durably"
+            )
 
     def _observe_high_watermark(self, node: Node) -> None:
         hw = node.core.high_watermark
@@ -302,13 +360,17 @@ class Simulation(SeededScheduler):
         log = node.log
         start = max(start, log.log_start_offset)
         if start > len(self.committed):
-            self.fail(f"node {node.node_id}: high watermark {end} skips unknown committed "
-                      f"offsets from {len(self.committed)}")
+            self.fail(
+                f"node {node.node_id}: high watermark {end} skips unknown committed "
+                f"offsets from {len(self.committed)}"
+            )
         for e in log.read(start, end - start):
             if e.offset < len(self.committed):
                 if self.committed[e.offset] != (e.epoch, e.payload, e.control):
-                    self.fail(f"node {node.node_id}: committed offset {e.offset} differs: "
-                              f"{self.committed[e.offset]} vs {(e.epoch, e.payload)}")
+                    self.fail(
+                        f"node {node.node_id}: committed offset {e.offset} differs: "
+                        f"{self.committed[e.offset]} vs {(e.epoch, e.payload)}"
+                    )
             else:
                 self.committed.append((e.epoch, e.payload, e.control))
                 self.digests.append(chain(self.digests[-1], e.epoch, e.payload))
@@ -324,24 +386,33 @@ class Simulation(SeededScheduler):
     def _apply(self, node: Node, e) -> None:
         if e.offset != node.sm.count:
             self.fail(f"node {node.node_id} applied offset {e.offset} after {node.sm.count}")
-        if e.offset >= len(self.committed) or self.committed[e.offset] != (e.epoch, e.payload,
-                                                                           e.control):
+        if e.offset >= len(self.committed) or self.committed[e.offset] != (
+            e.epoch,
+            e.payload,
+            e.control,
+        ):
             self.fail(f"node {node.node_id} applied {e} which is not the committed entry")
         node.sm = StateMachine(e.offset + 1, chain(node.sm.digest, e.epoch, e.payload))
 
     def _check_snapshot(self, node: Node, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
         sm = StateMachine.load(data)
         n = snapshot_id.offset
-        if sm.count != n or n >= len(self.digests) or self.digests[n] != sm.digest \
-                or (n and self.committed[n - 1][0] != snapshot_id.epoch):
+        if (
+            sm.count != n
+            or n >= len(self.digests)
+            or self.digests[n] != sm.digest
+            or (n and self.committed[n - 1][0] != snapshot_id.epoch)
+        ):
             self.fail(f"node {node.node_id}: snapshot {snapshot_id} differs from the committed log")
 
     def _check_durable(self, node: Node) -> None:
         """After a crash the surviving log must agree with every committed entry it holds."""
         log = node.log
         for e in log.read(log.log_start_offset, len(self.committed)):
-            if e.offset < len(self.committed) and node.voter and \
-                    e.offset < node.hw_seen and self.committed[e.offset] != (e.epoch, e.payload,
-                                                                             e.control):
+            if (
+                e.offset < len(self.committed)
+                and node.voter
+                and e.offset < node.hw_seen
+                and self.committed[e.offset] != (e.epoch, e.payload, e.control)
+            ):
                 self.fail(f"node {node.node_id}: durable committed entry {e.offset} differs")
-

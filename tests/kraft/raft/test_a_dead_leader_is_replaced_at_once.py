@@ -2,6 +2,7 @@
 at once: they elect within a few retry backoffs instead of waiting out the fetch timeout. A
 voter that alone cannot reach a live leader moves no epoch (pre-vote: the others still reach it)
 and does not spin."""
+
 from simulation import Simulation
 
 
@@ -25,7 +26,7 @@ def test_a_refused_fetch_elects_far_sooner_than_the_fetch_timeout():
         assert timed_out >= config.fetch_timeout_ms - config.fetch_max_wait_ms
         # retry.backoff.ms, then pre-vote, vote and the fsyncs between: tens of ms.
         assert refused <= 5 * config.retry_backoff_ms + 40, (seed, refused)
-        assert epochs == 1, (seed, epochs)   # the ranked voter stands alone: no split vote
+        assert epochs == 1, (seed, epochs)  # the ranked voter stands alone: no split vote
 
 
 def test_one_voter_refused_by_a_live_leader_moves_no_epoch_and_does_not_spin():

@@ -1,7 +1,9 @@
 """Check-quorum: a leader that hears no fetch from a majority for 1.5 x fetch timeout resigns, so a
 partitioned leader stops accepting writes instead of leading forever."""
-from clients.errors import ErrorCode
+
 from simulation import Simulation
+
+from clients.errors import ErrorCode
 
 
 def test_check_quorum_demotes_an_isolated_leader():

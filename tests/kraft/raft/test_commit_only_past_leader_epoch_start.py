@@ -1,19 +1,28 @@
 """Raft's commit rule (section 5.4.2, Kafka's epoch start offset): a new leader exposes nothing as
 committed until a majority holds its own LeaderChange entry, even if a majority already holds
 every entry from older epochs."""
+
 import random
+
+from simulation import SIM_CONFIG
 
 from kraft.raft import ElectionState, Entry, MemoryElectionStore, MemoryRaftLog, RaftCore
 from kraft.raft.messages import FetchRequest, VoteRequest, VoteResponse
-from simulation import SIM_CONFIG
 
 
 def _elected_leader_with_old_entries() -> tuple[RaftCore, MemoryRaftLog]:
     log = MemoryRaftLog()
     log.append([Entry(i, 1, b"old-%d" % i) for i in range(3)])
     log.flush()
-    core = RaftCore(1, frozenset({1, 2, 3}), log, MemoryElectionStore(ElectionState(1, None, 2)),
-                    random.Random(7), SIM_CONFIG, 0)
+    core = RaftCore(
+        1,
+        frozenset({1, 2, 3}),
+        log,
+        MemoryElectionStore(ElectionState(1, None, 2)),
+        random.Random(7),
+        SIM_CONFIG,
+        0,
+    )
     now = SIM_CONFIG.fetch_timeout_ms + 1
     core.tick(now)  # leader 2 is silent: stand for election (pre-vote first)
     assert core.role == "Prospective"

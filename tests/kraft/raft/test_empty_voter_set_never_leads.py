@@ -1,10 +1,12 @@
 """An unformatted node (no voter set, empty log, no quorum-state) must never make itself leader;
 neither may a lone voter of a larger quorum."""
+
 import random
+
+from simulation import SIM_CONFIG
 
 from kraft.raft import MemoryElectionStore, MemoryRaftLog, RaftCore
 from kraft.raft.messages import VoteRequest
-from simulation import SIM_CONFIG
 
 
 def _tick_for(core: RaftCore, log: MemoryRaftLog, ms: int) -> list:
@@ -33,8 +35,9 @@ def test_a_node_with_an_empty_voter_set_never_becomes_leader():
 
 def test_a_lone_voter_of_three_never_becomes_leader():
     log = MemoryRaftLog()
-    core = RaftCore(1, frozenset({1, 2, 3}), log, MemoryElectionStore(), random.Random(1),
-                    SIM_CONFIG, 0)
+    core = RaftCore(
+        1, frozenset({1, 2, 3}), log, MemoryElectionStore(), random.Random(1), SIM_CONFIG, 0
+    )
     _tick_for(core, log, 20_000)
     assert not core.is_leader and core.epoch == 0  # pre-vote never won, so no epoch was spent
 

@@ -1,5 +1,6 @@
 """A leader that shuts down gracefully sends EndQuorumEpoch; its followers elect at once instead of
 waiting out the fetch timeout, the most caught-up first."""
+
 from simulation import Simulation
 
 

@@ -2,14 +2,16 @@
 or far ahead is refused and nothing is persisted, a healthy follower ignores announcements of
 newer epochs while its leader answers, and a node at the last epochs waits instead of crashing.
 A node honestly far behind still catches up, from the answers to its own requests."""
+
 import random
+
+from forged_requests import deliver, settled, state
+from simulation import SIM_CONFIG, Simulation
 
 from clients.errors import ErrorCode
 from kraft.raft import ElectionState, MemoryElectionStore, MemoryRaftLog, RaftCore
 from kraft.raft.messages import BeginQuorumEpochRequest, EndQuorumEpochRequest, VoteRequest
 from kraft.raft.validation import MAX_EPOCH
-from simulation import SIM_CONFIG, Simulation
-from forged_requests import deliver, settled, state
 
 
 def _leader_and_follower(sim: Simulation):
@@ -23,12 +25,16 @@ def test_begin_quorum_epoch_at_the_end_of_int32_is_refused_and_nothing_persisted
     leader, follower = _leader_and_follower(sim)
     for node in (leader, follower):
         before = state(node)
-        answer = deliver(sim, node, BeginQuorumEpochRequest(follower.node_id if node is leader
-                                                            else leader.node_id,
-                                                            node.node_id, MAX_EPOCH))
+        answer = deliver(
+            sim,
+            node,
+            BeginQuorumEpochRequest(
+                follower.node_id if node is leader else leader.node_id, node.node_id, MAX_EPOCH
+            ),
+        )
         assert answer.error == ErrorCode.INVALID_REQUEST
         assert f"epoch {MAX_EPOCH}" in answer.error_message
-        assert state(node) == before        # store writes included: nothing persisted
+        assert state(node) == before  # store writes included: nothing persisted
     sim.run_for(1000)
     assert sim.leader() is leader
 
@@ -53,12 +59,16 @@ def test_a_healthy_quorum_ignores_announcements_of_newer_epochs():
     leader, follower = _leader_and_follower(sim)
     epoch = leader.core.epoch
     before = {n.node_id: state(n) for n in sim.nodes.values()}
-    for i in range(1, 50):   # a stream of them, each one epoch further
+    for i in range(1, 50):  # a stream of them, each one epoch further
         for node in (leader, follower):
-            other = follower if node is leader else next(
-                n for n in sim.nodes.values() if n.voter and n not in (leader, follower))
-            answer = deliver(sim, node, BeginQuorumEpochRequest(other.node_id, node.node_id,
-                                                                epoch + i))
+            other = (
+                follower
+                if node is leader
+                else next(n for n in sim.nodes.values() if n.voter and n not in (leader, follower))
+            )
+            answer = deliver(
+                sim, node, BeginQuorumEpochRequest(other.node_id, node.node_id, epoch + i)
+            )
             assert answer.error == ErrorCode.UNKNOWN_LEADER_EPOCH
     assert {n.node_id: state(n) for n in sim.nodes.values()} == before
     sim.run_for(2000)
@@ -70,8 +80,9 @@ def test_begin_quorum_epoch_naming_a_second_leader_of_the_epoch_is_refused():
     leader, follower = _leader_and_follower(sim)
     third = next(n for n in sim.nodes.values() if n.voter and n not in (leader, follower))
     before = state(follower)
-    answer = deliver(sim, follower, BeginQuorumEpochRequest(third.node_id, follower.node_id,
-                                                            follower.core.epoch))
+    answer = deliver(
+        sim, follower, BeginQuorumEpochRequest(third.node_id, follower.node_id, follower.core.epoch)
+    )
     assert answer.error == ErrorCode.INVALID_REQUEST
     assert f"already has leader {leader.node_id}" in answer.error_message
     assert state(follower) == before
@@ -81,8 +92,11 @@ def test_end_quorum_epoch_of_an_epoch_never_heard_of_moves_nothing():
     sim = settled()
     leader, follower = _leader_and_follower(sim)
     before = state(follower)
-    answer = deliver(sim, follower, EndQuorumEpochRequest(leader.node_id, follower.node_id,
-                                                          follower.core.epoch + 1, ()))
+    answer = deliver(
+        sim,
+        follower,
+        EndQuorumEpochRequest(leader.node_id, follower.node_id, follower.core.epoch + 1, ()),
+    )
     assert answer.error == ErrorCode.UNKNOWN_LEADER_EPOCH
     assert state(follower) == before
     sim.run_for(1000)
@@ -92,7 +106,7 @@ def test_end_quorum_epoch_of_an_epoch_never_heard_of_moves_nothing():
 def test_a_node_far_behind_catches_up_from_the_answers_to_its_own_requests():
     sim = Simulation(seed=8, voters=3, observers=1)
     ahead = 5 * SIM_CONFIG.max_epoch_jump
-    for node_id in (1, 2):     # two voters come back from a past far beyond node 3's
+    for node_id in (1, 2):  # two voters come back from a past far beyond node 3's
         sim.crash(node_id)
         sim.nodes[node_id].store.write(ElectionState(ahead))
         sim.restart(node_id)
@@ -101,16 +115,19 @@ def test_a_node_far_behind_catches_up_from_the_answers_to_its_own_requests():
     assert leader.core.epoch > ahead
     _, position = sim.propose(1)
     late = sim.nodes[3]
-    assert sim.run_until(lambda: late.core.leader_id == leader.node_id
-                         and late.log.log_end_offset > position.offset, 5000)
+    assert sim.run_until(
+        lambda: late.core.leader_id == leader.node_id and late.log.log_end_offset > position.offset,
+        5000,
+    )
     assert late.core.epoch == leader.core.epoch
 
 
 def test_a_voter_at_the_last_epochs_waits_instead_of_overflowing():
     for voters in ({1}, {1, 2, 3}):
         store = MemoryElectionStore(ElectionState(MAX_EPOCH - 1, None, None))
-        core = RaftCore(1, frozenset(voters), MemoryRaftLog(), store, random.Random(1),
-                        SIM_CONFIG, 0)
+        core = RaftCore(
+            1, frozenset(voters), MemoryRaftLog(), store, random.Random(1), SIM_CONFIG, 0
+        )
         for now in range(0, 20 * SIM_CONFIG.election_timeout_ms, 50):
             core.tick(now)
             while core.has_ready():

@@ -1,5 +1,6 @@
 """The in-memory RaftLog twin behaves like the real log where the core relies on it: KIP-101
 lookups, truncation, snapshots, and a crash that keeps exactly the flushed entries."""
+
 from kraft.raft import Entry, EpochEndOffset, MemoryRaftLog, OffsetAndEpoch
 
 

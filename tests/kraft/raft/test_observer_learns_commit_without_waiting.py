@@ -1,6 +1,7 @@
 """KIP-1166: a caught-up observer (a broker) whose fetch names an older high watermark than the
 leader's is answered at once, not parked for fetch_max_wait_ms. Without it a broker learned of
 about half the commits a full long-poll late (measured: 250 ms of a 1.6 s partition failover)."""
+
 from simulation import Simulation
 
 
@@ -8,7 +9,7 @@ def commit_to_observer_delays(seed: int, proposals: int = 40) -> list[int]:
     """For each proposal: ms from the leader's commit to the observer's knowing of it."""
     sim = Simulation(seed=seed, voters=3, observers=1)
     assert sim.run_until(lambda: sim.leader() is not None, 2000)
-    sim.run_for(300)                           # the observer finds the leader and catches up
+    sim.run_for(300)  # the observer finds the leader and catches up
     observer = next(n for n in sim.nodes.values() if not n.voter)
     delays = []
     for _ in range(proposals):

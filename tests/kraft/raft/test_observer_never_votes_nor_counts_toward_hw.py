@@ -1,10 +1,12 @@
 """Brokers observe the metadata log: they fetch it like voters, but never vote, never stand for
 election, and never count toward the high watermark."""
+
 import random
+
+from simulation import SIM_CONFIG, Simulation
 
 from kraft.raft import MemoryElectionStore, MemoryRaftLog, RaftCore
 from kraft.raft.messages import VoteRequest, VoteResponse
-from simulation import SIM_CONFIG, Simulation
 
 
 def test_observers_never_count_toward_the_high_watermark():
@@ -18,10 +20,12 @@ def test_observers_never_count_toward_the_high_watermark():
     hw = leader.core.high_watermark
     _, position = sim.propose(3)
     observers = [n for n in sim.nodes.values() if not n.voter]
-    assert sim.run_until(lambda: all(o.log.log_end_offset > position.offset for o in observers),
-                         200)
-    assert not sim.run_until(lambda: leader.core.high_watermark > hw, 1000), \
+    assert sim.run_until(
+        lambda: all(o.log.log_end_offset > position.offset for o in observers), 200
+    )
+    assert not sim.run_until(lambda: leader.core.high_watermark > hw, 1000), (
         "two observers and the leader made a 'majority'"
+    )
     for n in sim.nodes.values():
         sim.restart(n.node_id)
     assert sim.run_until(lambda: sim.is_committed(position), 3000)
@@ -37,14 +41,23 @@ def test_observers_never_vote_nor_stand_for_election():
     sim.crash(sim.leader().node_id)
     sim.run_for(3000)
     assert not [m for _, m in sim.sent if isinstance(m, VoteRequest) and m.src in (4, 5)]
-    assert not [m for _, m in sim.sent if isinstance(m, VoteResponse) and m.src in (4, 5)
-                and m.vote_granted]
+    assert not [
+        m for _, m in sim.sent if isinstance(m, VoteResponse) and m.src in (4, 5) and m.vote_granted
+    ]
     assert sim.leader() is not None and sim.leader().node_id in sim.voter_ids
 
 
 def test_an_observer_refuses_a_vote_request():
-    core = RaftCore(4, frozenset({1, 2, 3}), MemoryRaftLog(), MemoryElectionStore(),
-                    random.Random(0), SIM_CONFIG, 0, is_observer=True)
+    core = RaftCore(
+        4,
+        frozenset({1, 2, 3}),
+        MemoryRaftLog(),
+        MemoryElectionStore(),
+        random.Random(0),
+        SIM_CONFIG,
+        0,
+        is_observer=True,
+    )
     core.step(VoteRequest(1, 4, 1, 0, 0), 0)
     [reply] = [m for m in core.ready().messages if isinstance(m, VoteResponse)]
     assert not reply.vote_granted and core.voted_for is None and core.epoch == 0

@@ -1,5 +1,6 @@
 """Pre-vote (KIP-996): a voter cut off for many election timeouts keeps its epoch, and when it
 comes back the leader and the epoch are unchanged."""
+
 from simulation import Simulation
 
 

@@ -1,17 +1,26 @@
 """Ready carries what must be durable before its messages leave: a vote grant comes with the new
 quorum-state and a flush; a restarted leader never resumes its epoch; describe() reports replicas."""
+
 import random
 
-from kraft.raft import (ElectionState, Entry, MemoryElectionStore, MemoryRaftLog, RaftCore)
-from kraft.raft.messages import FetchRequest, VoteRequest, VoteResponse
 from simulation import SIM_CONFIG, Simulation
+
+from kraft.raft import ElectionState, Entry, MemoryElectionStore, MemoryRaftLog, RaftCore
+from kraft.raft.messages import FetchRequest, VoteRequest, VoteResponse
 
 
 def test_a_vote_grant_is_persisted_and_flushed_before_it_is_sent():
     log = MemoryRaftLog()
     log.append([Entry(0, 1, b"unflushed")])
-    core = RaftCore(2, frozenset({1, 2, 3}), log, MemoryElectionStore(ElectionState(1)),
-                    random.Random(0), SIM_CONFIG, 0)
+    core = RaftCore(
+        2,
+        frozenset({1, 2, 3}),
+        log,
+        MemoryElectionStore(ElectionState(1)),
+        random.Random(0),
+        SIM_CONFIG,
+        0,
+    )
     core.step(VoteRequest(1, 2, epoch=2, last_epoch=1, last_offset=1), 5)
     ready = core.ready()
     [reply] = ready.messages
@@ -26,8 +35,9 @@ def test_a_vote_grant_is_persisted_and_flushed_before_it_is_sent():
 
 def test_a_restarted_leader_resigns_instead_of_resuming_its_epoch():
     store = MemoryElectionStore(ElectionState(4, voted_for=1, leader_id=1))
-    core = RaftCore(1, frozenset({1, 2, 3}), MemoryRaftLog(), store, random.Random(0),
-                    SIM_CONFIG, 0)
+    core = RaftCore(
+        1, frozenset({1, 2, 3}), MemoryRaftLog(), store, random.Random(0), SIM_CONFIG, 0
+    )
     assert core.role == "Resigned" and not core.is_leader and core.epoch == 4
     core.step(FetchRequest(2, 1, 4, 0, 0, request_id=1), 1)
     [reply] = core.ready().messages

@@ -1,12 +1,13 @@
 """A quorum of one voter needs no votes: the node leads from the moment it is built, with no
 election timeout to wait out, fresh, after a restart as leader (which never resumes its epoch), and
 after a restart that remembered a vote or another leader."""
+
 import random
 
 import pytest
+from simulation import SIM_CONFIG
 
 from kraft.raft import ElectionState, Entry, MemoryElectionStore, MemoryRaftLog, RaftCore
-from simulation import SIM_CONFIG
 
 NOW = 5_000
 
@@ -37,12 +38,16 @@ def test_a_fresh_sole_voter_leads_without_a_tick():
     assert core.high_watermark == 1
 
 
-@pytest.mark.parametrize("stored", [
-    ElectionState(4, voted_for=1, leader_id=1),      # it led: restarts Resigned, then elects
-    ElectionState(4, voted_for=1, leader_id=None),   # it had voted for itself
-    ElectionState(4, voted_for=None, leader_id=None),
-    ElectionState(4, voted_for=None, leader_id=7),   # a leader the voter set no longer names
-], ids=["was-leader", "voted", "unattached", "followed-another"])
+@pytest.mark.parametrize(
+    "stored",
+    [
+        ElectionState(4, voted_for=1, leader_id=1),  # it led: restarts Resigned, then elects
+        ElectionState(4, voted_for=1, leader_id=None),  # it had voted for itself
+        ElectionState(4, voted_for=None, leader_id=None),
+        ElectionState(4, voted_for=None, leader_id=7),  # a leader the voter set no longer names
+    ],
+    ids=["was-leader", "voted", "unattached", "followed-another"],
+)
 def test_a_restarted_sole_voter_leads_in_a_new_epoch_without_a_tick(stored):
     log, store = MemoryRaftLog(), MemoryElectionStore(stored)
     log.append([Entry(0, 4, b"old", control=True), Entry(1, 4, b"a")])

@@ -1,11 +1,13 @@
 """An error answer built by `error_response` (a node whose loop did not answer in time) keeps a
 follower following: it fetches again after the retry backoff, and does not start an election."""
+
 import random
+
+from simulation import SIM_CONFIG
 
 from clients.errors import ErrorCode
 from kraft.raft import ElectionState, MemoryElectionStore, MemoryRaftLog, RaftCore
 from kraft.raft.messages import FetchRequest, error_response
-from simulation import SIM_CONFIG
 
 
 def _sent(core: RaftCore) -> list:
@@ -15,9 +17,15 @@ def _sent(core: RaftCore) -> list:
 
 
 def test_a_follower_retries_a_fetch_answered_with_request_timed_out():
-    core = RaftCore(2, frozenset({1, 2, 3}), MemoryRaftLog(),
-                    MemoryElectionStore(ElectionState(4, None, 1)), random.Random(0),
-                    SIM_CONFIG, 0)
+    core = RaftCore(
+        2,
+        frozenset({1, 2, 3}),
+        MemoryRaftLog(),
+        MemoryElectionStore(ElectionState(4, None, 1)),
+        random.Random(0),
+        SIM_CONFIG,
+        0,
+    )
     core.tick(0)
     [fetch] = _sent(core)
     assert isinstance(fetch, FetchRequest) and fetch.dst == 1

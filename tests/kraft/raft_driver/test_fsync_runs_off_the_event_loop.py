@@ -1,6 +1,7 @@
 """The driver fsyncs in a worker thread: other tasks of the node keep running during a slow flush,
 yet nothing touches the log or the core until the flush is done, and no entry is applied before
 it is durable."""
+
 from __future__ import annotations
 
 import random
@@ -37,8 +38,15 @@ class SlowLog(MemoryRaftLog):
 
 async def test_a_slow_flush_blocks_neither_other_tasks_nor_ordering():
     log = SlowLog()
-    core = RaftCore(1, frozenset({1}), log, MemoryElectionStore(), random.Random(1),
-                    RaftConfig(), monotonic_ms())
+    core = RaftCore(
+        1,
+        frozenset({1}),
+        log,
+        MemoryElectionStore(),
+        random.Random(1),
+        RaftConfig(),
+        monotonic_ms(),
+    )
     applied = []
 
     def on_commit(entries):
@@ -58,7 +66,7 @@ async def test_a_slow_flush_blocks_neither_other_tasks_nor_ordering():
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ticker)
             await nursery.start(driver.run)
-            while not driver.is_leader:         # its LeaderChange entry went through a flush
+            while not driver.is_leader:  # its LeaderChange entry went through a flush
                 await driver.wait_leader_change()
             assert ticks >= 5, "the event loop stood still during the flush"
             assert threading.get_ident() not in log.flush_threads
@@ -66,6 +74,7 @@ async def test_a_slow_flush_blocks_neither_other_tasks_nor_ordering():
             # Proposals made while a flush runs wait for it, then commit in order.
             async def propose(payload: bytes) -> None:
                 await driver.wait_committed(await driver.propose([payload]))
+
             async with trio.open_nursery() as proposers:
                 for i in range(4):
                     proposers.start_soon(propose, b"p%d" % i)

@@ -1,22 +1,22 @@
 """Three voters, each a real RaftDriver with file-backed storage and its own gRPC server on
 127.0.0.1: they elect a leader and commit proposals everywhere; after the leader's server stops,
 the other two elect a new leader that commits more, and every node applies the same entries."""
+
 from __future__ import annotations
 
 import trio
+from driver_cluster import Node, assert_identical, commit, free_port, wait_applied
 
 from clients.bridge import call, open_channel
 from clients.quorum_info import quorum_info_from_proto
 from clients.wire import quorum_pb2, quorum_pb2_grpc
-from driver_cluster import Node, assert_identical, commit, free_port, wait_applied
 
 VOTERS = frozenset({1, 2, 3})
 
 
 async def test_elect_commit_fail_over_and_agree(tmp_path):
     addresses = {i: f"127.0.0.1:{free_port()}" for i in sorted(VOTERS)}
-    nodes = [Node(i, VOTERS, tmp_path / f"node-{i}", addresses, seed=i)
-             for i in sorted(VOTERS)]
+    nodes = [Node(i, VOTERS, tmp_path / f"node-{i}", addresses, seed=i) for i in sorted(VOTERS)]
     try:
         with trio.fail_after(25):
             async with trio.open_nursery() as nursery:
@@ -37,7 +37,8 @@ async def test_elect_commit_fail_over_and_agree(tmp_path):
                 try:
                     stub = quorum_pb2_grpc.QuorumStub(channel)
                     info = quorum_info_from_proto(
-                        await call(stub.DescribeQuorum, quorum_pb2.DescribeQuorumRequest(), 2))
+                        await call(stub.DescribeQuorum, quorum_pb2.DescribeQuorumRequest(), 2)
+                    )
                 finally:
                     channel.close()
                 assert info.leader_id == old.node_id and info.role == "Leader"
@@ -59,8 +60,9 @@ async def test_elect_commit_fail_over_and_agree(tmp_path):
                 await wait_applied(nodes, 20)
                 assert not old.driver.core.is_leader
                 assert_identical(nodes)
-                assert nodes[0].payloads() == ([b"first-%d" % i for i in range(10)]
-                                               + [b"second-%d" % i for i in range(10)])
+                assert nodes[0].payloads() == (
+                    [b"first-%d" % i for i in range(10)] + [b"second-%d" % i for i in range(10)]
+                )
                 nursery.cancel_scope.cancel()
     finally:
         for n in nodes:

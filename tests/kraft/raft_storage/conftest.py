@@ -1,5 +1,6 @@
 """Makes the repo root and this directory's helper module (raft_storage_harness) importable under
 --import-mode=importlib, and gives every contract test both RaftLog implementations."""
+
 import sys
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """One way to open and to crash each RaftLog, so a contract test runs unchanged on both; the disk
 crash is a power loss: every segment file goes back to what its last fsync made durable."""
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,11 @@ class DurableSizes(FileRaftLog):
         self.durable: dict[str, int] = {}
         self._note()
         engine = self.engine
-        flush, truncate_to, truncate_fully = (engine.flush, engine.truncate_to,
-                                              engine.truncate_fully_and_start_at)
+        flush, truncate_to, truncate_fully = (
+            engine.flush,
+            engine.truncate_to,
+            engine.truncate_fully_and_start_at,
+        )
 
         def flushed(offset=None):
             flush(offset)
@@ -52,14 +56,16 @@ class DurableSizes(FileRaftLog):
         def truncated_fully(offset):
             truncate_fully(offset)
             self._note(shrink_only=True)
+
         engine.flush, engine.truncate_to = flushed, truncated
         engine.truncate_fully_and_start_at = truncated_fully
 
     def _note(self, shrink_only: bool = False) -> None:
         sizes = {p.name: p.stat().st_size for p in self.dir.glob("*.log")}
         if shrink_only:
-            sizes = {name: min(size, sizes[name]) for name, size in self.durable.items()
-                     if name in sizes}
+            sizes = {
+                name: min(size, sizes[name]) for name, size in self.durable.items() if name in sizes
+            }
         self.durable = sizes
 
     def lose_unflushed(self) -> None:
@@ -68,7 +74,7 @@ class DurableSizes(FileRaftLog):
             if path.name in self.durable:
                 os.truncate(path, min(path.stat().st_size, self.durable[path.name]))
             else:
-                path.unlink()   # created after the last fsync of the directory
+                path.unlink()  # created after the last fsync of the directory
 
 
 class DiskHarness:

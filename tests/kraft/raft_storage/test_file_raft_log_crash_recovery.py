@@ -1,11 +1,13 @@
 """FileRaftLog across restarts: a power loss keeps exactly the flushed entries, a torn tail is cut
 at the last whole entry, the log start and epochs come back from the snapshot files."""
+
 import os
+
+from raft_storage_harness import entries
 
 from kraft.raft.disk import FileRaftLog, metadata_log_dir
 from kraft.raft.log import Entry, EpochEndOffset, OffsetAndEpoch
 from kraft.raft.snapshot_files import write_snapshot
-from raft_storage_harness import entries
 
 SEGMENT = "00000000000000000000.log"
 
@@ -21,7 +23,7 @@ def test_power_loss_keeps_exactly_the_flushed_entries(tmp_path):
     durable = os.path.getsize(log.dir / SEGMENT)
     log.append(entries(5, [2] * 3))
     log.engine.close()
-    os.truncate(log.dir / SEGMENT, durable)   # the page cache is gone
+    os.truncate(log.dir / SEGMENT, durable)  # the page cache is gone
     log = open_log(tmp_path)
     assert log.read(0, 100) == entries(0, [1] * 5)
     assert (log.log_end_offset, log.flushed_offset, log.last_fetched_epoch) == (5, 5, 1)
@@ -31,10 +33,10 @@ def test_power_loss_keeps_exactly_the_flushed_entries(tmp_path):
 def test_a_process_crash_keeps_what_reached_the_page_cache(tmp_path):
     log = open_log(tmp_path)
     log.append(entries(0, [1, 1, 2]))
-    log.engine.close()                        # no flush, no clean shutdown
+    log.engine.close()  # no flush, no clean shutdown
     log = open_log(tmp_path)
     assert log.read(0, 100) == entries(0, [1, 1, 2])
-    assert log.flushed_offset == 3            # made durable at open, before anything acts on it
+    assert log.flushed_offset == 3  # made durable at open, before anything acts on it
 
 
 def test_a_torn_tail_is_cut_at_the_last_whole_entry(tmp_path):
@@ -59,7 +61,7 @@ def test_a_corrupt_last_entry_is_cut_too(tmp_path):
     log.engine.close()
     path = log.dir / SEGMENT
     data = bytearray(path.read_bytes())
-    data[-1] ^= 0xFF                           # inside the CRC-covered records of the last batch
+    data[-1] ^= 0xFF  # inside the CRC-covered records of the last batch
     path.write_bytes(bytes(data))
     log = open_log(tmp_path)
     assert log.read(0, 100) == entries(0, [1, 1])

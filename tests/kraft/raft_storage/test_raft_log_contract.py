@@ -1,9 +1,10 @@
 """The RaftLog contract, run on the in-memory twin and on FileRaftLog alike: appends and reads,
 epochs and KIP-101 lookups, truncation, flush and crash, snapshots and the log start offset."""
+
 import pytest
+from raft_storage_harness import entries
 
 from kraft.raft.log import NO_EPOCH, UNKNOWN_EPOCH_END, Entry, EpochEndOffset, OffsetAndEpoch
-from raft_storage_harness import entries
 
 
 def test_an_empty_log_is_at_offset_zero_with_no_epoch(harness):
@@ -18,8 +19,12 @@ def test_an_empty_log_is_at_offset_zero_with_no_epoch(harness):
 
 def test_appended_entries_read_back_exactly(harness):
     log = harness.open()
-    written = [Entry(0, 1, b"a"), Entry(1, 1, b""), Entry(2, 1, b"x" * 300, control=True),
-               Entry(3, 2, b"d")]
+    written = [
+        Entry(0, 1, b"a"),
+        Entry(1, 1, b""),
+        Entry(2, 1, b"x" * 300, control=True),
+        Entry(3, 2, b"d"),
+    ]
     log.append(written)
     assert log.log_end_offset == 4
     assert log.read(0, 100) == written
@@ -58,14 +63,17 @@ def test_epoch_at_and_last_fetched_epoch_follow_the_entries(harness):
         log.epoch_at(7)
 
 
-@pytest.mark.parametrize("asked, answer", [
-    (0, (NO_EPOCH, 0)),   # older than every entry of a log that starts at 0
-    (1, (1, 2)),          # epoch 1 ends where epoch 2 starts
-    (2, (2, 5)),
-    (3, (2, 5)),          # KIP-101: the largest epoch <= 3 is 2
-    (4, (4, 7)),          # the latest epoch ends at the log end
-    (9, (4, 7)),
-])
+@pytest.mark.parametrize(
+    "asked, answer",
+    [
+        (0, (NO_EPOCH, 0)),  # older than every entry of a log that starts at 0
+        (1, (1, 2)),  # epoch 1 ends where epoch 2 starts
+        (2, (2, 5)),
+        (3, (2, 5)),  # KIP-101: the largest epoch <= 3 is 2
+        (4, (4, 7)),  # the latest epoch ends at the log end
+        (9, (4, 7)),
+    ],
+)
 def test_end_offset_for_epoch_answers_as_kip101(harness, asked, answer):
     log = harness.open()
     log.append(entries(0, [1, 1, 2, 2, 2, 4, 4]))
@@ -80,7 +88,7 @@ def test_truncate_to_drops_the_tail_and_its_epochs(harness):
     assert log.read(0, 10) == entries(0, [1, 1, 2])
     assert log.last_fetched_epoch == 2
     assert log.end_offset_for_epoch(3) == EpochEndOffset(2, 3)
-    log.truncate_to(10)   # past the end: nothing to do
+    log.truncate_to(10)  # past the end: nothing to do
     assert log.log_end_offset == 3
     log.append([Entry(3, 5, b"new")])
     assert log.read(3, 1) == [Entry(3, 5, b"new")]
@@ -103,7 +111,7 @@ def test_a_crash_keeps_exactly_the_flushed_entries(harness):
     log = harness.open()
     log.append(entries(0, [1] * 8))
     log.flush()
-    log.append(entries(8, [2] * 9))    # several segments' worth on disk, never fsynced
+    log.append(entries(8, [2] * 9))  # several segments' worth on disk, never fsynced
     log = harness.crash(log)
     assert log.log_end_offset == 8
     assert log.read(0, 100) == entries(0, [1] * 8)
@@ -116,7 +124,7 @@ def test_a_crash_after_truncation_does_not_bring_the_old_tail_back(harness):
     log.append(entries(0, [1] * 6))
     log.flush()
     log.truncate_to(3)
-    log.append(entries(3, [2]))         # not flushed: lost, and so is the old tail it replaced
+    log.append(entries(3, [2]))  # not flushed: lost, and so is the old tail it replaced
     log = harness.crash(log)
     assert log.read(0, 100) == entries(0, [1] * 3)
 
@@ -134,15 +142,15 @@ def test_create_snapshot_moves_the_log_start(harness):
     assert log.read(6, 100) == entries(6, [3, 3, 3, 3])
     with pytest.raises(IndexError):
         log.read(5, 1)
-    assert log.epoch_at(5) == 2             # the snapshot's epoch, just below the log start
+    assert log.epoch_at(5) == 2  # the snapshot's epoch, just below the log start
     with pytest.raises(IndexError):
         log.epoch_at(4)
-    assert log.end_offset_for_epoch(1) == UNKNOWN_EPOCH_END   # older than the snapshot
+    assert log.end_offset_for_epoch(1) == UNKNOWN_EPOCH_END  # older than the snapshot
     assert log.end_offset_for_epoch(2) == EpochEndOffset(2, 6)
     assert log.end_offset_for_epoch(3) == EpochEndOffset(3, 10)
     with pytest.raises(ValueError):
         log.truncate_to(5)
-    log.truncate_to(6)                      # every entry goes; the snapshot stays
+    log.truncate_to(6)  # every entry goes; the snapshot stays
     assert (log.log_start_offset, log.log_end_offset, log.last_fetched_epoch) == (6, 6, 2)
     assert log.read(6, 10) == [] and log.epoch_at(5) == 2
     log.append(entries(6, [2]))
@@ -198,7 +206,7 @@ def test_install_snapshot_replaces_the_whole_log(harness):
     assert log.end_offset_for_epoch(7) == EpochEndOffset(7, 20)
     log.append(entries(20, [7, 8]))
     assert log.read(20, 10) == entries(20, [7, 8])
-    log.create_snapshot(OffsetAndEpoch(3, 1), b"stale")   # older than the install: ignored
+    log.create_snapshot(OffsetAndEpoch(3, 1), b"stale")  # older than the install: ignored
     assert log.latest_snapshot_id == snap and log.log_start_offset == 20
 
 
@@ -206,7 +214,7 @@ def test_snapshots_and_log_start_survive_a_crash(harness):
     log = harness.open()
     log.append(entries(0, [1, 1, 2, 2, 2, 2]))
     log.create_snapshot(OffsetAndEpoch(4, 2), b"state@4")
-    log.append(entries(6, [3, 3]))       # lost in the crash
+    log.append(entries(6, [3, 3]))  # lost in the crash
     log = harness.crash(log)
     assert log.latest_snapshot_id == OffsetAndEpoch(4, 2)
     assert log.read_snapshot(OffsetAndEpoch(4, 2)) == b"state@4"

@@ -1,11 +1,13 @@
 """A leader sends a snapshot in chunks reading each chunk from the file, not the whole file per
 chunk (which was quadratic in the snapshot's size); the first chunk still checks the CRC."""
+
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
 import pytest
+from raft_storage_harness import entries
 
 from kraft.raft.config import RaftConfig
 from kraft.raft.core import RaftCore
@@ -14,7 +16,6 @@ from kraft.raft.log import OffsetAndEpoch
 from kraft.raft.memory import MemoryElectionStore
 from kraft.raft.messages import FetchSnapshotRequest
 from kraft.raft.snapshot_files import snapshot_path
-from raft_storage_harness import entries
 
 CHUNK = 1 << 20
 SNAPSHOT_ID = OffsetAndEpoch(3, 1)
@@ -32,8 +33,15 @@ def leader_with_snapshot(tmp_path, data: bytes) -> tuple[RaftCore, FileRaftLog]:
     log = FileRaftLog(metadata_log_dir(tmp_path), now_ms=0)
     log.append(entries(0, [1, 1, 1]))
     log.create_snapshot(SNAPSHOT_ID, data)
-    core = RaftCore(1, frozenset({1}), log, MemoryElectionStore(), random.Random(1),
-                    RaftConfig(snapshot_chunk_bytes=CHUNK), now_ms=0)
+    core = RaftCore(
+        1,
+        frozenset({1}),
+        log,
+        MemoryElectionStore(),
+        random.Random(1),
+        RaftConfig(snapshot_chunk_bytes=CHUNK),
+        now_ms=0,
+    )
     assert core.is_leader
     core.advance(core.ready())
     return core, log
@@ -74,6 +82,6 @@ def test_the_first_chunk_checks_the_crc_and_a_chunk_past_the_end_is_not_found(tm
     path.write_bytes(bytes(raw))
     with pytest.raises(CorruptSnapshotError, match="CRC32C"):
         fetch_chunk(core, 0)
-    path.write_bytes(bytes(raw[:-5]))      # torn since it was checked: caught on any chunk
+    path.write_bytes(bytes(raw[:-5]))  # torn since it was checked: caught on any chunk
     with pytest.raises(CorruptSnapshotError, match="changed since"):
         fetch_chunk(core, CHUNK)

@@ -1,14 +1,20 @@
 """Snapshot files: a torn or corrupt snapshot is found by its CRC32C header and ignored (and named)
 at open, a `.part` leftover is removed, and a log that needed a lost snapshot refuses to open."""
+
 import os
 
 import pytest
+from raft_storage_harness import entries
 
 from kraft.raft.disk import CorruptSnapshotError, FileRaftLog, MetadataLogError, metadata_log_dir
 from kraft.raft.log import OffsetAndEpoch
-from kraft.raft.snapshot_files import (decode_snapshot, encode_snapshot, scan_snapshots,
-                                       snapshot_path, write_snapshot)
-from raft_storage_harness import entries
+from kraft.raft.snapshot_files import (
+    decode_snapshot,
+    encode_snapshot,
+    scan_snapshots,
+    snapshot_path,
+    write_snapshot,
+)
 
 
 def open_log(tmp_path, **kwargs):
@@ -18,7 +24,7 @@ def open_log(tmp_path, **kwargs):
 def damage(path, how):
     raw = bytearray(path.read_bytes())
     if how == "torn":
-        raw = raw[:len(raw) - 3]
+        raw = raw[: len(raw) - 3]
     elif how == "flipped":
         raw[-1] ^= 0x01
     else:
@@ -45,7 +51,7 @@ def test_a_damaged_latest_snapshot_is_ignored_and_reported(tmp_path, how):
     log.close()
     bad = snapshot_path(log.dir, OffsetAndEpoch(6, 2))
     damage(bad, how)
-    log = open_log(tmp_path)   # one big segment: entries from 3 on are still there
+    log = open_log(tmp_path)  # one big segment: entries from 3 on are still there
     assert log.damaged_snapshots == [bad]
     assert log.latest_snapshot_id == OffsetAndEpoch(3, 1)
     assert log.read_snapshot(OffsetAndEpoch(6, 2)) is None

@@ -1,10 +1,13 @@
 """Kafka's ACL rules, as a table: literal, wildcard and prefixed patterns, DENY over ALLOW,
 super users, hosts, wildcard principals, implied operations and allow.everyone.if.no.acl.found."""
+
 import pytest
 
-from kraft.security.acl import (AclBinding, AclBindingFilter, Operation as O, PatternType as P,
-                                Permission, ResourceType as R)
-from kraft.security.authorizer import (AuthorizerConfig, StandardAuthorizer, parse_super_users)
+from kraft.security.acl import AclBinding, AclBindingFilter, Permission
+from kraft.security.acl import Operation as O
+from kraft.security.acl import PatternType as P
+from kraft.security.acl import ResourceType as R
+from kraft.security.authorizer import AuthorizerConfig, StandardAuthorizer, parse_super_users
 
 ALLOW, DENY = Permission.ALLOW, Permission.DENY
 LIT, PRE = P.LITERAL, P.PREFIXED
@@ -57,8 +60,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("principal, host, op, rtype, name, expected, why", CASES,
-                         ids=[c[-1] for c in CASES])
+@pytest.mark.parametrize(
+    "principal, host, op, rtype, name, expected, why", CASES, ids=[c[-1] for c in CASES]
+)
 def test_kafka_acl_rules(principal, host, op, rtype, name, expected, why):
     authorizer = StandardAuthorizer(ACLS, AuthorizerConfig(super_users=frozenset({"User:root"})))
     assert authorizer.authorize(principal, host, op, rtype, name) is expected, why
@@ -66,8 +70,9 @@ def test_kafka_acl_rules(principal, host, op, rtype, name, expected, why):
 
 @pytest.mark.parametrize("allow_everyone, expected", [(False, False), (True, True)])
 def test_no_acl_found_follows_allow_everyone(allow_everyone, expected):
-    authorizer = StandardAuthorizer(ACLS, AuthorizerConfig(
-        allow_everyone_if_no_acl_found=allow_everyone))
+    authorizer = StandardAuthorizer(
+        ACLS, AuthorizerConfig(allow_everyone_if_no_acl_found=allow_everyone)
+    )
     assert authorizer.authorize("User:x", "h", O.READ, R.GROUP, "unprotected") is expected
     # Once any ACL names the resource, only the ACLs decide.
     assert authorizer.authorize("User:x", "h", O.READ, R.GROUP, "billing-eu") is False
@@ -85,8 +90,11 @@ def test_filters_match_as_kafka_filters_do():
     prefixed = acl(R.TOPIC, "ord", "User:bob", O.READ, pattern=PRE)
     wildcard = acl(R.TOPIC, "*", "User:*", O.DESCRIBE)
     match = AclBindingFilter(R.TOPIC, "orders", P.MATCH)
-    assert [b for b in (literal, prefixed, wildcard) if match.matches(b)] == [literal, prefixed,
-                                                                              wildcard]
+    assert [b for b in (literal, prefixed, wildcard) if match.matches(b)] == [
+        literal,
+        prefixed,
+        wildcard,
+    ]
     exact = AclBindingFilter(R.TOPIC, "orders", P.LITERAL)
     assert [b for b in (literal, prefixed, wildcard) if exact.matches(b)] == [literal]
     assert AclBindingFilter(principal="User:bob").matches(prefixed)
