@@ -11,9 +11,9 @@ import subprocess
 import uuid
 
 import pytest
-from system_tools import require_tool
 from kafka_wire import KafkaWire
 from raw_node import RawNode
+from system_tools import require_tool
 
 from clients.wire import broker_pb2 as bpb
 
