@@ -17,7 +17,9 @@ from broker.kafka.handlers import (
     add_offsets_to_txn,
     add_partitions_to_txn,
     api_versions,
+    create_partitions,
     create_topics,
+    delete_groups,
     delete_topics,
     describe_configs,
     describe_groups,
@@ -42,7 +44,8 @@ from clients.grpc_server import ANONYMOUS, RequestContext
 MODULES = (api_versions, metadata, produce, fetch, list_offsets, find_coordinator, join_group,
            sync_group, heartbeat, leave_group, offset_commit, offset_fetch, init_producer_id,
            create_topics, delete_topics, add_partitions_to_txn, add_offsets_to_txn, end_txn,
-           txn_offset_commit, list_groups, describe_groups, describe_configs)
+           txn_offset_commit, list_groups, describe_groups, describe_configs,
+           create_partitions, delete_groups)
 THREAD_DECODE_BYTES = 64 * 1024
 
 
