@@ -46,6 +46,8 @@ APIS: dict[int, Api] = {
         Api(26, "end_txn", 3, 0, 3),
         Api(28, "txn_offset_commit", 3, 0, 3),
         Api(32, "describe_configs", 4, 1, 4),
+        Api(37, "create_partitions", 2, 0, 3),
+        Api(42, "delete_groups", 2, 0, 2),
     )
 }
 

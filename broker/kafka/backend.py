@@ -106,3 +106,6 @@ class Backend:
 
     def describe_groups(self, request, who: RequestContext):
         return self.groups.describe_groups(request, who)
+
+    async def delete_groups(self, request, who: RequestContext):
+        return await self.groups.delete_groups(request, who)

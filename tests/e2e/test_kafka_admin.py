@@ -108,3 +108,19 @@ def test_describe_configs_of_a_topic(node):
     assert configs["retention.ms"].value == "3600000"
     assert not configs["retention.ms"].is_default
     assert "cleanup.policy" in configs
+
+
+def test_create_partitions_and_delete_an_empty_group(node):
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": node.kafka_address})
+    name, group = f"grow-{uuid.uuid4().hex[:8]}", f"gone-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
+    admin.create_partitions([NewPartitions(name, 3)])[name].result(30)
+    assert len(admin.list_topics(name, timeout=10).topics[name].partitions) == 3
+    member = Consumer({"bootstrap.servers": node.kafka_address, "group.id": group})
+    member.commit(offsets=[TopicPartition(name, 0, 1)], asynchronous=False)
+    member.close()  # the group is empty now, with an offset: deletable
+    admin.delete_consumer_groups([group])[group].result(30)
+    assert group not in {g.group_id for g in admin.list_consumer_groups().result(30).valid}

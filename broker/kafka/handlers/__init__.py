@@ -18,7 +18,9 @@ from broker.kafka.handlers import (
     add_offsets_to_txn,
     add_partitions_to_txn,
     api_versions,
+    create_partitions,
     create_topics,
+    delete_groups,
     delete_topics,
     describe_configs,
     describe_groups,
@@ -63,6 +65,8 @@ MODULES = (
     list_groups,
     describe_groups,
     describe_configs,
+    create_partitions,
+    delete_groups,
 )
 THREAD_DECODE_BYTES = 64 * 1024
 

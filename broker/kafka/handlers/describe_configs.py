@@ -6,6 +6,7 @@ from __future__ import annotations
 from broker.kafka import codec
 from broker.kafka.answer import Answer
 from kraft.controller import messages as c
+from kraft.log.log_config import TOPIC_CONFIGS
 
 API_KEY = 32
 ORDERED = False
@@ -13,6 +14,18 @@ ORDERED = False
 # Kafka's resource type numbers and kraft's names for them.
 RESOURCE_TYPES = {2: "topic", 4: "broker", 8: "broker_logger"}
 NAMES = {v: k for k, v in RESOURCE_TYPES.items()}
+# Kafka's ConfigType numbers (DescribeConfigs v3+), from each topic key's type.
+CONFIG_TYPES = {
+    "boolean": 1,
+    "string": 2,
+    "int": 3,
+    "short": 4,
+    "long": 5,
+    "double": 6,
+    "list": 7,
+    "class": 8,
+    "password": 9,
+}
 # Kafka's ConfigSource numbers (DescribeConfigsResponse.config_source).
 SOURCES = {
     "DYNAMIC_TOPIC_CONFIG": 1,
@@ -32,6 +45,7 @@ async def handle(ctx, request, started):
         )
         for r in request.resources
     )
+    documented = getattr(request, "include_documentation", False)
     r = await ctx.backend.admin(c.DescribeConfigsRequest(resources), ctx.who)
     results = list(r.results)
     if r.error_code:  # NOT_CONTROLLER and the like: every resource's answer
@@ -59,8 +73,8 @@ async def handle(ctx, request, started):
                                 "config_source": SOURCES.get(e.source, 5),
                                 "is_sensitive": False,
                                 "synonyms": [],
-                                "config_type": 0,
-                                "documentation": None,
+                                "config_type": _type(e.name),
+                                "documentation": _doc(e.name) if documented else None,
                             }
                             for e in x.configs
                         ],
@@ -70,3 +84,13 @@ async def handle(ctx, request, started):
             },
         )
     )
+
+
+def _type(name: str) -> int:
+    known = TOPIC_CONFIGS.get(name)
+    return CONFIG_TYPES.get(known.type, 0) if known else 0  # 0: UNKNOWN
+
+
+def _doc(name: str) -> str | None:
+    known = TOPIC_CONFIGS.get(name)
+    return known.doc if known else None
