@@ -26,6 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # tests/e2e's helpers start real nodes; its conftest is not ours, so import them by path.
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from processes import NodeProcess  # noqa: E402  (found through the sys.path line above)
+from system_tools import require_tool  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -164,6 +165,8 @@ def run_block(b: Block, node: NodeProcess, env: dict, cwd: pathlib.Path) -> str:
         KAFKA: node.kafka_address or KAFKA,
     }
     code = re.sub("|".join(map(re.escape, ours)), lambda m: ours[m[0]], b.code)
+    if b.lang == "sh" and re.search(r"\bkcat\b", code):
+        require_tool("kcat")
     if b.lang == "python":
         if "from kraft import" in code and public_face_missing():
             pytest.skip(
