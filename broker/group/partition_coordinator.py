@@ -352,9 +352,11 @@ class GroupCoordinator(Rebalance, OffsetCommits):
         if error is not None:
             return (Respond(handle, error),)
         group.state = DEAD
+        # Kafka's deleteAllOffsets: a tombstone for the offsets open transactions hold too (their
+        # replay drops them), else a later COMMIT marker would bring them back.
+        doomed = set(group.offsets) | self.pending_txn_offsets.partitions_of(group_id)
         records = [
-            (OffsetCommitKey(group_id, tp.topic, tp.partition), None)
-            for tp in sorted(group.offsets)
+            (OffsetCommitKey(group_id, tp.topic, tp.partition), None) for tp in sorted(doomed)
         ]
         records.append((GroupMetadataKey(group_id), None))
         out: list[Effect] = []
@@ -474,10 +476,12 @@ class GroupCoordinator(Rebalance, OffsetCommits):
                 group = group or self._groups.setdefault(k.group, Group(k.group))
                 group.offsets[tp] = OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata)
                 self.pending_txn_offsets.applied(k.group, tp, offset)
-            elif group is not None:
-                group.offsets.pop(tp, None)
-                if group.is_blank():
-                    del self._groups[k.group]
+            else:
+                self.pending_txn_offsets.drop(k.group, tp)
+                if group is not None:
+                    group.offsets.pop(tp, None)
+                    if group.is_blank():
+                        del self._groups[k.group]
         elif v is None:
             if group is not None and group.offsets:
                 self._groups[k.group] = Group(k.group, offsets=group.offsets)

@@ -57,6 +57,18 @@ class PendingTxnOffsets:
                     self.applied(group_id, tp, at)
         return out
 
+    def drop(self, group_id: str, tp: TopicPartition) -> None:
+        """A tombstone for `group_id`'s offset of `tp` (DeleteGroups, OffsetDelete): no open
+        transaction's offset for it survives (Kafka drops them on the tombstone's replay), so a
+        later COMMIT marker brings nothing of a deleted group back."""
+        for groups in self._by_producer.values():
+            offsets = groups.get(group_id)
+            if offsets is not None:
+                offsets.pop(tp, None)
+                if not offsets:
+                    del groups[group_id]
+        self._written_at.pop((group_id, tp), None)
+
     def partitions_of(self, group_id: str) -> set[TopicPartition]:
         """The partitions of `group_id` some transaction holds offsets for."""
         return {tp for groups in self._by_producer.values() for tp in groups.get(group_id, ())}

@@ -15,9 +15,11 @@ from broker.group.coordinator_registry import GroupCoordinators
 from broker.group.driver import CoordinatorDriver
 from broker.group.hints import message
 from broker.handlers import group_messages as g
+from broker.handlers.txn_offset_verification import Verified, still_valid, verify_offsets
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.request_authorizer import OPEN, RequestAuthorizer
 from broker.transaction.coordinator_registry import TransactionCoordinators
+from broker.transaction.verification import TxnVerifier
 from clients.errors import ErrorCode, KraftError
 from clients.grpc_server import ANONYMOUS, RequestContext
 from clients.types import TopicPartition
@@ -68,10 +70,14 @@ class GroupHandler:
         *,
         authorizer: RequestAuthorizer = OPEN,
         transactions: TransactionCoordinators | None = None,
+        verifier: TxnVerifier | None = None,
     ) -> None:
-        """`transactions` answers FindCoordinator key_type 1 (none: COORDINATOR_NOT_AVAILABLE)."""
+        """`transactions` answers FindCoordinator key_type 1 (none: COORDINATOR_NOT_AVAILABLE).
+        `verifier` checks a TxnOffsetCommit with its transaction coordinator first
+        (txn_offset_verification.py; none: not checked)."""
         self.coordinators = coordinators
         self.transactions = transactions
+        self.verifier = verifier
         self.replicas = replicas
         self.node_id = node_id
         self.authz = authorizer
@@ -222,10 +228,25 @@ class GroupHandler:
         denial = self.authz.denial(Op.READ, R.GROUP, req.group_id, who)
         if denial is not None:
             return g.OffsetCommitResponse((), *denial)
-        return await self._commit(req, lambda core: core.handle_txn_offset_commit, who)
+        driver = self._driver(req.group_id)
+        if self.verifier is None or driver is None:
+            return await self._commit(req, lambda core: core.handle_txn_offset_commit, who)
+        verified = await verify_offsets(self.verifier, self.replicas, driver.partition, req)
+        if not isinstance(verified, Verified):
+            code, text = verified  # per partition, as Kafka's TxnOffsetCommitResponse has it
+            return g.OffsetCommitResponse(
+                tuple(g.PartitionError(t, p, code, text) for t, p in sorted(req.offsets))
+            )
+        return await self._commit(
+            req, lambda core: core.handle_txn_offset_commit, who, (driver, verified)
+        )
 
-    async def _commit(self, req, handler, who: RequestContext) -> g.OffsetCommitResponse:
-        """OffsetCommit and TxnOffsetCommit: `handler(core)` takes (handle, req, now_ms)."""
+    async def _commit(
+        self, req, handler, who: RequestContext, verified=None
+    ) -> g.OffsetCommitResponse:
+        """OffsetCommit and TxnOffsetCommit: `handler(core)` takes (handle, req, now_ms).
+        `verified`: (the driver it was checked on, Verified) for a TxnOffsetCommit its
+        transaction coordinator confirmed."""
         # Kafka: committing a partition's offset needs Read on its topic too.
         denied = {
             tp: E.TOPIC_AUTHORIZATION_FAILED
@@ -241,8 +262,20 @@ class GroupHandler:
             return _commit_answer({tp: E.NOT_COORDINATOR for tp in req.offsets} | denied)
         if not req.offsets:
             return _commit_answer(denied)
+        if verified is not None and verified[0] is not driver:
+            # Leadership moved while the transaction coordinator was asked: find it again.
+            return _commit_answer({tp: E.NOT_COORDINATOR for tp in req.offsets} | denied)
+
+        def call(handle, now):
+            if verified is not None and not still_valid(self.replicas, verified[1]):
+                code = E.CONCURRENT_TRANSACTIONS  # a marker ended it meanwhile: check again
+                return (
+                    m.Respond(handle, m.OffsetCommitResponse(dict.fromkeys(req.offsets, code))),
+                )
+            return handler(driver.core)(handle, req, now)
+
         answer = await driver.ask(
-            lambda handle, now: handler(driver.core)(handle, req, now),
+            call,
             m.OffsetCommitResponse({tp: E.REQUEST_TIMED_OUT for tp in req.offsets}),
             WRITE_TIMEOUT_S,
         )

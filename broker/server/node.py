@@ -505,7 +505,9 @@ class Node:
             ),
             verifier=verifier,
         )
-        groups_servicer = GroupServicer(groups, replicas, config.node_id, authorizer, transactions)
+        groups_servicer = GroupServicer(
+            groups, replicas, config.node_id, authorizer, transactions, verifier=verifier
+        )
         controller_on_broker = controller_servicer.on_broker(channel, metadata, authorizer)
         services = [
             (

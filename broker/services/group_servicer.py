@@ -27,6 +27,7 @@ from broker.services.group_wire import (
     txn_commit_request,
 )
 from broker.transaction.coordinator_registry import TransactionCoordinators
+from broker.transaction.verification import TxnVerifier
 from clients.grpc_server import request_context
 from clients.wire import group_pb2 as pb
 
@@ -39,10 +40,18 @@ class GroupServicer:
         node_id: int,
         authorizer: RequestAuthorizer = OPEN,
         transactions: TransactionCoordinators | None = None,
+        verifier: TxnVerifier | None = None,
     ) -> None:
-        """`transactions` answers FindCoordinator key_type 1 (none: COORDINATOR_NOT_AVAILABLE)."""
+        """`transactions` answers FindCoordinator key_type 1 (none: COORDINATOR_NOT_AVAILABLE);
+        `verifier` checks a TxnOffsetCommit with its transaction coordinator (none: not
+        checked)."""
         self.handler = GroupHandler(
-            coordinators, replicas, node_id, authorizer=authorizer, transactions=transactions
+            coordinators,
+            replicas,
+            node_id,
+            authorizer=authorizer,
+            transactions=transactions,
+            verifier=verifier,
         )
 
     async def FindCoordinator(

@@ -6,7 +6,9 @@ Why: a batch held up in the network past the end of its transaction (a retry arr
 abort, or after the coordinator aborted a timed-out transaction) would otherwise open a
 transaction no coordinator knows of. No marker would ever close it: a hanging transaction,
 holding the partition's last stable offset (every read_committed consumer, and the cleaner)
-back until someone aborts it by hand.
+back until someone aborts it by hand. The group coordinator checks a TxnOffsetCommit the same
+way (broker/handlers/txn_offset_verification.py): its offsets open the transaction on the
+group's `__consumer_offsets` partition.
 
 The check runs only for a batch that would open a transaction here (its producer has none
 ongoing on the partition), so a transaction's later batches cost nothing. Between the answer and
@@ -70,15 +72,23 @@ def opening(replicas, topic: str, partition: int, records) -> Opening | None:
     header = _transactional_header(records)
     if header is None or header.producer_id < 0 or header.producer_epoch < 0:
         return None  # (a negative id or epoch: the append refuses it, INVALID_RECORD)
+    return producer_opening(replicas, topic, partition, header.producer_id, header.producer_epoch)
+
+
+def producer_opening(
+    replicas, topic: str, partition: int, producer_id: int, producer_epoch: int
+) -> Opening | None:
+    """The Opening of a transactional write of `producer_id` to this leader's partition (a
+    batch, or a group coordinator's TxnOffsetCommit into `__consumer_offsets`), or None when its
+    producer already has a transaction ongoing here (the check was made then) or the partition
+    is not this broker's to write (the append reports it)."""
     try:
         state = replicas.producer_state(topic, partition)
     except (KraftError, OSError, ValueError):
         return None
-    if header.producer_id in state.ongoing:
+    if producer_id in state.ongoing:
         return None
-    return Opening(
-        header.producer_id, header.producer_epoch, state.markers_seen.get(header.producer_id, 0)
-    )
+    return Opening(producer_id, producer_epoch, state.markers_seen.get(producer_id, 0))
 
 
 def unchanged(replicas, topic: str, partition: int, checked: Opening) -> bool:

@@ -3,6 +3,7 @@ answered once they are committed; a failed append leaves the group as it was."""
 
 from group_harness import Harness
 
+from broker.group.messages import OffsetFetchRequest
 from broker.group.records import GroupMetadataKey, OffsetCommitKey, decode_key
 from clients.errors import ErrorCode as E
 from clients.types import TopicPartition
@@ -65,3 +66,28 @@ def test_resigning_answers_a_pending_delete_not_coordinator():
     handle = h.delete(G)
     h.run(h.c.resign())
     assert h.answer(handle) == E.NOT_COORDINATOR
+
+
+def test_deleting_a_group_drops_its_pending_transactional_offsets():
+    """Kafka's deleteAllOffsets: a deleted group's offsets held by open transactions go too (a
+    tombstone for each, also where no offset was in effect), so a COMMIT marker arriving after
+    the deletion brings none of them back, nor does a coordinator loading the log."""
+    h = Harness()
+    h.commit(G, {TP0: 5})
+    h.txn_commit(G, {TP0: 10, TP1: 3}, 7)
+    h.txn_commit("other", {TP0: 4}, 7)
+    before = len(h.log)
+    assert h.answer(h.delete(G)) == E.NONE
+    assert [decode_key(k) for k, _ in h.log[before:]] == [
+        OffsetCommitKey(G, "orders", 0),
+        OffsetCommitKey(G, "orders", 1),
+        GroupMetadataKey(G),
+    ]
+    assert h.c.pending_txn_offsets.partitions_of(G) == set()
+    h.marker(7, committed=True)
+    assert h.fetch(G, (TP0, TP1)).partitions[TP0].offset == -1
+    assert h.fetch(G, (TP0, TP1)).partitions[TP1].offset == -1
+    assert h.fetch("other", (TP0,)).partitions[TP0].offset == 4  # another group's stay
+    fresh = h.fresh()
+    got = fresh.handle_offset_fetch(OffsetFetchRequest(G, (TP0, TP1))).partitions
+    assert {tp: f.offset for tp, f in got.items()} == {TP0: -1, TP1: -1}
