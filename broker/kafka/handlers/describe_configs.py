@@ -6,6 +6,7 @@ from __future__ import annotations
 from broker.kafka import codec
 from broker.kafka.answer import Answer
 from kraft.controller import messages as c
+from kraft.log.log_config import TOPIC_CONFIGS
 
 API_KEY = 32
 ORDERED = False
@@ -21,6 +22,15 @@ SOURCES = {
     "STATIC_BROKER_CONFIG": 4,
     "DEFAULT_CONFIG": 5,
 }
+# Kafka's ConfigType numbers (DescribeConfigsResponse v3+), by kraft's name for a topic config's
+# type: clients (kafka-python's admin, Kafka's AdminClient) show and check them.
+CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "long": 5, "double": 6, "list": 7}
+
+
+def config_type(name: str) -> int:
+    """A topic config's ConfigType; UNKNOWN (0) for a name kraft does not define."""
+    d = TOPIC_CONFIGS.get(name)
+    return CONFIG_TYPES.get(d.type, 0) if d is not None else 0
 
 
 async def handle(ctx, request, started):
@@ -59,7 +69,7 @@ async def handle(ctx, request, started):
                                 "config_source": SOURCES.get(e.source, 5),
                                 "is_sensitive": False,
                                 "synonyms": [],
-                                "config_type": 0,
+                                "config_type": config_type(e.name),
                                 "documentation": None,
                             }
                             for e in x.configs
