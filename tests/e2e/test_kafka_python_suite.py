@@ -32,6 +32,7 @@ PRODUCER = "test/integration/test_producer_integration.py::"
 
 SUITE = [
     ADMIN + "test_describe_configs_invalid_broker_id_raises",
+    ADMIN + "test_describe_configs_topic_resource_returns_configs",
     ADMIN + "test_describe_group_exists",
     ADMIN + "test_create_delete_topics",
     ADMIN + "test_list_partition_offsets",
@@ -74,10 +75,6 @@ LEFT_OUT = {
     ADMIN + "test_describe_configs_broker_resource_returns_configs": (
         "DescribeConfigs of a BROKER resource (type 4): kraft describes topics only, and the "
         "answer holds no configs (the test wants advertised.listeners)"
-    ),
-    ADMIN + "test_describe_configs_topic_resource_returns_configs": (
-        "DescribeConfigs v3+ answers config_type UNKNOWN (0) for every topic config; the test "
-        "wants LONG (5) for retention.bytes"
     ),
     ADMIN + "test_describe_configs_mixed_resources_returns_configs": (
         "a BROKER resource in DescribeConfigs, as above"
