@@ -55,7 +55,7 @@ SUITE = [
     *(
         PRODUCER + f"{name}[{codec}]"
         for name in ("test_end_to_end", "test_kafka_producer_proper_record_metadata")
-        for codec in ("None", "gzip", "lz4", "zstd")
+        for codec in ("None", "gzip", "snappy", "lz4", "zstd")
     ),
     PRODUCER + "test_idempotent_producer",
     PRODUCER + "test_transactional_producer_messages",
@@ -111,12 +111,6 @@ LEFT_OUT = {
     CONSUMER + "test_kafka_consumer_offsets_for_time_old": (
         "for brokers before 0.10.1 only (kafka-python skips it)"
     ),
-    PRODUCER + "test_end_to_end[snappy]": (
-        "python-snappy is not installed (kafka-python skips the snappy cases without it)"
-    ),
-    PRODUCER + "test_kafka_producer_proper_record_metadata[snappy]": (
-        "python-snappy is not installed, as above"
-    ),
     **{
         f"test/integration/test_sasl_integration.py::{name}[{mechanism}]": (
             "spawns its own SASL_PLAINTEXT Kafka broker (Kafka's scripts, SCRAM users through "
@@ -169,6 +163,17 @@ class SpawnedService:
 '''
 
 
+# kafka-python's snappy wants python-snappy, not a test dependency: a plugin loaded into the
+# suite's pytest gives it the cramjam-backed stand-in kraft's own tests use.
+_SNAPPY_PLUGIN = '''"""Written by kraft's suite runner: python-snappy's calls over cramjam."""
+import kafka.codec
+from kafka_python_snappy import RawSnappy
+
+kafka.codec.snappy = RawSnappy
+'''
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+
+
 def _sdist_tree() -> pathlib.Path:
     """The unpacked sdist in the cache, downloaded on first use; skips naming why if pip
     cannot fetch it (no network, no index)."""
@@ -194,6 +199,7 @@ def _sdist_tree() -> pathlib.Path:
             tar.extractall(root, filter="data")
     (tree / "test" / "__init__.py").touch()
     (tree / "test" / "service.py").write_text(_SERVICE_SHIM)
+    (tree / "kraft_suite_snappy.py").write_text(_SNAPPY_PLUGIN)
     (root / "no-kafka-install").mkdir(exist_ok=True)
     return tree
 
@@ -236,7 +242,7 @@ def test_kafka_python_integration_suite_passes_against_kraft(node_factory, tmp_p
         # --tb=native: pytest's own traceback rendering trips over Python 3.11's ast on
         # some of the suite's frames (INTERNALERROR); the suite's DEBUG logging is noise here.
         + ["--tb=native", "-p", "no:cacheprovider", "-o", "log_level=WARNING", "--timeout=120"]
-        + ["-W", "ignore::DeprecationWarning"],
+        + ["-W", "ignore::DeprecationWarning", "-p", "kraft_suite_snappy"],
         cwd=tree,
         env=_env(tree, f"tcp://{node.kafka_address}"),
         capture_output=True,
@@ -253,6 +259,7 @@ def _env(tree: pathlib.Path, kafka_uri: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return {
         **env,
+        "PYTHONPATH": str(TESTS),  # kafka_python_snappy, for the plugin
         "KAFKA_URI": kafka_uri,
         "KAFKA_VERSION": KAFKA_VERSION,
         # The fixtures insist that a Kafka install exists even for an external broker.
