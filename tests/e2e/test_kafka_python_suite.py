@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -195,8 +197,16 @@ def _sdist_tree() -> pathlib.Path:
                     f"kafka-python {VERSION}'s sdist cannot be downloaded: "
                     + got.stderr.strip()[-500:]
                 )
+        # Unpacked beside, then renamed into place: a run that dies halfway, or two runs at
+        # once, never leave a half tree that looks whole.
+        staging = pathlib.Path(tempfile.mkdtemp(dir=root))
         with tarfile.open(archive) as tar:
-            tar.extractall(root, filter="data")
+            tar.extractall(staging, filter="data")
+        try:
+            os.rename(staging / SDIST, tree)
+        except OSError:  # another run's tree got there first
+            shutil.rmtree(staging / SDIST)
+        staging.rmdir()
     (tree / "test" / "__init__.py").touch()
     (tree / "test" / "service.py").write_text(_SERVICE_SHIM)
     (tree / "kraft_suite_snappy.py").write_text(_SNAPPY_PLUGIN)
@@ -218,6 +228,7 @@ def test_subset_and_left_out_are_disjoint():
     assert len(set(SUITE)) == len(SUITE)
 
 
+@pytest.mark.timeout(900)  # a download, a node, then ~36 tests of a few seconds
 def test_kafka_python_integration_suite_passes_against_kraft(node_factory, tmp_path):
     tree = _sdist_tree()
     collected = subprocess.run(
@@ -247,7 +258,7 @@ def test_kafka_python_integration_suite_passes_against_kraft(node_factory, tmp_p
         env=_env(tree, f"tcp://{node.kafka_address}"),
         capture_output=True,
         text=True,
-        timeout=1200,
+        timeout=780,
     )
     outcomes = _outcomes(junit) if junit.is_file() else {}
     names = [test_id.split("::")[-1] for test_id in SUITE]
