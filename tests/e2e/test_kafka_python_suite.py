@@ -131,12 +131,12 @@ LEFT_OUT = {
     },
 }
 
-# The suite's broker config (servers/resources in kafka-python's repository, not in its sdist)
-# lowers the group session floor: test_group joins with session.timeout.ms 3000, under Kafka's
-# default group.min.session.timeout.ms (6000). No initial rebalance delay, as in Kafka's tests.
+# test_group joins with session.timeout.ms 3000, under Kafka's default floor
+# (group.min.session.timeout.ms 6000): the broker the suite runs against must lower it. No
+# initial rebalance delay either, so that joins settle within the suite's own timeouts.
 NODE_OVERRIDES = ["group.min.session.timeout.ms=1000", "group.initial.rebalance.delay.ms=0"]
 
-# The sdist's conftest imports test.service, which its MANIFEST.in leaves out; only
+# The sdist's fixtures import test.service, which the sdist lacks; only
 # ExternalService (the broker at KAFKA_URI) is used here. Without test/__init__.py the
 # standard library's `test` package would win the import.
 _SERVICE_SHIM = '''"""Written by kraft's suite runner: the sdist lacks test/service.py."""
@@ -228,7 +228,7 @@ def test_subset_and_left_out_are_disjoint():
     assert len(set(SUITE)) == len(SUITE)
 
 
-@pytest.mark.timeout(900)  # a download, a node, then ~36 tests of a few seconds
+@pytest.mark.timeout(900)  # a download, a node, then 38 tests of a few seconds
 def test_kafka_python_integration_suite_passes_against_kraft(node_factory, tmp_path):
     tree = _sdist_tree()
     collected = subprocess.run(
@@ -251,7 +251,7 @@ def test_kafka_python_integration_suite_passes_against_kraft(node_factory, tmp_p
     run = subprocess.run(
         [sys.executable, "-m", "pytest", *SUITE, f"--junitxml={junit}", "-q", "-rfE"]
         # --tb=native: pytest's own traceback rendering trips over Python 3.11's ast on
-        # some of the suite's frames (INTERNALERROR); the suite's DEBUG logging is noise here.
+        # some of the suite's frames (INTERNALERROR). Its DEBUG log level would bury a failure.
         + ["--tb=native", "-p", "no:cacheprovider", "-o", "log_level=WARNING", "--timeout=120"]
         + ["-W", "ignore::DeprecationWarning", "-p", "kraft_suite_snappy"],
         cwd=tree,
