@@ -73,7 +73,7 @@ async def handle(ctx, request, started):
                                 "config_source": SOURCES.get(e.source, 5),
                                 "is_sensitive": False,
                                 "synonyms": [],
-                                "config_type": _type(e.name),
+                                "config_type": config_type(e.name),
                                 "documentation": _doc(e.name) if documented else None,
                             }
                             for e in x.configs
@@ -86,7 +86,7 @@ async def handle(ctx, request, started):
     )
 
 
-def _type(name: str) -> int:
+def config_type(name: str) -> int:
     known = TOPIC_CONFIGS.get(name)
     return CONFIG_TYPES.get(known.type, 0) if known else 0  # 0: UNKNOWN
 
