@@ -309,7 +309,9 @@ def _receive(conf: dict, topic: str, start_at: dict, total: int, warmup: int, co
         idle_since = _now_ns()
         unpack = _STAMP.unpack_from
         while received < total and _now_ns() - idle_since < 10_000_000_000:
-            records = consumer.consume(500, 0.2)
+            # poll() returns with the first record; consume(n, timeout) would wait for n.
+            first = consumer.poll(0.2)
+            records = [first, *consumer.consume(499, 0)] if first is not None else []
             now = _now_ns()
             for r in records:
                 if r.error() is not None:
