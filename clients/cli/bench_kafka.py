@@ -158,11 +158,12 @@ def produce(args: argparse.Namespace) -> int:
             # In steps of a thousand records, so the clock and the throttle cost nothing per
             # record; a full queue (BufferError) waits for librdkafka to send some.
             for _ in range(min(1000, total - sent)):
-                try:
-                    send(topic, payload)
-                except BufferError:
-                    poll(0.001)
-                    send(topic, payload)
+                while True:
+                    try:
+                        send(topic, payload)
+                        break
+                    except BufferError:
+                        poll(0.005)
             sent += min(1000, total - sent)
             poll(0)
             now = bench._clock()
