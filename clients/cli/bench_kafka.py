@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 from clients.cli import bench
-from clients.cli.common import CliError
+from clients.cli.common import CliError, key_value
 from clients.cli.output import Progress, info, print_json
 from clients.cli.stats import summarize
 
@@ -42,6 +42,15 @@ def add_options(p: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT[,...]",
         help="with --client kafka: the brokers' Kafka listener (default: the kafka_address "
         "of each broker in --data's cluster.json)",
+    )
+    p.add_argument(
+        "--producer-props",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --client kafka: a librdkafka producer setting over the bench's own "
+        "(repeatable), e.g. max.in.flight=5, the Java producer's default",
     )
     p.add_argument(
         "--data",
@@ -122,6 +131,15 @@ class _Failures:
             self.first = self.first or err
 
 
+def _producer(ck: Any, conf: dict, args: argparse.Namespace) -> Any:
+    """confluent-kafka's Producer with --producer-props over `conf`; a setting librdkafka
+    refuses is a CliError naming it."""
+    try:
+        return ck.Producer({**conf, **dict(getattr(args, "producer_props", []))})
+    except (ck.KafkaException, ValueError, TypeError) as exc:
+        raise CliError(f"--producer-props: librdkafka refused the settings: {exc}") from None
+
+
 def produce(args: argparse.Namespace) -> int:
     ck = confluent()
     address = kafka_bootstrap(args)
@@ -134,7 +152,8 @@ def produce(args: argparse.Namespace) -> int:
     )
     payload = bench.make_payload(args.record_size)
     failures = _Failures()
-    producer = ck.Producer(
+    producer = _producer(
+        ck,
         {
             "bootstrap.servers": address,
             "acks": bench.acks_name(args.acks),
@@ -144,7 +163,8 @@ def produce(args: argparse.Namespace) -> int:
             "client.id": "kraft-bench-produce",
             "delivery.report.only.error": True,
             "on_delivery": failures,
-        }
+        },
+        args,
     )
     probe = _probe(ck, address, f"kraft-bench-{uuid.uuid4().hex[:8]}")
     progress = Progress(enabled=not args.quiet)
@@ -378,7 +398,8 @@ def e2e(args: argparse.Namespace) -> int:
         child.join(5)
         raise CliError(f"the consumer failed: {ready[3]}")
     failures = _Failures()
-    producer = ck.Producer(
+    producer = _producer(
+        ck,
         {
             "bootstrap.servers": address,
             "acks": bench.acks_name(args.acks),
@@ -386,7 +407,8 @@ def e2e(args: argparse.Namespace) -> int:
             "client.id": "kraft-bench-e2e",
             "delivery.report.only.error": True,
             "on_delivery": failures,
-        }
+        },
+        args,
     )
     progress = Progress(enabled=not args.quiet)
     interval_ns = 1_000_000_000 // args.rate

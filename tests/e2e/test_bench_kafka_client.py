@@ -74,6 +74,8 @@ def test_e2e_gets_every_record_back_once_from_a_second_process(node, kraft):
         "1",
         "--acks",
         "1",
+        "--producer-props",
+        "max.in.flight=5",  # as Kafka's Java producer; reaches librdkafka (a bad key fails)
     )
     assert result["sent"] == result["received"] == 600 and result["duplicates"] == 0
     # The warm-up second's 300 records are not counted; each of the others has a latency.

@@ -60,3 +60,10 @@ def test_kafka_mode_refuses_a_value_too_small_for_its_stamp(cli, capsys, monkeyp
     monkeypatch.setattr(bench_kafka, "confluent", lambda: None)
     code = cli(["bench", "e2e", "--client", "kafka", "--record-size", "12"])
     assert code != 0 and "at least 16 bytes" in capsys.readouterr().err
+
+
+def test_a_producer_setting_librdkafka_refuses_is_a_clear_error():
+    ck = pytest.importorskip("confluent_kafka")
+    bad = argparse.Namespace(producer_props=[("no.such.setting", "1")])
+    with pytest.raises(CliError, match="librdkafka refused.*no.such.setting"):
+        bench_kafka._producer(ck, {"bootstrap.servers": "127.0.0.1:1"}, bad)
