@@ -141,6 +141,8 @@ def _producer(ck: Any, conf: dict, args: argparse.Namespace) -> Any:
 
 
 def produce(args: argparse.Namespace) -> int:
+    if args.send_batch:
+        raise CliError("--send-batch is kraft's client's bulk API: not with --client kafka")
     ck = confluent()
     address = kafka_bootstrap(args)
     bench.ensure_topic(

@@ -67,3 +67,8 @@ def test_a_producer_setting_librdkafka_refuses_is_a_clear_error():
     bad = argparse.Namespace(producer_props=[("no.such.setting", "1")])
     with pytest.raises(CliError, match="librdkafka refused.*no.such.setting"):
         bench_kafka._producer(ck, {"bootstrap.servers": "127.0.0.1:1"}, bad)
+
+
+def test_kraft_clients_bulk_send_is_refused_with_the_kafka_client(cli, capsys):
+    assert cli(["bench", "produce", "--client", "kafka", "--send-batch"]) != 0
+    assert "not with --client kafka" in capsys.readouterr().err
