@@ -25,7 +25,7 @@ _sleep = time.sleep
 def register(
     subparsers: argparse._SubParsersAction, add_common: Callable[[argparse.ArgumentParser], None]
 ) -> None:
-    from clients.cli import bench_consume, bench_e2e
+    from clients.cli import bench_consume, bench_e2e, bench_kafka
 
     bench = subparsers.add_parser(
         "bench",
@@ -110,8 +110,26 @@ def register(
     )
     p.add_argument("--histogram", action="store_true", help="also print a latency histogram")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    add_min_insync_replicas(p)
+    bench_kafka.add_options(p)
     bench_consume.register(sub, add_common)
     bench_e2e.register(sub, add_common)
+
+
+def add_min_insync_replicas(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--min-insync-replicas",
+        type=positive_int,
+        metavar="N",
+        help="the topic's min.insync.replicas when it is created (default: the cluster's)",
+    )
+
+
+def topic_configs(args: argparse.Namespace) -> dict[str, str]:
+    """The configs a bench topic is created with."""
+    if getattr(args, "min_insync_replicas", None):
+        return {"min.insync.replicas": str(args.min_insync_replicas)}
+    return {}
 
 
 def make_payload(size: int, seed: int = 0) -> bytes:
@@ -127,12 +145,20 @@ def auto_sample_every(batch_size: int, record_size: int) -> int:
     return max(1, min(64, per_batch // 4))
 
 
-def ensure_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int) -> None:
+def ensure_topic(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    replication_factor: int,
+    configs: dict[str, str] | None = None,
+) -> None:
+    """Creates the topic through kraft's admin client unless it exists (an existing topic keeps
+    its settings)."""
     with common.make_admin(bootstrap) as admin:
         if topic in admin.list_topics():
             return
         try:
-            admin.create_topics([common.new_topic(topic, partitions, replication_factor)])
+            admin.create_topics([common.new_topic(topic, partitions, replication_factor, configs)])
             info(f"created topic {topic} with {partitions} partition(s)")
         except KraftError as exc:
             if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
@@ -188,7 +214,17 @@ class Samples:
 
 
 def bench_produce(args: argparse.Namespace) -> int:
-    ensure_topic(args.bootstrap_server, args.topic, args.partitions, args.replication_factor)
+    if args.client == "kafka":
+        from clients.cli import bench_kafka
+
+        return bench_kafka.produce(args)
+    ensure_topic(
+        args.bootstrap_server,
+        args.topic,
+        args.partitions,
+        args.replication_factor,
+        topic_configs(args),
+    )
     payload = make_payload(args.record_size)
     every = args.sample_every or auto_sample_every(args.batch_size, args.record_size)
     if args.throughput:
@@ -240,6 +276,7 @@ def bench_produce(args: argparse.Namespace) -> int:
         )
     result = {
         "topic": topic,
+        "client": "kraft",
         "records": sent,
         "seconds": round(seconds, 3),
         "records_per_sec": round(sent / seconds, 1),

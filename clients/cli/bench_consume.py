@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from clients.cli import bench, common
+from clients.cli import bench, bench_kafka, common
 from clients.cli.common import CliError, add_leaf, positive_int
 from clients.cli.consume import choose_partitions
 from clients.cli.output import Progress, info
@@ -58,6 +58,7 @@ def register(
     )
     p.add_argument("--histogram", action="store_true", help="also print a histogram of ages")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    bench_kafka.add_options(p)
 
 
 LATENCY_SAMPLE_EVERY = 16
@@ -75,6 +76,8 @@ CONSUME_SETTINGS = (("PARTITIONS", "partitions"), ("AVG-SIZE", "record_size"))
 
 
 def bench_consume(args: argparse.Namespace) -> int:
+    if args.client == "kafka":
+        return bench_kafka.consume(args)
     progress = Progress(enabled=not args.quiet)
     ages_ms: list[float] = []
     count = nbytes = 0
@@ -128,6 +131,7 @@ def bench_consume(args: argparse.Namespace) -> int:
     }
     result = {
         "topic": args.topic,
+        "client": "kraft",
         "records": count,
         "seconds": round(seconds, 3),
         "records_per_sec": round(count / seconds, 1),

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from clients.cli import bench, common
+from clients.cli import bench, bench_kafka, common
 from clients.cli.common import CliError, add_leaf, non_negative_int, positive_int
 from clients.cli.output import Progress, print_json
 from clients.cli.stats import summarize
@@ -99,6 +99,8 @@ def register(
     p.add_argument("--fetch-max-wait-ms", type=positive_int, default=500, metavar="MS")
     p.add_argument("--histogram", action="store_true", help="also print a latency histogram")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    bench.add_min_insync_replicas(p)
+    bench_kafka.add_options(p)
 
 
 class Receiver:
@@ -128,12 +130,20 @@ class Receiver:
 
 
 def bench_e2e(args: argparse.Namespace) -> int:
+    if args.client == "kafka":
+        return bench_kafka.e2e(args)
     if args.record_size < _STAMP.size:
         raise CliError(
             f"--record-size {args.record_size}: at least {_STAMP.size} bytes (the "
             "send time travels in the value)"
         )
-    bench.ensure_topic(args.bootstrap_server, args.topic, args.partitions, args.replication_factor)
+    bench.ensure_topic(
+        args.bootstrap_server,
+        args.topic,
+        args.partitions,
+        args.replication_factor,
+        bench.topic_configs(args),
+    )
     padding = bench.make_payload(args.record_size - _STAMP.size)
     progress = Progress(enabled=not args.quiet)
     total = args.rate * args.seconds
@@ -183,6 +193,7 @@ def bench_e2e(args: argparse.Namespace) -> int:
         raise CliError(f"the consumer failed: {receiver.error}")
     result = {
         "topic": args.topic,
+        "client": "kraft",
         "sent": total,
         "received": receiver.received,
         "rate": args.rate,
