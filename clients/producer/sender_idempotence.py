@@ -11,7 +11,8 @@ from clients.producer.clock import now_ms
 from clients.producer.future import fail_futures
 from clients.wire import broker_pb2
 
-log = logging.getLogger(__name__)
+# The Sender's logger: these lines went out under its name before this file split off.
+log = logging.getLogger("clients.producer.sender")
 
 
 class SenderIdempotence:

@@ -22,7 +22,8 @@ from kraft.log.checkpoint import (
 if TYPE_CHECKING:
     from kraft.log.log import Log
 
-_logger = logging.getLogger(__name__)
+# LogManager's logger: these warnings went out under its name before this file split off.
+_logger = logging.getLogger("kraft.log.log_manager")
 
 
 def read_meta_properties(log_dir: Path) -> dict[str, str] | None:

@@ -13,7 +13,8 @@ from kraft.log.cleaner import DEFAULT_MAX_MAP_ENTRIES, CleanResult, cleaning_ste
 from kraft.log.disk_steps import Steps, run_inline, run_off_loop
 from kraft.log.segment import SegmentCorrupt
 
-_logger = logging.getLogger(__name__)
+# LogManager's logger: these warnings went out under its name before this file split off.
+_logger = logging.getLogger("kraft.log.log_manager")
 
 
 class LogManagerCleaning:
