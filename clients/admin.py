@@ -6,19 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from clients import acl_admin, group_admin, txn_admin
 from clients._sync import SyncRunner
 from clients.acl_admin import AclEntry, AclFilter
+from clients.admin_coordinators import CoordinatorCalls
+from clients.admin_security import SecurityCalls
 from clients.cluster import Cluster
 from clients.describe_partitions import PartitionReplication, describe_partitions
-from clients.errors import ErrorCode, KraftError
+from clients.errors import ErrorCode, KraftError, raise_first
 from clients.group_admin import GroupDescription, GroupListing, GroupOffset, MemberDescription
 from clients.list_offsets import list_offsets_until
 from clients.scram import DEFAULT_ITERATIONS
 from clients.security import client_security
 from clients.txn_admin import TransactionDescription, TransactionListing
 from clients.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
-from clients.user_admin import scram_deletion, scram_upsertion
 from clients.wire import broker_pb2, controller_pb2
 
 
@@ -70,17 +70,7 @@ class ElectionResult:
 ELECTION_TYPES = {"preferred": 0, "unclean": 1}
 
 
-def _raise_first(results, what: str) -> None:
-    for r in results:
-        if r.error_code:
-            name = getattr(r, "name", "") or getattr(r, "resource_name", "")
-            message = r.error_message or ""
-            if name and name not in message:
-                message = f"{what} '{name}': {message}" if message else f"{what} '{name}'"
-            raise KraftError(r.error_code, message)
-
-
-class AsyncAdmin:
+class AsyncAdmin(CoordinatorCalls, SecurityCalls):
     def __init__(
         self,
         bootstrap_servers: str = "127.0.0.1:9092",
@@ -116,12 +106,12 @@ class AsyncAdmin:
             validate_only=validate_only,
         )
         resp = await self._controller("CreateTopics", req)
-        _raise_first(resp.topics, "topic")
+        raise_first(resp.topics, "topic")
 
     async def delete_topics(self, names: list[str]) -> None:
         req = controller_pb2.DeleteTopicsRequest(names=list(names), timeout_ms=self._timeout_ms)
         resp = await self._controller("DeleteTopics", req)
-        _raise_first(resp.topics, "topic")
+        raise_first(resp.topics, "topic")
 
     async def create_partitions(
         self, new_totals: dict[str, int], validate_only: bool = False
@@ -134,7 +124,7 @@ class AsyncAdmin:
             validate_only=validate_only,
         )
         resp = await self._controller("CreatePartitions", req)
-        _raise_first(resp.results, "topic")
+        raise_first(resp.results, "topic")
 
     async def describe_configs(self, topic: str) -> dict[str, ConfigEntry]:
         req = controller_pb2.DescribeConfigsRequest(
@@ -145,7 +135,7 @@ class AsyncAdmin:
             ]
         )
         resp = await self._controller("DescribeConfigs", req)
-        _raise_first(resp.results, "topic")
+        raise_first(resp.results, "topic")
         out: dict[str, ConfigEntry] = {}
         for r in resp.results:
             for c in r.configs:
@@ -170,7 +160,7 @@ class AsyncAdmin:
             ]
         )
         resp = await self._controller("AlterConfigs", req)
-        _raise_first(resp.results, "topic")
+        raise_first(resp.results, "topic")
 
     async def _metadata(self, names: list[str] | None) -> broker_pb2.MetadataResponse:
         return await self._cluster.refresh(names)
@@ -274,126 +264,6 @@ class AsyncAdmin:
             ElectionResult(r.topic, r.partition, r.error_code, r.error_message)
             for r in resp.results
         ]
-
-    # --- SCRAM users (Kafka's AlterUserScramCredentials / DescribeUserScramCredentials) -----
-    async def upsert_user_scram_credential(
-        self,
-        user: str,
-        password: str,
-        mechanism: str = "SCRAM-SHA-256",
-        iterations: int = DEFAULT_ITERATIONS,
-    ) -> None:
-        """Create or change a user's password; it is salted and iterated here and never sent."""
-        resp = await self._controller(
-            "AlterUserScramCredentials", scram_upsertion(user, password, mechanism, iterations)
-        )
-        _raise_first(resp.results, "user")
-
-    async def delete_user_scram_credential(
-        self, user: str, mechanism: str = "SCRAM-SHA-256"
-    ) -> None:
-        resp = await self._controller("AlterUserScramCredentials", scram_deletion(user, mechanism))
-        _raise_first(resp.results, "user")
-
-    async def describe_user_scram_credentials(
-        self, users: list[str] | None = None
-    ) -> dict[str, list[tuple[str, int]]]:
-        """{user: [(mechanism, iterations), ...]}; every user when `users` is None."""
-        resp = await self._controller(
-            "DescribeUserScramCredentials",
-            controller_pb2.DescribeUserScramCredentialsRequest(users=list(users or ())),
-        )
-        _raise_first(resp.results, "user")
-        return {
-            r.user: [(c.mechanism, c.iterations) for c in r.credential_infos] for r in resp.results
-        }
-
-    # --- consumer groups (each asks the group's coordinator) ---------------------------------
-
-    async def list_groups(self, states: list[str] | None = None) -> list[GroupListing]:
-        """Every group of every broker (each coordinates some), sorted by id."""
-        return await group_admin.list_groups(self._cluster, self._timeout_ms / 1000, states)
-
-    async def describe_groups(
-        self, group_ids: list[str], include_offsets: bool = True
-    ) -> list[GroupDescription]:
-        """State, members and their partitions, and (include_offsets) the committed offsets
-        with log end and lag. A group that does not exist comes back in state Dead."""
-        return [
-            await group_admin.describe_group(
-                self._cluster, g, include_offsets, self._timeout_ms / 1000
-            )
-            for g in group_ids
-        ]
-
-    async def delete_groups(self, group_ids: list[str]) -> None:
-        """Delete empty groups and their committed offsets (NON_EMPTY_GROUP while members are
-        active, GROUP_ID_NOT_FOUND for an unknown one)."""
-        for g in group_ids:
-            await group_admin.delete_group(self._cluster, g, self._timeout_ms / 1000)
-
-    async def list_group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
-        return await group_admin.list_group_offsets(
-            self._cluster, group_id, self._timeout_ms / 1000
-        )
-
-    async def alter_group_offsets(self, group_id: str, offsets: dict) -> None:
-        """Set committed offsets ({tp: offset}); refused while the group has members."""
-        await group_admin.alter_group_offsets(
-            self._cluster, group_id, offsets, self._timeout_ms / 1000
-        )
-
-    # --- transactions (clients/txn_admin.py) --------------------------------------------------
-
-    async def list_transactions(
-        self, states: list[str] | None = None, producer_ids: list[int] | None = None
-    ) -> list[TransactionListing]:
-        """Every transactional id every broker coordinates (optionally only in these states or
-        of these producer ids), sorted by id."""
-        return await txn_admin.list_transactions(
-            self._cluster, self._timeout_ms / 1000, states, producer_ids
-        )
-
-    async def describe_transactions(
-        self, transactional_ids: list[str]
-    ) -> list[TransactionDescription]:
-        """State, producer id and epoch, timeout, start time and partitions of each id, asked
-        of its transaction coordinator."""
-        return [
-            await txn_admin.describe_transaction(self._cluster, t, self._timeout_ms / 1000)
-            for t in transactional_ids
-        ]
-
-    async def abort_transaction(
-        self,
-        topic: str,
-        partition: int,
-        producer_id: int,
-        producer_epoch: int,
-        coordinator_epoch: int = 0,
-    ) -> None:
-        """Abort a hanging transaction on one partition (an ABORT marker written by its leader,
-        as kafka-transactions.sh abort does): for a producer whose coordinator no longer
-        tracks the transaction that keeps the partition's last stable offset back."""
-        await txn_admin.abort_transaction(
-            self._cluster,
-            topic,
-            partition,
-            producer_id,
-            producer_epoch,
-            coordinator_epoch,
-            self._timeout_ms / 1000,
-        )
-
-    # -- ACLs (clients/acl_admin.py)
-    async def create_acls(self, entries: list[AclEntry]) -> None:
-        await acl_admin.create_acls(self, entries)
-
-    async def delete_acls(self, filters: list[AclFilter]) -> list[AclEntry]:
-        return await acl_admin.delete_acls(self, filters)
-
-    async def describe_acls(self, acl_filter: AclFilter = AclFilter()) -> list[AclEntry]:
-        return await acl_admin.describe_acls(self, acl_filter)
 
     async def aclose(self) -> None:
         self._cluster.close()

@@ -186,3 +186,15 @@ def check(code: int, message: str = "") -> None:
     """Raise KraftError unless `code` is NONE."""
     if code:
         raise KraftError(code, message)
+
+
+def raise_first(results, what: str) -> None:
+    """Raise the first error of per-resource results (a topic's, a user's: `what`), naming the
+    resource when its message does not."""
+    for r in results:
+        if r.error_code:
+            name = getattr(r, "name", "") or getattr(r, "resource_name", "")
+            message = r.error_message or ""
+            if name and name not in message:
+                message = f"{what} '{name}': {message}" if message else f"{what} '{name}'"
+            raise KraftError(r.error_code, message)

@@ -32,185 +32,35 @@ Transactions, Kafka's (ProducerStateManager, ProducerAppendInfo.appendEndTxnMark
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
-from clients.errors import ErrorCode
-from clients.record.batch_header import (
-    HEADER_SIZE,
-    LOG_OVERHEAD,
-    CorruptBatchError,
-    parse_header,
-    validate_batch,
+from broker.idempotence.producer_entry import (  # noqa: F401  (re-exported: callers import here)
+    ACCEPT,
+    APPEND,
+    BATCHES_PER_PRODUCER,
+    DUPLICATE,
+    NO_PRODUCER_ID,
+    NO_TXN,
+    REJECT,
+    SEQUENCE_LIMIT,
+    BatchMetadata,
+    CompletedTxn,
+    Decision,
+    ProducerEntry,
+    decide,
+    is_checked,
+    last_sequence,
+    next_sequence,
+    reject,
 )
+from broker.idempotence.request_check import (  # noqa: F401  (re-exported: callers import here)
+    check_request,
+    record_request,
+    request_headers,
+)
+from clients.errors import ErrorCode
 from clients.record.control import EndTxnMarker
-
-SEQUENCE_LIMIT = 2**31  # sequences run 0 .. 2^31-1, then wrap to 0
-BATCHES_PER_PRODUCER = 5  # Kafka's NUM_BATCHES_TO_RETAIN: max.in.flight of an idempotent producer
-NO_PRODUCER_ID = -1
-NO_TXN = -1
-
-APPEND = "append"
-DUPLICATE = "duplicate"
-REJECT = "reject"
-
-
-def next_sequence(sequence: int, increment: int = 1) -> int:
-    return (sequence + increment) % SEQUENCE_LIMIT
-
-
-def last_sequence(header) -> int:
-    """The last sequence of a batch header: base sequence + lastOffsetDelta, wrapping."""
-    return next_sequence(header.base_sequence, header.last_offset_delta)
-
-
-def is_checked(header) -> bool:
-    """Does this batch take part in idempotence (a producer id and not a control batch)?"""
-    return header.producer_id != NO_PRODUCER_ID and not header.is_control
-
-
-class BatchMetadata(NamedTuple):
-    first_seq: int
-    last_seq: int
-    first_offset: int
-    last_offset: int
-    timestamp: int = -1
-
-
-@dataclass(frozen=True)
-class ProducerEntry:
-    """One producer on one partition: its epoch and last batches, oldest first. Frozen so a
-    request's batches can be checked against staged copies without touching the real state."""
-
-    producer_id: int
-    epoch: int
-    batches: tuple[BatchMetadata, ...] = ()
-    current_txn_first_offset: int = NO_TXN  # the open transaction's first offset
-    coordinator_epoch: int = -1  # of the last marker written for it
-    marker_timestamp: int = -1  # of that marker: activity too, for expiration
-
-    @property
-    def last_seq(self) -> int:
-        return self.batches[-1].last_seq if self.batches else -1
-
-    @property
-    def last_offset(self) -> int:
-        return self.batches[-1].last_offset if self.batches else -1
-
-    @property
-    def last_timestamp(self) -> int:
-        """The max timestamp of its last batch: when it was last active (Kafka's lastTimestamp)."""
-        return max(self.batches[-1].timestamp if self.batches else -1, self.marker_timestamp)
-
-    @property
-    def in_transaction(self) -> bool:
-        return self.current_txn_first_offset != NO_TXN
-
-    def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
-        if epoch != self.epoch:
-            return None
-        for b in self.batches:
-            if b.first_seq == first_seq and b.last_seq == last_seq:
-                return b
-        return None
-
-    def with_batch(self, epoch: int, batch: BatchMetadata, keep: int) -> ProducerEntry:
-        # A new epoch starts a new sequence space: the old epoch's batches can no longer match.
-        kept = self.batches if epoch == self.epoch else ()
-        return replace(self, epoch=epoch, batches=(kept + (batch,))[-keep:])
-
-
-class CompletedTxn(NamedTuple):
-    """A transaction a marker closed: its data from `first_offset`, its marker at `last_offset`;
-    `last_stable_offset` as it closed (the first offset of the earliest transaction still open,
-    else the offset after the marker): a .txnindex entry's, so a search can stop early."""
-
-    producer_id: int
-    first_offset: int
-    last_offset: int
-    is_aborted: bool
-    last_stable_offset: int
-
-
-@dataclass(frozen=True)
-class Decision:
-    action: str  # APPEND, DUPLICATE or REJECT
-    error_code: int = 0
-    message: str = ""
-    first_offset: int = -1  # DUPLICATE: where the original copy of the batch is
-    last_offset: int = -1
-
-    @property
-    def is_append(self) -> bool:
-        return self.action == APPEND
-
-    @property
-    def is_duplicate(self) -> bool:
-        return self.action == DUPLICATE
-
-
-_APPEND = Decision(APPEND)
-
-
-def _reject(code: ErrorCode, message: str) -> Decision:
-    return Decision(REJECT, int(code), message)
-
-
-def decide(
-    entry: ProducerEntry | None,
-    producer_id: int,
-    epoch: int,
-    first_seq: int,
-    last_seq: int,
-    name: str = "",
-) -> Decision:
-    """The verdict on one batch against `entry` (None: this producer id is unknown here)."""
-    where = f" on {name}" if name else ""
-    if epoch < 0 or first_seq < 0:
-        return _reject(
-            ErrorCode.INVALID_RECORD,
-            f"producer {producer_id} sent epoch {epoch}, base sequence {first_seq}"
-            f"{where}: an idempotent batch needs both >= 0",
-        )
-    if entry is None:
-        return _APPEND
-    if epoch < entry.epoch:
-        return _reject(
-            ErrorCode.INVALID_PRODUCER_EPOCH,
-            f"producer {producer_id} epoch {epoch} is fenced{where}: epoch "
-            f"{entry.epoch} is newer; a newer instance of this producer took over",
-        )
-    dup = entry.find_duplicate(epoch, first_seq, last_seq)
-    if dup is not None:
-        return Decision(DUPLICATE, first_offset=dup.first_offset, last_offset=dup.last_offset)
-    if epoch > entry.epoch:
-        if first_seq != 0:
-            return _reject(
-                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                f"producer {producer_id} started epoch {epoch}{where} at sequence "
-                f"{first_seq}; a new epoch must start at 0",
-            )
-        return _APPEND
-    if not entry.batches:
-        # Known only by a marker (a coordinator that bumped the epoch when it aborted): this
-        # epoch has no batch here yet, so it starts at 0, as a new epoch does.
-        if first_seq != 0:
-            return _reject(
-                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                f"producer {producer_id} sent sequence {first_seq} as the first batch "
-                f"of epoch {epoch}{where} (set by a transaction marker); a new epoch "
-                "must start at 0",
-            )
-        return _APPEND
-    if first_seq != next_sequence(entry.last_seq):
-        return _reject(
-            ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-            f"producer {producer_id} epoch {epoch} sent sequence {first_seq}{where}, "
-            f"expected {next_sequence(entry.last_seq)} (the last appended batch ended "
-            f"at {entry.last_seq}); nothing was appended",
-        )
-    return _APPEND
 
 
 class ProducerStateManager:
@@ -293,7 +143,7 @@ class ProducerStateManager:
                 and entry.in_transaction
                 and h.producer_epoch == entry.epoch
             ):
-                decision = _reject(
+                decision = reject(
                     ErrorCode.INVALID_TXN_STATE,
                     f"producer {pid} sent a non-transactional batch to {self.name} "
                     f"while its transaction from offset "
@@ -410,21 +260,21 @@ class ProducerStateManager:
         """May the coordinator's marker for `producer_id` be written? Changes nothing."""
         entry = self.producers.get(producer_id)
         if entry is None:
-            return _APPEND
+            return ACCEPT
         if producer_epoch < entry.epoch:
-            return _reject(
+            return reject(
                 ErrorCode.INVALID_PRODUCER_EPOCH,
                 f"marker for producer {producer_id} at epoch {producer_epoch} on "
                 f"{self.name} is fenced: the producer is at epoch {entry.epoch}",
             )
         if coordinator_epoch < entry.coordinator_epoch:
-            return _reject(
+            return reject(
                 ErrorCode.TRANSACTION_COORDINATOR_FENCED,
                 f"marker for producer {producer_id} on {self.name} from coordinator "
                 f"epoch {coordinator_epoch}, below {entry.coordinator_epoch} of the "
                 f"last marker: a newer coordinator took over",
             )
-        return _APPEND
+        return ACCEPT
 
     def first_unstable_offset(self, high_watermark: int) -> int | None:
         """The first offset of the earliest transaction that is open, or closed by a marker the
@@ -502,75 +352,3 @@ class ProducerStateManager:
             f"ProducerStateManager({self.name!r}, {len(self.producers)} producers, "
             f"end_offset={self.end_offset})"
         )
-
-
-# -- one produce request --------------------------------------------------------------------------
-def request_headers(records) -> list | None:
-    """The headers of every batch in a produce request's bytes when at least one is idempotent,
-    each checked whole (CRC included: a damaged batch must be CORRUPT_MESSAGE, not judged by a
-    sequence it never had); None when no batch is idempotent or the bytes do not parse (the log's
-    validator then answers for them)."""
-    headers, pos, end = [], 0, len(records)
-    try:
-        while pos < end:
-            header = parse_header(records, pos)
-            if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
-                return None
-            headers.append(header)
-            pos += header.size
-        if pos != end or not any(is_checked(h) for h in headers):
-            return None
-        for pos, _h in zip(_positions(headers), headers):
-            validate_batch(records, pos)
-    except CorruptBatchError:
-        return None
-    return headers
-
-
-def _positions(headers: list) -> Iterator[int]:
-    pos = 0
-    for h in headers:
-        yield pos
-        pos += h.size
-
-
-def check_request(state: ProducerStateManager, headers: list, next_offset: int) -> Decision | None:
-    """The answer to a request whose batches are `headers` if it must not be appended: the first
-    rejection, or a duplicate (every batch already in the log, contiguously: answered with the
-    original first offset). None: append it all."""
-    decisions = state.check_batches(headers, next_offset)
-    for d in decisions:
-        if d is not None and d.action == REJECT:
-            return d
-    dups = [d for d in decisions if d is not None and d.is_duplicate]
-    if not dups:
-        return None
-    if len(dups) != len(decisions):
-        return _reject(
-            ErrorCode.INVALID_REQUEST,
-            f"the request for {state.name} mixes batches already appended with new "
-            f"ones; send a retried batch in a request of its own; nothing was appended",
-        )
-    for a, b in zip(dups, dups[1:]):
-        if b.first_offset != a.last_offset + 1:
-            return _reject(
-                ErrorCode.INVALID_REQUEST,
-                f"the request for {state.name} repeats batches that were appended "
-                f"apart (offsets {a.last_offset} and {b.first_offset}); retry them one "
-                f"per request",
-            )
-    return Decision(DUPLICATE, first_offset=dups[0].first_offset, last_offset=dups[-1].last_offset)
-
-
-def record_request(
-    state: ProducerStateManager, headers: list | None, first_offset: int, log_end_offset: int
-) -> None:
-    """After a leader append of a request whose batches got offsets from `first_offset` on."""
-    if headers:
-        offset = first_offset
-        placed = []
-        for h in headers:
-            placed.append(h._replace(base_offset=offset))
-            offset += h.last_offset_delta + 1
-        state.on_replicated_batches(placed)
-    state.end_offset = log_end_offset

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections import deque
 from dataclasses import dataclass
 
 import trio
 
 from clients.cluster import Cluster
+from clients.consumer.clock import now_ms
+from clients.consumer.coordinator_commits import CoordinatorCommits
 from clients.consumer.fetcher import Fetcher
 from clients.consumer.membership import (
     Assign,
@@ -43,13 +44,6 @@ RETRY_BACKOFF_S = 0.1
 # Kafka gives a JoinGroup the rebalance timeout plus this: the coordinator parks it that long.
 JOIN_SLACK_MS = 5_000
 METADATA_RETRY_MS = 1_000
-_MEMBERSHIP_ERRORS = frozenset(
-    {E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION, E.REBALANCE_IN_PROGRESS, E.FENCED_INSTANCE_ID}
-)
-
-
-def now_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 class ConsumerRebalanceListener:
@@ -76,7 +70,7 @@ class Callback:
     ready: bool = True  # an assignment: once its positions are set
 
 
-class ConsumerCoordinator:
+class ConsumerCoordinator(CoordinatorCommits):
     def __init__(
         self,
         cluster: Cluster,
@@ -379,86 +373,6 @@ class ConsumerCoordinator:
         finally:
             self._refreshing = False
             self._wake()
-
-    # -- commits ------------------------------------------------------------------------------
-    def consumed_locked(self, partitions=None) -> dict[TopicPartition, int]:
-        """The positions poll has reached (of `partitions`, or every assigned one)."""
-        f = self.fetcher
-        wanted = f.assigned if partitions is None else partitions
-        return {tp: f.positions[tp] for tp in wanted if tp in f.positions}
-
-    async def commit(self, offsets: dict, timeout_s: float | None = None) -> None:
-        offsets = {TopicPartition(*tp): int(o) for tp, o in offsets.items()}
-        if not offsets:
-            return
-        async with self._commit_lock:
-            identity = self.core.commit_identity()
-            if identity is None:
-                raise KraftError(
-                    E.REBALANCE_IN_PROGRESS,
-                    f"group '{self.group_id}' is "
-                    "rebalancing, so nothing was committed (its partitions may be "
-                    "someone else's by now); poll() to finish the rebalance",
-                )
-            with self.fetcher.cond:
-                epochs = self.fetcher.epochs_at_locked(offsets)
-            try:
-                await self.rpc.commit_offsets(
-                    offsets, *identity, deadline_after(timeout_s or self.timeout_s), epochs
-                )
-            except KraftError as exc:
-                if exc.code not in _MEMBERSHIP_ERRORS or identity[0] < 0:
-                    raise
-                self._apply(self.core.on_commit_error(exc.code, now_ms()))
-                raise KraftError(
-                    exc.code,
-                    f"commit failed: group '{self.group_id}' has "
-                    "rebalanced and these partitions may belong to another member "
-                    "now, which will read again from the last committed offsets "
-                    f"(Kafka's CommitFailedException; {exc.message})",
-                ) from None
-            for tp, o in offsets.items():
-                self._committed[tp] = o
-
-    def commit_async(self, offsets: dict, callback=None) -> None:
-        """Any thread: commit in the background; the outcome goes to `commits_done` for the
-        user's next poll (where Kafka runs commit callbacks)."""
-
-        async def run() -> None:
-            error = None
-            try:
-                await self.commit(offsets)
-            except KraftError as exc:
-                error = exc
-                if callback is None:
-                    log.warning("group %s: async commit failed: %s", self.group_id, exc)
-            if callback is not None:
-                self.commits_done.append((callback, offsets, error))
-
-        self.fetcher.home.call_soon(self._nursery.start_soon, run)
-
-    async def _auto_commit(self) -> None:
-        if self._commit_lock.locked():
-            return
-        with self.fetcher.cond:
-            offsets = {
-                tp: o for tp, o in self.consumed_locked().items() if self._committed.get(tp) != o
-            }
-        if not offsets or self.core.commit_identity() is None:
-            return
-        try:
-            await self.commit(offsets)
-        except KraftError as exc:
-            log.warning("group %s: auto-commit failed: %s", self.group_id, exc)
-
-    async def committed(
-        self, partitions, timeout_s: float | None = None
-    ) -> dict[TopicPartition, int | None]:
-        tps = [TopicPartition(*tp) for tp in partitions]
-        got = await self.rpc.fetch_offsets(
-            tps, deadline_after(timeout_s or self.timeout_s), require_stable=self.require_stable
-        )
-        return {tp: got.get(tp) for tp in tps}
 
     # -- what poll, close and unsubscribe call ------------------------------------------------
     def note_poll(self) -> None:

@@ -4,11 +4,25 @@ classic eager protocol) as a pure core: responses and `now_ms` in, requests and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Union
 
+from clients.consumer.membership_messages import (  # noqa: F401  (re-exported: callers import here)
+    Assign,
+    CoordinatorUnknown,
+    Effect,
+    Fatal,
+    Heartbeat,
+    JoinedMember,
+    JoinGroup,
+    JoinResult,
+    LeaveGroup,
+    MembershipConfig,
+    NeedPartitionCounts,
+    Revoke,
+    SyncGroup,
+    SyncResult,
+)
 from clients.errors import ErrorCode, error_name
-from clients.group.assignors import ASSIGNORS, assign
+from clients.group.assignors import assign
 from clients.group.protocol import (
     NO_GENERATION,
     Assignment,
@@ -57,137 +71,6 @@ COORDINATOR_ERRORS = frozenset(
     {E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE, E.NETWORK_EXCEPTION, E.REQUEST_TIMED_OUT}
 )
 _RETRY_LATER = COORDINATOR_ERRORS | {E.COORDINATOR_LOAD_IN_PROGRESS}
-
-
-@dataclass(frozen=True)
-class MembershipConfig:
-    group_id: str
-    group_instance_id: str | None = None
-    session_timeout_ms: int = 45_000
-    heartbeat_interval_ms: int = 3_000
-    max_poll_interval_ms: int = 300_000  # also the rebalance timeout sent on JoinGroup
-    assignors: tuple[str, ...] = ("range", "sticky")
-    retry_backoff_ms: int = 100
-
-    def __post_init__(self) -> None:
-        if not self.group_id:
-            raise ValueError("group_id must not be empty")
-        unknown = [a for a in self.assignors if a not in ASSIGNORS]
-        if unknown or not self.assignors:
-            raise ValueError(
-                f"partition_assignment_strategy {list(self.assignors)!r}: choose "
-                f"from {', '.join(sorted(ASSIGNORS))}"
-            )
-        if self.heartbeat_interval_ms >= self.session_timeout_ms:
-            raise ValueError(
-                "heartbeat_interval_ms must be lower than session_timeout_ms "
-                f"({self.heartbeat_interval_ms} >= {self.session_timeout_ms})"
-            )
-
-
-# -- requests out -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class JoinGroup:
-    member_id: str
-    protocols: tuple[tuple[str, bytes], ...]
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    group_instance_id: str | None
-
-
-@dataclass(frozen=True)
-class SyncGroup:
-    generation: int
-    member_id: str
-    group_instance_id: str | None
-    protocol_name: str
-    assignments: tuple[tuple[str, bytes], ...]
-
-
-@dataclass(frozen=True)
-class Heartbeat:
-    generation: int
-    member_id: str
-    group_instance_id: str | None
-
-
-@dataclass(frozen=True)
-class LeaveGroup:
-    member_id: str
-
-
-# -- other effects ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class NeedPartitionCounts:
-    """The leader's assignor needs {topic: partition count}: answer with on_partition_counts."""
-
-    generation: int
-    topics: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Revoke:
-    """Run the revocation callback (committing first unless `lost`), then call `revoked`."""
-
-    partitions: tuple[TopicPartition, ...]
-    lost: bool = False
-
-
-@dataclass(frozen=True)
-class Assign:
-    partitions: tuple[TopicPartition, ...]
-    generation: int
-
-
-@dataclass(frozen=True)
-class CoordinatorUnknown:
-    reason: str
-
-
-@dataclass(frozen=True)
-class Fatal:
-    code: int
-    message: str
-
-
-Effect = Union[
-    JoinGroup,
-    SyncGroup,
-    Heartbeat,
-    LeaveGroup,
-    NeedPartitionCounts,
-    Revoke,
-    Assign,
-    CoordinatorUnknown,
-    Fatal,
-]
-
-
-# -- answers in ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class JoinedMember:
-    member_id: str
-    group_instance_id: str | None
-    metadata: bytes
-
-
-@dataclass(frozen=True)
-class JoinResult:
-    error: int
-    member_id: str = ""
-    generation: int = NO_GENERATION
-    protocol_name: str = ""
-    leader: str = ""
-    members: tuple[JoinedMember, ...] = ()
-    message: str = ""
-    skip_assignment: bool = False  # a static leader's rejoin: the group keeps its plan
-
-
-@dataclass(frozen=True)
-class SyncResult:
-    error: int
-    assignment: bytes = b""
-    message: str = ""
 
 
 class Membership:

@@ -277,3 +277,12 @@ def _metadata_or_failed(f: RecordFuture) -> RecordMetadata:
     if b.error is None:
         return f._metadata()
     return RecordMetadata(b.topic, b.partition, -1, f._timestamp)
+
+
+def fail_futures(futures: list, exc: KraftError) -> None:
+    """Fail records that never got a batch (they waited for metadata): each future gets a
+    failed result of its own."""
+    for f in futures:
+        result = BatchResult("", -1)
+        result.complete(-1, -1, exc)
+        f._place(result, 0)

@@ -11,7 +11,6 @@ from typing import Any
 
 import trio
 
-from clients import bridge
 from clients._service import BackgroundService
 from clients._sync import Doorbell, TrioHome
 from clients.cluster import Cluster
@@ -20,70 +19,18 @@ from clients.partitioner import StickyPartitioner, default_partition
 from clients.producer.accumulator import RecordAccumulator
 from clients.producer.future import BatchResult, RecordFuture, RecordMetadata, RecordsFuture
 from clients.producer.idempotence import IdempotenceManager
+from clients.producer.producer_settings import (
+    check_max_request_size,
+    idempotence_enabled,
+    parse_acks,
+    partition_requests,
+)
+from clients.producer.producer_transactions import ProducerTransactions
 from clients.producer.sender import Sender
 from clients.producer.transaction import TransactionManager
 from clients.producer.transactional import TransactionalDriver
 from clients.record.compression import codec_from_name
 from clients.security import client_security
-from clients.types import ConsumerGroupMetadata
-
-PARTITION_REQUESTS_IN_FLIGHT = 1  # without idempotence
-IDEMPOTENT_REQUESTS_IN_FLIGHT = 5  # at most, with it (Kafka's limit)
-
-
-def _partition_requests(idempotent: bool, max_in_flight: int) -> int:
-    if not idempotent:
-        return PARTITION_REQUESTS_IN_FLIGHT
-    return max(1, min(max_in_flight, IDEMPOTENT_REQUESTS_IN_FLIGHT))
-
-
-def _parse_acks(acks: int | str | None, transactional: bool) -> int:
-    """None: Kafka's default for the producer (all when transactional, else 1, kraft's)."""
-    if acks is None:
-        return -1 if transactional else 1
-    if transactional and acks not in ("all", "-1", -1):
-        raise ValueError(f"a transactional producer needs acks='all' (acks={acks!r} given)")
-    if acks in ("all", "-1", -1):
-        return -1
-    if acks in (0, 1, "0", "1"):
-        return int(acks)
-    raise ValueError(f"acks must be 0, 1, -1 or 'all', not {acks!r}")
-
-
-def _idempotence(enable: bool | None, acks: int, retries: int, transactional: bool) -> bool:
-    """Kafka's rule: on by default with acks=all; asking for it with anything else is an error.
-    Transactions need it."""
-    if transactional and enable is False:
-        raise ValueError(
-            "a transactional producer is idempotent: drop enable_idempotence=False "
-            "or transactional_id"
-        )
-    if enable is None:
-        return acks == -1 and retries > 0
-    if enable and acks != -1:
-        raise ValueError(
-            f"enable_idempotence=True needs acks='all' (acks={acks} given): set "
-            f"acks='all', or enable_idempotence=False"
-        )
-    if enable and retries <= 0:
-        raise ValueError(
-            "enable_idempotence=True needs retries > 0: set retries, or enable_idempotence=False"
-        )
-    return bool(enable)
-
-
-# Room a ProduceRequest needs beyond its batches (field tags, topic names, partition numbers).
-REQUEST_OVERHEAD = 64 * 1024
-
-
-def _check_max_request_size(max_request_size: int) -> None:
-    limit = bridge.MAX_MESSAGE_BYTES - REQUEST_OVERHEAD
-    if not 0 < max_request_size <= limit:
-        raise ValueError(
-            f"max_request_size={max_request_size} must be between 1 and {limit} "
-            f"(the largest gRPC message kraft's channels carry, less a request's "
-            f"framing): lower max_request_size"
-        )
 
 
 def _failed(topic: str, partition: int, exc: KraftError) -> RecordFuture:
@@ -106,7 +53,7 @@ async def _wait_future(future: RecordFuture) -> None:
     await _wait_result(future._batch)
 
 
-class AsyncProducer(BackgroundService):
+class AsyncProducer(ProducerTransactions, BackgroundService):
     """Kafka's producer settings, same names. When buffer_memory bytes wait unsent, `send` (and
     `send_from_thread`) wait up to max_block_ms for the sender to free some, as Kafka's send
     does (buffer.memory, max.block.ms), then raise; `send_nowait` raises at once. A record
@@ -141,13 +88,13 @@ class AsyncProducer(BackgroundService):
         **security: Any,
     ) -> None:
         transactional = transactional_id is not None
-        acks = _parse_acks(acks, transactional)
-        _check_max_request_size(max_request_size)
+        acks = parse_acks(acks, transactional)
+        check_max_request_size(max_request_size)
         # Idempotence: each batch carries (producer id, epoch, sequence) so the leader drops a
         # retry it already appended and refuses a gap; default with acks='all', as in Kafka.
         idempotence = (
             IdempotenceManager()
-            if _idempotence(enable_idempotence, acks, retries, transactional)
+            if idempotence_enabled(enable_idempotence, acks, retries, transactional)
             else None
         )
         self.client_id = client_id
@@ -175,7 +122,7 @@ class AsyncProducer(BackgroundService):
             # numbers to restore the order, one request per partition at a time; with
             # idempotence up to max_in_flight_requests_per_connection (at most 5, the batches
             # a leader remembers per producer), as Kafka. Several partitions overlap anyway.
-            max_in_flight=_partition_requests(
+            max_in_flight=partition_requests(
                 idempotence is not None, max_in_flight_requests_per_connection
             ),
             partitioner=StickyPartitioner(),
@@ -339,49 +286,6 @@ class AsyncProducer(BackgroundService):
             raise KraftError(ErrorCode.NETWORK_EXCEPTION, "the producer is closed")
         if self._txn is not None:
             self._txn.core.check_in_transaction()
-
-    # --- transactions (confluent-kafka's names; timeouts in seconds, None: no limit) ----------
-
-    def _transactional(self, what: str) -> TransactionalDriver:
-        if self._txn is None:
-            raise KraftError(
-                ErrorCode.INVALID_TXN_STATE,
-                f"{what}() needs a transactional producer: create it with "
-                "transactional_id='my-app-1'",
-            )
-        return self._txn
-
-    async def init_transactions(self, timeout: float | None = None) -> None:
-        """Get the transactional id's producer id and epoch from its transaction coordinator,
-        fencing any older producer with the same id and ending its open transaction. Call once,
-        before the first transaction; again after a timeout."""
-        await self._transactional("init_transactions").init_transactions(timeout)
-
-    def begin_transaction(self) -> None:
-        """Start a transaction: sends are allowed until commit or abort."""
-        txn = self._transactional("begin_transaction")
-        with self._lock:
-            txn.core.begin_transaction()
-
-    async def send_offsets_to_transaction(
-        self, offsets: dict, group_metadata: ConsumerGroupMetadata, timeout: float | None = None
-    ) -> None:
-        """Commit a consumer's offsets ({TopicPartition: next offset to read}) as part of the
-        transaction: they count only if it commits. `group_metadata`: the consumer's
-        Consumer.group_metadata()."""
-        await self._transactional("send_offsets_to_transaction").send_offsets(
-            offsets, group_metadata, timeout
-        )
-
-    async def commit_transaction(self, timeout: float | None = None) -> None:
-        """Flush, then commit. Raises when a record of the transaction failed (then only
-        abort_transaction works) or the producer was fenced; after a timeout, call it again."""
-        await self._transactional("commit_transaction").commit(self.flush, timeout)
-
-    async def abort_transaction(self, timeout: float | None = None) -> None:
-        """Drop the records not sent yet, wait for those out, and abort: none of the
-        transaction's records or offsets become visible to read_committed consumers."""
-        await self._transactional("abort_transaction").abort(self.flush, timeout)
 
     # --- many records at once ----------------------------------------------------------------
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import math
 import threading
-import time
 from collections.abc import Callable
 
 import trio
@@ -17,9 +16,11 @@ from clients import bridge
 from clients.cluster import Cluster
 from clients.errors import INVALID_METADATA, ErrorCode, KraftError
 from clients.producer.accumulator import ProducerBatch, RecordAccumulator
-from clients.producer.future import BatchResult
+from clients.producer.clock import now_ms
+from clients.producer.future import fail_futures
 from clients.producer.idempotence import IdempotenceManager
 from clients.producer.produce_request import serialize_produce_request
+from clients.producer.sender_idempotence import SenderIdempotence
 from clients.producer.transactional import TransactionalDriver
 from clients.record.codec import encode_batch
 from clients.wire import broker_pb2
@@ -32,11 +33,7 @@ UNKNOWN_TOPIC_TIMEOUT_MS = 1000
 METADATA_MAX_AGE_MS = 300_000
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-class Sender:
+class Sender(SenderIdempotence):
     def __init__(
         self,
         acc: RecordAccumulator,
@@ -162,7 +159,7 @@ class Sender:
                     ),
                 )
         if expired_pending:
-            _fail_futures(
+            fail_futures(
                 expired_pending,
                 KraftError(
                     ErrorCode.REQUEST_TIMED_OUT,
@@ -197,94 +194,6 @@ class Sender:
         """Idempotence: several requests of a partition out at once only once its leader knows
         this producer's epoch (see idempotence.py)."""
         return self.acc.max_in_flight if self.idempotence.pipelined(tp) else 1
-
-    # --- transactions ----------------------------------------------------------------------
-
-    def _maybe_add_partitions(self, now: int, next_ms: int | None) -> int | None:
-        """Start AddPartitionsToTxn for the partitions waiting (one request at a time,
-        retry_backoff_ms after a retriable error). Returns next_ms."""
-        if self._adding:
-            return next_ms
-        retry_at = self.txn.add_retry_at_ms
-        if now < retry_at:
-            return retry_at if next_ms is None else min(next_ms, retry_at)
-        with self.lock:
-            partitions = self.txn.core.take_partitions_to_add()
-        if partitions:
-            self._adding = True
-            self._nursery.start_soon(self._add_partitions, partitions)
-        return next_ms
-
-    async def _add_partitions(self, partitions: list[tuple]) -> None:
-        try:
-            await self.txn.add_partitions(partitions)
-        finally:
-            self._adding = False
-            self.wake()
-
-    def _drop_undrained_locked(self, txn) -> None:
-        """The transaction will not commit: what is not out yet is failed, never sent."""
-        batches, futures = self.acc.abort_undrained()
-        if not batches and not futures:
-            return
-        exc = KraftError(
-            txn.error.code if txn.error else ErrorCode.INVALID_TXN_STATE,
-            f"not sent: the transaction is being aborted"
-            f"{f' ({txn.error.message})' if txn.error else ''}",
-        )
-        for b in batches:
-            self.idempotence.on_failed(b, None)  # a retry's earlier attempt may have landed
-            self._fail_locked(b, exc)
-        self.memory_freed()
-        _fail_futures(futures, exc)
-
-    # --- producer id (idempotence) ---------------------------------------------------------
-
-    def _maybe_init_producer_id(self, now: int, next_ms: int | None) -> int | None:
-        """Start InitProducerId when the producer needs an id or a new epoch (one at a time,
-        retry_backoff_ms apart); fail every batch when no id can be had. Returns next_ms."""
-        if self._init_error is not None:
-            exc, self._init_error = self._init_error, None
-            self.abort(exc)
-        if self.idempotence.ready or self._init_running:
-            return next_ms
-        if any(self._in_flight.values()):
-            # A new epoch only once every request of the old one is answered: one landing after
-            # it would be refused as fenced (INVALID_PRODUCER_EPOCH) and its records lost.
-            return next_ms
-        start_at = self._last_init_ms + self.acc.retry_backoff_ms
-        if now < start_at:
-            return start_at if next_ms is None else min(next_ms, start_at)
-        self._init_running = True
-        self._nursery.start_soon(self._init_producer_id)
-        return next_ms
-
-    async def _init_producer_id(self) -> None:
-        idem = self.idempotence
-        try:
-            with self.lock:
-                producer_id, epoch = idem.init_request()
-            request = broker_pb2.InitProducerIdRequest()
-            if producer_id is not None:
-                request.producer_id, request.producer_epoch = producer_id, epoch
-            resp = await self.cluster.call_any("InitProducerId", request)
-            if resp.error_code:
-                raise KraftError(resp.error_code, resp.error_message)
-            with self.lock:
-                idem.set_producer(resp.producer_id, resp.producer_epoch)
-            log.debug("producer id %d epoch %d", resp.producer_id, resp.producer_epoch)
-        except KraftError as exc:
-            log.debug("InitProducerId failed: %s", exc)
-            if not exc.retriable:
-                self._init_error = KraftError(
-                    exc.code,
-                    f"no producer id for the idempotent producer ({exc.message}); "
-                    f"send without idempotence with enable_idempotence=False",
-                )
-        finally:
-            self._last_init_ms = now_ms()
-            self._init_running = False
-            self.wake()
 
     # --- metadata -------------------------------------------------------------------------
 
@@ -343,7 +252,7 @@ class Sender:
                 else:
                     self._metadata_wanted = True
         for futures, err in failed:
-            _fail_futures(futures, err)
+            fail_futures(futures, err)
 
     # --- produce ----------------------------------------------------------------------------
 
@@ -506,11 +415,4 @@ class Sender:
             for b in batches:
                 b.result.complete(-1, -1, exc)
             self.memory_freed()
-        _fail_futures(futures, exc)
-
-
-def _fail_futures(futures: list, exc: KraftError) -> None:
-    for f in futures:
-        result = BatchResult("", -1)
-        result.complete(-1, -1, exc)
-        f._place(result, 0)
+        fail_futures(futures, exc)

@@ -3,62 +3,31 @@ create, delete, retention, flush, checkpoints; a failing dir or damaged log goes
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import logging
 import os
 import shutil
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
-from clients.record.batch_header import CorruptBatchError
 from kraft.fs import atomic_write, fsync_dir, remove_durably
 from kraft.log import file_names as fn
-from kraft.log.checkpoint import (
-    CheckpointError,
-    read_offset_checkpoint,
-    read_properties,
-    write_offset_checkpoint,
-    write_properties,
-)
-from kraft.log.cleaner import DEFAULT_MAX_MAP_ENTRIES, CleanResult, cleaning_steps, plan_cleaning
-from kraft.log.disk_steps import Steps, run_inline, run_off_loop
+from kraft.log.checkpoint import CheckpointError
 from kraft.log.log import Log, PendingFlush
 from kraft.log.log_config import LogConfig
+from kraft.log.log_dir_checkpoints import (  # noqa: F401  (re-exported: callers import here)
+    DirCheckpoints,
+    read_checkpoint_or_empty,
+    read_meta_properties,
+    write_checkpoints,
+    write_meta_properties,
+)
 from kraft.log.log_dir_failure import LogDirFailures, StorageError, damaged_replica_reason
+from kraft.log.log_manager_cleaning import LogManagerCleaning
 from kraft.log.segment import SegmentCorrupt
 
-_logger = logging.getLogger(__name__)
 
-
-def read_meta_properties(log_dir: Path) -> dict[str, str] | None:
-    """meta.properties as a dict (keys `version`, `cluster.id`, `node.id`), None if absent."""
-    return read_properties(Path(log_dir) / fn.META_PROPERTIES)
-
-
-def write_meta_properties(log_dir: Path, cluster_id: str, node_id: int) -> None:
-    write_properties(
-        Path(log_dir) / fn.META_PROPERTIES,
-        {"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)},
-    )
-
-
-def _read_checkpoint_or_empty(path: Path, fallback: str) -> dict[tuple[str, int], int] | None:
-    """None when missing or damaged: the caller then assumes nothing (for the recovery points,
-    a full recovery). A damaged file is worth a warning (`fallback`: what is done instead), never
-    a failed start: its bytes are as untrusted as any other on the disk."""
-    if not path.exists():
-        return None
-    try:
-        return read_offset_checkpoint(path)
-    except CheckpointError as exc:
-        _logger.warning("ignoring a damaged checkpoint: %s; %s", exc, fallback)
-        return None
-
-
-class LogManager:
+class LogManager(LogManagerCleaning):
     def __init__(self, log_dirs: list[Path], default_config: LogConfig, *, now_ms: int) -> None:
         self.log_dirs = [Path(d) for d in log_dirs]
         self.default_config = default_config
@@ -160,27 +129,27 @@ class LogManager:
     def _load_dir(self, log_dir: Path, now_ms: int) -> None:
         marker = log_dir / fn.CLEAN_SHUTDOWN
         clean = marker.exists()
-        recovery = _read_checkpoint_or_empty(
+        recovery = read_checkpoint_or_empty(
             log_dir / fn.RECOVERY_POINT_CHECKPOINT, "every log in this dir is recovered in full"
         )
         if recovery is None:
             clean, recovery = False, {}  # without recovery points nothing can be trusted
         starts = (
-            _read_checkpoint_or_empty(
+            read_checkpoint_or_empty(
                 log_dir / fn.LOG_START_OFFSET_CHECKPOINT,
                 "log start offsets are taken from the segments",
             )
             or {}
         )
         hws = (
-            _read_checkpoint_or_empty(
+            read_checkpoint_or_empty(
                 log_dir / fn.REPLICATION_OFFSET_CHECKPOINT,
                 "high watermarks restart at the log start",
             )
             or {}
         )
         self._cleaner_offsets.update(
-            _read_checkpoint_or_empty(
+            read_checkpoint_or_empty(
                 log_dir / fn.CLEANER_OFFSET_CHECKPOINT, "compaction restarts from the log start"
             )
             or {}
@@ -387,90 +356,6 @@ class LogManager:
         self._now_ms = now_ms
         return sum(self._each_log(lambda log: log.delete_old_segments(now_ms), "retention of"))
 
-    def clean_compacted(
-        self,
-        now_ms: int,
-        *,
-        max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
-    ) -> dict[tuple[str, int], CleanResult]:
-        """Kafka's log cleaner, all inline (tests, tools): see cleaning_steps."""
-        return run_inline(self.cleaning_steps(now_ms, max_map_entries=max_map_entries))
-
-    async def clean_compacted_off_loop(
-        self,
-        now_ms: int,
-        run_sync,
-        *,
-        max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
-    ) -> dict[tuple[str, int], CleanResult]:
-        """The broker's cleaner: the reads, writes and fsyncs run through `run_sync`
-        (trio.to_thread.run_sync) while appends go on; plans, swaps and offsets stay on the loop."""
-        return await run_off_loop(
-            self.cleaning_steps(now_ms, max_map_entries=max_map_entries), run_sync
-        )
-
-    def cleaning_steps(
-        self, now_ms: int, *, max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES
-    ) -> Steps:
-        """Kafka's log cleaner as disk steps (disk_steps.py); call periodically
-        (log.cleaner.backoff.ms). Every compacted log whose dirty part is due
-        (min.cleanable.dirty.ratio, or max.compaction.lag.ms) is cleaned, dirtiest first;
-        cleaner-offset-checkpoint records how far. A log whose segments changed during its pass
-        (truncation, retention, going offline) is left for the next round."""
-        self._now_ms = now_ms
-        due = []
-        for tp, log in self._logs.items():
-            if log.config.compact:
-                plan = plan_cleaning(
-                    log, self._cleaner_offsets.get(tp, 0), now_ms, self.first_unstable_offset(*tp)
-                )
-                if plan is not None and plan.due(log.config.min_cleanable_dirty_ratio):
-                    due.append((plan.dirty_ratio, tp, plan))
-        results, dirs = {}, set()
-        for _, tp, plan in sorted(due, key=lambda item: -item[0]):
-            log = self._logs.get(tp)
-            if log is None:
-                continue  # went offline while an earlier log was cleaned
-            # The loop ran while earlier logs were cleaned: plan again from where this one is.
-            plan = plan_cleaning(
-                log, self._cleaner_offsets.get(tp, 0), now_ms, self.first_unstable_offset(*tp)
-            )
-            if plan is None:
-                continue
-            generation = log.segments_generation
-            try:
-                result = yield from cleaning_steps(
-                    log, plan, now_ms, max_map_entries=max_map_entries
-                )
-            except (CorruptBatchError, OSError, SegmentCorrupt) as exc:
-                if self._logs.get(tp) is not log or log.segments_generation != generation:
-                    continue  # read or written while the log changed: not a fault of its files
-                if isinstance(exc, CorruptBatchError):
-                    # Kafka marks such a log uncleanable; we retry later.
-                    _logger.warning("cannot compact %s-%s: %s", tp[0], tp[1], exc)
-                else:
-                    self.log_failed(tp[0], tp[1], exc, "compacting")
-                continue
-            if result is None or self._logs.get(tp) is not log:
-                continue
-            self._cleaner_offsets[tp] = result.end_offset
-            dirs.add(self._dir_of[tp])
-            results[tp] = result
-        for log_dir in dirs:
-            offsets = {
-                tp: offset
-                for tp, offset in self._cleaner_offsets.items()
-                if self._dir_of.get(tp) == log_dir
-            }
-            # One writer (this pass) writes the file, crash-safely: rounds never interleave.
-            try:
-                yield functools.partial(
-                    write_offset_checkpoint, log_dir / fn.CLEANER_OFFSET_CHECKPOINT, offsets
-                )
-            except OSError as exc:
-                self.dir_failed(log_dir, exc, "writing its cleaner checkpoint")
-        return results
-
     def flush_due(self, now_ms: int) -> None:
         """Call periodically: flush.ms, and the fsync of segments rolled since the last call."""
         self.flushes_done(fsync_all(self.due_flushes(now_ms)))
@@ -507,43 +392,6 @@ class LogManager:
                 self.dir_failed(log_dir, exc, "writing its clean-shutdown marker")
         self._logs.clear()
         self._dir_of.clear()
-
-
-@dataclasses.dataclass(frozen=True)
-class DirCheckpoints:
-    log_dir: Path
-    recovery_points: dict[tuple[str, int], int]
-    log_start_offsets: dict[tuple[str, int], int]
-    high_watermarks: dict[tuple[str, int], int]
-    # The dir's logs: with `lock` held, a recovery point is written as the lower of the one
-    # taken and the log's own, so a write that a truncation overtook cannot raise it again.
-    logs: Mapping[tuple[str, int], Log] = dataclasses.field(default_factory=dict)
-    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
-
-
-def write_checkpoints(checkpoints: list[DirCheckpoints]) -> list[tuple[Path, OSError]]:
-    """Write (crash-safe: tmp, fsync, rename) what `checkpoint_offsets` took; safe off the loop,
-    as it touches only these values, the logs' recovery points (one int read each) and the
-    checkpoint files. Returns the dirs that failed, for LogManager.checkpoints_failed (on the
-    loop)."""
-    failed = []
-    for c in checkpoints:
-        try:
-            with c.lock:
-                _write_dir_checkpoints(c)
-        except OSError as exc:
-            failed.append((c.log_dir, exc))
-    return failed
-
-
-def _write_dir_checkpoints(c: DirCheckpoints) -> None:
-    recovery_points = {
-        tp: min(offset, c.logs[tp].recovery_point) if tp in c.logs else offset
-        for tp, offset in c.recovery_points.items()
-    }
-    write_offset_checkpoint(c.log_dir / fn.RECOVERY_POINT_CHECKPOINT, recovery_points)
-    write_offset_checkpoint(c.log_dir / fn.LOG_START_OFFSET_CHECKPOINT, c.log_start_offsets)
-    write_offset_checkpoint(c.log_dir / fn.REPLICATION_OFFSET_CHECKPOINT, c.high_watermarks)
 
 
 def fsync_all(pending: list[PendingFlush]) -> list[tuple[PendingFlush, OSError | None]]:

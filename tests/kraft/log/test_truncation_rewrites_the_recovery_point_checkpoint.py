@@ -63,6 +63,6 @@ def test_a_truncation_whose_checkpoint_cannot_be_written_fails_like_a_disk_error
     def full(path, offsets):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("kraft.log.log_manager.write_offset_checkpoint", full)
+    monkeypatch.setattr("kraft.log.log_dir_checkpoints.write_offset_checkpoint", full)
     with pytest.raises(OSError, match="No space left"):
         log.truncate_to(40)
