@@ -33,7 +33,7 @@ def skip(capsys, reason: str) -> None:
 
 class ComposeCluster:
     def __init__(self, compose: list[str], image: str, file: str = "docker-compose.yml") -> None:
-        ports = free_ports(3)
+        ports = free_ports("127.0.0.1", 3)
         self.project = f"kraft-test-{uuid.uuid4().hex[:8]}"
         self.env = {
             **os.environ,
