@@ -102,14 +102,15 @@ class PowerFaults:
 
     def cut(self, node_id: int) -> str:
         """The power cut (the node must be dead already): the filesystem process dies with
-        what it held, the mount goes, a new one shows what was synced."""
+        what it held, the mount goes, a new one shows what was synced. Says what it lost."""
+        lost = unsynced(self.data_dirs[node_id], self.backing(node_id))
         proc = self.procs.pop(node_id)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         _umount(self.data_dirs[node_id])
         orphans = sum(1 for _ in (self.backing(node_id) / os.fsdecode(ORPHANS)).iterdir())
         self.mount(node_id)
-        return f"unsynced writes dropped ({orphans} nameless files reclaimed)"
+        return f"unsynced writes dropped ({lost}, {orphans} nameless files reclaimed)"
 
     def unmount_all(self) -> list[str]:
         """Each filesystem synced and unmounted (the nodes must be stopped); safe to repeat."""
@@ -140,6 +141,26 @@ class PowerFaults:
             backing.rename(d)
             lines.append(f"{backing.name} moved back to {d}")
         return lines
+
+
+def _sizes(root: pathlib.Path) -> dict[str, int]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != os.fsdecode(ORPHANS)]
+        out.update((os.path.relpath(os.path.join(dirpath, d), root) + "/", 0) for d in dirnames)
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            out[os.path.relpath(path, root)] = os.stat(path).st_size
+    return out
+
+
+def unsynced(mounted: pathlib.Path, backing: pathlib.Path) -> str:
+    """What a cut now would lose, by comparing what the mount shows with what its backing dir
+    holds: names not durable, and bytes by which durable files differ in size."""
+    shown, kept = _sizes(mounted), _sizes(backing)
+    names = len(shown.keys() ^ kept.keys())
+    changed = sum(abs(size - kept[p]) for p, size in shown.items() if p in kept)
+    return f"{changed} bytes of sizes and {names} names undone"
 
 
 def leftover_mounts(under: Iterable[pathlib.Path]) -> list[pathlib.Path]:
