@@ -139,7 +139,7 @@ class PowerFaults:
             if d.exists():
                 d.rmdir()  # the empty mountpoint
             backing.rename(d)
-            lines.append(f"{backing.name} moved back to {d}")
+            lines.append(f"{backing} (moved back to {d.name}/)")
         return lines
 
 
