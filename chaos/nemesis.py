@@ -18,7 +18,7 @@ from chaos.history import FaultWindow
 # and stretches where one kind of fault repeats, not an even mix throughout.
 # Dynamic roles (the active controller, a partition's leader) are resolved when the fault starts,
 # from a ClusterView the executor reads then; the schedule itself never depends on the cluster.
-NEMESES = ("kill", "pause", "partition", "net", "clock", "disk-full", "corrupt")
+NEMESES = ("kill", "pause", "partition", "net", "clock", "disk-full", "corrupt", "power")
 DEFAULT_NEMESES = ("kill", "pause", "partition")
 PERIOD_INTERVALS = (3.0, 6.0)  # a period lasts this many mean intervals
 # No two fault-free periods in a row (a short run always sees faults): after a faulty period
@@ -111,6 +111,10 @@ def _pick(rng: random.Random, nemesis: str, start: float, end: float) -> Fault:
         # Partition logs live on brokers; one broker at a time, so the rest of each ISR still
         # holds every acknowledged write the damaged replica must refetch.
         return Fault(nemesis, "", rng.choice(("broker", "leader")), "one", start, end)
+    if nemesis == "power":
+        # One node at a time, of any role: an acks=all write the cut drops is on the rest of its
+        # ISR, a committed metadata record on the other voters (a quorum fsynced it).
+        return Fault(nemesis, "", rng.choice(ROLES), "one", start, end)
     if nemesis == "clock":
         return Fault(
             nemesis, rng.choice(("bump", "strobe")), rng.choice(ROLES), _count(rng), start, end

@@ -35,6 +35,7 @@ EXAMPLES = """examples:
   chaos/run.sh --duration 60s --nemesis kill,pause,partition --seed 7 --out /tmp/chaos-7
   chaos/run.sh --duration 2m --nemesis all              # every fault, docs/chaos.md says what
   chaos/run.sh --duration 60s --nemesis net,clock,disk-full,corrupt
+  chaos/run.sh --duration 60s --nemesis power          # power cuts: unsynced writes dropped
   chaos/run.sh --duration 5m --interval 10s --nemesis partition --rate 200
   chaos/run.sh --docker --duration 60s --out /tmp/chaos-docker     # after docker/build-images.sh
   chaos/run.sh --secure --duration 60s --out /tmp/chaos-secure     # TLS, mTLS, SCRAM, ACLs on

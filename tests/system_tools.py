@@ -15,6 +15,8 @@ INSTALL = {
     "debootstrap": "apt-get install -y debootstrap",
     "kcat": "apt-get install -y kcat",
 }
+# The power nemesis' FUSE filesystem: pyfuse3 builds against libfuse3 (the `power` extra).
+INSTALL_POWER = "apt-get install -y fuse3 libfuse3-dev pkg-config && pip install -e '.[power]'"
 # The Dockerfile's base image: docker/build-images.sh builds it with debootstrap when it is
 # neither present nor pullable (no registry reachable).
 DOCKER_BASE_IMAGE = "python:3.11-slim"

@@ -64,6 +64,14 @@ COSTS: dict[str, Cost] = {
         NEVER + "; a damaged batch served, or left in a replica's log (batch-integrity)",
         crashes=True,
     ),
+    "power": Cost(
+        "the node comes back with what it had fsynced: a segment shorter, a file as of its "
+        "last fsync, creates, renames and deletes since its directory's last fsync undone; "
+        "it refetches from the leaders, and sends it alone held, unacknowledged, may be lost",
+        NEVER + ": an acks=all send is on the rest of its ISR; a committed metadata record "
+        "lost (metadata-agreement), a vote forgotten (one leader per epoch)",
+        crashes=True,
+    ),
 }
 
 

@@ -42,7 +42,15 @@ def test_notices_and_torn_tails():
 
 
 def test_an_unknown_fault_is_named_not_fatal():
-    faults = [FaultWindow("power", (4,), 1, 2)]
+    faults = [FaultWindow("flood", (4,), 1, 2)]
     (line,) = notices(faults)
-    assert line.startswith("power x1") and "knows nothing" in line
+    assert line.startswith("flood x1") and "knows nothing" in line
     assert crashed_replicas(faults) == {4}
+
+
+def test_a_power_cut_may_lose_unsynced_writes_never_acknowledged_ones():
+    faults = [FaultWindow("power", (2,), 1, 2), FaultWindow("pause", (3,), 3, 4)]
+    (power, _) = notices(faults)
+    assert power.startswith("power x1") and "last fsync" in power
+    assert "acks=all" in power.split("never")[1] and "metadata" in power.split("never")[1]
+    assert crashed_replicas(faults) == {2}  # a torn tail there is the cut's

@@ -1,6 +1,7 @@
 """The injectors the executor calls for the new nemeses, against a fake cluster: corrupt kills
 the broker before it damages its files and restarts it at the end; disk-full restarts a node
-only when its log dir went offline (or it died); clock sets each node's offset and the end sets
+only when its log dir went offline (or it died); power kills the node before its disk loses
+what it held and restarts it at the end; clock sets each node's offset and the end sets
 it back."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import random
 import pytest
 
 from chaos.nemeses.clock import ClockFaults, available
-from chaos.nemeses.injectors import ClockInjector, CorruptInjector, DiskInjector
+from chaos.nemeses.injectors import ClockInjector, CorruptInjector, DiskInjector, PowerInjector
 from chaos.nemesis import Fault
 from clients.record.codec import encode_batch
 from kraft.log.log import Log
@@ -78,6 +79,26 @@ def test_disk_full_restarts_only_the_nodes_that_need_it():
     injector.end(fault, [4, 5, 6])
     assert disks.calls[3:] == [("empty", 4), ("empty", 5), ("empty", 6)]
     assert cluster.calls == [("kill", 5), ("start", 5), ("kill", 6), ("start", 6)]
+
+
+class FakePower:
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def cut(self, n):
+        self.cluster.calls.append(("cut", n))
+        return "unsynced writes dropped"
+
+
+def test_power_kills_then_cuts_then_restarts():
+    cluster = FakeCluster({})
+    injector = PowerInjector(FakePower(cluster), cluster)
+    fault = Fault("power", "", "any", "one", 1, 2)
+    detail = injector.begin(fault, [2], random.Random(0))
+    assert detail == "2 killed, unsynced writes dropped"
+    assert cluster.calls == [("kill", 2), ("cut", 2)]
+    injector.end(fault, [2])
+    assert cluster.calls[2:] == [("start", 2)]
 
 
 def test_clock_sets_and_resets_each_offset(tmp_path):
