@@ -4,6 +4,7 @@ import the broker. Their errors (a bad config, a formatted dir) are one line, li
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import pathlib
 import sys
@@ -81,7 +82,19 @@ def cmd_format(args) -> int:
 def cmd_node(args) -> int:
     config = load_config(args.config, args.override)
     trio.run(run_until_signalled, config, log_format.announcer(args.log_format))
+    exit_now()
     return 0
+
+
+def exit_now() -> None:
+    """End the process once the node stopped cleanly (its logs, checkpoints and quorum state are
+    closed and synced): the interpreter's own teardown (its final garbage collections over the
+    node's heap, grpc's finalizers) took another 0.5-2 s on a loaded machine, which every SIGTERM
+    waited for, once per broker in a rolling restart. The log lines are flushed first."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _format_dev_node(config_path: pathlib.Path, cluster_id: str) -> None:
