@@ -364,9 +364,37 @@ def run(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """kraft dev's multi-process modes: --controllers/--brokers, --stop and --restart."""
+    """kraft dev's multi-process modes: --controllers/--brokers, --stop, --restart and
+    --rolling-restart."""
     out, err = out or sys.stdout, err or sys.stderr
     data = pathlib.Path(args.data).resolve()
+    if getattr(args, "rolling_restart", False):
+        given = [
+            f
+            for f, on in (
+                ("--controllers", args.controllers is not None),
+                ("--brokers", args.brokers is not None),
+                ("--detach", args.detach),
+                ("--stop", args.stop),
+                ("--restart", args.restart is not None),
+                ("--secure", getattr(args, "secure", False)),
+            )
+            if on
+        ]
+        if given:
+            raise DevClusterError(
+                f"--rolling-restart takes only --data and its options; drop {given[0]}"
+            )
+        from entry.dev_rolling import DEFAULT_TIMEOUT_S, rolling_restart
+
+        return rolling_restart(
+            data,
+            DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout,
+            include_controllers=args.include_controllers,
+            output_format=args.format or "text",
+            out=out,
+            err=err,
+        )
     if args.stop or args.restart is not None:
         flag = "--stop" if args.stop else "--restart"
         given = [

@@ -61,5 +61,6 @@ async def serve_kafka_listener(
         await nursery.start(trio.serve_listeners, handle, listeners)
         # kio's schema modules load in a thread: a first client must not stall the node's loop.
         nursery.start_soon(trio.to_thread.run_sync, codec.warm_up, dispatcher.common_versions())
-        log.info("Kafka listener %s on %s:%d", name, host, bound)
+        # The node's one start line names the Kafka address; this line is for debugging.
+        log.debug("Kafka listener %s on %s:%d", name, host, bound)
         task_status.started(bound)
