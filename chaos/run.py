@@ -1,17 +1,15 @@
 """`chaos/run.sh` (python -m chaos.run): a cluster in network namespaces (or the compose cluster,
 --docker), the workload, the nemesis schedule, heal, a quiet period, the final drain, then the
-audit; everything lands in --out."""
+audit; everything lands in --out. The command line is in run_args.py, the checks at the end
+in run_checks.py."""
 
 from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import logging
-import os
 import pathlib
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -21,159 +19,22 @@ import uuid
 
 from chaos import docker_cluster, netns
 from chaos.cluster import ClusterError, LocalCluster, NodeSet, plan
-from chaos.history import JsonLinesWriter, read_history
+from chaos.history import JsonLinesWriter
 from chaos.nemeses.injectors import DOCKER_NEMESES, Extras, NemesisSetupError
-from chaos.nemesis import DEFAULT_NEMESES, NEMESES, ClusterView, Executor
+from chaos.nemesis import ClusterView, Executor
 from chaos.nemesis import plan as nemesis_plan
+from chaos.run_args import build_parser, duration, nemesis_list  # noqa: F401  (tests' names)
+from chaos.run_checks import audit, finish, quick_check  # noqa: F401
 from chaos.secure import SecureFiles, SecureSetupError
 from chaos.txn_workload import IN_TOPIC, OUT_TOPIC, TxnRecorder, TxnWorkload, drain_transactional
-from chaos.workload import DRAIN_PROCESS, Recorder, Workload, drain
+from chaos.workload import Recorder, Workload, drain
 
 TOPIC = "chaos"
 LOCK_PATH = "/run/kraft-chaos.lock"  # one run per machine: the namespaces' names are fixed
-EXAMPLES = """examples:
-  chaos/run.sh --duration 60s --nemesis kill,pause,partition --seed 7 --out /tmp/chaos-7
-  chaos/run.sh --duration 2m --nemesis all              # every fault, docs/chaos.md says what
-  chaos/run.sh --duration 60s --nemesis net,clock,disk-full,corrupt
-  chaos/run.sh --duration 60s --nemesis power          # power cuts: unsynced writes dropped
-  chaos/run.sh --duration 5m --interval 10s --nemesis partition --rate 200
-  chaos/run.sh --docker --duration 60s --out /tmp/chaos-docker     # after docker/build-images.sh
-  chaos/run.sh --secure --duration 60s --out /tmp/chaos-secure     # TLS, mTLS, SCRAM, ACLs on
-  chaos/run.sh --transactional 2 --duration 60s   # plus exactly-once consume-transform-produce
-
-OUT then holds history.jsonl, txn_history.jsonl (with --transactional), faults.jsonl (one line per
-fault window), nemesis.log (what each fault did), summary.json, nodes/node-<id>/
-(server.properties, node.log, data/) and, when the audit ran, its report.json / report.html. With
---docker the nodes are docker-compose.yml's containers (compose project kraft-chaos-<hex>, settings
-in OUT/docker-compose.chaos.json), their data dirs, configs and logs are copied into OUT/nodes/ at
-the end, and the project is removed (down -v) whatever happens. With --secure, OUT/secure/ holds
-the dev CA and certificates and the admin's settings (client.properties: kraft ... --command-config
-OUT/secure/client.properties); nodes call each other over mTLS and the workload signs in over
-SASL_SSL as admin. Exit code: the audit's (0 clean, 1 violations), or 1 when the cluster did not
-recover (drain incomplete, no acknowledged write after the heal); 2 when the run could not be set
-up."""
 
 
 class RunError(Exception):
     """The run could not be set up or carried out (exit 2); the message says why."""
-
-
-def duration(text: str) -> float:
-    """'60s', '2m', '500ms', '1h' or plain seconds."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 60s, 2m, 500ms)")
-    return float(m.group(1)) * {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600}[m.group(2)]
-
-
-def nemesis_list(text: str) -> list[str]:
-    """A comma-separated mix of NEMESES; `all` stands for every one."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    names = list(dict.fromkeys(m for n in names for m in (NEMESES if n == "all" else (n,))))
-    bad = [n for n in names if n not in NEMESES]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown nemesis {', '.join(bad) or '(none)'}; choose from {', '.join(NEMESES)} or all"
-        )
-    return names
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="chaos/run.sh",
-        epilog=EXAMPLES,
-        description="Run a kraft cluster (3 controllers, 3 brokers) under a "
-        "workload while a nemesis injects faults, then audit it.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--duration", type=duration, default=60.0, help="the faulty phase (default 60s)")
-    p.add_argument(
-        "--nemesis",
-        type=nemesis_list,
-        default=list(DEFAULT_NEMESES),
-        help=f"comma-separated faults to draw from: {', '.join(NEMESES)}, or all "
-        f"(default {','.join(DEFAULT_NEMESES)}; --docker runs only "
-        f"{', '.join(DOCKER_NEMESES)})",
-    )
-    p.add_argument(
-        "--interval",
-        type=duration,
-        default=5.0,
-        help="mean gap between faults and mean fault length (default 5s)",
-    )
-    p.add_argument("--seed", type=int, help="schedule and workload seed (default: random, printed)")
-    p.add_argument(
-        "--out", type=pathlib.Path, help="output dir, new or empty (default chaos-out/<time>)"
-    )
-    p.add_argument(
-        "--docker",
-        action="store_true",
-        help="use the docker compose cluster: docker kill/pause, iptables in the "
-        "containers' network namespaces",
-    )
-    p.add_argument(
-        "--image",
-        default=os.environ.get("KRAFT_IMAGE", docker_cluster.DEFAULT_IMAGE),
-        help="--docker: the kraft image (default $KRAFT_IMAGE or "
-        f"{docker_cluster.DEFAULT_IMAGE}; build it with docker/build-images.sh)",
-    )
-    p.add_argument(
-        "--secure",
-        action="store_true",
-        help="certificates for every node, mTLS between nodes, ACLs on, and the "
-        "workload over SASL_SSL (SCRAM) as the super user admin",
-    )
-    p.add_argument(
-        "--quiet",
-        type=duration,
-        default=10.0,
-        help="fault-free time after the heal, workload still running (default 10s)",
-    )
-    p.add_argument(
-        "--rate", type=float, default=100.0, help="sends per second in all (default 100)"
-    )
-    p.add_argument("--producers", type=int, default=3, help="producer clients (default 3)")
-    p.add_argument(
-        "--slots",
-        type=int,
-        default=3,
-        help="logical processes per producer client, each with one send out (default 3)",
-    )
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        metavar="BYTES",
-        help="the producers' batch.size; 1 makes each record a full batch, so up to 5 "
-        "requests per partition are in flight (default: the client's 16384)",
-    )
-    p.add_argument("--consumers", type=int, default=2, help="consumer clients (default 2)")
-    p.add_argument(
-        "--group-members",
-        type=int,
-        default=2,
-        help="members of the consumer group chaos-group, committing as they poll (default 2)",
-    )
-    p.add_argument(
-        "--recreate",
-        type=duration,
-        default=10.0,
-        help="each client is replaced after about this long (default 10s)",
-    )
-    p.add_argument("--partitions", type=int, default=3, help="partitions of the topic (default 3)")
-    p.add_argument(
-        "--transactional",
-        type=int,
-        default=0,
-        metavar="N",
-        help=f"N exactly-once processors (transactional producer + read_committed group "
-        f"member) copying {IN_TOPIC} to {OUT_TOPIC}, checked by the audit's txn- "
-        f"checks (default 0: off)",
-    )
-    p.add_argument(
-        "--drain-timeout", type=duration, default=60.0, help="final drain limit (default 60s)"
-    )
-    p.add_argument("--no-audit", action="store_true", help="skip `kraft audit` at the end")
-    return p
 
 
 class Run:
@@ -443,47 +304,6 @@ def create_topic(
     raise RunError(f"topic '{topic}' did not get a leader and a full ISR in {timeout:g} s ({last})")
 
 
-def quick_check(history_path: pathlib.Path) -> list[str]:
-    """The run's own minimal check, used when `kraft audit` is not there: every acknowledged
-    send is in the final drain at its offset, and no value is read at two offsets."""
-    acked, drained, problems = {}, {}, []
-    for op in read_history(history_path):
-        if op.f == "send" and op.type == "ok":
-            acked[(op.partition, op.value)] = op.offset
-        elif op.f == "poll" and op.type == "ok" and op.process == DRAIN_PROCESS:
-            for part, pairs in op.reads().items():
-                for offset, value in pairs:
-                    if drained.setdefault((part, value), offset) != offset:
-                        problems.append(
-                            f"{part}: value {value} read at offsets "
-                            f"{drained[(part, value)]} and {offset}"
-                        )
-    for (part, value), offset in sorted(acked.items(), key=lambda kv: (kv[0][0], kv[1])):
-        if drained.get((part, value)) != offset:
-            problems.append(
-                f"{part}: value {value} acknowledged at offset {offset} but drained at "
-                f"{drained.get((part, value), 'no offset (lost)')}"
-            )
-    return problems
-
-
-def audit(out: pathlib.Path, log) -> int | None:
-    """`kraft audit` on the run's files; None when this checkout has no audit command yet."""
-    base = [sys.executable, "-m", "entry.main", "audit"]
-    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[1])}
-    probe = subprocess.run(base + ["--help"], capture_output=True, text=True, env=env)
-    if probe.returncode != 0:
-        return None
-    cmd = base + ["--data", str(out / "nodes"), "--history", str(out / "history.jsonl")]
-    if (out / "txn_history.jsonl").exists():
-        cmd += ["--txn-history", str(out / "txn_history.jsonl")]
-    for flag, value in (("--faults", out / "faults.jsonl"), ("--out", out)):
-        if flag in probe.stdout:
-            cmd += [flag, str(value)]
-    log(f"audit: {' '.join(cmd[1:])}")
-    return subprocess.run(cmd, env=env).returncode
-
-
 def _prepare_out(out: pathlib.Path | None) -> pathlib.Path:
     out = (out or pathlib.Path("chaos-out") / time.strftime("%Y%m%d-%H%M%S")).resolve()
     if out.exists() and any(out.iterdir()):
@@ -556,43 +376,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 130
     return finish(run, summary, args)
-
-
-def finish(run: Run, summary: dict, args: argparse.Namespace) -> int:
-    out = run.out
-    problems = quick_check(out / "history.jsonl")
-    summary["quick_check"] = problems[:50]
-    code = None if args.no_audit else audit(out, run.log)
-    summary["audit_exit_code"] = code
-    if code is None:
-        run.log(
-            "audit: skipped (--no-audit)"
-            if args.no_audit
-            else "audit: `kraft audit` is not in this checkout yet; used the run's own check"
-        )
-        code = 1 if problems else 0
-    live = (
-        summary["drain"]["complete"]
-        and summary["ok_send_after_heal"]
-        and summary.get("transactional", {}).get("drain", "complete") == "complete"
-    )
-    if not live:
-        run.log(
-            "the cluster did not recover: "
-            + (
-                "drain incomplete"
-                if not summary["drain"]["complete"]
-                else "no acknowledged send after the heal"
-            )
-        )
-    summary["exit_code"] = code if live else max(code, 1)
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    run.log(
-        f"ops {summary['ops']}; {len(summary['faults'])} faults; own check: "
-        f"{len(problems)} problems{': ' + problems[0] if problems else ''}"
-    )
-    run.log(f"done: {out} (exit {summary['exit_code']})")
-    return summary["exit_code"]
 
 
 def _log_clients_to(path: pathlib.Path) -> None:

@@ -1,19 +1,19 @@
 """GroupCoordinator: every group of one `__consumer_offsets` partition as a pure core (Kafka's
 classic GroupCoordinator): Group RPCs, `tick` and append results in with `now_ms`; effects out.
 Membership and rebalances come from rebalance.py, OffsetCommit and OffsetFetch from
-offset_commits.py; the appends, their results and the replay that changes state are here."""
+offset_commits.py, the appends, their results and the replay that changes state from
+group_appends.py; the life cycle, the Group RPCs and DeleteGroups are here."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from broker.group import views
-from broker.group.group import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, Group
+from broker.group.group import DEAD, EMPTY, PREPARING_REBALANCE, STABLE, Group
+from broker.group.group_appends import GroupAppends, PendingAppend
 from broker.group.messages import (
     UNKNOWN_MEMBER_ID,
-    AppendRecords,
     DescribedGroup,
     Effect,
     GroupConfig,
@@ -24,7 +24,6 @@ from broker.group.messages import (
     LeaveGroupRequest,
     LeaveGroupResponse,
     ListGroupsResponse,
-    OffsetAndMetadata,
     OffsetCommitResponse,
     Respond,
     SyncGroupRequest,
@@ -32,10 +31,9 @@ from broker.group.messages import (
 )
 from broker.group.offset_commits import OffsetCommits
 from broker.group.rebalance import ACTIVE, LOADING, RESIGNED, Rebalance, store_error
-from broker.group.records import GroupMetadataKey, OffsetCommitKey, decode_record, encode_record
+from broker.group.records import GroupMetadataKey, OffsetCommitKey
 from broker.group.txn_offsets import PendingTxnOffsets
 from clients.errors import ErrorCode
-from clients.types import TopicPartition
 
 if TYPE_CHECKING:
     import random
@@ -92,21 +90,9 @@ if TYPE_CHECKING:
 E = ErrorCode
 
 
-@dataclass
-class _PendingAppend:
-    kind: str  # "offsets", "assignment", "static-rejoin", "group", "delete"
-    group_id: str
-    records: tuple
-    handle: Hashable | None = None
-    generation: int = -1
-    answers: dict | None = None  # offsets: the per-partition errors found before the append
-    member_id: str = ""
-    revert: tuple | None = None  # static-rejoin: the old member id, protocols and timeouts
-    producer_id: int = -1  # offsets of a transaction (TxnOffsetCommit): its producer
-    ended: bool | None = None  # its transaction's marker came first: committed or not
-
-
-class GroupCoordinator(Rebalance, OffsetCommits):
+# GroupAppends first: its _append and _append_records are what Rebalance's and OffsetCommits'
+# stubs stand for.
+class GroupCoordinator(GroupAppends, Rebalance, OffsetCommits):
     """Drive it: `replay` every record of the partition, then `become_coordinator`; afterwards
     `handle_*` per RPC, `tick` by `next_deadline_ms()`, and `on_append_result` for each
     AppendRecords, in append order. JoinGroup, SyncGroup, LeaveGroup and OffsetCommit take a
@@ -127,7 +113,7 @@ class GroupCoordinator(Rebalance, OffsetCommits):
         self._rng = rng
         self._ids = 0
         self._groups: dict[str, Group] = {}
-        self._appends: dict[int, _PendingAppend] = {}
+        self._appends: dict[int, PendingAppend] = {}
         self._next_append_id = 0
         self.pending_txn_offsets = PendingTxnOffsets()
 
@@ -364,7 +350,7 @@ class GroupCoordinator(Rebalance, OffsetCommits):
         return tuple(out)
 
     def _delete_stored(
-        self, group_id: str, pending: _PendingAppend, error: ErrorCode, out: list
+        self, group_id: str, pending: PendingAppend, error: ErrorCode, out: list
     ) -> None:
         if error == E.NONE:  # the tombstones' replay removed the group
             out.append(Respond(pending.handle, E.NONE))
@@ -387,139 +373,3 @@ class GroupCoordinator(Rebalance, OffsetCommits):
         return views.describe_group(
             group_id, self._groups.get(group_id), end_offsets, self._unavailable()
         )
-
-    # -- appends and replay -----------------------------------------------------------------------
-    def _append(self, group: Group, kind: str, records, out, **extra: Any) -> None:
-        self._append_records(group.group_id, kind, records, out, **extra)
-
-    def _append_records(
-        self, group_id: str, kind: str, records, out, producer_epoch: int = -1, **extra: Any
-    ) -> None:
-        self._next_append_id += 1
-        encoded = tuple(encode_record(k, v) for k, v in records)
-        pending = self._appends[self._next_append_id] = _PendingAppend(
-            kind, group_id, encoded, **extra
-        )
-        out.append(
-            AppendRecords(self._next_append_id, encoded, pending.producer_id, producer_epoch)
-        )
-
-    def on_append_result(
-        self,
-        append_id: int,
-        error: ErrorCode = ErrorCode.NONE,
-        now_ms: int = 0,
-        base_offset: int = -1,
-    ) -> tuple[Effect, ...]:
-        """The records of AppendRecords `append_id` committed (error NONE: they are replayed
-        now) or failed. `base_offset`, where known, is the first one's offset."""
-        pending = self._appends.pop(append_id, None)
-        if pending is None or self.status != ACTIVE:
-            return ()
-        if error == E.NONE:
-            for i, (key, value) in enumerate(pending.records):
-                self.replay(
-                    key, value, base_offset + i if base_offset >= 0 else -1, pending.producer_id
-                )
-            if pending.ended is not None:
-                self.replay_txn_marker(pending.producer_id, pending.ended)
-        out: list[Effect] = []
-        group = self._groups.get(pending.group_id)
-        if pending.kind == "offsets":
-            failed = store_error(error, offsets=True)
-            out.append(
-                Respond(
-                    pending.handle,
-                    OffsetCommitResponse({tp: e or failed for tp, e in pending.answers.items()}),
-                )
-            )
-        elif pending.kind == "delete":
-            self._delete_stored(pending.group_id, pending, error, out)
-        elif group is not None and pending.kind == "assignment":
-            self._assignment_stored(group, pending, error, now_ms, out)
-        elif group is not None and pending.kind == "static-rejoin":
-            self._static_rejoin_stored(group, pending, error, out)
-        elif (
-            group is not None
-            and error != E.NONE
-            and group.state == EMPTY
-            and group.generation_id == pending.generation
-        ):
-            # Emptied but not recorded: go back to what the log says (as a new coordinator
-            # would); the members' sessions, if they are really gone, empty it again.
-            group.load(group.stored, now_ms)
-        if group is not None:
-            self._settle(group, now_ms, out)
-        return tuple(out)
-
-    def replay(
-        self, key: bytes, value: bytes | None, offset: int = -1, producer_id: int = -1
-    ) -> None:
-        """Apply one `__consumer_offsets` record: a loading coordinator calls it for the whole
-        partition; an active one only through `on_append_result`. `producer_id` >= 0: the record
-        is in a transactional batch of that producer (pending until its marker)."""
-        k, v = decode_record(key, value)
-        if offset >= 0:
-            self.loaded_offset = offset + 1
-        group = self._groups.get(k.group)
-        if producer_id >= 0 and isinstance(k, OffsetCommitKey) and v is not None:
-            self.pending_txn_offsets.add(
-                producer_id,
-                k.group,
-                TopicPartition(k.topic, k.partition),
-                OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata),
-                offset,
-            )
-        elif isinstance(k, OffsetCommitKey):
-            tp = TopicPartition(k.topic, k.partition)
-            if v is not None:
-                group = group or self._groups.setdefault(k.group, Group(k.group))
-                group.offsets[tp] = OffsetAndMetadata(v.offset, v.leader_epoch, v.metadata)
-                self.pending_txn_offsets.applied(k.group, tp, offset)
-            else:
-                self.pending_txn_offsets.drop(k.group, tp)
-                if group is not None:
-                    group.offsets.pop(tp, None)
-                    if group.is_blank():
-                        del self._groups[k.group]
-        elif v is None:
-            if group is not None and group.offsets:
-                self._groups[k.group] = Group(k.group, offsets=group.offsets)
-            else:
-                self._groups.pop(k.group, None)
-        elif group is None or self.status == LOADING:
-            group = group or self._groups.setdefault(k.group, Group(k.group))
-            group.load(v)
-        else:
-            self._replay_own_group_record(group, v)
-
-    def replay_txn_marker(self, producer_id: int, committed: bool, offset: int = -1) -> None:
-        """The end marker of `producer_id`'s transaction in this partition (at `offset`): its
-        pending offsets become the groups' committed offsets (COMMIT) or are dropped (ABORT).
-        A marker seen twice (log replay, then the broker's notice) finds nothing pending."""
-        if offset >= 0:
-            self.loaded_offset = max(self.loaded_offset, offset + 1)
-        for pending in self._appends.values():
-            if pending.producer_id == producer_id:
-                # Appended before the marker (a client that gave up waiting for its
-                # TxnOffsetCommit and ended the transaction): it ends with it once replayed.
-                pending.ended = committed
-        ended = self.pending_txn_offsets.complete(producer_id, committed)
-        if self.status == RESIGNED:
-            return
-        for group_id, offsets in ended.items():
-            group = self._groups.get(group_id)
-            if group is None:
-                group = self._groups[group_id] = Group(group_id)
-            group.offsets.update(offsets)
-
-    def _replay_own_group_record(self, group: Group, v) -> None:
-        group.stored = v
-        if group.state == COMPLETING_REBALANCE and group.storing_generation == v.generation:
-            stored = {m.member_id: m.assignment for m in v.members}
-            for m in group.members.values():
-                m.assignment = stored.get(m.member_id, b"")
-            group.storing_generation = None
-            group.state = STABLE
-        # Otherwise the record is one this coordinator wrote for a state the live group already
-        # holds (Empty, a static rejoin) or has since left behind (a newer rebalance began).

@@ -1,17 +1,24 @@
 """TransactionCoordinator: every transactional id of one `__transaction_state` partition as a
 pure core (Kafka's TransactionCoordinator with its TransactionStateManager): requests, markers
-written, `tick` and append results in with `now_ms`; effects out."""
+written, `tick` and append results in with `now_ms`; effects out. Its appends and replay are in
+coordinator_appends.py, describe and list in coordinator_views.py (mixins)."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 
+from broker.transaction.coordinator_appends import (  # noqa: F401  (append_error: tests')
+    ACTIVE,
+    LOADING,
+    RESIGNED,
+    CoordinatorAppends,
+    append_error,
+)
+from broker.transaction.coordinator_views import CoordinatorViews
 from broker.transaction.messages import (
     NO_PRODUCER_EPOCH,
     AddPartitionsRequest,
     AddPartitionsResponse,
-    AppendRecords,
-    DescribedTransaction,
     Effect,
     EndTxnRequest,
     InitProducerIdRequest,
@@ -35,8 +42,6 @@ from broker.transaction.records import (
     PREPARE_ABORT,
     PREPARE_COMMIT,
     TransactionLogValue,
-    decode_record,
-    encode_record,
 )
 from clients.errors import ErrorCode
 from clients.types import TopicPartition
@@ -67,24 +72,9 @@ from clients.types import TopicPartition
 #   On becoming coordinator, every Prepare* transaction's markers are sent again.
 
 E = ErrorCode
-LOADING, ACTIVE, RESIGNED = "loading", "active", "resigned"
-
-# What a failed `__transaction_state` append tells the client (Kafka's TransactionStateManager).
-_APPEND_ERRORS = {
-    E.UNKNOWN_TOPIC_OR_PARTITION: E.COORDINATOR_NOT_AVAILABLE,
-    E.NOT_ENOUGH_REPLICAS: E.COORDINATOR_NOT_AVAILABLE,
-    E.NOT_ENOUGH_REPLICAS_AFTER_APPEND: E.COORDINATOR_NOT_AVAILABLE,
-    E.REQUEST_TIMED_OUT: E.COORDINATOR_NOT_AVAILABLE,
-    E.NOT_LEADER_OR_FOLLOWER: E.NOT_COORDINATOR,
-    E.KAFKA_STORAGE_ERROR: E.NOT_COORDINATOR,
-}
 
 
-def append_error(error: ErrorCode) -> ErrorCode:
-    return _APPEND_ERRORS.get(error, E.UNKNOWN_SERVER_ERROR)
-
-
-class TransactionCoordinator:
+class TransactionCoordinator(CoordinatorAppends, CoordinatorViews):
     """Drive it: `replay` every record of the partition, then `become_coordinator` (and carry out
     the markers it returns); afterwards `handle_*` per RPC, `tick` by `next_deadline_ms()`,
     `on_append_result` for each AppendRecords in append order and `on_markers_written` when a
@@ -458,137 +448,3 @@ class TransactionCoordinator:
                 elif meta.expired(now_ms, self.config.transactional_id_expiration_ms):
                     out += self._write(meta, Transit("expire", None))
         return tuple(out)
-
-    # -- appends and replay -----------------------------------------------------------------------
-    def _write(self, meta: TransactionMetadata, transit: Transit) -> tuple[Effect, ...]:
-        meta.pending = transit
-        self._next_append_id += 1
-        self._appends[self._next_append_id] = meta.transactional_id
-        return (
-            AppendRecords(
-                self._next_append_id, (encode_record(meta.transactional_id, transit.value),)
-            ),
-        )
-
-    def on_append_result(
-        self,
-        append_id: int,
-        error: ErrorCode = ErrorCode.NONE,
-        now_ms: int = 0,
-        base_offset: int = -1,
-    ) -> tuple[Effect, ...]:
-        """The record of AppendRecords `append_id` committed (error NONE) or failed."""
-        txn_id = self._appends.pop(append_id, None)
-        meta = self._txns.get(txn_id) if txn_id is not None else None
-        if meta is None or meta.pending is None or self.status != ACTIVE:
-            return ()
-        transit, meta.pending = meta.pending, None
-        if base_offset >= 0:
-            self.loaded_offset = base_offset + 1
-        if error != E.NONE:
-            return self._append_failed(meta, transit, error, now_ms)
-        if transit.value is None:
-            del self._txns[txn_id]
-            return ()
-        meta.apply(transit.value, transit.last_producer_epoch)
-        if transit.kind == "init":
-            return (
-                Respond(
-                    transit.handle,
-                    InitProducerIdResponse(E.NONE, meta.producer_id, meta.producer_epoch),
-                ),
-            )
-        if transit.kind in ("add", "offsets"):
-            return (Respond(transit.handle, transit.answer),)
-        if transit.kind == "end":
-            return (Respond(transit.handle, TxnResponse(E.NONE)), self._markers(meta))
-        if transit.kind == "fence":
-            out: list[Effect] = [self._markers(meta)]
-            if transit.handle is not None:  # InitProducerId: retry once the abort is done
-                out.insert(
-                    0,
-                    Respond(
-                        transit.handle,
-                        InitProducerIdResponse(
-                            E.CONCURRENT_TRANSACTIONS,
-                            message="the ongoing transaction of transactional "
-                            f"id '{txn_id}' is being aborted; retry",
-                        ),
-                    ),
-                )
-            return tuple(out)
-        return ()  # "complete"
-
-    def _append_failed(
-        self, meta: TransactionMetadata, transit: Transit, error: ErrorCode, now_ms: int
-    ) -> tuple[Effect, ...]:
-        if transit.was_new:
-            del self._txns[meta.transactional_id]  # it never existed durably
-        if transit.kind == "complete":
-            # The markers are written: only the record is owed. Try again shortly.
-            self._retry_complete[meta.transactional_id] = now_ms + self.config.retry_backoff_ms
-        if transit.handle is None:
-            return ()  # fence of a timed-out transaction, expiry: the next tick tries again
-        return (Respond(transit.handle, self._error_answer(transit.kind, append_error(error))),)
-
-    @staticmethod
-    def _error_answer(kind: str, error: ErrorCode):
-        if kind == "add":
-            return AddPartitionsResponse(error)
-        if kind in ("init", "fence"):
-            return InitProducerIdResponse(error)
-        return TxnResponse(error)
-
-    def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None:
-        """Apply one `__transaction_state` record of the partition while loading it."""
-        txn_id, v = decode_record(key, value)
-        if offset >= 0:
-            self.loaded_offset = offset + 1
-        if v is None:
-            self._txns.pop(txn_id, None)
-            return
-        meta = self._txns.get(txn_id)
-        if meta is None:
-            self._txns[txn_id] = TransactionMetadata.from_value(txn_id, v)
-        else:
-            last = (
-                meta.producer_epoch
-                if v.producer_epoch > meta.producer_epoch and v.producer_id == meta.producer_id
-                else meta.last_producer_epoch
-            )
-            meta.apply(v, last)
-
-    # -- describe and list ------------------------------------------------------------------------
-    def describe(self, transactional_id: str) -> DescribedTransaction:
-        error = self._unavailable()
-        meta = self._txns.get(transactional_id) if error is None else None
-        if error is None and meta is None:
-            error = E.TRANSACTIONAL_ID_NOT_FOUND
-        if error is not None:
-            return DescribedTransaction(transactional_id, error)
-        return DescribedTransaction(
-            transactional_id,
-            E.NONE,
-            meta.state,
-            meta.producer_id,
-            meta.producer_epoch,
-            meta.timeout_ms,
-            meta.txn_start_ms if meta.state not in COMPLETED else -1,
-            tuple(sorted(meta.partitions)),
-        )
-
-    def list_transactions(
-        self, states: frozenset[str] = frozenset(), producer_ids: frozenset[int] = frozenset()
-    ) -> tuple[ErrorCode, tuple[tuple[str, int, str], ...]]:
-        """(error, ((transactional id, producer id, state), ...)); empty filters match all."""
-        error = self._unavailable()
-        if error is not None:
-            return error, ()
-        return E.NONE, tuple(
-            sorted(
-                (m.transactional_id, m.producer_id, m.state)
-                for m in self._txns.values()
-                if (not states or m.state in states)
-                and (not producer_ids or m.producer_id in producer_ids)
-            )
-        )
