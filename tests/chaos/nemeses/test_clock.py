@@ -16,7 +16,7 @@ from chaos.nemeses.clock import ClockFault, ClockFaults, available, draw
 
 CHILD = (
     "import sys, time\nfor line in sys.stdin:\n"
-    "    print(time.time() - float(line), time.monotonic(), flush=True)\n"
+    "    print(time.time(), time.monotonic(), flush=True)\n"
 )
 TIMING = (
     "import select, time\nep = select.epoll()\nt = time.monotonic()\n"
@@ -38,11 +38,19 @@ def faked(tmp_path):
     )
 
     def skew() -> tuple[float, float]:
-        """(the child's wall clock minus ours, its monotonic clock minus ours)."""
-        child.stdin.write(f"{time.time()}\n")
+        """(the child's wall clock minus ours, its monotonic clock minus ours). Both are read
+        so that a slow round trip (a loaded machine) does not count: the wall clocks are
+        compared through each process's wall-minus-monotonic, and the child's monotonic
+        reading must fall between ours before and after the question."""
+        before = time.monotonic()
+        child.stdin.write("\n")
         child.stdin.flush()
-        wall, mono = map(float, child.stdout.readline().split())
-        return wall, mono - time.monotonic()
+        child_wall, child_mono = map(float, child.stdout.readline().split())
+        after = time.monotonic()
+        wall = (child_wall - child_mono) - (time.time() - time.monotonic())
+        if child_mono < before:
+            return wall, child_mono - before
+        return wall, max(0.0, child_mono - after)
 
     yield clocks, skew
     clocks.reset_all()
