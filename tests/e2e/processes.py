@@ -129,8 +129,10 @@ class ClusterNode:
         self.data_dir = root / f"node-{node_id}"
         self.config = root / f"node-{node_id}.properties"
         props = launcher.node_properties(node_id, roles, address, voters, self.data_dir, overrides)
-        # A broker's Kafka wire listener, for Kafka's own clients.
-        self.kafka_address = "" if roles == "controller" else f"127.0.0.1:{free_port()}"
+        # A broker's Kafka wire listener, PLAINTEXT only so far: none on a cluster whose
+        # listeners are secured (listener.security.protocol.map set), as kraft dev --secure.
+        secured = "listener.security.protocol.map" in props
+        self.kafka_address = "" if roles == "controller" or secured else f"127.0.0.1:{free_port()}"
         if self.kafka_address:
             props["listeners"] += f",KAFKA://{self.kafka_address}"
         launcher.write_properties(
