@@ -4,9 +4,7 @@ applied at its COMMIT marker); run whole before the next request is read, as Off
 from __future__ import annotations
 
 from broker.group import messages as m
-from broker.kafka import codec
-from broker.kafka.answer import Answer
-from clients.types import TopicPartition
+from broker.kafka.handlers.committed_offsets import answer, offsets_of
 
 API_KEY = 28
 ORDERED = True
@@ -19,42 +17,11 @@ async def handle(ctx, request, started):
             request.transactional_id,
             request.producer_id,
             request.producer_epoch,
-            {
-                TopicPartition(t.name, p.partition_index): m.OffsetAndMetadata(
-                    p.committed_offset,
-                    getattr(p, "committed_leader_epoch", -1),
-                    p.committed_metadata or "",
-                )
-                for t in request.topics
-                for p in t.partitions
-            },
+            offsets_of(request),
             getattr(request, "generation_id", -1),
             getattr(request, "member_id", "") or "",
             getattr(request, "group_instance_id", None),
         ),
         ctx.who,
     )
-    errors = {(p.topic, p.partition): p.error_code for p in r.partitions}
-    return Answer.of(
-        codec.encode_response(
-            API_KEY,
-            ctx.version,
-            {
-                "throttle_time": 0,
-                "topics": [
-                    {
-                        "name": t.name,
-                        "partitions": [
-                            {
-                                "partition_index": p.partition_index,
-                                "error_code": r.error_code
-                                or errors.get((t.name, p.partition_index), 0),
-                            }
-                            for p in t.partitions
-                        ],
-                    }
-                    for t in request.topics
-                ],
-            },
-        )
-    )
+    return answer(API_KEY, ctx.version, request, r)
