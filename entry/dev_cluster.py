@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
-import re
 import socket
 import subprocess
 import uuid
@@ -137,7 +136,7 @@ def plan_cluster(
             },
         )
         plans.append(NodePlan(node_id, (role,), f"{host}:{node_port}", log_dir, props))
-    return _with_kafka_listeners(plans, host, port, pick_ports)
+    return _with_kafka_listeners(plans, host, port, taken={*used, *metrics_ports})
 
 
 # Kafka's clients expect brokers from 9092: with the default ports the brokers' Kafka wire
@@ -146,13 +145,10 @@ DEFAULT_KAFKA_PORT = 9092
 
 
 def _with_kafka_listeners(
-    plans: list[NodePlan], host: str, port: int, pick_ports: Callable[[str, int], list[int]]
+    plans: list[NodePlan], host: str, port: int, *, taken: set[int]
 ) -> list[NodePlan]:
+    """`taken`: the ports the plans already use (their listeners, metrics): free ones apart."""
     brokers = [p for p in plans if "broker" in p.roles]
-    # Free ports apart from every port the plans already name (their listeners, metrics).
-    taken = {
-        int(m) for p in plans for v in p.properties.values() for m in re.findall(r":(\d+)\b", v)
-    }
     ports = (
         list(range(DEFAULT_KAFKA_PORT, DEFAULT_KAFKA_PORT + len(brokers)))
         if port == DEFAULT_BROKER_PORT and len(brokers) <= 3
